@@ -1,0 +1,59 @@
+#pragma once
+// ChildProcess: one started program, owned until it is reaped. Move-only. The destructor ends a
+// child that is still running (SIGTERM, then SIGKILL after a grace period) and reaps it, so no
+// process outlives its owner. Only the child's own PID is ever signalled.
+// Not thread-safe: one owner thread.
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "contend/common/result.h"
+
+namespace contend {
+
+struct ChildOptions {
+  // Signal sent by terminate() and the destructor before SIGKILL.
+  int stop_signal = 15;  // SIGTERM
+  // How long terminate() waits after stop_signal before SIGKILL.
+  std::chrono::milliseconds grace{2000};
+};
+
+class ChildProcess {
+ public:
+  ChildProcess() = default;
+  ~ChildProcess();
+  ChildProcess(ChildProcess&& other) noexcept;
+  ChildProcess& operator=(ChildProcess&& other) noexcept;
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+
+  // Starts argv[0] (searched in PATH) with argv. Fails with kNotFound when the program does not
+  // exist, kPermission when it is not executable; the error names the program. Requires a
+  // non-empty argv.
+  static Result<ChildProcess> spawn(const std::vector<std::string>& argv, ChildOptions options = {});
+
+  pid_t pid() const { return pid_; }
+  // True until the child has been reaped.
+  bool running() const { return pid_ > 0; }
+
+  // Waits up to `timeout` for the child to exit and reaps it. Returns the exit code (128+signal
+  // when killed by a signal); kTimeout when it is still running afterwards.
+  Result<int> wait(std::chrono::milliseconds timeout);
+  // Sends stop_signal, waits the grace period, then SIGKILL; reaps. Returns the exit code as
+  // wait() does. A no-op returning the stored code when already reaped.
+  int terminate();
+
+ private:
+  explicit ChildProcess(pid_t pid, ChildOptions options) : pid_(pid), options_(options) {}
+  std::optional<int> try_reap();
+
+  pid_t pid_ = -1;
+  int exit_code_ = -1;
+  ChildOptions options_;
+};
+
+}  // namespace contend

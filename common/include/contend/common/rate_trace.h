@@ -1,0 +1,46 @@
+#pragma once
+// RateTrace: a link rate that changes over time, piecewise constant. Shared by the simulator
+// (links that follow a trace) and the emulator (scenarios replaying a trace).
+// Immutable after construction; safe to share between threads.
+
+#include <limits>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "contend/common/result.h"
+
+namespace contend {
+
+class RateTrace {
+ public:
+  struct Point {
+    double time_s = 0;    // the rate holds from this time...
+    double rate_bps = 0;  // ...until the next point; the last point's rate holds forever
+  };
+
+  // A constant rate; +infinity means "no bandwidth limit".
+  static RateTrace constant(double rate_bps);
+  // Requires: non-empty, first time 0, times strictly increasing, rates >= 0. Returns
+  // kInvalidArgument naming the offending point otherwise.
+  static Result<RateTrace> from_points(std::vector<Point> points);
+
+  const std::vector<Point>& points() const { return points_; }
+  double rate_at(double time_s) const;
+  // The time at which `bits` sent from `start_s` have crossed the link, integrating the rate.
+  // +infinity when the trace ends at rate 0 before they have.
+  double finish_time(double start_s, double bits) const;
+  bool is_constant() const { return points_.size() == 1; }
+
+ private:
+  explicit RateTrace(std::vector<Point> points) : points_(std::move(points)) {}
+  std::vector<Point> points_;
+};
+
+// Parses a trace in CSV form: one "time_s,rate" line per change, optional header line
+// "time_s,rate", '#' comments and blank lines ignored. The rate is a rate with a unit ("50Mbit")
+// or a bare number in bits per second. `source` (a file name) starts every error message, with
+// the line number: "trace.csv:4: expected a rate like ...".
+Result<RateTrace> parse_rate_trace_csv(std::string_view text, const std::string& source);
+
+}  // namespace contend

@@ -1,0 +1,110 @@
+#include "contend/common/fd.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+namespace contend {
+
+Fd& Fd::operator=(Fd&& other) noexcept {
+  if (this != &other) {
+    reset();
+    fd_ = other.release();
+  }
+  return *this;
+}
+
+Result<Fd> Fd::open(const std::string& path, int flags, unsigned mode) {
+  const int fd = ::open(path.c_str(), flags | O_CLOEXEC, mode);
+  if (fd < 0) {
+    return errno_error(errno, "open(" + path + ")");
+  }
+  return Fd(fd);
+}
+
+Result<std::pair<Fd, Fd>> Fd::pipe() {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    return errno_error(errno, "pipe2");
+  }
+  return std::pair<Fd, Fd>(Fd(fds[0]), Fd(fds[1]));
+}
+
+int Fd::release() {
+  const int fd = fd_;
+  fd_ = -1;
+  return fd;
+}
+
+void Fd::reset() {
+  if (fd_ >= 0) {
+    if (::close(fd_) != 0 && errno != EINTR) {
+      std::fprintf(stderr, "contend: close(%d): %s\n", fd_, std::strerror(errno));
+    }
+    fd_ = -1;
+  }
+}
+
+Result<std::string> read_all(const Fd& fd) {
+  std::string out;
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      return errno_error(errno, "read");
+    }
+    if (n == 0) {
+      return out;
+    }
+    out.append(buf, static_cast<size_t>(n));
+  }
+}
+
+Result<std::string> read_file(const std::string& path) {
+  auto fd = Fd::open(path, O_RDONLY);
+  if (!fd) {
+    return fd.error();
+  }
+  auto text = read_all(*fd);
+  if (!text) {
+    return with_context(text.error(), path);
+  }
+  return text;
+}
+
+Result<void> write_file_atomic(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    auto fd = Fd::open(tmp, O_WRONLY | O_CREAT | O_TRUNC);
+    if (!fd) {
+      return fd.error();
+    }
+    size_t done = 0;
+    while (done < text.size()) {
+      const ssize_t n = ::write(fd->get(), text.data() + done, text.size() - done);
+      if (n < 0) {
+        if (errno == EINTR) {
+          continue;
+        }
+        const Error err = errno_error(errno, "write(" + tmp + ")");
+        ::unlink(tmp.c_str());
+        return err;
+      }
+      done += static_cast<size_t>(n);
+    }
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const Error err = errno_error(errno, "rename(" + tmp + ", " + path + ")");
+    ::unlink(tmp.c_str());
+    return err;
+  }
+  return {};
+}
+
+}  // namespace contend

@@ -1,0 +1,146 @@
+#include "contend/common/rate_trace.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+
+#include "contend/common/units.h"
+
+namespace contend {
+
+RateTrace RateTrace::constant(double rate_bps) {
+  CONTEND_CHECK(rate_bps >= 0, "negative rate");
+  return RateTrace({Point{0.0, rate_bps}});
+}
+
+Result<RateTrace> RateTrace::from_points(std::vector<Point> points) {
+  if (points.empty()) {
+    return make_error(Errc::kInvalidArgument, "a rate trace needs at least one point");
+  }
+  if (points.front().time_s != 0.0) {
+    return make_error(Errc::kInvalidArgument,
+                      "a rate trace must start at time 0, got " + format_seconds(points.front().time_s));
+  }
+  for (size_t i = 0; i < points.size(); ++i) {
+    if (!(points[i].rate_bps >= 0)) {
+      return make_error(Errc::kInvalidArgument, "point " + std::to_string(i) + ": negative rate");
+    }
+    if (i > 0 && !(points[i].time_s > points[i - 1].time_s)) {
+      return make_error(Errc::kInvalidArgument, "point " + std::to_string(i) + ": times must increase strictly, got " +
+                                                    format_seconds(points[i].time_s) + " after " +
+                                                    format_seconds(points[i - 1].time_s));
+    }
+  }
+  return RateTrace(std::move(points));
+}
+
+double RateTrace::rate_at(double time_s) const {
+  auto it =
+      std::upper_bound(points_.begin(), points_.end(), time_s, [](double t, const Point& p) { return t < p.time_s; });
+  if (it == points_.begin()) {
+    return points_.front().rate_bps;
+  }
+  return std::prev(it)->rate_bps;
+}
+
+double RateTrace::finish_time(double start_s, double bits) const {
+  if (bits <= 0) {
+    return start_s;
+  }
+  // Segment containing start_s.
+  size_t i = static_cast<size_t>(
+      std::upper_bound(points_.begin(), points_.end(), start_s, [](double t, const Point& p) { return t < p.time_s; }) -
+      points_.begin());
+  i = i == 0 ? 0 : i - 1;
+  double t = start_s;
+  double left = bits;
+  for (; i < points_.size(); ++i) {
+    const double rate = points_[i].rate_bps;
+    const double end = i + 1 < points_.size() ? points_[i + 1].time_s : std::numeric_limits<double>::infinity();
+    if (rate > 0) {
+      const double needed = left / rate;
+      if (t + needed <= end) {
+        return t + needed;
+      }
+      left -= rate * (end - t);
+    }
+    t = end;
+  }
+  return std::numeric_limits<double>::infinity();
+}
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) {
+    s.remove_prefix(1);
+  }
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
+    s.remove_suffix(1);
+  }
+  return s;
+}
+
+Result<double> parse_plain_number(std::string_view s) {
+  double v = 0;
+  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || ptr != s.data() + s.size() || !std::isfinite(v) || v < 0) {
+    return make_error(Errc::kInvalidArgument, "expected a non-negative number, got \"" + std::string(s) + "\"");
+  }
+  return v;
+}
+
+}  // namespace
+
+Result<RateTrace> parse_rate_trace_csv(std::string_view text, const std::string& source) {
+  std::vector<RateTrace::Point> points;
+  size_t line_no = 0;
+  while (!text.empty()) {
+    const size_t nl = text.find('\n');
+    std::string_view line = trim(text.substr(0, nl));
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    ++line_no;
+    const std::string where = source + ":" + std::to_string(line_no) + ": ";
+    if (line.empty() || line.front() == '#') {
+      continue;
+    }
+    if (points.empty() && line == "time_s,rate") {
+      continue;
+    }
+    const size_t comma = line.find(',');
+    if (comma == std::string_view::npos || line.find(',', comma + 1) != std::string_view::npos) {
+      return make_error(Errc::kParse,
+                        where + "expected two columns \"time_s,rate\", got \"" + std::string(line) + "\"");
+    }
+    auto time = parse_plain_number(trim(line.substr(0, comma)));
+    if (!time) {
+      return make_error(Errc::kParse, where + "time_s: " + time.error().message);
+    }
+    const std::string_view rate_text = trim(line.substr(comma + 1));
+    auto rate = parse_plain_number(rate_text);
+    if (!rate) {
+      rate = parse_rate_bps(rate_text);
+    }
+    if (!rate) {
+      return make_error(Errc::kParse, where + "rate: " + rate.error().message);
+    }
+    if (!points.empty() && !(*time > points.back().time_s)) {
+      return make_error(Errc::kParse, where + "time_s must increase, got " + std::string(trim(line.substr(0, comma))) +
+                                          " after " + format_seconds(points.back().time_s));
+    }
+    points.push_back({*time, *rate});
+  }
+  if (points.empty()) {
+    return make_error(Errc::kParse, source + ": no \"time_s,rate\" lines");
+  }
+  if (points.front().time_s != 0) {
+    return make_error(Errc::kParse, source + ": the first line must be at time_s 0 (the rate before it is unknown)");
+  }
+  auto trace = RateTrace::from_points(std::move(points));
+  if (!trace) {
+    return make_error(Errc::kParse, source + ": " + trace.error().message);
+  }
+  return trace;
+}
+
+}  // namespace contend
