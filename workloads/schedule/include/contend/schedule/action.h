@@ -1,0 +1,44 @@
+#pragma once
+// One step of a pipeline schedule, in PyTorch pipelining's grammar: "<stage><op><microbatch>",
+// e.g. "0F3" (stage 0, forward of micro-batch 3), "2B1", "1SEND_F3" (stage 1 sends its forward
+// output of micro-batch 3 to stage 2), "2RECV_F3" (stage 2 receives it), "2SEND_B1", "1RECV_B1".
+// Stage indices are pipeline stages, not ranks (they differ for interleaved schedules).
+// Plain values; thread-safe.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "contend/common/result.h"
+
+namespace contend::schedule {
+
+enum class Op : std::uint8_t { kForward, kBackward, kSendF, kRecvF, kSendB, kRecvB };
+
+struct Action {
+  int stage = 0;
+  Op op = Op::kForward;
+  int microbatch = 0;
+
+  friend bool operator==(const Action&, const Action&) = default;
+};
+
+inline bool is_compute(Op op) {
+  return op == Op::kForward || op == Op::kBackward;
+}
+inline bool is_send(Op op) {
+  return op == Op::kSendF || op == Op::kSendB;
+}
+inline bool is_recv(Op op) {
+  return op == Op::kRecvF || op == Op::kRecvB;
+}
+// The grammar's token for `op`: "F", "B", "SEND_F", "RECV_F", "SEND_B", "RECV_B".
+const char* op_token(Op op);
+
+// "1SEND_F3".
+std::string to_string(const Action& action);
+// Parses one action. PyTorch's other computation types (I, W, UNSHARD, RESHARD) are rejected with
+// kUnsupported naming them; anything else malformed is kParse quoting the text.
+Result<Action> parse_action(std::string_view text);
+
+}  // namespace contend::schedule

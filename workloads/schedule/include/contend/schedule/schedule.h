@@ -1,0 +1,41 @@
+#pragma once
+// Schedule: for each rank, the ordered list of actions it runs in one training iteration.
+// Stage s runs on rank s % num_ranks, so a schedule with num_stages = v * num_ranks is an
+// interleaved one with v model chunks per rank (chunk c of rank r is stage c * num_ranks + r).
+// A "compute" schedule holds only F and B actions, as the generators emit them; lower() adds the
+// sends and receives. Plain value; thread-safe to read.
+
+#include <string>
+#include <vector>
+
+#include "contend/schedule/action.h"
+
+namespace contend::schedule {
+
+struct Schedule {
+  std::string name;                        // canonical spec that made it, e.g. "kfkb:k=2"
+  int num_ranks = 0;                       // pipeline ranks (processes)
+  int num_stages = 0;                      // pipeline stages; a multiple of num_ranks
+  int num_microbatches = 0;                // micro-batches per iteration
+  std::vector<std::vector<Action>> ranks;  // ranks[r]: rank r's actions in order
+
+  int rank_of(int stage) const { return stage % num_ranks; }
+  int chunks_per_rank() const { return num_ranks > 0 ? num_stages / num_ranks : 0; }
+  // True when any rank holds a send or receive.
+  bool lowered() const;
+  // Total number of actions over all ranks.
+  std::size_t size() const;
+
+  friend bool operator==(const Schedule&, const Schedule&) = default;
+};
+
+// Adds communication to a compute schedule: after each F of a stage whose successor lives on
+// another rank, a SEND_F; before each F of a stage whose predecessor lives on another rank, a
+// RECV_F; likewise SEND_B after and RECV_B before each B. Transfers between stages on the same
+// rank are local hand-offs and get no actions. Requires !schedule.lowered().
+Schedule lower(const Schedule& schedule);
+
+// The compute actions only (undoes lower()).
+Schedule compute_only(const Schedule& schedule);
+
+}  // namespace contend::schedule

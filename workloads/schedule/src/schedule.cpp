@@ -1,0 +1,62 @@
+#include "contend/schedule/schedule.h"
+
+#include <algorithm>
+
+namespace contend::schedule {
+
+bool Schedule::lowered() const {
+  return std::any_of(ranks.begin(), ranks.end(), [](const std::vector<Action>& actions) {
+    return std::any_of(actions.begin(), actions.end(), [](const Action& a) { return !is_compute(a.op); });
+  });
+}
+
+std::size_t Schedule::size() const {
+  std::size_t n = 0;
+  for (const auto& actions : ranks) {
+    n += actions.size();
+  }
+  return n;
+}
+
+Schedule lower(const Schedule& schedule) {
+  CONTEND_CHECK(!schedule.lowered(), "lower() of a schedule that is lowered already");
+  Schedule out = schedule;
+  const int last = schedule.num_stages - 1;
+  for (int r = 0; r < schedule.num_ranks; ++r) {
+    std::vector<Action> actions;
+    actions.reserve(schedule.ranks[r].size() * 3);
+    for (const Action& a : schedule.ranks[r]) {
+      const int s = a.stage;
+      const int mb = a.microbatch;
+      if (a.op == Op::kForward) {
+        if (s > 0 && schedule.rank_of(s - 1) != r) {
+          actions.push_back({s, Op::kRecvF, mb});
+        }
+        actions.push_back(a);
+        if (s < last && schedule.rank_of(s + 1) != r) {
+          actions.push_back({s, Op::kSendF, mb});
+        }
+      } else {
+        if (s < last && schedule.rank_of(s + 1) != r) {
+          actions.push_back({s, Op::kRecvB, mb});
+        }
+        actions.push_back(a);
+        if (s > 0 && schedule.rank_of(s - 1) != r) {
+          actions.push_back({s, Op::kSendB, mb});
+        }
+      }
+    }
+    out.ranks[r] = std::move(actions);
+  }
+  return out;
+}
+
+Schedule compute_only(const Schedule& schedule) {
+  Schedule out = schedule;
+  for (auto& actions : out.ranks) {
+    std::erase_if(actions, [](const Action& a) { return !is_compute(a.op); });
+  }
+  return out;
+}
+
+}  // namespace contend::schedule
