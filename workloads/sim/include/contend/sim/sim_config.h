@@ -1,0 +1,42 @@
+#pragma once
+// Inputs of the pipeline simulator: what each stage costs and what each link can carry.
+// Plain structs; thread-safe to read.
+
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "contend/common/rate_trace.h"
+
+namespace contend::sim {
+
+struct StageCost {
+  double forward_s = 0;                // one micro-batch's forward on this stage
+  double backward_s = 0;               // one micro-batch's backward on this stage
+  std::uint64_t activation_bytes = 0;  // forward output sent to the next stage, per micro-batch
+  std::uint64_t gradient_bytes = 0;    // input gradient sent to the previous stage, per micro-batch
+  std::uint64_t stash_bytes = 0;       // memory held from a micro-batch's forward to its backward
+};
+
+struct LinkModel {
+  // Serialisation rate over time; +infinity (the default) means transfers take no time.
+  RateTrace rate = RateTrace::constant(std::numeric_limits<double>::infinity());
+  double latency_s = 0;  // added to every transfer's arrival; does not occupy the link
+};
+
+struct SimConfig {
+  std::vector<StageCost> stages;                   // one per pipeline stage (Schedule::num_stages)
+  LinkModel default_link;                          // every directed (from rank, to rank) link without an override
+  std::map<std::pair<int, int>, LinkModel> links;  // overrides, keyed by (from rank, to rank)
+  bool record_trace = false;                       // keep every action's timing in SimResult::trace
+};
+
+// Every stage alike. For a schedule with v chunks per rank, each chunk gets 1/v of the per-rank
+// compute and stash (the rank's layers are split over its chunks) and the full activation and
+// gradient size (the tensor crossing a chunk boundary is as large as one crossing a rank's).
+SimConfig uniform_config(int num_stages, int chunks_per_rank, double forward_s, double backward_s,
+                         std::uint64_t activation_bytes, LinkModel link);
+
+}  // namespace contend::sim

@@ -1,0 +1,320 @@
+#include "contend/sim/simulator.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "contend/common/units.h"
+
+namespace contend::sim {
+namespace {
+
+using schedule::Action;
+using schedule::Op;
+using schedule::Schedule;
+
+constexpr double kNotYet = -1.0;
+
+class Simulation {
+ public:
+  Simulation(const Schedule& s, const SimConfig& c) : s_(s), c_(c), m_(s.num_microbatches), last_(s.num_stages - 1) {}
+
+  Result<SimResult> run() {
+    if (auto ok = check(); !ok) {
+      return ok.error();
+    }
+    setup();
+    std::vector<int> stack;
+    std::vector<char> queued(s_.num_ranks, 1);
+    for (int r = s_.num_ranks - 1; r >= 0; --r) {
+      stack.push_back(r);
+    }
+    while (!stack.empty()) {
+      const int r = stack.back();
+      stack.pop_back();
+      queued[r] = 0;
+      auto woke = advance(r);
+      if (!woke) {
+        return woke.error();
+      }
+      for (int w : wake_) {
+        if (!queued[w]) {
+          queued[w] = 1;
+          stack.push_back(w);
+        }
+      }
+      wake_.clear();
+    }
+    return finish();
+  }
+
+ private:
+  std::size_t at(int stage, int mb) const { return static_cast<std::size_t>(stage) * m_ + mb; }
+  bool cross(int a, int b) const { return s_.rank_of(a) != s_.rank_of(b); }
+
+  Result<void> check() const {
+    if (s_.num_ranks < 1 || static_cast<int>(s_.ranks.size()) != s_.num_ranks || s_.num_stages < 1 || m_ < 1) {
+      return make_error(Errc::kInvalidArgument, s_.name + ": malformed schedule (ranks, stages or micro-batches < 1)");
+    }
+    if (static_cast<int>(c_.stages.size()) != s_.num_stages) {
+      return make_error(Errc::kInvalidArgument, s_.name + ": the simulation has costs for " +
+                                                    std::to_string(c_.stages.size()) + " stages, the schedule has " +
+                                                    std::to_string(s_.num_stages));
+    }
+    for (int r = 0; r < s_.num_ranks; ++r) {
+      for (const Action& a : s_.ranks[r]) {
+        if (a.stage < 0 || a.stage > last_ || a.microbatch < 0 || a.microbatch >= m_ || s_.rank_of(a.stage) != r) {
+          return make_error(Errc::kInvalidArgument,
+                            s_.name + ": rank " + std::to_string(r) + " holds " + schedule::to_string(a) +
+                                ", which is out of range or on the wrong rank (validate the schedule)");
+        }
+      }
+    }
+    return {};
+  }
+
+  void setup() {
+    const std::size_t cells = static_cast<std::size_t>(s_.num_stages) * m_;
+    for (auto* v : {&f_end_, &b_end_, &recv_f_, &recv_b_, &arrive_f_, &arrive_b_}) {
+      v->assign(cells, kNotYet);
+    }
+    if (c_.record_trace) {
+      flow_f_.assign(cells, -1);
+      flow_b_.assign(cells, -1);
+    }
+    pc_.assign(s_.num_ranks, 0);
+    lane_.assign(s_.num_ranks, 0.0);
+    held_.assign(s_.num_ranks, 0);
+    held_bytes_.assign(s_.num_ranks, 0);
+    stats_.assign(s_.num_ranks, RankStats{});
+    // One link per directed rank pair that carries traffic.
+    fwd_link_.assign(s_.num_stages, -1);
+    bwd_link_.assign(s_.num_stages, -1);
+    std::map<std::pair<int, int>, int> ids;
+    const auto link_id = [&](int from, int to) {
+      auto [it, inserted] = ids.emplace(std::pair(from, to), static_cast<int>(links_.size()));
+      if (inserted) {
+        auto o = c_.links.find({from, to});
+        links_.push_back({o == c_.links.end() ? &c_.default_link : &o->second, 0.0, from, to});
+      }
+      return it->second;
+    };
+    for (int st = 0; st <= last_; ++st) {
+      if (st < last_ && cross(st, st + 1)) {
+        fwd_link_[st] = link_id(s_.rank_of(st), s_.rank_of(st + 1));
+      }
+      if (st > 0 && cross(st, st - 1)) {
+        bwd_link_[st] = link_id(s_.rank_of(st), s_.rank_of(st - 1));
+      }
+    }
+  }
+
+  // The time the input of compute action `a` is ready, or kNotYet.
+  double input_ready(const Action& a) const {
+    const int st = a.stage;
+    const int mb = a.microbatch;
+    if (a.op == Op::kForward) {
+      if (st == 0) {
+        return 0.0;
+      }
+      return cross(st, st - 1) ? recv_f_[at(st, mb)] : f_end_[at(st - 1, mb)];
+    }
+    const double own = f_end_[at(st, mb)];
+    if (own == kNotYet) {
+      return kNotYet;
+    }
+    if (st == last_) {
+      return own;
+    }
+    const double grad = cross(st, st + 1) ? recv_b_[at(st, mb)] : b_end_[at(st + 1, mb)];
+    return grad == kNotYet ? kNotYet : std::max(own, grad);
+  }
+
+  void record(int r, Lane lane, const Action& a, double start, double end, int flow, int peer) {
+    if (c_.record_trace) {
+      trace_.push_back({r, lane, a, start, end, flow, peer});
+    }
+  }
+
+  void compute(int r, const Action& a, double ready) {
+    const StageCost& cost = c_.stages[a.stage];
+    const double start = std::max(lane_[r], ready);
+    const double dur = a.op == Op::kForward ? cost.forward_s : cost.backward_s;
+    stats_[r].wait_s += start - lane_[r];
+    stats_[r].busy_s += dur;
+    lane_[r] = start + dur;
+    (a.op == Op::kForward ? f_end_ : b_end_)[at(a.stage, a.microbatch)] = lane_[r];
+    if (a.op == Op::kForward) {
+      stats_[r].peak_inflight = std::max(stats_[r].peak_inflight, ++held_[r]);
+      held_bytes_[r] += cost.stash_bytes;
+      stats_[r].peak_memory_bytes = std::max(stats_[r].peak_memory_bytes, held_bytes_[r]);
+    } else {
+      --held_[r];
+      held_bytes_[r] -= cost.stash_bytes;
+    }
+    record(r, Lane::kCompute, a, start, lane_[r], -1, -1);
+  }
+
+  Result<void> send(int r, const Action& a, double produced) {
+    const bool fwd = a.op == Op::kSendF;
+    const StageCost& cost = c_.stages[a.stage];
+    const std::uint64_t bytes = fwd ? cost.activation_bytes : cost.gradient_bytes;
+    Link& link = links_[fwd ? fwd_link_[a.stage] : bwd_link_[a.stage]];
+    const double start = std::max({lane_[r], produced, link.free_s});
+    const double end = link.model->rate.finish_time(start, 8.0 * static_cast<double>(bytes));
+    if (!std::isfinite(end)) {
+      return make_error(Errc::kInvalidArgument, s_.name + ": " + schedule::to_string(a) +
+                                                    " never arrives: the rate of link " + std::to_string(link.from) +
+                                                    "->" + std::to_string(link.to) + " ends at 0 after " +
+                                                    format_seconds(start));
+    }
+    link.free_s = end;
+    const double arrival = end + link.model->latency_s;
+    const int peer_stage = fwd ? a.stage + 1 : a.stage - 1;
+    (fwd ? arrive_f_ : arrive_b_)[at(peer_stage, a.microbatch)] = arrival;
+    stats_[r].bytes_sent += bytes;
+    int flow = -1;
+    if (c_.record_trace) {
+      flow = next_flow_++;
+      (fwd ? flow_f_ : flow_b_)[at(peer_stage, a.microbatch)] = flow;
+    }
+    record(r, Lane::kSend, a, start, arrival, flow, link.to);
+    wake_.push_back(link.to);
+    return {};
+  }
+
+  void receive(int r, const Action& a, double arrival) {
+    const bool fwd = a.op == Op::kRecvF;
+    const double before = lane_[r];
+    lane_[r] = std::max(lane_[r], arrival);
+    stats_[r].wait_s += lane_[r] - before;
+    (fwd ? recv_f_ : recv_b_)[at(a.stage, a.microbatch)] = lane_[r];
+    if (c_.record_trace) {
+      const int peer = s_.rank_of(fwd ? a.stage - 1 : a.stage + 1);
+      record(r, Lane::kRecv, a, before, lane_[r], (fwd ? flow_f_ : flow_b_)[at(a.stage, a.microbatch)], peer);
+    }
+  }
+
+  // Runs rank r until it blocks or ends.
+  Result<void> advance(int r) {
+    const auto& actions = s_.ranks[r];
+    while (pc_[r] < actions.size()) {
+      const Action& a = actions[pc_[r]];
+      const std::size_t i = at(a.stage, a.microbatch);
+      double ready = kNotYet;
+      switch (a.op) {
+        case Op::kForward:
+        case Op::kBackward:
+          ready = input_ready(a);
+          break;
+        case Op::kSendF:
+          ready = f_end_[i];
+          break;
+        case Op::kSendB:
+          ready = b_end_[i];
+          break;
+        case Op::kRecvF:
+          ready = arrive_f_[i];
+          break;
+        case Op::kRecvB:
+          ready = arrive_b_[i];
+          break;
+      }
+      if (ready == kNotYet) {
+        return {};
+      }
+      if (schedule::is_compute(a.op)) {
+        compute(r, a, ready);
+      } else if (schedule::is_send(a.op)) {
+        if (auto ok = send(r, a, ready); !ok) {
+          return ok;
+        }
+      } else {
+        receive(r, a, ready);
+      }
+      ++pc_[r];
+    }
+    return {};
+  }
+
+  Result<SimResult> finish() {
+    std::string blocked;
+    for (int r = 0; r < s_.num_ranks; ++r) {
+      if (pc_[r] < s_.ranks[r].size()) {
+        const Action& a = s_.ranks[r][pc_[r]];
+        blocked += std::string(blocked.empty() ? "" : "; ") + "rank " + std::to_string(r) + " at action " +
+                   std::to_string(pc_[r]) + " (" + schedule::to_string(a) + ")";
+      }
+    }
+    if (!blocked.empty()) {
+      return make_error(Errc::kDeadlock, s_.name + ": deadlock: no rank can proceed: " + blocked);
+    }
+    SimResult out;
+    out.schedule = s_.name;
+    out.num_ranks = s_.num_ranks;
+    out.num_microbatches = m_;
+    out.actions = s_.size();
+    double busy = 0;
+    for (int r = 0; r < s_.num_ranks; ++r) {
+      stats_[r].finish_s = lane_[r];
+      out.makespan_s = std::max(out.makespan_s, lane_[r]);
+      busy += stats_[r].busy_s;
+    }
+    for (auto& st : stats_) {
+      st.idle_s = std::max(0.0, out.makespan_s - st.busy_s - st.wait_s);
+    }
+    out.throughput_mb_per_s = out.makespan_s > 0 ? m_ / out.makespan_s : 0.0;
+    out.bubble_fraction = out.makespan_s > 0 ? 1.0 - busy / (s_.num_ranks * out.makespan_s) : 0.0;
+    out.ranks = std::move(stats_);
+    out.trace = std::move(trace_);
+    return out;
+  }
+
+  struct Link {
+    const LinkModel* model;
+    double free_s;
+    int from;
+    int to;
+  };
+
+  const Schedule& s_;
+  const SimConfig& c_;
+  const int m_;
+  const int last_;
+  // Per (stage, micro-batch): when F/B ended, when the forward input / gradient receive
+  // completed on the lane, when the transfer arrived (kNotYet until known).
+  std::vector<double> f_end_, b_end_, recv_f_, recv_b_, arrive_f_, arrive_b_;
+  std::vector<int> flow_f_, flow_b_;
+  std::vector<std::size_t> pc_;
+  std::vector<double> lane_;
+  std::vector<int> held_;
+  std::vector<std::uint64_t> held_bytes_;
+  std::vector<RankStats> stats_;
+  std::vector<Link> links_;
+  std::vector<int> fwd_link_, bwd_link_;
+  std::vector<int> wake_;
+  std::vector<TraceEvent> trace_;
+  int next_flow_ = 0;
+};
+
+}  // namespace
+
+SimConfig uniform_config(int num_stages, int chunks_per_rank, double forward_s, double backward_s,
+                         std::uint64_t activation_bytes, LinkModel link) {
+  CONTEND_CHECK(num_stages >= 1 && chunks_per_rank >= 1, "uniform_config needs stages and chunks >= 1");
+  SimConfig c;
+  const double v = chunks_per_rank;
+  c.stages.assign(num_stages, StageCost{forward_s / v, backward_s / v, activation_bytes, activation_bytes,
+                                        activation_bytes / static_cast<std::uint64_t>(chunks_per_rank)});
+  c.default_link = std::move(link);
+  return c;
+}
+
+Result<SimResult> simulate(const schedule::Schedule& schedule, const SimConfig& config) {
+  if (!schedule.lowered()) {
+    const Schedule lowered = schedule::lower(schedule);
+    return Simulation(lowered, config).run();
+  }
+  return Simulation(schedule, config).run();
+}
+
+}  // namespace contend::sim
