@@ -1,0 +1,48 @@
+// contend: one binary, one subcommand per job. Parses, dispatches, and is the only catch-all.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
+#include <iostream>
+
+#include "build_info.h"
+#include "sim_command.h"
+
+namespace {
+
+void print_version() {
+  std::printf("contend %s (commit %s)\n", CONTEND_VERSION, CONTEND_GIT_COMMIT);
+  std::printf("optional parts: cuda=%s nccl=%s dpdk=%s\n", CONTEND_BUILT_CUDA ? "built" : "not built",
+              CONTEND_BUILT_NCCL ? "built" : "not built", CONTEND_BUILT_DPDK ? "built" : "not built");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    CLI::App app{
+        "contend: pipeline-parallel training under network contention.\n"
+        "Sizes take B/KiB/MiB/GiB/kB/MB/GB, rates bit/kbit/Mbit/Gbit (bits per second), "
+        "durations ns/us/ms/s/min/h."};
+    app.require_subcommand(0, 1);
+    bool version = false;
+    app.add_flag("--version", version, "Print the version and which optional parts (cuda, nccl, dpdk) are built");
+    auto run_sim = contend::tools::add_sim_command(app);
+    try {
+      app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+      return app.exit(e);
+    }
+    if (version) {
+      print_version();
+      return 0;
+    }
+    if (app.got_subcommand("sim")) {
+      return run_sim();
+    }
+    std::cout << app.help();
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "contend: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,206 @@
+#include "sim_command.h"
+
+#include <cstdio>
+#include <iostream>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "contend/common/fd.h"
+#include "contend/common/units.h"
+#include "contend/schedule/csv.h"
+#include "contend/schedule/registry.h"
+#include "contend/schedule/validation.h"
+#include "contend/sim/chrome_trace.h"
+#include "contend/sim/report.h"
+#include "contend/sim/simulator.h"
+
+namespace contend::tools {
+namespace {
+
+struct SimOptions {
+  int stages = 0;
+  int microbatches = 0;
+  std::vector<std::string> schedules{"1f1b"};
+  std::string fwd;
+  std::string bwd;
+  std::string activation = "0";
+  std::string bandwidth;
+  std::string bandwidth_trace;
+  std::string latency = "0s";
+  std::string json_path;
+  std::string csv_path;
+  std::string csv_layout = "aligned";
+  std::string chrome_trace_path;
+};
+
+// A CLI11 validator from one of common/units' parsers, so bad units fail at parse time.
+template <typename Parse>
+CLI::Validator unit_validator(const char* name, Parse parse) {
+  return CLI::Validator(
+      [parse](std::string& text) -> std::string {
+        auto r = parse(text);
+        return r ? std::string() : r.error().message;
+      },
+      name);
+}
+
+// "out.csv" for one schedule; "out.kfkb-k-2.csv" when several share the option.
+std::string path_for(const std::string& path, const std::string& schedule, bool several) {
+  if (!several || path == "-") {
+    return path;
+  }
+  std::string tag;
+  for (char c : schedule) {
+    tag += std::isalnum(static_cast<unsigned char>(c)) ? c : '-';
+  }
+  const auto dot = path.find_last_of('.');
+  const auto slash = path.find_last_of('/');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) {
+    return path + "." + tag;
+  }
+  return path.substr(0, dot) + "." + tag + path.substr(dot);
+}
+
+int fail(const std::string& message) {
+  std::fprintf(stderr, "contend sim: %s\n", message.c_str());
+  return 1;
+}
+
+int write_output(const std::string& path, const std::string& text) {
+  if (path == "-") {
+    std::cout << text;
+    return 0;
+  }
+  if (auto ok = write_file_atomic(path, text); !ok) {
+    return fail(ok.error().message);
+  }
+  return 0;
+}
+
+int run(const SimOptions& o) {
+  const double fwd_s = to_seconds(*parse_duration(o.fwd));
+  const double bwd_s = o.bwd.empty() ? 2 * fwd_s : to_seconds(*parse_duration(o.bwd));
+  const std::uint64_t activation = *parse_size_bytes(o.activation);
+  sim::LinkModel link;
+  link.latency_s = to_seconds(*parse_duration(o.latency));
+  if (!o.bandwidth.empty()) {
+    const double rate = *parse_rate_bps(o.bandwidth);
+    if (rate <= 0) {
+      return fail("--bandwidth must be positive, got \"" + o.bandwidth + "\"");
+    }
+    link.rate = RateTrace::constant(rate);
+  } else if (!o.bandwidth_trace.empty()) {
+    auto text = read_file(o.bandwidth_trace);
+    if (!text) {
+      return fail(text.error().message);
+    }
+    auto trace = parse_rate_trace_csv(*text, o.bandwidth_trace);
+    if (!trace) {
+      return fail(trace.error().message);
+    }
+    link.rate = std::move(*trace);
+  }
+  const bool several = o.schedules.size() > 1;
+  std::vector<sim::SimResult> results;
+  for (const std::string& spec : o.schedules) {
+    auto schedule = schedule::make_schedule(spec, o.stages, o.microbatches);
+    if (!schedule) {
+      return fail(schedule.error().message);
+    }
+    if (auto valid = schedule::validate(*schedule); !valid) {
+      return fail(valid.error().message);
+    }
+    auto config =
+        sim::uniform_config(schedule->num_stages, schedule->chunks_per_rank(), fwd_s, bwd_s, activation, link);
+    config.record_trace = !o.chrome_trace_path.empty();
+    auto result = sim::simulate(*schedule, config);
+    if (!result) {
+      return fail(result.error().message);
+    }
+    if (!o.csv_path.empty()) {
+      const auto layout = o.csv_layout == "compact" ? schedule::CsvLayout::kCompact : schedule::CsvLayout::kAligned;
+      auto csv = schedule::to_csv(o.csv_layout == "lowered" ? schedule::lower(*schedule) : *schedule, layout);
+      if (!csv) {
+        return fail(csv.error().message);
+      }
+      if (int rc = write_output(path_for(o.csv_path, spec, several), *csv); rc != 0) {
+        return rc;
+      }
+    }
+    if (!o.chrome_trace_path.empty()) {
+      if (int rc = write_output(path_for(o.chrome_trace_path, spec, several), sim::chrome_trace_json(*result));
+          rc != 0) {
+        return rc;
+      }
+      result->trace.clear();
+    }
+    results.push_back(std::move(*result));
+  }
+  // With JSON on stdout, the table goes to stderr so stdout stays machine-readable.
+  (o.json_path == "-" ? std::cerr : std::cout) << sim::sim_table(results);
+  if (!o.json_path.empty()) {
+    nlohmann::ordered_json inputs = {
+        {"stages", o.stages}, {"microbatches", o.microbatches}, {"fwd_s", fwd_s},
+        {"bwd_s", bwd_s},     {"activation_bytes", activation}, {"latency_s", link.latency_s}};
+    if (!o.bandwidth.empty()) {
+      inputs["bandwidth_bps"] = link.rate.points().front().rate_bps;
+    } else if (!o.bandwidth_trace.empty()) {
+      inputs["bandwidth_trace"] = o.bandwidth_trace;
+    }
+    return write_output(o.json_path, sim::sim_json(results, inputs).dump(2) + "\n");
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::function<int()> add_sim_command(CLI::App& app) {
+  auto o = std::make_shared<SimOptions>();
+  std::string names;
+  for (const auto& g : schedule::generators()) {
+    names += "\n    " + g.syntax + ": " + g.help;
+  }
+  CLI::App* sim = app.add_subcommand("sim",
+                                     "Simulate pipeline schedules (no root, no network): makespan, "
+                                     "throughput, bubble and memory, side by side");
+  sim->add_option("--stages,-p", o->stages, "Pipeline ranks P")->required()->check(CLI::PositiveNumber);
+  sim->add_option("--microbatches,-m", o->microbatches, "Micro-batches per iteration M")
+      ->required()
+      ->check(CLI::PositiveNumber);
+  sim->add_option("--schedule,-s", o->schedules, "Schedule to simulate; repeat to compare (default 1f1b):" + names)
+      ->take_all();
+  sim->add_option("--fwd", o->fwd, "Forward time of one micro-batch on one rank (duration, e.g. 10ms)")
+      ->required()
+      ->check(unit_validator("DURATION", parse_duration));
+  sim->add_option("--bwd", o->bwd, "Backward time of one micro-batch on one rank (duration; default 2 x --fwd)")
+      ->check(unit_validator("DURATION", parse_duration));
+  sim->add_option("--activation", o->activation,
+                  "Activation (and gradient) size sent between ranks per micro-batch "
+                  "(size, e.g. 16MiB; default 0)")
+      ->check(unit_validator("SIZE", parse_size_bytes));
+  auto* bw = sim->add_option("--bandwidth", o->bandwidth,
+                             "Rate of every inter-rank link, each direction "
+                             "(rate, e.g. 10Gbit; default unlimited)")
+                 ->check(unit_validator("RATE", parse_rate_bps));
+  sim->add_option("--bandwidth-trace", o->bandwidth_trace, "CSV \"time_s,rate\" giving every link's rate over time")
+      ->check(CLI::ExistingFile)
+      ->excludes(bw);
+  sim->add_option("--latency", o->latency, "Latency added to every transfer (duration; default 0s)")
+      ->check(unit_validator("DURATION", parse_duration));
+  sim->add_option("--json", o->json_path,
+                  "Write contend.sim/1 JSON to FILE, or - for stdout (the table then goes to stderr)");
+  sim->add_option("--csv", o->csv_path,
+                  "Write the per-rank action CSV (PyTorch's layout) to FILE; with several "
+                  "schedules FILE gets the schedule's name inserted before its extension");
+  sim->add_option("--csv-layout", o->csv_layout,
+                  "aligned (time steps, idle cells), compact, or lowered (with sends and receives)")
+      ->check(CLI::IsMember({"aligned", "compact", "lowered"}));
+  sim->add_option("--chrome-trace", o->chrome_trace_path,
+                  "Write a Chrome trace (chrome://tracing, Perfetto) to FILE; "
+                  "named per schedule as --csv");
+  return [o] { return run(*o); };
+}
+
+}  // namespace contend::tools
