@@ -1,0 +1,45 @@
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "contend/common/rate_trace.h"
+
+using namespace contend;
+
+TEST_CASE("finish_time integrates a piecewise-constant rate", "[trace]") {
+  auto t = RateTrace::from_points({{0, 8e6}, {0.5, 4e6}, {2.0, 0}, {3.0, 8e6}});
+  REQUIRE(t.ok());
+  CHECK(t->finish_time(0, 4e6) == Approx(0.5));
+  // 4 Mbit in the first half second, the other 4 Mbit at 4 Mbit/s.
+  CHECK(t->finish_time(0, 8e6) == Approx(1.5));
+  // 2 Mbit by the pause at 2 s, nothing until 3 s, the other 2 Mbit at 8 Mbit/s.
+  CHECK(t->finish_time(1.5, 4e6) == Approx(3.25));
+  CHECK(t->rate_at(2.5) == 0);
+  CHECK(t->rate_at(10) == 8e6);
+  CHECK(t->finish_time(1.0, 0) == 1.0);
+}
+
+TEST_CASE("a trace that ends at rate 0 never delivers what is left", "[trace]") {
+  auto t = RateTrace::from_points({{0, 1e6}, {1, 0}});
+  REQUIRE(t.ok());
+  CHECK(std::isinf(t->finish_time(0, 2e6)));
+  CHECK(RateTrace::constant(std::numeric_limits<double>::infinity()).finish_time(3, 1e12) == 3);
+}
+
+TEST_CASE("trace CSV accepts units, bare bits per second, a header and comments", "[trace]") {
+  auto t = parse_rate_trace_csv("time_s,rate\n# step down\n0,1Gbit\n\n2.5,250Mbit\r\n4,1000000\n", "t.csv");
+  REQUIRE(t.ok());
+  REQUIRE(t->points().size() == 3);
+  CHECK(t->points()[1].time_s == 2.5);
+  CHECK(t->points()[1].rate_bps == Approx(250e6));
+  CHECK(t->points()[2].rate_bps == Approx(1e6));
+}
+
+TEST_CASE("trace CSV errors name the file and line", "[trace]") {
+  const auto err = [](const char* text) { return parse_rate_trace_csv(text, "t.csv").error().message; };
+  CHECK_THAT(err("0,1Gbit\n1,fast\n"), Catch::StartsWith("t.csv:2: rate: ") && Catch::Contains("\"fast\""));
+  CHECK_THAT(err("0,1Gbit\n1\n"), Catch::StartsWith("t.csv:2: expected two columns"));
+  CHECK_THAT(err("0,1Gbit\n2,1Gbit\n1,1Gbit\n"), Catch::StartsWith("t.csv:3: time_s must increase"));
+  CHECK_THAT(err("1,1Gbit\n"), Catch::Contains("first line must be at time_s 0"));
+  CHECK_THAT(err("# nothing\n"), Catch::Contains("no \"time_s,rate\" lines"));
+  CHECK_THAT(err("x,1Gbit\n"), Catch::StartsWith("t.csv:1: time_s: "));
+}

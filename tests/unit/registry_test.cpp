@@ -1,0 +1,31 @@
+#include <catch2/catch.hpp>
+
+#include "contend/schedule/generators.h"
+#include "contend/schedule/registry.h"
+
+using namespace contend;
+using namespace contend::schedule;
+
+TEST_CASE("the registry builds every generator by name", "[registry]") {
+  CHECK(*make_schedule("1f1b", 4, 8) == one_f_one_b(4, 8));
+  CHECK(*make_schedule("gpipe", 4, 8) == gpipe(4, 8));
+  CHECK(*make_schedule("kfkb:k=2", 4, 8) == kfkb(4, 8, 2));
+  CHECK(*make_schedule("kfkb:3", 4, 8) == kfkb(4, 8, 3));
+  CHECK(*make_schedule("interleaved:v=3", 4, 8) == *interleaved_1f1b(4, 8, 3));
+  CHECK(make_schedule("interleaved", 4, 8)->num_stages == 8);  // v defaults to 2
+  CHECK(generators().size() == 4);
+}
+
+TEST_CASE("bad schedule specs say what is allowed", "[registry]") {
+  const auto err = [](const char* spec, int p = 4, int m = 8) { return make_schedule(spec, p, m).error().message; };
+  CHECK_THAT(err("zigzag"), Catch::Contains("unknown schedule") && Catch::Contains("kfkb:k=N"));
+  CHECK_THAT(err("kfkb"), Catch::Contains("missing parameter k"));
+  CHECK_THAT(err("kfkb:k=0"), Catch::Contains("expected a whole number >= 1, got \"0\""));
+  CHECK_THAT(err("kfkb:k=two"), Catch::Contains("got \"two\""));
+  CHECK_THAT(err("kfkb:j=2"), Catch::Contains("unknown parameter \"j\""));
+  CHECK_THAT(err("1f1b:k=2"), Catch::Contains("takes no parameters"));
+  CHECK_THAT(err("interleaved:v=2", 4, 6), Catch::Contains("multiple of the number of ranks"));
+  CHECK_THAT(err("interleaved:v=1"), Catch::Contains("must be >= 2"));
+  CHECK_THAT(err("1f1b", 0, 8), Catch::Contains("at least 1 stage"));
+  CHECK(make_schedule("zigzag", 4, 8).error().code == Errc::kInvalidArgument);
+}
