@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "build_info.h"
+#include "emu_command.h"
 #include "sim_command.h"
 
 namespace {
@@ -27,6 +28,7 @@ int main(int argc, char** argv) {
     bool version = false;
     app.add_flag("--version", version, "Print the version and which optional parts (cuda, nccl, dpdk) are built");
     auto run_sim = contend::tools::add_sim_command(app);
+    auto run_emu = contend::tools::add_emu_command(app);
     try {
       app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -38,6 +40,9 @@ int main(int argc, char** argv) {
     }
     if (app.got_subcommand("sim")) {
       return run_sim();
+    }
+    if (app.got_subcommand("emu")) {
+      return run_emu();
     }
     std::cout << app.help();
     return 2;

@@ -35,8 +35,10 @@ std::string format_size(std::uint64_t bytes);
 std::string format_duration(std::chrono::nanoseconds d);
 std::string format_seconds(double seconds);
 
+// Division, not multiplication by 1e-9, so whole seconds stay exact ("60s" is 60.0, not
+// 60.000000000000007, which would let an event at 60 s into a 60 s scenario).
 inline double to_seconds(std::chrono::nanoseconds d) {
-  return static_cast<double>(d.count()) * 1e-9;
+  return static_cast<double>(d.count()) / 1e9;
 }
 
 }  // namespace contend

@@ -1,0 +1,72 @@
+#pragma once
+// JsonReader: strict, path-aware reading of contend's JSON files (scenarios, experiments, jobs).
+// Every error names the file, the JSON pointer and what was expected:
+//   scenario.json: /timeline/3/rate: expected a rate like "500Mbit", got "fast"
+// Unknown keys are errors (check_keys). A reader is a view: it borrows the json it reads, which
+// must outlive it. Not thread-safe.
+
+#include <chrono>
+#include <cstdint>
+#include <initializer_list>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "contend/common/result.h"
+
+namespace contend {
+
+class JsonReader {
+ public:
+  JsonReader(const nlohmann::json& value, std::string source, std::string path = "")
+      : value_(&value), source_(std::move(source)), path_(std::move(path)) {}
+
+  const nlohmann::json& json() const { return *value_; }
+  const std::string& path() const { return path_; }
+  bool has(const std::string& key) const { return value_->is_object() && value_->contains(key); }
+
+  // The member `key` of this object (requires has(key)), or element `i` of this array.
+  JsonReader at(const std::string& key) const;
+  JsonReader at(std::size_t i) const;
+
+  // An error located here: "<source>: <path>: <what>".
+  Error error(const std::string& what) const;
+  // An error located at member `key`.
+  Error error_at(const std::string& key, const std::string& what) const;
+
+  // kParse unless this is an object whose keys are all in `allowed`; names the first stranger
+  // and lists what is allowed.
+  Result<void> check_keys(std::initializer_list<const char*> allowed) const;
+  Result<void> expect_object() const;
+  Result<void> expect_array() const;
+
+  // Required members (kParse when missing or of the wrong type).
+  Result<std::string> string(const std::string& key) const;
+  Result<double> number(const std::string& key) const;
+  Result<std::int64_t> integer(const std::string& key) const;
+  Result<bool> boolean(const std::string& key) const;
+  Result<double> rate_bps(const std::string& key) const;                    // "500Mbit"
+  Result<std::uint64_t> size_bytes(const std::string& key) const;           // "4MiB"
+  Result<std::chrono::nanoseconds> duration(const std::string& key) const;  // "250ms"
+
+  // Optional members: std::nullopt when absent, an error when present but wrong.
+  Result<std::optional<std::string>> optional_string(const std::string& key) const;
+  Result<std::optional<double>> optional_number(const std::string& key) const;
+  Result<std::optional<std::int64_t>> optional_integer(const std::string& key) const;
+  Result<std::optional<bool>> optional_boolean(const std::string& key) const;
+  Result<std::optional<double>> optional_rate_bps(const std::string& key) const;
+  Result<std::optional<std::uint64_t>> optional_size_bytes(const std::string& key) const;
+  Result<std::optional<std::chrono::nanoseconds>> optional_duration(const std::string& key) const;
+
+ private:
+  const nlohmann::json* value_;
+  std::string source_;
+  std::string path_;
+};
+
+// Reads and parses a JSON file: kNotFound/kPermission naming the path, kParse with nlohmann's
+// position on a syntax error.
+Result<nlohmann::json> read_json_file(const std::string& path);
+
+}  // namespace contend

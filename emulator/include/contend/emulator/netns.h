@@ -1,0 +1,48 @@
+#pragma once
+// Named network namespaces (/run/netns/<name>, as `ip netns` makes them) and netlink route
+// sockets bound to one, all without forking `ip`. Works as root, or inside `unshare -Urnm` with a
+// tmpfs over /run/netns. Thread-safe: each call uses a short-lived helper thread for setns.
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "contend/common/fd.h"
+#include "contend/common/result.h"
+
+struct nl_sock;
+
+namespace contend::emulator {
+
+struct NlSocketDeleter {
+  void operator()(nl_sock* s) const;
+};
+// A connected NETLINK_ROUTE socket; it stays in the namespace it was opened in.
+using NlSocket = std::unique_ptr<nl_sock, NlSocketDeleter>;
+
+// The one place libnl error codes become Errors: "<what>: <nl_geterror>", NLE_PERM ->
+// kPermission, NLE_OBJ_NOTFOUND/NLE_NODEV -> kNotFound, NLE_EXIST -> kInvalidArgument,
+// NLE_OPNOTSUPP -> kUnsupported, else kIo.
+Error nl_error(int code, const std::string& what);
+
+// A route socket in the caller's namespace.
+Result<NlSocket> open_route_socket();
+// A route socket in the namespace `netns_fd` refers to.
+Result<NlSocket> open_route_socket_in(const Fd& netns_fd);
+
+std::string netns_path(const std::string& name);  // "/run/netns/<name>"
+
+// Creates the named namespace; fails with kInvalidArgument when it exists already, kPermission
+// without CAP_SYS_ADMIN. Returns an fd on it. The caller owns removal (remove_netns).
+Result<Fd> create_netns(const std::string& name);
+// Opens an existing named namespace; kNotFound when there is none.
+Result<Fd> open_netns(const std::string& name);
+// Unmounts and unlinks the name; the namespace, its interfaces and qdiscs go when the last
+// reference (process, socket, fd) closes. Succeeds when the name does not exist.
+Result<void> remove_netns(const std::string& name);
+bool netns_exists(const std::string& name);
+
+// Runs `fn` on a helper thread that has entered `netns_fd` (setns); returns its result.
+Result<void> run_in_netns(const Fd& netns_fd, const std::function<Result<void>()>& fn);
+
+}  // namespace contend::emulator

@@ -1,0 +1,58 @@
+#pragma once
+// The scenario player: applies each event at its time on a monotonic clock and writes the ground
+// truth of the run as JSON lines (schema contend.events/1, docs/scenario-format.md): every
+// applied event with its scheduled and actual time, and every `sample_period` the counters of
+// every shaped class (the monitor). Single-threaded: sampling and events share one loop, so the
+// netlink sockets are never used from two threads.
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "contend/common/result.h"
+#include "contend/emulator/network.h"
+#include "contend/emulator/scenario.h"
+
+namespace contend::emulator {
+
+// Appends JSON lines to a file; each line a complete document starting with its schema.
+// Thread-safe (one mutex).
+class EventLog {
+ public:
+  // Opens (creates or appends to) `path`; "-" writes to stdout. Errors name the path.
+  static Result<EventLog> open(const std::string& path);
+  EventLog(EventLog&& other) noexcept : file_(other.file_), owned_(other.owned_) { other.file_ = nullptr; }
+  EventLog& operator=(EventLog&&) = delete;
+  ~EventLog();
+  // Writes one line: {"schema": "contend.events/1", <fields of `line`>}.
+  void write(const nlohmann::ordered_json& line);
+
+ private:
+  EventLog(std::FILE* file, bool owned) : file_(file), owned_(owned) {}
+  std::mutex mutex_;
+  std::FILE* file_ = nullptr;
+  bool owned_ = false;
+};
+
+struct PlayerOptions {
+  std::chrono::milliseconds sample_period{100};  // monitor period; 0 disables sampling
+  bool quiet = false;                            // no progress lines on stderr
+};
+
+struct PlayReport {
+  std::size_t applied = 0;        // rate changes applied
+  std::size_t skipped_flows = 0;  // flow events not runnable yet
+  double max_lateness_s = 0;      // worst applied - scheduled
+  bool stopped = false;           // `stop` ended it early
+};
+
+// Plays `scenario` for its duration against `net`, logging to `log`. Returns early (stopped =
+// true) when `stop` becomes true. Flow events are validated but not runnable until the flow
+// generator lands: they are logged with "status": "skipped" and the reason.
+Result<PlayReport> play(const Scenario& scenario, LinkControl& net, EventLog& log, const std::atomic<bool>& stop,
+                        const PlayerOptions& options);
+
+}  // namespace contend::emulator

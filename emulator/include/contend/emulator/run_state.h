@@ -1,0 +1,29 @@
+#pragma once
+// What `contend emu up` leaves behind, recorded so that `contend emu down` can remove it after a
+// crash: one JSON file per run (schema contend.emu-state/1) in $CONTEND_STATE_DIR, by default
+// /run/contend. Thread-safe (no shared state).
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "contend/common/result.h"
+
+namespace contend::emulator {
+
+struct RunState {
+  std::string run;
+  std::string scenario;                 // absolute path of the scenario file
+  std::vector<std::string> namespaces;  // everything the run created lives in these
+};
+
+std::string state_dir();
+// Writes the run's file (creating the folder). Errors name the path.
+Result<void> write_run_state(const RunState& state);
+// The run's state, or nullopt when there is none; kParse naming the file when it is damaged.
+Result<std::optional<RunState>> read_run_state(const std::string& run);
+Result<void> remove_run_state(const std::string& run);
+// Runs with a state file, sorted.
+std::vector<std::string> list_runs();
+
+}  // namespace contend::emulator

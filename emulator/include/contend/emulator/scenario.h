@@ -1,0 +1,93 @@
+#pragma once
+// The scenario model: nodes, links with their shaping, and the expanded timeline of what happens
+// to them. Parsed from JSON (schema contend.scenario/1, docs/scenario-format.md) by
+// parse_scenario(); patterns (periodic, random, ramp, trace, loop) are expanded there into plain
+// timed events, so the player only applies a sorted list. Plain values; thread-safe to read.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "contend/common/result.h"
+
+namespace contend::emulator {
+
+// Who yields when workload and background traffic share a link (HTB only).
+enum class Preemption {
+  kBackgroundFirst,  // background class at prio 0 takes all it can; workload gets the rest
+  kFair,             // both guaranteed half, either may borrow the other's idle half
+  kSplit,            // fixed guaranteed split, no borrowing: workload_share for the workload
+};
+enum class QdiscKind { kHtb, kTbf };
+// Which directions a link's rate shapes: both ends' egress, or only from->to / to->from.
+enum class Direction { kBoth, kForward, kBackward };
+
+struct LinkSpec {
+  std::string name;
+  std::string from;
+  std::string to;
+  double rate_bps = 0;                // base rate, each shaped direction
+  std::chrono::nanoseconds delay{0};  // one-way, needs netem
+  double loss_fraction = 0;           // 0..1, needs netem
+  Direction direction = Direction::kBoth;
+  QdiscKind qdisc = QdiscKind::kHtb;
+  Preemption preemption = Preemption::kBackgroundFirst;
+  double workload_share = 0.5;  // kSplit only: fraction of the rate kept for the workload
+};
+
+enum class Protocol { kTcp, kUdp };
+
+struct FlowSpec {
+  std::string name;
+  std::string from;
+  std::string to;
+  Protocol protocol = Protocol::kTcp;
+  int streams = 1;
+  double rate_bps = 0;               // 0: unlimited (TCP takes what it can)
+  std::string congestion = "cubic";  // TCP_CONGESTION for TCP flows
+  std::uint64_t message_bytes = 128 * 1024;
+};
+
+struct Event {
+  enum class Kind { kSetRate, kFlowStart, kFlowStop };
+  double at_s = 0;
+  Kind kind = Kind::kSetRate;
+  std::string link;     // kSetRate: the link's name
+  double rate_bps = 0;  // kSetRate
+  FlowSpec flow;        // flow events
+  std::string origin;   // JSON pointer of the timeline entry that made it, e.g. "/timeline/2"
+};
+
+struct Scenario {
+  std::string name;
+  std::string description;
+  std::string source;  // the file it came from
+  double duration_s = 0;
+  std::uint64_t seed = 1;
+  std::vector<std::string> nodes;
+  std::vector<LinkSpec> links;
+  std::vector<Event> events;  // sorted by at_s (stable: equal times keep file order), all < duration
+
+  const LinkSpec* find_link(const std::string& name) const;
+  int node_index(const std::string& name) const;  // -1 when unknown
+  // True when any link asks for delay or loss (so netem must be there).
+  bool needs_netem() const;
+  std::size_t flow_events() const;
+};
+
+// Reads a file named in a scenario (a trace), relative paths resolved by the caller.
+using FileReader = std::function<Result<std::string>(const std::string& path)>;
+
+// Parses and expands a scenario. `source` names the file in errors and is the base for relative
+// trace paths; `read` loads trace files (tests pass an in-memory one). Errors are kParse with the
+// file, JSON pointer and expectation: `s.json: /timeline/3/rate: expected a rate like "500Mbit",
+// got "fast"`; unknown keys are errors.
+Result<Scenario> parse_scenario(const std::string& text, const std::string& source, const FileReader& read);
+
+// Reads `path` and parses it, reading traces from the file system.
+Result<Scenario> load_scenario(const std::string& path);
+
+}  // namespace contend::emulator

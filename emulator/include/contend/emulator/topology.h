@@ -1,0 +1,80 @@
+#pragma once
+// The single-host network of a scenario: one namespace per node (contend-<run>-<node>), one veth
+// pair per scenario link, and a bridge "switch" in its own namespace (contend-<run>-sw) with a
+// port per node for any-to-any traffic. Addresses come from 198.18.0.0/15 (RFC 2544's
+// benchmarking range): link i joins <198.18.a.b/30> (workload) and <198.19.a.b/30> (background)
+// with a = i / 64, b = 4 (i mod 64); node j is 198.18.255.(j+1)/24 on the switch.
+// Created through libnl and setns, never by forking `ip`.
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "contend/common/result.h"
+#include "contend/emulator/scenario.h"
+
+namespace contend::emulator {
+
+struct InterfacePlan {
+  std::string node;
+  std::string netns;
+  std::string ifname;
+  std::string address;             // "198.18.0.1/30"
+  std::string background_address;  // "198.19.0.1/30"; empty on switch ports
+};
+
+struct LinkPlan {
+  std::string link;
+  InterfacePlan from;
+  InterfacePlan to;
+  bool shape_from = true;  // shape from's egress (traffic from -> to)
+  bool shape_to = true;    // shape to's egress (traffic to -> from)
+};
+
+struct TopologyPlan {
+  std::string run;
+  std::vector<std::pair<std::string, std::string>> nodes;  // (node, netns)
+  std::string switch_netns;
+  std::vector<LinkPlan> links;
+  std::vector<InterfacePlan> switch_ports;  // node ends of the switch veths ("cbr0")
+
+  // Every namespace the plan creates, nodes first, the switch last.
+  std::vector<std::string> namespaces() const;
+  const LinkPlan* find_link(const std::string& name) const;
+};
+
+// Names a run may have: 1-24 letters, digits, '-' or '_'.
+bool valid_run_name(const std::string& run);
+std::string node_netns(const std::string& run, const std::string& node);
+
+// The plan for `scenario` under `run` (pure). Requires valid_run_name(run) and at most 16320 links.
+TopologyPlan plan_topology(const Scenario& scenario, const std::string& run);
+
+// Owns the created namespaces (and so everything in them). Move-only; the destructor removes them
+// unless release() was called. Not thread-safe.
+class Topology {
+ public:
+  // Creates everything in `plan`. kInvalidArgument when any of its namespaces exists (a run of
+  // that name is up), kPermission without the privilege; on any failure, and when `cancel`
+  // becomes true, removes what it made before returning.
+  static Result<Topology> create(const TopologyPlan& plan, const std::atomic<bool>* cancel = nullptr);
+
+  Topology(Topology&& other) noexcept;
+  Topology& operator=(Topology&&) = delete;
+  Topology(const Topology&) = delete;
+  ~Topology();
+
+  const TopologyPlan& plan() const { return plan_; }
+  // Keeps everything after this object is gone (`contend emu up`).
+  void release() { owned_.clear(); }
+
+ private:
+  explicit Topology(TopologyPlan plan) : plan_(std::move(plan)) {}
+  TopologyPlan plan_;
+  std::vector<std::string> owned_;
+};
+
+// Removes every namespace of `plan` that exists; reports the first failure after trying all.
+Result<void> remove_topology(const TopologyPlan& plan);
+
+}  // namespace contend::emulator

@@ -1,0 +1,16 @@
+#pragma once
+// Private: small libnl-route helpers shared by topology and shaper.
+
+#include <string>
+
+#include "contend/emulator/netns.h"
+
+namespace contend::emulator::detail {
+
+Result<int> ifindex_of(nl_sock* sock, const std::string& ifname);
+Result<void> set_link_up(nl_sock* sock, const std::string& ifname);
+Result<void> add_address(nl_sock* sock, const std::string& ifname, const std::string& cidr);
+// "198.18.0.1/30" -> "198.18.0.1".
+std::string address_only(const std::string& cidr);
+
+}  // namespace contend::emulator::detail

@@ -1,0 +1,91 @@
+#include "contend/emulator/run_state.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+
+#include "contend/common/fd.h"
+#include "contend/common/json.h"
+#include "contend/common/json_reader.h"
+
+namespace contend::emulator {
+
+std::string state_dir() {
+  const char* dir = std::getenv("CONTEND_STATE_DIR");
+  return dir != nullptr && *dir != '\0' ? dir : "/run/contend";
+}
+
+namespace {
+std::string state_path(const std::string& run) {
+  return state_dir() + "/" + run + ".json";
+}
+}  // namespace
+
+Result<void> write_run_state(const RunState& state) {
+  if (::mkdir(state_dir().c_str(), 0755) != 0 && errno != EEXIST) {
+    return errno_error(errno, "mkdir(" + state_dir() + ")");
+  }
+  auto doc = json_document("emu-state", 1);
+  doc["run"] = state.run;
+  doc["scenario"] = state.scenario;
+  doc["namespaces"] = state.namespaces;
+  doc["pid"] = ::getpid();
+  return write_file_atomic(state_path(state.run), doc.dump(2) + "\n");
+}
+
+Result<std::optional<RunState>> read_run_state(const std::string& run) {
+  const std::string path = state_path(run);
+  if (::access(path.c_str(), F_OK) != 0) {
+    return std::optional<RunState>();
+  }
+  auto json = read_json_file(path);
+  if (!json) {
+    return json.error();
+  }
+  const JsonReader r(*json, path);
+  RunState s;
+  auto name = r.string("run");
+  auto scenario = r.string("scenario");
+  if (!name || !scenario || !r.has("namespaces") || !r.json()["namespaces"].is_array()) {
+    return r.error("damaged state file: expected run, scenario and namespaces");
+  }
+  s.run = *name;
+  s.scenario = *scenario;
+  for (const auto& ns : r.json()["namespaces"]) {
+    if (!ns.is_string()) {
+      return r.error_at("namespaces", "expected names");
+    }
+    s.namespaces.push_back(ns.get<std::string>());
+  }
+  return std::optional<RunState>(std::move(s));
+}
+
+Result<void> remove_run_state(const std::string& run) {
+  if (::unlink(state_path(run).c_str()) != 0 && errno != ENOENT) {
+    return errno_error(errno, "unlink " + state_path(run));
+  }
+  return {};
+}
+
+std::vector<std::string> list_runs() {
+  std::vector<std::string> out;
+  DIR* dir = ::opendir(state_dir().c_str());
+  if (dir == nullptr) {
+    return out;
+  }
+  while (const dirent* e = ::readdir(dir)) {
+    const std::string name = e->d_name;
+    if (name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0) {
+      out.push_back(name.substr(0, name.size() - 5));
+    }
+  }
+  ::closedir(dir);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace contend::emulator

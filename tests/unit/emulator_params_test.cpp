@@ -1,0 +1,85 @@
+#include <catch2/catch.hpp>
+#include <set>
+
+#include "contend/emulator/htb_params.h"
+#include "contend/emulator/mahimahi.h"
+#include "contend/emulator/topology.h"
+
+using namespace contend;
+using namespace contend::emulator;
+
+TEST_CASE("burst is max(4 ms x rate, 192 KiB)", "[shaping]") {
+  CHECK(burst_bytes_for(10e6) == 192 * 1024);
+  CHECK(burst_bytes_for(100e6) == 192 * 1024);
+  CHECK(burst_bytes_for(1e9) == 500000);
+  CHECK(burst_bytes_for(20e9) == 10000000);
+}
+
+TEST_CASE("HTB classes implement the three preemption policies", "[shaping]") {
+  const auto bg = htb_classes(1e9, Preemption::kBackgroundFirst, 0.5);
+  CHECK(bg.link.rate_bps == 1e9);
+  CHECK(bg.background.prio < bg.workload.prio);
+  CHECK(bg.workload.rate_bps == Approx(1e6));
+  CHECK(bg.workload.rate_bps + bg.background.rate_bps == Approx(1e9));
+  CHECK(bg.workload.ceil_bps == 1e9);
+  CHECK(bg.workload.quantum_bytes == 64 * 1024);
+  const auto fair = htb_classes(1e9, Preemption::kFair, 0.5);
+  CHECK(fair.workload.rate_bps == fair.background.rate_bps);
+  CHECK(fair.workload.prio == fair.background.prio);
+  CHECK(fair.background.ceil_bps == 1e9);
+  const auto split = htb_classes(1e9, Preemption::kSplit, 0.7);
+  CHECK(split.workload.rate_bps == Approx(0.7e9));
+  CHECK(split.workload.ceil_bps == Approx(0.7e9));
+  CHECK(split.background.ceil_bps == Approx(0.3e9));
+  CHECK(split.workload.burst_bytes == burst_bytes_for(0.7e9));
+}
+
+TEST_CASE("TBF holds a burst plus 50 ms of queue", "[shaping]") {
+  const auto p = tbf_params(1e9);
+  CHECK(p.burst_bytes == 500000);
+  CHECK(p.limit_bytes == 500000 + 6250000);
+}
+
+TEST_CASE("Mahimahi traces convert to a rate per bin and report their period", "[trace]") {
+  auto t = parse_mahimahi("# comment\n0\n0\n50\n99\n100\n250\n", "x.mm", 0.1);
+  REQUIRE(t.ok());
+  CHECK(t->period_s == Approx(0.3));
+  // Bins of 4, 1 and 1 opportunities; equal neighbours merge into one point.
+  REQUIRE(t->rate.points().size() == 2);
+  CHECK(t->rate.points()[0].rate_bps == Approx(4 * 12000 / 0.1));
+  CHECK(t->rate.points()[1].time_s == Approx(0.1));
+  CHECK(t->rate.points()[1].rate_bps == Approx(1 * 12000 / 0.1));
+  CHECK_THAT(parse_mahimahi("5\n3\n", "x.mm", 0.1).error().message,
+             Catch::Contains("x.mm:2: timestamps must not decrease"));
+  CHECK_THAT(parse_mahimahi("1\nabc\n", "x.mm", 0.1).error().message,
+             Catch::Contains("x.mm:2: expected a whole number"));
+}
+
+TEST_CASE("the topology plan gives unique addresses and interface names that fit IFNAMSIZ", "[topology]") {
+  Scenario s;
+  for (int i = 0; i < 200; ++i) {
+    s.nodes.push_back("node" + std::to_string(i));
+  }
+  for (int i = 0; i + 1 < 200; ++i) {
+    s.links.push_back({"l" + std::to_string(i), s.nodes[i], s.nodes[i + 1], 1e9});
+  }
+  const TopologyPlan plan = plan_topology(s, "a-long-run-name-24chars");
+  std::set<std::string> addresses;
+  for (const auto& l : plan.links) {
+    for (const InterfacePlan* end : {&l.from, &l.to}) {
+      CHECK(end->ifname.size() <= 15);
+      CHECK(addresses.insert(end->address).second);
+      CHECK(addresses.insert(end->background_address).second);
+    }
+  }
+  for (const auto& p : plan.switch_ports) {
+    CHECK(addresses.insert(p.address).second);
+  }
+  CHECK(plan.links[0].from.address == "198.18.0.1/30");
+  CHECK(plan.links[0].to.background_address == "198.19.0.2/30");
+  CHECK(plan.links[65].from.address == "198.18.1.5/30");
+  CHECK(plan.nodes[3].second == "contend-a-long-run-name-24chars-node3");
+  CHECK(plan.namespaces().back() == "contend-a-long-run-name-24chars-sw");
+  CHECK_FALSE(valid_run_name("has space"));
+  CHECK_FALSE(valid_run_name(""));
+}

@@ -1,0 +1,103 @@
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "contend/emulator/player.h"
+
+using namespace contend;
+using namespace contend::emulator;
+
+namespace {
+class FakeNetwork : public LinkControl {
+ public:
+  std::vector<std::pair<std::string, double>> applied;
+  int samples = 0;
+  Result<void> set_rate(const std::string& link, double rate_bps) override {
+    applied.emplace_back(link, rate_bps);
+    return {};
+  }
+  Result<std::vector<LinkSample>> sample() override {
+    ++samples;
+    ClassStats s;
+    s.name = "workload";
+    s.bytes = 1000u * static_cast<unsigned>(samples);
+    return std::vector<LinkSample>{{"a", "n0", s}};
+  }
+};
+
+Scenario scenario(double duration_s) {
+  const std::string text = R"({"schema": "contend.scenario/1", "name": "p", "duration": ")" +
+                           std::to_string(duration_s) + R"(s", "nodes": ["n0", "n1"],
+    "links": [{"name": "a", "from": "n0", "to": "n1", "rate": "1Gbit"}],
+    "timeline": [{"at": "100ms", "link": "a", "rate": "10Mbit"}, {"at": "200ms", "link": "a", "rate": "20Mbit"},
+                 {"at": "250ms", "flow": {"from": "n0", "to": "n1", "duration": "10ms"}}]})";
+  return *parse_scenario(text, "p.json", nullptr);
+}
+
+std::vector<nlohmann::json> read_lines(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<nlohmann::json> out;
+  for (std::string line; std::getline(in, line);) {
+    out.push_back(nlohmann::json::parse(line));
+  }
+  return out;
+}
+}  // namespace
+
+TEST_CASE("the player applies events in order at their times and logs scheduled and applied times", "[player]") {
+  const std::string path = "/tmp/contend-player-test-" + std::to_string(::getpid()) + ".jsonl";
+  std::remove(path.c_str());
+  FakeNetwork net;
+  std::atomic<bool> stop{false};
+  {
+    auto log = EventLog::open(path);
+    REQUIRE(log.ok());
+    auto report = play(scenario(0.4), net, *log, stop, PlayerOptions{std::chrono::milliseconds(50), true});
+    REQUIRE(report.ok());
+    CHECK(report->applied == 2);
+    CHECK(report->skipped_flows == 2);
+    CHECK_FALSE(report->stopped);
+    CHECK(report->max_lateness_s < 0.050);  // generous: a shared CI machine; the bench measures it
+  }
+  const std::vector<std::pair<std::string, double>> expected = {{"a", 10e6}, {"a", 20e6}};
+  CHECK(net.applied == expected);
+  CHECK(net.samples >= 6);  // every 50 ms of 400 ms
+  const auto lines = read_lines(path);
+  REQUIRE(lines.size() > 4);
+  int rates = 0;
+  for (const auto& l : lines) {
+    CHECK(l["schema"] == "contend.events/1");
+    if (l["kind"] == "rate") {
+      ++rates;
+      CHECK(l["applied_s"].get<double>() >= l["scheduled_s"].get<double>());
+    }
+    if (l["kind"] == "flow_start") {
+      CHECK(l["status"] == "skipped");
+      CHECK_THAT(l["reason"].get<std::string>(), Catch::Contains("flow generator"));
+    }
+  }
+  CHECK(rates == 2);
+  CHECK(lines.front()["kind"] == "start");
+  CHECK(lines.back()["kind"] == "end");
+  std::remove(path.c_str());
+}
+
+TEST_CASE("the player stops early when asked and says so", "[player]") {
+  FakeNetwork net;
+  std::atomic<bool> stop{false};
+  auto log = EventLog::open("/dev/null");
+  REQUIRE(log.ok());
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    stop = true;
+  });
+  const auto start = std::chrono::steady_clock::now();
+  auto report = play(scenario(30), net, *log, stop, PlayerOptions{std::chrono::milliseconds(0), true});
+  stopper.join();
+  REQUIRE(report.ok());
+  CHECK(report->stopped);
+  CHECK(report->applied == 1);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(2));
+}

@@ -1,0 +1,195 @@
+#include <catch2/catch.hpp>
+#include <map>
+
+#include "contend/emulator/scenario.h"
+
+using namespace contend;
+using namespace contend::emulator;
+
+namespace {
+std::map<std::string, std::string> files;
+
+Result<Scenario> parse(const std::string& timeline, const std::string& links_extra = "") {
+  const std::string text = R"({"schema": "contend.scenario/1", "name": "t", "duration": "60s", "seed": 5,
+    "nodes": ["n0", "n1", "n2"],
+    "links": [{"name": "a", "from": "n0", "to": "n1", "rate": "1Gbit")" +
+                           links_extra + R"(},
+              {"name": "b", "from": "n1", "to": "n2", "rate": "500Mbit"}],
+    "timeline": )" + timeline +
+                           "}";
+  return parse_scenario(text, "dir/t.json", [](const std::string& path) -> Result<std::string> {
+    auto it = files.find(path);
+    if (it == files.end()) {
+      return make_error(Errc::kNotFound, "open(" + path + "): No such file or directory");
+    }
+    return it->second;
+  });
+}
+
+std::string error_of(const std::string& timeline, const std::string& links_extra = "") {
+  auto s = parse(timeline, links_extra);
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.error().code == Errc::kParse);
+  return s.error().message;
+}
+
+std::vector<std::pair<double, double>> rates(const Scenario& s, const std::string& link) {
+  std::vector<std::pair<double, double>> out;
+  for (const Event& e : s.events) {
+    if (e.kind == Event::Kind::kSetRate && e.link == link) {
+      out.emplace_back(e.at_s, e.rate_bps);
+    }
+  }
+  return out;
+}
+}  // namespace
+
+TEST_CASE("the minimal scenario from ARCHITECTURE.md parses", "[scenario]") {
+  const std::string text = R"({"schema": "contend.scenario/1", "name": "two-nodes", "duration": "10s",
+    "nodes": ["n0", "n1"], "links": [{"name": "n0-n1", "from": "n0", "to": "n1", "rate": "200Mbit"}],
+    "timeline": [{"at": "2s", "link": "n0-n1", "rate": "50Mbit"}]})";
+  auto s = parse_scenario(text, "two.json", nullptr);
+  REQUIRE(s.ok());
+  CHECK(s->duration_s == 10);
+  REQUIRE(s->links.size() == 1);
+  CHECK(s->links[0].rate_bps == 200e6);
+  CHECK(s->links[0].direction == Direction::kBoth);
+  CHECK(s->links[0].preemption == Preemption::kBackgroundFirst);
+  REQUIRE(s->events.size() == 1);
+  CHECK(s->events[0].at_s == 2);
+  CHECK(s->events[0].rate_bps == 50e6);
+  CHECK(s->events[0].origin == "/timeline/0");
+  CHECK_FALSE(s->needs_netem());
+}
+
+TEST_CASE("rate changes on \"*\" apply to every link and events are sorted by time", "[scenario]") {
+  auto s = parse(R"([{"at": "5s", "link": "*", "rate": "100Mbit"}, {"at": "1s", "link": "b", "rate": "1Gbit"}])");
+  REQUIRE(s.ok());
+  REQUIRE(s->events.size() == 3);
+  CHECK(s->events[0].at_s == 1);
+  CHECK(s->events[1].link == "a");
+  CHECK(s->events[2].link == "b");
+  CHECK(s->events[2].at_s == 5);
+}
+
+TEST_CASE("periodic preemption alternates the cap and the base rate until the end", "[scenario]") {
+  auto s = parse(
+      R"([{"at": "2s", "link": "a", "periodic": {"period": "10s", "on": "4s", "rate": "100Mbit", "until": "30s"}}])");
+  REQUIRE(s.ok());
+  const std::vector<std::pair<double, double>> expected = {{2, 100e6}, {6, 1e9},    {12, 100e6},
+                                                           {16, 1e9},  {22, 100e6}, {26, 1e9}};
+  CHECK(rates(*s, "a") == expected);
+}
+
+TEST_CASE("random preemption is reproducible from its seed and episodes never overlap", "[scenario]") {
+  const std::string t =
+      R"([{"at": "0s", "link": "a", "random": {"mean_gap": "3s", "duration": "1s", "rate": "100Mbit", "seed": SEED}}])";
+  const auto with_seed = [&](const char* seed) {
+    std::string text = t;
+    text.replace(text.find("SEED"), 4, seed);
+    auto s = parse(text);
+    REQUIRE(s.ok());
+    return rates(*s, "a");
+  };
+  const auto first = with_seed("11");
+  CHECK(first == with_seed("11"));
+  CHECK(first != with_seed("12"));
+  REQUIRE(first.size() >= 8);  // about 60 s / 4 s episodes
+  for (std::size_t i = 0; i < first.size(); ++i) {
+    CHECK(first[i].second == (i % 2 == 0 ? 100e6 : 1e9));  // on, off, on, off...
+    CHECK(first[i].first < 60.0);
+    if (i > 0) {
+      CHECK(first[i].first >= first[i - 1].first);
+    }
+  }
+}
+
+TEST_CASE("a ramp moves in equal steps from the base rate to its target", "[scenario]") {
+  auto s = parse(R"([{"at": "10s", "link": "b", "ramp": {"to": "100Mbit", "over": "4s", "steps": 4}}])");
+  REQUIRE(s.ok());
+  const std::vector<std::pair<double, double>> expected = {{11, 400e6}, {12, 300e6}, {13, 200e6}, {14, 100e6}};
+  CHECK(rates(*s, "b") == expected);
+}
+
+TEST_CASE("CSV and Mahimahi traces become rate changes, looping when asked", "[scenario]") {
+  files["dir/up.csv"] = "time_s,rate\n0,1Gbit\n1.5,200Mbit\n";
+  auto csv = parse(R"([{"at": "0s", "link": "a", "trace": {"file": "up.csv", "loop": true, "period": "20s"}}])");
+  REQUIRE(csv.ok());
+  const auto r = rates(*csv, "a");
+  REQUIRE(r.size() == 6);  // three passes of two points in 60 s
+  CHECK(r[3] == std::pair<double, double>{21.5, 200e6});
+  // 10 opportunities in the first 100 ms, 5 in the second: 1.2 and 0.6 Mbit/s.
+  files["dir/cell.mm"] = "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n110\n120\n130\n140\n150\n";
+  auto mm = parse(R"([{"at": "1s", "link": "a", "trace": {"file": "cell.mm", "format": "mahimahi"}}])");
+  REQUIRE(mm.ok());
+  const std::vector<std::pair<double, double>> expected = {{1.0, 1.2e6}, {1.1, 0.6e6}};
+  const auto got = rates(*mm, "a");
+  REQUIRE(got.size() == 2);
+  CHECK(got[0].second == Approx(expected[0].second));
+  CHECK(got[1].first == Approx(1.1));
+  CHECK(got[1].second == Approx(expected[1].second));
+}
+
+TEST_CASE("loops repeat their events and flows are validated and timed", "[scenario]") {
+  auto s = parse(R"([{"at": "0s", "loop": {"every": "20s", "until": "50s", "timeline": [
+                       {"at": "5s", "link": "a", "rate": "10Mbit"},
+                       {"at": "1s", "flow": {"from": "n0", "to": "n1", "streams": 2, "duration": "3s"}}]}}])");
+  REQUIRE(s.ok());
+  const std::vector<std::pair<double, double>> expected = {{5, 10e6}, {25, 10e6}, {45, 10e6}};
+  CHECK(rates(*s, "a") == expected);
+  CHECK(s->flow_events() == 6);  // three starts, three stops
+  const Event& start = s->events[0];
+  CHECK(start.kind == Event::Kind::kFlowStart);
+  CHECK(start.flow.streams == 2);
+  CHECK(start.flow.congestion == "cubic");
+  CHECK(start.flow.name == "n0-n1");
+}
+
+TEST_CASE("scenario errors name the file, the JSON path and what was expected", "[scenario]") {
+  CHECK(error_of(R"([{"at": "2s", "link": "a", "rate": "fast"}])") ==
+        "dir/t.json: /timeline/0/rate: expected a rate like \"500Mbit\", got \"fast\" (no number at the start)");
+  CHECK_THAT(error_of(R"([{"at": "2s", "link": "zz", "rate": "1Mbit"}])"),
+             Catch::Contains("/timeline/0/link: unknown link \"zz\""));
+  CHECK_THAT(error_of(R"([{"at": "2s", "link": "a", "rate": "1Mbit", "colour": "red"}])"),
+             Catch::Contains("/timeline/0/colour: unknown key; expected one of: at, link"));
+  CHECK_THAT(error_of(R"([{"link": "a", "rate": "1Mbit"}])"),
+             Catch::Contains("/timeline/0/at: missing; expected a duration"));
+  CHECK_THAT(error_of(R"([{"at": "1s", "link": "a"}])"), Catch::Contains("expected exactly one of rate, flow"));
+  CHECK_THAT(error_of(R"([{"at": "1s", "link": "a", "periodic": {"period": "2s", "on": "3s", "rate": "1Mbit"}}])"),
+             Catch::Contains("/timeline/0/periodic/on: expected a duration above 0 and below the period"));
+  CHECK_THAT(error_of(R"([{"at": "1s", "flow": {"from": "n0", "to": "n9"}}])"),
+             Catch::Contains("/timeline/0/flow/to: unknown node \"n9\""));
+  CHECK_THAT(error_of(R"([{"at": "1s", "flow": {"from": "n0", "to": "n1", "protocol": "udp"}}])"),
+             Catch::Contains("a UDP flow needs a rate"));
+  CHECK_THAT(error_of(R"([{"at": "1s", "link": "a", "trace": {"file": "missing.csv"}}])"),
+             Catch::Contains("/timeline/0/trace/file: open(dir/missing.csv): No such file"));
+  CHECK_THAT(error_of("[]", R"(, "loss": "lots")"), Catch::Contains("/links/0/loss: expected a percentage"));
+  CHECK_THAT(error_of("[]", R"(, "preemption": "polite")"), Catch::Contains("/links/0/preemption: expected"));
+  CHECK_THAT(error_of("[]", R"(, "workload_share": 0.5)"),
+             Catch::Contains("only meaningful with \"preemption\": \"split\""));
+  CHECK_THAT(error_of("[]", R"(, "qdisc": "tbf", "delay": "5ms")"), Catch::Contains("use \"htb\""));
+  CHECK_THAT(error_of("{}"), Catch::Contains("/timeline: expected an array, got object"));
+}
+
+TEST_CASE("top-level scenario errors are precise", "[scenario]") {
+  const auto err = [](const std::string& text) { return parse_scenario(text, "s.json", nullptr).error().message; };
+  CHECK_THAT(err("{"), Catch::StartsWith("s.json: ") && Catch::Contains("parse error"));
+  CHECK_THAT(err(R"({"schema": "contend.scenario/2"})"), Catch::Contains("/schema: expected \"contend.scenario/1\""));
+  CHECK_THAT(err(R"({"schema": "contend.scenario/1", "name": "x", "duration": "1s", "nodes": ["n0"], "links": []})"),
+             Catch::Contains("/nodes: expected 2 to 250 nodes"));
+  CHECK_THAT(err(R"({"schema": "contend.scenario/1", "name": "x", "duration": "1s", "nodes": ["n0", "n0"]})"),
+             Catch::Contains("/nodes/1: node \"n0\" is listed twice"));
+  CHECK_THAT(err(R"({"schema": "contend.scenario/1", "name": "x y", "duration": "1s"})"),
+             Catch::Contains("/name: expected"));
+  CHECK_THAT(err(R"({"schema": "contend.scenario/1", "name": "x", "duration": "1s", "nodes": ["n0", "n1"],
+                     "links": [{"name": "l", "from": "n0", "to": "n0", "rate": "1Gbit"}]})"),
+             Catch::Contains("/links/0/to: a link joins two different nodes"));
+}
+
+TEST_CASE("delay or loss on a link means the scenario needs netem", "[scenario]") {
+  auto s = parse("[]", R"(, "delay": "5ms", "loss": "0.1%")");
+  REQUIRE(s.ok());
+  CHECK(s->needs_netem());
+  CHECK(s->links[0].loss_fraction == Approx(0.001));
+  CHECK(s->links[0].delay == std::chrono::milliseconds(5));
+}

@@ -1,0 +1,329 @@
+#include "emu_command.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <climits>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "contend/common/json.h"
+#include "contend/common/units.h"
+#include "contend/emulator/network.h"
+#include "contend/emulator/player.h"
+#include "contend/emulator/run_state.h"
+#include "contend/emulator/topology.h"
+#include "signals.h"
+
+namespace contend::tools {
+namespace {
+
+using namespace contend::emulator;
+
+struct EmuOptions {
+  std::string scenario;
+  std::string run;
+  std::string log;
+  bool keep = false;
+  bool json = false;
+  bool quiet = false;
+};
+
+int fail(const std::string& message) {
+  std::fprintf(stderr, "contend emu: %s\n", message.c_str());
+  return 1;
+}
+
+std::string absolute(const std::string& path) {
+  char buf[PATH_MAX];
+  return ::realpath(path.c_str(), buf) != nullptr ? std::string(buf) : path;
+}
+
+// The run name: --run, else the scenario's name.
+Result<std::string> run_name(const EmuOptions& o, const Scenario* scenario) {
+  const std::string run = !o.run.empty() ? o.run : scenario != nullptr ? scenario->name : "";
+  if (run.empty()) {
+    return make_error(Errc::kInvalidArgument, "name the run: a SCENARIO file or --run NAME");
+  }
+  if (!valid_run_name(run)) {
+    return make_error(Errc::kInvalidArgument, "run name \"" + run +
+                                                  "\": expected 1-24 letters, digits, '-' or '_' "
+                                                  "(it becomes part of namespace names); pass --run");
+  }
+  return run;
+}
+
+int up(const EmuOptions& o) {
+  auto scenario = load_scenario(o.scenario);
+  if (!scenario) {
+    return fail(scenario.error().message);
+  }
+  auto run = run_name(o, &*scenario);
+  if (!run) {
+    return fail(run.error().message);
+  }
+  const auto& stop = install_stop_handlers();
+  const auto start = std::chrono::steady_clock::now();
+  auto net = Network::create(*scenario, *run, &stop);
+  if (!net) {
+    return fail(net.error().message);
+  }
+  if (auto ok = write_run_state({*run, absolute(o.scenario), net->plan().namespaces()}); !ok) {
+    return fail(ok.error().message + " (the network is removed again)");
+  }
+  net->release();
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("run %s is up: %zu nodes, %zu links, in %s; `contend emu down --run %s` removes it\n", run->c_str(),
+              scenario->nodes.size(), scenario->links.size(), format_seconds(took).c_str(), run->c_str());
+  return 0;
+}
+
+int down(const EmuOptions& o) {
+  std::optional<Scenario> scenario;
+  if (!o.scenario.empty()) {
+    auto s = load_scenario(o.scenario);
+    if (!s) {
+      return fail(s.error().message);
+    }
+    scenario = std::move(*s);
+  }
+  auto run = run_name(o, scenario ? &*scenario : nullptr);
+  if (!run) {
+    return fail(run.error().message);
+  }
+  auto state = read_run_state(*run);
+  if (!state) {
+    return fail(state.error().message);
+  }
+  std::vector<std::string> namespaces;
+  if (*state) {
+    namespaces = (*state)->namespaces;
+  } else if (scenario) {
+    namespaces = plan_topology(*scenario, *run).namespaces();
+  }
+  std::size_t removed = 0;
+  for (const std::string& ns : namespaces) {
+    if (netns_exists(ns)) {
+      if (auto ok = remove_netns(ns); !ok) {
+        return fail(ok.error().message);
+      }
+      ++removed;
+    }
+  }
+  if (auto ok = remove_run_state(*run); !ok) {
+    return fail(ok.error().message);
+  }
+  std::printf("run %s: removed %zu namespaces\n", run->c_str(), removed);
+  return 0;
+}
+
+nlohmann::ordered_json status_of(const std::string& run, const Scenario& scenario) {
+  const TopologyPlan plan = plan_topology(scenario, run);
+  nlohmann::ordered_json doc = json_document("emu-status", 1);
+  doc["run"] = run;
+  doc["scenario"] = scenario.source;
+  auto nodes = nlohmann::ordered_json::array();
+  for (const auto& [node, ns] : plan.nodes) {
+    auto addresses = nlohmann::ordered_json::array();
+    for (const auto& l : plan.links) {
+      for (const InterfacePlan* end : {&l.from, &l.to}) {
+        if (end->node == node) {
+          addresses.push_back(
+              {{"ifname", end->ifname}, {"address", end->address}, {"background", end->background_address}});
+        }
+      }
+    }
+    for (const auto& port : plan.switch_ports) {
+      if (port.node == node) {
+        addresses.push_back({{"ifname", port.ifname}, {"address", port.address}});
+      }
+    }
+    nodes.push_back({{"node", node}, {"netns", ns}, {"exists", netns_exists(ns)}, {"interfaces", addresses}});
+  }
+  doc["nodes"] = nodes;
+  std::map<std::string, std::map<std::string, double>> rates;  // link -> node -> rate
+  if (netns_exists(plan.switch_netns)) {
+    if (auto net = Network::attach(scenario, run)) {
+      if (auto samples = net->sample()) {
+        for (const LinkSample& s : *samples) {
+          if (s.stats.name == "link" || s.stats.name == "tbf") {
+            rates[s.link][s.node] = s.stats.rate_bps;
+          }
+        }
+      }
+    }
+  }
+  auto links = nlohmann::ordered_json::array();
+  for (const auto& l : plan.links) {
+    auto ends = nlohmann::ordered_json::array();
+    for (const InterfacePlan* end : {&l.from, &l.to}) {
+      nlohmann::ordered_json e = {{"node", end->node}, {"ifname", end->ifname}, {"address", end->address}};
+      auto it = rates[l.link].find(end->node);
+      e["rate_bps"] = it == rates[l.link].end() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(it->second);
+      ends.push_back(e);
+    }
+    links.push_back({{"link", l.link}, {"ends", ends}});
+  }
+  doc["links"] = links;
+  return doc;
+}
+
+int status(const EmuOptions& o) {
+  std::vector<std::pair<std::string, std::string>> runs;  // run, scenario path
+  if (o.scenario.empty() && o.run.empty()) {
+    for (const std::string& run : list_runs()) {
+      auto state = read_run_state(run);
+      if (state && *state) {
+        runs.emplace_back(run, (*state)->scenario);
+      }
+    }
+  } else {
+    std::string path = o.scenario;
+    std::string run = o.run;
+    if (path.empty()) {
+      auto state = read_run_state(run);
+      if (!state) {
+        return fail(state.error().message);
+      }
+      if (!*state) {
+        return fail("run " + run + " is not up (no state in " + state_dir() + ")");
+      }
+      path = (*state)->scenario;
+    }
+    runs.emplace_back(run, path);
+  }
+  auto all = nlohmann::ordered_json::array();
+  for (auto& [run, path] : runs) {
+    auto scenario = load_scenario(path);
+    if (!scenario) {
+      return fail(scenario.error().message);
+    }
+    auto name = run_name(EmuOptions{path, run, "", false, false, false}, &*scenario);
+    if (!name) {
+      return fail(name.error().message);
+    }
+    all.push_back(status_of(*name, *scenario));
+  }
+  if (o.json) {
+    std::cout << (all.size() == 1 && !(o.scenario.empty() && o.run.empty()) ? all[0] : all).dump(2) << "\n";
+    return 0;
+  }
+  if (all.empty()) {
+    std::printf("no runs are up (state folder %s)\n", state_dir().c_str());
+  }
+  for (const auto& doc : all) {
+    std::printf("run %s (%s)\n", doc["run"].get<std::string>().c_str(), doc["scenario"].get<std::string>().c_str());
+    for (const auto& n : doc["nodes"]) {
+      std::printf("  node %-8s %-28s %s\n", n["node"].get<std::string>().c_str(), n["netns"].get<std::string>().c_str(),
+                  n["exists"].get<bool>() ? "" : "(missing)");
+    }
+    for (const auto& l : doc["links"]) {
+      std::printf("  link %s\n", l["link"].get<std::string>().c_str());
+      for (const auto& e : l["ends"]) {
+        std::printf("    %-8s %-15s %-16s %s\n", e["node"].get<std::string>().c_str(),
+                    e["ifname"].get<std::string>().c_str(), e["address"].get<std::string>().c_str(),
+                    e["rate_bps"].is_null() ? "unshaped" : format_rate(e["rate_bps"].get<double>()).c_str());
+      }
+    }
+  }
+  return 0;
+}
+
+int play_command(const EmuOptions& o) {
+  auto scenario = load_scenario(o.scenario);
+  if (!scenario) {
+    return fail(scenario.error().message);
+  }
+  auto run = run_name(o, &*scenario);
+  if (!run) {
+    return fail(run.error().message);
+  }
+  const auto& stop = install_stop_handlers();
+  auto state = read_run_state(*run);
+  if (!state) {
+    return fail(state.error().message);
+  }
+  const bool was_up = state->has_value();
+  auto net = was_up ? Network::attach(*scenario, *run) : Network::create(*scenario, *run, &stop);
+  if (!net) {
+    return fail(net.error().message);
+  }
+  if (scenario->flow_events() > 0) {
+    std::fprintf(stderr,
+                 "contend emu play: %zu flow events will be logged as skipped: background flows need the "
+                 "flow generator, which is not built yet\n",
+                 scenario->flow_events());
+  }
+  const std::string log_path = o.log.empty() ? *run + "-events.jsonl" : o.log;
+  auto log = EventLog::open(log_path);
+  if (!log) {
+    return fail(log.error().message);
+  }
+  auto report = play(*scenario, *net, *log, stop, PlayerOptions{std::chrono::milliseconds(100), o.quiet});
+  if (o.keep && !was_up) {
+    if (auto ok = write_run_state({*run, absolute(o.scenario), net->plan().namespaces()}); !ok) {
+      return fail(ok.error().message);
+    }
+    net->release();
+  }
+  if (!report) {
+    return fail(report.error().message);
+  }
+  std::fprintf(stderr,
+               "contend emu play: %zu rate changes applied (worst lateness %s), %zu flow events skipped%s; "
+               "log %s%s\n",
+               report->applied, format_seconds(report->max_lateness_s).c_str(), report->skipped_flows,
+               report->stopped ? ", stopped early" : "", log_path.c_str(), was_up || o.keep ? "" : "; network removed");
+  return report->stopped ? 128 + stop_signal() : 0;
+}
+
+}  // namespace
+
+std::function<int()> add_emu_command(CLI::App& app) {
+  auto o = std::make_shared<EmuOptions>();
+  CLI::App* emu = app.add_subcommand("emu",
+                                     "The emulated network of a scenario on this host: namespaces, veth "
+                                     "links shaped with tc (HTB/TBF over netlink), and the scenario player");
+  emu->require_subcommand(1);
+  const auto common = [&](CLI::App* sub, bool scenario_required) {
+    auto* opt = sub->add_option("SCENARIO", o->scenario, "Scenario file (contend.scenario/1, docs/scenario-format.md)");
+    if (scenario_required) {
+      opt->required()->check(CLI::ExistingFile);
+    }
+    sub->add_option("--run", o->run, "Run name (default: the scenario's name); namespaces are contend-<run>-<node>");
+  };
+  CLI::App* up_cmd = emu->add_subcommand("up", "Create and shape the scenario's network, and leave it up");
+  common(up_cmd, true);
+  CLI::App* play_cmd = emu->add_subcommand("play",
+                                           "Play the scenario's timeline (running `up` first when needed; "
+                                           "`down` at the end unless --keep), logging every event");
+  common(play_cmd, true);
+  play_cmd->add_option("--log", o->log,
+                       "Event log, JSON lines contend.events/1 (default <run>-events.jsonl; - for stdout)");
+  play_cmd->add_flag("--keep", o->keep, "Leave the network up at the end");
+  play_cmd->add_flag("--quiet", o->quiet, "No progress lines");
+  CLI::App* down_cmd = emu->add_subcommand("down", "Remove everything a run created, also after a crash");
+  common(down_cmd, false);
+  CLI::App* status_cmd =
+      emu->add_subcommand("status", "List runs that are up, their nodes, interfaces and current rates");
+  common(status_cmd, false);
+  status_cmd->add_flag("--json", o->json, "Print contend.emu-status/1 JSON");
+  return [o, up_cmd, play_cmd, down_cmd, status_cmd] {
+    if (up_cmd->parsed()) {
+      return up(*o);
+    }
+    if (play_cmd->parsed()) {
+      return play_command(*o);
+    }
+    if (down_cmd->parsed()) {
+      return down(*o);
+    }
+    if (status_cmd->parsed()) {
+      return status(*o);
+    }
+    return 2;
+  };
+}
+
+}  // namespace contend::tools

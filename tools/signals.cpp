@@ -1,0 +1,29 @@
+#include "signals.h"
+
+#include <signal.h>
+
+namespace contend::tools {
+namespace {
+std::atomic<bool> g_stop{false};
+volatile sig_atomic_t g_signal = 0;
+void on_signal(int sig) {
+  g_signal = sig;
+  g_stop.store(true);
+}
+}  // namespace
+
+const std::atomic<bool>& install_stop_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = 0;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  return g_stop;
+}
+
+int stop_signal() {
+  return g_signal;
+}
+
+}  // namespace contend::tools
