@@ -249,6 +249,12 @@ int play_command(const EmuOptions& o) {
   if (!net) {
     return fail(net.error().message);
   }
+  if (!was_up) {
+    // Recorded now, so that `contend emu down` can clean up after a crash mid-play.
+    if (auto ok = write_run_state({*run, absolute(o.scenario), net->plan().namespaces()}); !ok) {
+      return fail(ok.error().message);
+    }
+  }
   if (scenario->flow_events() > 0) {
     std::fprintf(stderr,
                  "contend emu play: %zu flow events will be logged as skipped: background flows need the "
@@ -262,10 +268,11 @@ int play_command(const EmuOptions& o) {
   }
   auto report = play(*scenario, *net, *log, stop, PlayerOptions{std::chrono::milliseconds(100), o.quiet});
   if (o.keep && !was_up) {
-    if (auto ok = write_run_state({*run, absolute(o.scenario), net->plan().namespaces()}); !ok) {
-      return fail(ok.error().message);
-    }
     net->release();
+  } else if (!was_up) {
+    if (auto ok = remove_run_state(*run); !ok) {
+      std::fprintf(stderr, "contend emu play: %s\n", ok.error().message.c_str());
+    }
   }
   if (!report) {
     return fail(report.error().message);

@@ -78,6 +78,10 @@ Result<void> Shaper::add_u32(std::uint32_t minor, const std::string& address, bo
     rc = rtnl_u32_set_classid(cls, TC_HANDLE(1, minor));
   }
   if (rc >= 0) {
+    // Without TC_U32_TERMINAL a matching key does not classify (tc's `flowid` sets it too).
+    rc = rtnl_u32_set_cls_terminal(cls);
+  }
+  if (rc >= 0) {
     rc = rtnl_cls_add(sock_.get(), cls, NLM_F_CREATE);
   }
   rtnl_cls_put(cls);

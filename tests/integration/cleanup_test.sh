@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Nothing of a run is left: after down, after SIGINT and SIGTERM to play, after a crash (SIGKILL)
+# followed by down; and a second up of a running run fails without touching it.
+source "$(dirname "$0")/lib.sh"
+need_root
+two_nodes "$tmp/s.json" 100Mbit '[{"at": "1s", "link": "a-b", "rate": "50Mbit"}]' 30s
+"$contend" emu up "$tmp/s.json" >/dev/null
+if "$contend" emu up "$tmp/s.json" 2>"$tmp/err"; then fail "a second up succeeded"; fi
+grep -q "is up already" "$tmp/err" || fail "second up said: $(cat "$tmp/err")"
+[ "$(ls /run/netns | grep -c "^contend-$run-")" -eq 3 ] || fail "the second up disturbed the first"
+"$contend" emu status --run "$run" --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["schema"] == "contend.emu-status/1"
+assert [n["netns"].split("-")[-1] for n in d["nodes"]] == ["a", "b"]
+assert all(e["rate_bps"] == 1e8 for e in d["links"][0]["ends"]), d["links"]' || fail "status --json"
+"$contend" emu down --run "$run" >/dev/null
+no_leftovers
+
+for sig in INT TERM; do
+  "$contend" emu play "$tmp/s.json" --log "$tmp/e.jsonl" --quiet &
+  player=$!
+  pids+=("$player")
+  for _ in $(seq 50); do [ -e "/run/netns/contend-$run-a" ] && break; sleep 0.1; done
+  sleep 1.5
+  kill -"$sig" "$player"
+  rc=0; wait "$player" || rc=$?
+  [ "$rc" -eq $((128 + $(kill -l "$sig"))) ] || fail "play after SIG$sig exited $rc"
+  no_leftovers
+  grep -q '"stopped":true' "$tmp/e.jsonl" || fail "the log does not say the play stopped"
+done
+
+"$contend" emu play "$tmp/s.json" --log "$tmp/e.jsonl" --quiet &
+player=$!
+for _ in $(seq 50); do [ -e "$CONTEND_STATE_DIR/$run.json" ] && break; sleep 0.1; done
+kill -KILL "$player"; wait "$player" || true
+[ -e "/run/netns/contend-$run-a" ] || fail "a killed play left nothing to clean up (test is wrong)"
+"$contend" emu down --run "$run" | grep -q "removed 3 namespaces" || fail "down after a crash"
+no_leftovers

@@ -1,0 +1,56 @@
+# Shared by the [root] integration tests. Each test sources it, calls need_root, and gets a temp
+# folder, a unique run name and a trap that removes the run's namespaces, the iperf3 servers it
+# started (by PID) and the folder, also when the test fails.
+set -euo pipefail
+contend=$1
+tmp=$(mktemp -d /tmp/contend-it-XXXXXX)
+chmod 755 "$tmp"
+run="it$$"
+pids=()
+export CONTEND_STATE_DIR="$tmp/state"
+
+cleanup() {
+  local rc=$?
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  "$contend" emu down --run "$run" >/dev/null 2>&1 || true
+  for ns in $(ls /run/netns 2>/dev/null | grep "^contend-$run-" || true); do
+    echo "cleanup: removing leaked namespace $ns" >&2
+    ip netns del "$ns" || true
+  done
+  rm -rf "$tmp"
+  exit $rc
+}
+trap cleanup EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+skip() { echo "SKIP: $*"; exit 77; }
+need_root() {
+  [ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces and tc)"
+  command -v iperf3 >/dev/null || skip "needs iperf3 (scripts/install-deps.sh installs it)"
+}
+
+# two_nodes FILE RATE [TIMELINE_JSON] [DURATION]: a two-node scenario.
+two_nodes() {
+  cat >"$1" <<JSON
+{"schema": "contend.scenario/1", "name": "$run", "duration": "${4:-10s}", "nodes": ["a", "b"],
+ "links": [{"name": "a-b", "from": "a", "to": "b", "rate": "$2"}],
+ "timeline": ${3:-[]}}
+JSON
+}
+
+# iperf3_goodput SECONDS: TCP goodput a -> b over the workload addresses, bits/s, cubic.
+iperf3_goodput() {
+  ip netns exec "contend-$run-b" iperf3 -s -1 -B 198.18.0.2 -p 5201 >/dev/null 2>&1 &
+  local server=$!
+  pids+=("$server")
+  sleep 0.3
+  ip netns exec "contend-$run-a" iperf3 -c 198.18.0.2 -B 198.18.0.1 -p 5201 -t "$1" -O 1 -C cubic -J \
+    >"$tmp/iperf.json" || fail "iperf3 client failed: $(tail -3 "$tmp/iperf.json")"
+  wait "$server" || true
+  python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_second"])' \
+    "$tmp/iperf.json"
+}
+
+no_leftovers() {
+  ! ls /run/netns 2>/dev/null | grep -q "^contend-$run-" || fail "namespaces left: $(ls /run/netns | grep "^contend-$run-")"
+}

@@ -1,0 +1,155 @@
+// [root] Shaper against the kernel: TBF and cluster mode (one class per peer) on a veth standing
+// in for a NIC, rates changed in place and read back, counters that move with traffic, and
+// removal of everything. Exits 77 (ctest: skipped) without root.
+#define CATCH_CONFIG_RUNNER
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+
+#include "contend/emulator/network.h"
+#include "contend/emulator/shaper.h"
+#include "contend/emulator/topology.h"
+
+using namespace contend;
+using namespace contend::emulator;
+
+namespace {
+Scenario two_nodes(const std::string& name) {
+  Scenario s;
+  s.name = name;
+  s.nodes = {"a", "b"};
+  s.links.push_back({"a-b", "a", "b", 1e9});
+  return s;
+}
+
+NlSocket socket_in(const std::string& ns) {
+  auto fd = open_netns(ns);
+  REQUIRE(fd.ok());
+  auto sock = open_route_socket_in(*fd);
+  REQUIRE(sock.ok());
+  return std::move(*sock);
+}
+
+std::string run_name() { return "sh" + std::to_string(::getpid()); }
+}  // namespace
+
+TEST_CASE("cluster mode shapes each peer address in its own class, changed in place", "[root]") {
+  const std::string run = run_name();
+  auto topo = Topology::create(plan_topology(two_nodes(run), run));
+  REQUIRE(topo.ok());
+  const LinkPlan& l = topo->plan().links[0];
+  auto shaper = Shaper::install_per_peer(socket_in(l.from.netns), l.from.ifname,
+                                         {{"198.18.0.2", 100e6}, {"198.19.0.2", 300e6}}, 10e9);
+  REQUIRE(shaper.ok());
+  REQUIRE(shaper->set_peer_rate(1, 50e6).ok());
+  auto stats = shaper->stats();
+  REQUIRE(stats.ok());
+  REQUIRE(stats->size() == 3);
+  CHECK((*stats)[0].name == "default");
+  CHECK((*stats)[1].name == "peer 198.18.0.2");
+  CHECK((*stats)[1].rate_bps == Approx(100e6));
+  CHECK((*stats)[2].rate_bps == Approx(50e6));
+  // Traffic to the second peer lands in its class.
+  const std::string cmd = "ip netns exec " + l.from.netns +
+                          " bash -c 'for i in 1 2 3 4 5; do echo hello > /dev/udp/198.19.0.2/9; done'";
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  auto after = shaper->stats();
+  REQUIRE(after.ok());
+  CHECK((*after)[2].packets >= 5);
+  CHECK((*after)[1].packets == (*stats)[1].packets);
+}
+
+TEST_CASE("TBF shapes a link and changes its rate in place", "[root]") {
+  const std::string run = run_name();
+  auto topo = Topology::create(plan_topology(two_nodes(run), run));
+  REQUIRE(topo.ok());
+  const LinkPlan& l = topo->plan().links[0];
+  auto shaper = Shaper::install_tbf(socket_in(l.from.netns), l.from.ifname, 200e6);
+  REQUIRE(shaper.ok());
+  REQUIRE(shaper->set_rate(300e6).ok());
+  auto stats = shaper->stats();
+  REQUIRE(stats.ok());
+  REQUIRE(stats->size() == 1);
+  CHECK((*stats)[0].rate_bps == Approx(300e6));
+}
+
+TEST_CASE("a second HTB install on the same interface is refused and the first keeps working", "[root]") {
+  const std::string run = run_name();
+  auto topo = Topology::create(plan_topology(two_nodes(run), run));
+  REQUIRE(topo.ok());
+  const LinkPlan& l = topo->plan().links[0];
+  auto first = Shaper::install_htb(socket_in(l.from.netns), l.from.ifname, 1e9, Preemption::kFair, 0.5, "198.19.0.1",
+                                   std::nullopt);
+  REQUIRE(first.ok());
+  auto second = Shaper::install_htb(socket_in(l.from.netns), l.from.ifname, 1e9, Preemption::kFair, 0.5,
+                                    "198.19.0.1", std::nullopt);
+  REQUIRE_FALSE(second.ok());
+  CHECK_THAT(second.error().message, Catch::Contains("rtnl_qdisc_add(" + l.from.ifname + " root htb 1:)"));
+  REQUIRE(first->set_rate(400e6).ok());
+  auto stats = first->stats();
+  REQUIRE(stats.ok());
+  CHECK((*stats)[0].rate_bps == Approx(400e6));
+  CHECK((*stats)[1].rate_bps == Approx(200e6));  // fair: half each
+}
+
+TEST_CASE("topology creation of a 4-node chain is fast and leaves nothing behind", "[root]") {
+  const std::string run = run_name();
+  Scenario s;
+  s.name = run;
+  s.nodes = {"n0", "n1", "n2", "n3"};
+  for (int i = 0; i < 3; ++i) {
+    s.links.push_back({"l" + std::to_string(i), s.nodes[i], s.nodes[i + 1], 1e9});
+  }
+  const TopologyPlan plan = plan_topology(s, run);
+  {
+    auto net = Network::create(s, run, nullptr);
+    REQUIRE(net.ok());
+    for (const auto& ns : plan.namespaces()) {
+      CHECK(netns_exists(ns));
+    }
+    REQUIRE(net->set_rate("l1", 123e6).ok());
+  }
+  for (const auto& ns : plan.namespaces()) {
+    CHECK_FALSE(netns_exists(ns));
+  }
+}
+
+TEST_CASE("link mode puts traffic from the background address in the background class", "[root]") {
+  const std::string run = run_name();
+  const Scenario s = two_nodes(run);
+  auto net = Network::create(s, run, nullptr);
+  REQUIRE(net.ok());
+  const auto packets = [&](const std::string& cls) {
+    auto samples = net->sample();
+    REQUIRE(samples.ok());
+    for (const LinkSample& x : *samples) {
+      if (x.node == "a" && x.stats.name == cls) {
+        return x.stats.packets;
+      }
+    }
+    FAIL("no class " << cls);
+    return std::uint64_t{0};
+  };
+  const auto send = [&](const char* dst) {
+    const std::string cmd = "ip netns exec " + net->plan().links[0].from.netns +
+                            " bash -c 'for i in $(seq 10); do echo hi > /dev/udp/" + dst + "/9; done'";
+    REQUIRE(std::system(cmd.c_str()) == 0);
+  };
+  const auto bg0 = packets("background");
+  const auto wl0 = packets("workload");
+  send("198.19.0.2");  // routed from 198.19.0.1, the background address
+  CHECK(packets("background") >= bg0 + 10);
+  const auto bg1 = packets("background");
+  send("198.18.0.2");  // from the workload address
+  CHECK(packets("workload") >= wl0 + 10);
+  CHECK(packets("background") == bg1);
+}
+
+int main(int argc, char** argv) {
+  if (::geteuid() != 0) {
+    std::puts("SKIP: needs root (network namespaces and tc)");
+    return 77;
+  }
+  return Catch::Session().run(argc, argv);
+}
