@@ -1,0 +1,150 @@
+// Emulator timing, as root, on a 2-node network it creates and removes:
+//  - rate-change latency in place over netlink (Shaper::set_rate) against forking `tc class
+//    change` for the same class, in the same run: p50, p99 and the ratio;
+//  - player lateness over 1000 rate changes 5 ms apart (applied - scheduled): p50, p99, max;
+//  - creation and removal time of a 4-node chain.
+// Run: build/default/bin/contend_bench_emu   (prints a Markdown table)
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "contend/common/child_process.h"
+#include "contend/emulator/network.h"
+#include "contend/emulator/player.h"
+
+using namespace contend;
+using namespace contend::emulator;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double percentile(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  return v[static_cast<std::size_t>(p * static_cast<double>(v.size() - 1))];
+}
+
+Scenario chain(const std::string& name, int nodes) {
+  Scenario s;
+  s.name = name;
+  s.duration_s = 5.5;
+  for (int i = 0; i < nodes; ++i) {
+    s.nodes.push_back("n" + std::to_string(i));
+  }
+  for (int i = 0; i + 1 < nodes; ++i) {
+    s.links.push_back({"l" + std::to_string(i), s.nodes[i], s.nodes[i + 1], 1e9});
+  }
+  return s;
+}
+
+int fail(const Error& e) {
+  std::fprintf(stderr, "contend_bench_emu: %s\n", e.message.c_str());
+  return 1;
+}
+
+}  // namespace
+
+int main() {
+  if (::geteuid() != 0) {
+    std::fprintf(stderr, "contend_bench_emu: needs root (network namespaces and tc)\n");
+    return 77;
+  }
+  const std::string run = "bench" + std::to_string(::getpid());
+  // Creation and removal of a 4-node chain.
+  std::vector<double> up, down;
+  for (int i = 0; i < 5; ++i) {
+    const auto t0 = Clock::now();
+    auto net = Network::create(chain(run, 4), run, nullptr);
+    if (!net) {
+      return fail(net.error());
+    }
+    const auto t1 = Clock::now();
+    { auto gone = std::move(*net); }
+    const auto t2 = Clock::now();
+    up.push_back(std::chrono::duration<double>(t1 - t0).count());
+    down.push_back(std::chrono::duration<double>(t2 - t1).count());
+  }
+  Scenario s = chain(run, 2);
+  auto net = Network::create(s, run, nullptr);
+  if (!net) {
+    return fail(net.error());
+  }
+  // In-place changes over the warm netlink socket.
+  std::vector<double> nl;
+  for (int i = 0; i < 1000; ++i) {
+    const auto t0 = Clock::now();
+    if (auto ok = net->set_rate("l0", i % 2 == 0 ? 500e6 : 1e9); !ok) {
+      return fail(ok.error());
+    }
+    nl.push_back(std::chrono::duration<double>(Clock::now() - t0).count() / 2);  // two shaped ends
+  }
+  // The same change by forking tc, as scripts do.
+  const std::string ns = net->plan().links[0].from.netns;
+  const std::string ifname = net->plan().links[0].from.ifname;
+  std::vector<double> tc;
+  for (int i = 0; i < 200; ++i) {
+    const std::string rate = i % 2 == 0 ? "500mbit" : "1gbit";
+    const auto t0 = Clock::now();
+    auto child = ChildProcess::spawn({"ip", "netns", "exec", ns, "tc", "class", "change", "dev", ifname, "parent", "1:",
+                                      "classid", "1:1", "htb", "rate", rate, "ceil", rate, "burst", "500000",
+                                      "cburst", "500000"});
+    if (!child) {
+      return fail(child.error());
+    }
+    auto code = child->wait(std::chrono::seconds(10));
+    if (!code || *code != 0) {
+      std::fprintf(stderr, "contend_bench_emu: tc class change failed\n");
+      return 1;
+    }
+    tc.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+  }
+  // Player lateness: 1000 changes 5 ms apart.
+  for (int i = 0; i < 1000; ++i) {
+    Event e;
+    e.at_s = 0.5 + 0.005 * i;
+    e.link = "l0";
+    e.rate_bps = i % 2 == 0 ? 500e6 : 1e9;
+    s.events.push_back(e);
+  }
+  const std::string log_path = "/tmp/" + run + "-events.jsonl";
+  std::vector<double> late;
+  {
+    auto log = EventLog::open(log_path);
+    if (!log) {
+      return fail(log.error());
+    }
+    std::atomic<bool> stop{false};
+    auto report = play(s, *net, *log, stop, PlayerOptions{std::chrono::milliseconds(100), true});
+    if (!report) {
+      return fail(report.error());
+    }
+  }
+  std::ifstream in(log_path);
+  for (std::string line; std::getline(in, line);) {
+    const auto j = nlohmann::json::parse(line);
+    if (j["kind"] == "rate") {
+      late.push_back(j["applied_s"].get<double>() - j["scheduled_s"].get<double>());
+    }
+  }
+  std::remove(log_path.c_str());
+  std::printf("| measure | p50 | p99 | n |\n|---|---|---|---|\n");
+  std::printf("| rate change, netlink in place (one link end: 3 HTB classes) | %.1f us | %.1f us | %zu |\n", 1e6 * percentile(nl, 0.5),
+              1e6 * percentile(nl, 0.99), nl.size());
+  std::printf("| rate change, forking `ip netns exec tc class change` | %.0f us | %.0f us | %zu |\n",
+              1e6 * percentile(tc, 0.5), 1e6 * percentile(tc, 0.99), tc.size());
+  std::printf("| ratio tc / netlink | %.0fx | %.0fx | |\n", percentile(tc, 0.5) / percentile(nl, 0.5),
+              percentile(tc, 0.99) / percentile(nl, 0.99));
+  std::printf("| player lateness (applied - scheduled) | %.0f us | %.0f us | %zu (max %.0f us) |\n",
+              1e6 * percentile(late, 0.5), 1e6 * percentile(late, 0.99), late.size(),
+              1e6 * *std::max_element(late.begin(), late.end()));
+  std::printf("| 4-node chain up (5 namespaces, 7 veth pairs, bridge, 6 HTB trees) | %.1f ms | max %.1f ms | %zu |\n",
+              1e3 * percentile(up, 0.5), 1e3 * *std::max_element(up.begin(), up.end()), up.size());
+  std::printf("| 4-node chain down | %.1f ms | max %.1f ms | %zu |\n", 1e3 * percentile(down, 0.5),
+              1e3 * *std::max_element(down.begin(), down.end()), down.size());
+  return 0;
+}
