@@ -90,9 +90,9 @@ int main() {
   for (int i = 0; i < 200; ++i) {
     const std::string rate = i % 2 == 0 ? "500mbit" : "1gbit";
     const auto t0 = Clock::now();
-    auto child = ChildProcess::spawn({"ip", "netns", "exec", ns, "tc", "class", "change", "dev", ifname, "parent", "1:",
-                                      "classid", "1:1", "htb", "rate", rate, "ceil", rate, "burst", "500000",
-                                      "cburst", "500000"});
+    auto child = ChildProcess::spawn({"ip",   "netns",  "exec",  ns,        "tc",     "class", "change", "dev",
+                                      ifname, "parent", "1:",    "classid", "1:1",    "htb",   "rate",   rate,
+                                      "ceil", rate,     "burst", "500000",  "cburst", "500000"});
     if (!child) {
       return fail(child.error());
     }
@@ -133,8 +133,8 @@ int main() {
   }
   std::remove(log_path.c_str());
   std::printf("| measure | p50 | p99 | n |\n|---|---|---|---|\n");
-  std::printf("| rate change, netlink in place (one link end: 3 HTB classes) | %.1f us | %.1f us | %zu |\n", 1e6 * percentile(nl, 0.5),
-              1e6 * percentile(nl, 0.99), nl.size());
+  std::printf("| rate change, netlink in place (one link end: 3 HTB classes) | %.1f us | %.1f us | %zu |\n",
+              1e6 * percentile(nl, 0.5), 1e6 * percentile(nl, 0.99), nl.size());
   std::printf("| rate change, forking `ip netns exec tc class change` | %.0f us | %.0f us | %zu |\n",
               1e6 * percentile(tc, 0.5), 1e6 * percentile(tc, 0.99), tc.size());
   std::printf("| ratio tc / netlink | %.0fx | %.0fx | |\n", percentile(tc, 0.5) / percentile(nl, 0.5),

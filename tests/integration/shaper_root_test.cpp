@@ -31,7 +31,9 @@ NlSocket socket_in(const std::string& ns) {
   return std::move(*sock);
 }
 
-std::string run_name() { return "sh" + std::to_string(::getpid()); }
+std::string run_name() {
+  return "sh" + std::to_string(::getpid());
+}
 }  // namespace
 
 TEST_CASE("cluster mode shapes each peer address in its own class, changed in place", "[root]") {
@@ -51,8 +53,8 @@ TEST_CASE("cluster mode shapes each peer address in its own class, changed in pl
   CHECK((*stats)[1].rate_bps == Approx(100e6));
   CHECK((*stats)[2].rate_bps == Approx(50e6));
   // Traffic to the second peer lands in its class.
-  const std::string cmd = "ip netns exec " + l.from.netns +
-                          " bash -c 'for i in 1 2 3 4 5; do echo hello > /dev/udp/198.19.0.2/9; done'";
+  const std::string cmd =
+      "ip netns exec " + l.from.netns + " bash -c 'for i in 1 2 3 4 5; do echo hello > /dev/udp/198.19.0.2/9; done'";
   REQUIRE(std::system(cmd.c_str()) == 0);
   auto after = shaper->stats();
   REQUIRE(after.ok());
@@ -82,8 +84,8 @@ TEST_CASE("a second HTB install on the same interface is refused and the first k
   auto first = Shaper::install_htb(socket_in(l.from.netns), l.from.ifname, 1e9, Preemption::kFair, 0.5, "198.19.0.1",
                                    std::nullopt);
   REQUIRE(first.ok());
-  auto second = Shaper::install_htb(socket_in(l.from.netns), l.from.ifname, 1e9, Preemption::kFair, 0.5,
-                                    "198.19.0.1", std::nullopt);
+  auto second = Shaper::install_htb(socket_in(l.from.netns), l.from.ifname, 1e9, Preemption::kFair, 0.5, "198.19.0.1",
+                                    std::nullopt);
   REQUIRE_FALSE(second.ok());
   CHECK_THAT(second.error().message, Catch::Contains("rtnl_qdisc_add(" + l.from.ifname + " root htb 1:)"));
   REQUIRE(first->set_rate(400e6).ok());

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# `contend emu` input errors, no root needed: clear messages, non-zero exit, nothing created.
+# Usage: emu_cli_test.sh PATH/TO/contend SOURCE_DIR
+set -euo pipefail
+contend=$1
+src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export CONTEND_STATE_DIR="$tmp/state"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+expect_error() {  # expect_error PATTERN ARGS...
+  local pattern=$1; shift
+  if "$contend" "$@" >"$tmp/out" 2>"$tmp/err"; then fail "accepted: $*"; fi
+  grep -qF -- "$pattern" "$tmp/err" || fail "for '$*' expected '$pattern' in: $(cat "$tmp/err")"
+}
+"$contend" emu --help | grep -q 'status' || fail "emu --help lists no subcommands"
+expect_error 'File does not exist' emu up "$tmp/none.json"
+printf '{"schema": "contend.scenario/1", "name": "x", "duration": "1s", "nodes": ["a", "b"],
+ "links": [{"name": "l", "from": "a", "to": "b", "rate": "fast"}]}' >"$tmp/bad.json"
+expect_error "$tmp/bad.json: /links/0/rate: expected a rate like \"500Mbit\", got \"fast\"" emu up "$tmp/bad.json"
+expect_error 'name the run' emu down
+expect_error 'run name "has space"' emu down --run "has space"
+expect_error 'is not up' emu status --run nosuchrun
+"$contend" emu status | grep -q 'no runs are up' || fail "status with no runs"
+# Every scenario in the library parses (status of a run that is not up reads and plans it).
+for s in "$src"/emulator/scenarios/*.json; do
+  "$contend" emu status "$s" --run libcheck --json >/dev/null || fail "library scenario $s"
+done
+[ ! -e /run/netns/contend-x-a ] || fail "a failed up created a namespace"
+echo "emu cli: all checks passed"
