@@ -1,0 +1,174 @@
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <mutex>
+#include <thread>
+
+#include "contend/pipeline/worker.h"
+#include "contend/schedule/registry.h"
+#include "contend/schedule/validation.h"
+
+using namespace contend;
+using namespace contend::pipeline;
+
+namespace {
+RunConfig small(const std::string& schedule, int p = 4, int m = 8) {
+  RunConfig c;
+  c.world_size = p;
+  c.microbatches = m;
+  c.iterations = 1;
+  c.schedule = schedule;
+  c.model.hidden = 16;
+  c.model.layers = 8;
+  c.model.microbatch_size = 2;
+  c.model.seq_len = 4;
+  c.executor.timeout = std::chrono::milliseconds(10000);
+  return c;
+}
+
+double max_relative_error(const std::vector<float>& a, const std::vector<float>& b) {
+  REQUIRE(a.size() == b.size());
+  double worst = 0;
+  double scale = 1e-12;
+  for (float v : b) {
+    scale = std::max(scale, static_cast<double>(std::fabs(v)));
+  }
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    worst = std::max(worst, std::fabs(static_cast<double>(a[i]) - b[i]) / scale);
+  }
+  return worst;
+}
+}  // namespace
+
+TEST_CASE("every schedule's gradients and updated weights match a single-process reference", "[pipeline]") {
+  for (const char* spec : {"1f1b", "kfkb:k=2", "kfkb:k=4", "gpipe"}) {
+    for (const char* optimizer : {"sgd", "adam"}) {
+      INFO(spec << " " << optimizer);
+      RunConfig c = small(spec);
+      c.model.optimizer = optimizer;
+      c.executor.optimizer_step = false;
+      auto [reference, loss] = reference_iteration(c.model, c.world_size, c.microbatches, 0);
+      std::mutex mutex;
+      int checked = 0;
+      auto run = run_in_process(c, [&](int rank, ComputeBackend& backend) {
+        const MlpStage* stage = cpu_stage(backend);
+        std::lock_guard<std::mutex> lock(mutex);
+        REQUIRE(stage != nullptr);
+        REQUIRE(stage->num_layers() == 2);
+        for (int l = 0; l < stage->num_layers(); ++l) {
+          for (std::size_t j = 0; j < 4; ++j) {
+            CHECK(max_relative_error(*stage->grads(l)[j], *reference[rank].grads(l)[j]) < 1e-5);
+          }
+        }
+        backend.step();
+        reference[rank].step();
+        for (int l = 0; l < stage->num_layers(); ++l) {
+          for (std::size_t j = 0; j < 4; ++j) {
+            CHECK(max_relative_error(*stage->params(l)[j], *reference[rank].params(l)[j]) < 1e-5);
+          }
+        }
+        if (rank == c.world_size - 1) {
+          CHECK(backend.loss() == Approx(loss).epsilon(1e-6));
+        }
+        ++checked;
+      });
+      REQUIRE(run.ok());
+      CHECK(checked == 4);
+    }
+  }
+}
+
+TEST_CASE("the loss decreases over 50 iterations", "[pipeline]") {
+  RunConfig c = small("kfkb:k=2", 4, 4);
+  c.iterations = 50;
+  c.model.optimizer = "adam";
+  c.model.lr = 0.003;
+  auto run = run_in_process(c);
+  REQUIRE(run.ok());
+  const auto& last = (*run)[3];
+  REQUIRE(last.size() == 50);
+  const double first5 = (last[0].loss + last[1].loss + last[2].loss + last[3].loss + last[4].loss) / 5;
+  const double last5 = (last[45].loss + last[46].loss + last[47].loss + last[48].loss + last[49].loss) / 5;
+  INFO("loss " << first5 << " -> " << last5);
+  CHECK(last5 < 0.5 * first5);
+  CHECK(std::isnan((*run)[0][0].loss));  // only the last stage knows the loss
+}
+
+TEST_CASE("peak activation memory per stage equals the schedule's prediction", "[pipeline]") {
+  for (const char* spec : {"1f1b", "kfkb:k=2", "gpipe"}) {
+    RunConfig c = small(spec);
+    c.backend = "emulated";
+    c.emulated.activation_bytes = 1000;
+    auto run = run_in_process(c);
+    REQUIRE(run.ok());
+    const auto predicted = schedule::peak_inflight(*schedule::make_schedule(spec, 4, 8));
+    for (int r = 0; r < 4; ++r) {
+      INFO(spec << " rank " << r);
+      CHECK((*run)[r][0].peak_held_bytes == 1000u * static_cast<unsigned>(predicted[r]));
+    }
+  }
+}
+
+TEST_CASE("a rank that fails ends the others with an error naming the peer", "[pipeline]") {
+  RunConfig c = small("1f1b");
+  c.backend = "emulated";
+  c.iterations = 1;
+  c.executor.timeout = std::chrono::milliseconds(300);
+  InProcHub hub(4);
+  hub.fail_rank(2, "rank 2 was killed");
+  auto lowered = runtime_schedule(c);
+  REQUIRE(lowered.ok());
+  // Ranks 0 and 1 run; rank 1 gets its activations and then waits for a gradient from rank 2.
+  std::vector<Result<IterationMetrics>> results(2, make_error(Errc::kInternal, "did not run"));
+  std::vector<std::thread> threads;
+  const auto start = std::chrono::steady_clock::now();
+  for (int r = 0; r < 2; ++r) {
+    threads.emplace_back([&, r] {
+      auto backend = make_backend(c, r);
+      auto transport = hub.transport(r);
+      StageExecutor executor(*lowered, r, **backend, *transport, c.executor);
+      results[r] = executor.run_iteration(0);
+      if (!results[r]) {
+        hub.fail_rank(r, "rank " + std::to_string(r) + " failed");
+      }
+    });
+  }
+  for (auto& t : threads) {
+    t.join();
+  }
+  REQUIRE_FALSE(results[1].ok());
+  CHECK_THAT(results[1].error().message, Catch::StartsWith("rank 1, action ") && Catch::Contains("RECV_B") &&
+                                             Catch::Contains("from rank 2: rank 2 was killed"));
+  REQUIRE_FALSE(results[0].ok());
+  CHECK_THAT(results[0].error().message, Catch::Contains("from rank 1: rank 1 failed"));
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(2));
+}
+
+TEST_CASE("a receive that never comes times out naming what it waited for", "[pipeline]") {
+  RunConfig c = small("1f1b", 2, 2);
+  c.backend = "emulated";
+  c.executor.timeout = std::chrono::milliseconds(200);
+  InProcHub hub(2);
+  auto lowered = runtime_schedule(c);
+  auto backend = make_backend(c, 1);
+  auto transport = hub.transport(1);
+  StageExecutor executor(*lowered, 1, **backend, *transport, c.executor);
+  auto m = executor.run_iteration(0);
+  REQUIRE_FALSE(m.ok());
+  CHECK(m.error().code == Errc::kTimeout);
+  CHECK_THAT(m.error().message,
+             Catch::Contains("rank 1, action 0 (1RECV_F0)") &&
+                 Catch::Contains("waiting for activation of micro-batch 0 (iteration 0) from rank 0"));
+}
+
+TEST_CASE("the runtime refuses what it cannot run, saying why", "[pipeline]") {
+  RunConfig c = small("interleaved:v=2");
+  CHECK_THAT(runtime_schedule(c).error().message, Catch::Contains("one stage per rank"));
+  c = small("1f1b");
+  c.model.layers = 2;
+  CHECK_THAT(runtime_schedule(c).error().message, Catch::Contains("cannot fill 4 stages"));
+  c = small("1f1b");
+  c.model.optimizer = "lion";
+  CHECK_THAT(runtime_schedule(c).error().message, Catch::Contains("optimizer must be sgd or adam"));
+  CHECK(schedule_k("kfkb:k=3", 8) == 3);
+  CHECK(schedule_k("gpipe", 8) == 8);
+}

@@ -1,0 +1,60 @@
+#pragma once
+// Compute backends: what one stage does for a forward, a backward and an optimizer step, behind
+// one interface so the executor, transports and metrics are written once.
+//  - cpu: the real model (model.h) with OpenBLAS sgemm; the first stage makes the synthetic
+//    input, the last computes the loss;
+//  - emulated: each forward/backward takes a given duration (sleep or spin) and moves a tensor
+//    of a given size, so 8 or 16 stages fit on 2 cores.
+// The CUDA backend (its own issue) plugs in here. Not thread-safe: one compute thread per stage.
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "contend/common/result.h"
+#include "contend/pipeline/model.h"
+
+namespace contend::pipeline {
+
+class ComputeBackend {
+ public:
+  virtual ~ComputeBackend() = default;
+  // Floats in each activation (and gradient) sent between stages.
+  virtual std::size_t message_floats() const = 0;
+  // `in` is the received activation (ignored on the first stage); `out` receives the activation
+  // to send (unused on the last stage). Both have message_floats() elements.
+  virtual void forward(int iteration, int mb, const std::vector<float>& in, std::vector<float>& out) = 0;
+  // `grad_out` is the received gradient (ignored on the last stage); `grad_in` receives the
+  // gradient to send back (unused on the first stage).
+  virtual void backward(int iteration, int mb, const std::vector<float>& grad_out, std::vector<float>& grad_in) = 0;
+  // Optimizer step at the end of an iteration.
+  virtual void step() = 0;
+  // Last stage: the mean loss of the micro-batches since the last step; NaN elsewhere.
+  virtual double loss() const = 0;
+  // Activation bytes held now (forwards whose backward has not run).
+  virtual std::uint64_t held_bytes() const = 0;
+};
+
+struct EmulatedCompute {
+  std::chrono::nanoseconds forward{0};
+  std::chrono::nanoseconds backward{0};
+  std::uint64_t activation_bytes = 4096;  // tensor sent per micro-batch, each way
+  bool spin = false;                      // busy-wait instead of sleeping (precise, burns a core)
+};
+
+// The real model's stage `stage` of `num_stages`, `microbatches` per iteration. Requires
+// validate_model() to pass. Sets OpenBLAS to one thread (one worker per core).
+std::unique_ptr<ComputeBackend> make_cpu_backend(const ModelConfig& model, int stage, int num_stages, int microbatches);
+std::unique_ptr<ComputeBackend> make_emulated_backend(const EmulatedCompute& config, int stage, int num_stages);
+
+// The model stage inside a cpu backend (for tests comparing weights); nullptr for other backends.
+const MlpStage* cpu_stage(const ComputeBackend& backend);
+
+// The mean forward and backward time of one micro-batch on `stage` of the cpu backend, measured
+// over `repeats` runs: the durations an emulated run uses to stand in for the real model.
+std::pair<std::chrono::nanoseconds, std::chrono::nanoseconds> profile_cpu_backend(const ModelConfig& model, int stage,
+                                                                                  int num_stages, int repeats);
+
+}  // namespace contend::pipeline

@@ -1,0 +1,65 @@
+#pragma once
+// StageExecutor: runs one rank's lowered action list for an iteration on its compute thread:
+// F and B on the backend, SEND_* handed to the transport's sender thread, RECV_* waiting for
+// what the receiver thread has (usually) read already. Holds only in-flight activations (the
+// backend's stash) plus the messages between a receive and its use. Not thread-safe: one executor
+// per rank, driven from one thread.
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "contend/common/result.h"
+#include "contend/pipeline/backend.h"
+#include "contend/pipeline/transport.h"
+#include "contend/schedule/schedule.h"
+#include "contend/sim/simulator.h"
+
+namespace contend::pipeline {
+
+struct IterationMetrics {
+  int rank = 0;
+  int iteration = 0;
+  double start_s = 0;      // steady clock, seconds (the same clock in every process of a host)
+  double iteration_s = 0;  // first action to the end of the optimizer step
+  double compute_s = 0;    // forwards, backwards and the step
+  double send_wait_s = 0;  // handing tensors to the sender and the final flush
+  double recv_wait_s = 0;  // blocked in receives
+  double idle_s = 0;       // the rest
+  std::uint64_t bytes_sent = 0;
+  std::uint64_t peak_held_bytes = 0;  // activation bytes actually held at most
+  double loss = 0;                    // last stage; NaN elsewhere
+};
+
+struct ExecutorOptions {
+  std::chrono::milliseconds timeout{30000};  // a receive waits at most this long
+  bool record_trace = false;                 // keep per-action times (Chrome trace)
+  bool optimizer_step = true;                // false: leave the gradients accumulated (tests)
+};
+
+class StageExecutor {
+ public:
+  // `lowered` must be a validated, lowered schedule with one stage per rank (not interleaved).
+  StageExecutor(const schedule::Schedule& lowered, int rank, ComputeBackend& backend, Transport& transport,
+                ExecutorOptions options);
+
+  // Runs the rank's actions for `iteration`, then the optimizer step. An error names the rank,
+  // the action and the cause: "rank 1, action 4 (1RECV_F2): waiting for activation ...".
+  Result<IterationMetrics> run_iteration(int iteration);
+  // Per-action times so far, in the simulator's trace format (times: steady clock seconds).
+  const std::vector<sim::TraceEvent>& trace() const { return trace_; }
+
+ private:
+  const schedule::Schedule& schedule_;
+  int rank_;
+  ComputeBackend& backend_;
+  Transport& transport_;
+  ExecutorOptions options_;
+  std::vector<sim::TraceEvent> trace_;
+};
+
+// The k of a schedule name: kfkb:k=N -> N, 1f1b -> 1, gpipe -> m; 0 when unknown.
+int schedule_k(const std::string& name, int microbatches);
+
+}  // namespace contend::pipeline

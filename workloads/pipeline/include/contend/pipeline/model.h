@@ -1,0 +1,83 @@
+#pragma once
+// The model a pipeline trains: a stack of residual MLP blocks, y = x + relu(x W1 + b1) W2 + b2,
+// on synthetic data (inputs uniform in [-1, 1] from a fixed seed, targets tanh(x T) of a fixed
+// teacher T), with a mean-squared-error loss at the last stage. Layer l's weights depend only on
+// (seed, l), so any split over stages trains the same model as one process does.
+// MlpStage holds one stage's layers. Not thread-safe: one compute thread per stage.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "contend/common/result.h"
+
+namespace contend::pipeline {
+
+struct ModelConfig {
+  int hidden = 64;                // h: width of the activations between blocks
+  int ffn_mult = 4;               // inner width f = ffn_mult * h
+  int layers = 8;                 // blocks over all stages
+  int microbatch_size = 4;        // sequences per micro-batch
+  int seq_len = 16;               // tokens per sequence
+  std::uint64_t seed = 1234;      // weights, data and teacher
+  std::string optimizer = "sgd";  // "sgd" or "adam"
+  double lr = 0.05;               // learning rate
+  std::vector<int> split;         // layers per stage; empty: as even as possible, earlier stages first
+
+  int tokens() const { return microbatch_size * seq_len; }
+  std::size_t activation_floats() const { return static_cast<std::size_t>(tokens()) * hidden; }
+};
+
+// kInvalidArgument naming the field when sizes are not positive, the optimizer is unknown, or
+// `split` does not have one positive entry per stage summing to `layers`.
+Result<void> validate_model(const ModelConfig& config, int num_stages);
+// The first layer and the layer count of `stage`. Requires validate_model() to pass.
+std::pair<int, int> stage_layers(const ModelConfig& config, int stage, int num_stages);
+
+// Deterministic synthetic data of micro-batch `mb` in `iteration`: input [tokens x h].
+std::vector<float> synthetic_input(const ModelConfig& config, int iteration, int mb);
+// Its target: tanh(input x teacher).
+std::vector<float> synthetic_target(const ModelConfig& config, const std::vector<float>& input);
+
+class MlpStage {
+ public:
+  MlpStage(const ModelConfig& config, int stage, int num_stages);
+
+  // x, y: [tokens x h]. Stashes what backward needs for `mb` until backward(mb).
+  void forward(int mb, const float* x, float* y);
+  // dy: [tokens x h]; writes dx (may be nullptr on the first stage); accumulates weight gradients
+  // in call order and frees the stash of `mb`. Requires forward(mb) first.
+  void backward(int mb, const float* dy, float* dx);
+  // Applies the optimizer to the accumulated gradients and zeroes them.
+  void step();
+
+  int num_layers() const { return static_cast<int>(layers_.size()); }
+  // Parameters and gradients of local layer i, in order W1, b1, W2, b2 (for tests).
+  std::vector<const std::vector<float>*> params(int i) const;
+  std::vector<const std::vector<float>*> grads(int i) const;
+  std::uint64_t stash_bytes() const { return stash_bytes_; }
+  std::uint64_t peak_stash_bytes() const { return peak_stash_bytes_; }
+
+ private:
+  struct Layer {
+    std::vector<float> w1, b1, w2, b2;      // [h x f], [f], [f x h], [h]
+    std::vector<float> gw1, gb1, gw2, gb2;  // gradients
+    std::vector<float> m, v;                // Adam moments, all parameters flattened
+  };
+  ModelConfig config_;
+  std::vector<Layer> layers_;
+  std::map<int, std::vector<float>> stash_;  // per micro-batch: per layer x [T x h] then a [T x f]
+  std::vector<std::vector<float>> free_;     // stash buffers to reuse
+  std::vector<float> scratch_a_, scratch_b_, scratch_c_;
+  std::uint64_t stash_bytes_ = 0;
+  std::uint64_t peak_stash_bytes_ = 0;
+  int steps_ = 0;
+};
+
+// Loss of one micro-batch and its gradient: loss = 0.5 * mean((y - t)^2); dy = (y - t) / (n * m)
+// with n = tokens x h and m micro-batches, so gradients average over the iteration.
+double mse_loss(const std::vector<float>& y, const std::vector<float>& target, int microbatches,
+                std::vector<float>& dy);
+
+}  // namespace contend::pipeline

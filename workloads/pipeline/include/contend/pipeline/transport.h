@@ -1,0 +1,83 @@
+#pragma once
+// Transports move activations and gradients between adjacent stages. Sends are asynchronous
+// (queued to a sender thread, which owns the socket's write side); receives return the message
+// with a given tag, which a receiver thread has usually read already (receives are effectively
+// posted early: the socket is read as soon as data arrives).
+//  - InProcHub: stages as threads of one process (tests);
+//  - TcpTransport (tcp_transport.h): one TCP connection per adjacent pair.
+// Errors name the peer: "rank 2 (198.18.0.6:29500) closed the connection" or
+// "timed out after 30s waiting for activation of micro-batch 3 from rank 1".
+// Thread-safe: send and recv may be called from different threads.
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "contend/common/result.h"
+
+namespace contend::pipeline {
+
+enum class Kind : std::uint8_t { kActivation = 0, kGradient = 1 };
+
+struct Tag {
+  Kind kind = Kind::kActivation;
+  int iteration = 0;
+  int microbatch = 0;
+  friend bool operator<(const Tag& a, const Tag& b) {
+    return std::tie(a.kind, a.iteration, a.microbatch) < std::tie(b.kind, b.iteration, b.microbatch);
+  }
+};
+
+std::string describe(const Tag& tag);  // "activation of micro-batch 3 (iteration 0)"
+
+using Deadline = std::chrono::steady_clock::time_point;
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  // Queues `data` for `peer`; returns at once. Fails when the link to `peer` is broken.
+  virtual Result<void> send(int peer, Tag tag, std::vector<float> data) = 0;
+  // The message `tag` from `peer`, waiting until `deadline` (kTimeout) or until the link breaks.
+  virtual Result<std::vector<float>> recv(int peer, Tag tag, Deadline deadline) = 0;
+  // Blocks until everything queued has been handed to the kernel (or the link broke).
+  virtual Result<void> flush() = 0;
+  virtual std::uint64_t bytes_sent() const = 0;
+};
+
+// Received messages waiting for their receive, per (peer, tag), and the error of each broken
+// peer. Thread-safe.
+class Mailbox {
+ public:
+  void put(int peer, Tag tag, std::vector<float> data);
+  // Marks `peer` broken: receives from it fail with `error` once its queued messages are gone.
+  void fail(int peer, Error error);
+  Result<std::vector<float>> take(int peer, Tag tag, Deadline deadline, const std::string& peer_name);
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::map<std::pair<int, Tag>, std::vector<float>> messages_;
+  std::map<int, Error> broken_;
+};
+
+// Stages of one process talking through shared mailboxes.
+class InProcHub {
+ public:
+  explicit InProcHub(int ranks);
+  // The transport of `rank`; the hub must outlive it.
+  std::unique_ptr<Transport> transport(int rank);
+  // Breaks every link of `rank` (tests of failure handling).
+  void fail_rank(int rank, const std::string& why);
+
+ private:
+  friend class InProcTransport;
+  std::vector<std::unique_ptr<Mailbox>> boxes_;  // boxes_[r]: what rank r receives
+};
+
+}  // namespace contend::pipeline

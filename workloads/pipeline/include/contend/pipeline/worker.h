@@ -1,0 +1,60 @@
+#pragma once
+// A pipeline run: the configuration every rank shares, one worker per rank over TCP
+// (`contend worker`), or every rank as a thread of one process over the in-process transport
+// (tests). Metrics are JSON lines, schema contend.iteration/1 (docs/runtime.md).
+
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "contend/common/result.h"
+#include "contend/pipeline/backend.h"
+#include "contend/pipeline/executor.h"
+#include "contend/pipeline/model.h"
+#include "contend/pipeline/tcp_transport.h"
+#include "contend/schedule/schedule.h"
+
+namespace contend::pipeline {
+
+struct RunConfig {
+  int world_size = 1;
+  int microbatches = 8;
+  int iterations = 10;
+  std::string schedule = "1f1b";  // 1f1b, kfkb:k=N, gpipe
+  std::string backend = "cpu";    // cpu or emulated
+  ModelConfig model;              // cpu backend (and profiling)
+  EmulatedCompute emulated;       // emulated backend
+  bool profile = false;           // emulated: take durations from the cpu backend's profile
+  ExecutorOptions executor;
+};
+
+// The lowered, validated schedule of `config`, or why not (unknown schedule, interleaved, bad
+// model for the world size).
+Result<schedule::Schedule> runtime_schedule(const RunConfig& config);
+
+// The single-process reference of one iteration: every stage's layers run micro-batch by
+// micro-batch in one thread, gradients accumulated in micro-batch order and not applied.
+// Returns the stages and the mean loss.
+std::pair<std::vector<MlpStage>, double> reference_iteration(const ModelConfig& model, int num_stages, int microbatches,
+                                                             int iteration);
+
+// The backend of `rank`.
+Result<std::unique_ptr<ComputeBackend>> make_backend(const RunConfig& config, int rank);
+
+// One JSON line (contend.iteration/1) for `m`.
+std::string metrics_line(const RunConfig& config, const IterationMetrics& m);
+
+// Runs `rank` over TCP for every iteration, calling `on_iteration` after each. Errors name the
+// rank, action and peer.
+Result<void> run_worker(const RunConfig& config, const TcpOptions& tcp,
+                        const std::function<void(const IterationMetrics&)>& on_iteration,
+                        std::vector<sim::TraceEvent>* trace);
+
+// Every rank as a thread of this process over the in-process transport. Returns per rank its
+// metrics of every iteration; `inspect(rank, backend)` runs on each rank's thread at the end.
+Result<std::vector<std::vector<IterationMetrics>>> run_in_process(
+    const RunConfig& config, const std::function<void(int, ComputeBackend&)>& inspect = nullptr);
+
+}  // namespace contend::pipeline

@@ -1,0 +1,468 @@
+#include "contend/pipeline/tcp_transport.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <thread>
+
+#include "contend/common/fd.h"
+#include "contend/common/units.h"
+
+namespace contend::pipeline {
+namespace {
+
+constexpr std::uint32_t kMagic = 0x444E5443;  // "CTND"
+constexpr std::uint8_t kHello = 2;
+constexpr std::uint8_t kBye = 3;
+constexpr std::uint8_t kFlagChecksum = 1;
+
+struct FrameHeader {
+  std::uint32_t magic = kMagic;
+  std::uint8_t kind = 0;
+  std::uint8_t flags = 0;
+  std::uint16_t reserved = 0;
+  std::uint32_t iteration = 0;
+  std::uint32_t microbatch = 0;
+  std::uint64_t bytes = 0;
+  std::uint32_t checksum = 0;
+  std::uint32_t reserved2 = 0;
+};
+static_assert(sizeof(FrameHeader) == 32, "frame header is 32 bytes on the wire");
+
+std::uint32_t fnv1a(const void* data, std::size_t n) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  std::uint32_t h = 2166136261u;
+  for (std::size_t i = 0; i < n; ++i) {
+    h = (h ^ p[i]) * 16777619u;
+  }
+  return h;
+}
+
+Result<void> write_all(int fd, const void* data, std::size_t n) {
+  const char* p = static_cast<const char*>(data);
+  while (n > 0) {
+    const ssize_t w = ::send(fd, p, n, MSG_NOSIGNAL);
+    if (w < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      return errno_error(errno, "send");
+    }
+    p += w;
+    n -= static_cast<std::size_t>(w);
+  }
+  return {};
+}
+
+// Reads exactly n bytes; false on a clean end of stream before the first byte.
+Result<bool> read_all(int fd, void* data, std::size_t n) {
+  char* p = static_cast<char*>(data);
+  std::size_t got = 0;
+  while (got < n) {
+    const ssize_t r = ::recv(fd, p + got, n - got, 0);
+    if (r < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      return errno_error(errno, "recv");
+    }
+    if (r == 0) {
+      if (got == 0) {
+        return false;
+      }
+      return make_error(Errc::kIo, "connection closed in the middle of a frame");
+    }
+    got += static_cast<std::size_t>(r);
+  }
+  return true;
+}
+
+Result<sockaddr_in> resolve(const std::string& endpoint) {
+  auto hp = parse_endpoint(endpoint);
+  if (!hp) {
+    return hp.error();
+  }
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<std::uint16_t>(hp->second));
+  const std::string host = hp->first == "localhost" ? "127.0.0.1" : hp->first;
+  if (::inet_pton(AF_INET, host.c_str(), &a.sin_addr) != 1) {
+    return make_error(Errc::kInvalidArgument,
+                      "peer \"" + endpoint + "\": expected an IPv4 address, got \"" + host + "\"");
+  }
+  return a;
+}
+
+Result<void> tune(int fd, const TcpOptions& o) {
+  const int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &o.socket_buffer_bytes, sizeof o.socket_buffer_bytes);
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &o.socket_buffer_bytes, sizeof o.socket_buffer_bytes);
+  if (::setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, o.congestion.c_str(),
+                   static_cast<socklen_t>(o.congestion.size())) != 0) {
+    std::string available;
+    if (auto text = read_file("/proc/sys/net/ipv4/tcp_available_congestion_control")) {
+      available = *text;
+      while (!available.empty() && available.back() == '\n') {
+        available.pop_back();
+      }
+    }
+    return make_error(Errc::kInvalidArgument, "congestion control \"" + o.congestion + "\": " + std::strerror(errno) +
+                                                  " (available: " + available + ")");
+  }
+  return {};
+}
+
+class Link {
+ public:
+  Link(Fd fd, int peer, std::string name, Mailbox& box, bool checksum)
+      : fd_(std::move(fd)), peer_(peer), name_(std::move(name)), box_(box), checksum_(checksum) {
+    receiver_ = std::thread([this] { receive_loop(); });
+    sender_ = std::thread([this] { send_loop(); });
+  }
+  ~Link() { close(); }
+
+  const std::string& name() const { return name_; }
+
+  Result<void> send(Tag tag, std::vector<float> data) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!send_error_.ok()) {
+      return send_error_;
+    }
+    queue_.push_back({tag, std::move(data)});
+    cv_.notify_all();
+    return {};
+  }
+
+  Result<void> flush() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    cv_.wait(lock, [&] { return (queue_.empty() && !writing_) || !send_error_.ok(); });
+    return send_error_;
+  }
+
+  // Sends the closing frame, waits briefly for the peer's, and stops both threads.
+  void close() {
+    if (closed_.exchange(true)) {
+      return;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+      cv_.notify_all();
+    }
+    sender_.join();  // drains the queue and sends the closing frame
+    ::shutdown(fd_.get(), SHUT_WR);
+    // The peer's receiver sees our bye; once the peer closes too, ours sees its bye and EOF.
+    pollfd p{fd_.get(), POLLIN, 0};
+    for (int i = 0; i < 40 && !peer_done_.load(); ++i) {
+      ::poll(&p, 1, 50);
+    }
+    ::shutdown(fd_.get(), SHUT_RDWR);
+    receiver_.join();
+  }
+
+ private:
+  struct Item {
+    Tag tag;
+    std::vector<float> data;
+  };
+
+  void send_loop() {
+    for (;;) {
+      Item item;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        cv_.wait(lock, [&] { return !queue_.empty() || stopping_; });
+        if (queue_.empty()) {
+          break;
+        }
+        item = std::move(queue_.front());
+        queue_.pop_front();
+        writing_ = true;
+      }
+      FrameHeader h;
+      h.kind = static_cast<std::uint8_t>(item.tag.kind);
+      h.iteration = static_cast<std::uint32_t>(item.tag.iteration);
+      h.microbatch = static_cast<std::uint32_t>(item.tag.microbatch);
+      h.bytes = item.data.size() * sizeof(float);
+      if (checksum_) {
+        h.flags = kFlagChecksum;
+        h.checksum = fnv1a(item.data.data(), h.bytes);
+      }
+      auto ok = write_all(fd_.get(), &h, sizeof h);
+      if (ok) {
+        ok = write_all(fd_.get(), item.data.data(), h.bytes);
+      }
+      std::lock_guard<std::mutex> lock(mutex_);
+      writing_ = false;
+      if (!ok) {
+        send_error_ = make_error(ok.error().code, "sending to " + name_ + ": " + ok.error().message);
+        queue_.clear();
+      }
+      cv_.notify_all();
+      if (!ok) {
+        return;
+      }
+    }
+    FrameHeader bye;
+    bye.kind = kBye;
+    (void)write_all(fd_.get(), &bye, sizeof bye);
+  }
+
+  void receive_loop() {
+    for (;;) {
+      FrameHeader h;
+      auto got = read_all(fd_.get(), &h, sizeof h);
+      if (!got || !*got) {
+        if (!peer_done_.load() && !closed_.load()) {
+          box_.fail(peer_,
+                    make_error(Errc::kIo, name_ + " closed the connection without finishing (it exited or crashed)" +
+                                              (got ? std::string() : ": " + got.error().message)));
+        } else if (!peer_done_.load()) {
+          box_.fail(peer_, make_error(Errc::kIo, "the connection to " + name_ + " is closed"));
+        }
+        return;
+      }
+      if (h.magic != kMagic) {
+        box_.fail(peer_, make_error(Errc::kIo, name_ + " sent a frame without contend's magic"));
+        return;
+      }
+      if (h.kind == kBye) {
+        peer_done_ = true;
+        box_.fail(peer_, make_error(Errc::kIo, name_ + " finished and closed the connection"));
+        continue;
+      }
+      std::vector<float> data(h.bytes / sizeof(float));
+      auto body = read_all(fd_.get(), data.data(), h.bytes);
+      if (!body || !*body) {
+        box_.fail(peer_, make_error(Errc::kIo, name_ + " closed the connection in the middle of a message"));
+        return;
+      }
+      if ((h.flags & kFlagChecksum) != 0 && fnv1a(data.data(), h.bytes) != h.checksum) {
+        box_.fail(peer_, make_error(Errc::kIo, "checksum mismatch in a message from " + name_));
+        return;
+      }
+      box_.put(peer_, Tag{static_cast<Kind>(h.kind), static_cast<int>(h.iteration), static_cast<int>(h.microbatch)},
+               std::move(data));
+    }
+  }
+
+  Fd fd_;
+  int peer_;
+  std::string name_;
+  Mailbox& box_;
+  bool checksum_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<Item> queue_;
+  bool writing_ = false;
+  bool stopping_ = false;
+  Result<void> send_error_;
+  std::atomic<bool> closed_{false};
+  std::atomic<bool> peer_done_{false};
+  std::thread receiver_;
+  std::thread sender_;
+};
+
+class TcpTransport : public Transport {
+ public:
+  Result<void> send(int peer, Tag tag, std::vector<float> data) override {
+    Link* l = link(peer);
+    CONTEND_CHECK(l != nullptr, "send to a rank that is not a neighbour");
+    bytes_ += data.size() * sizeof(float);
+    return l->send(tag, std::move(data));
+  }
+  Result<std::vector<float>> recv(int peer, Tag tag, Deadline deadline) override {
+    Link* l = link(peer);
+    CONTEND_CHECK(l != nullptr, "receive from a rank that is not a neighbour");
+    return box_.take(peer, tag, deadline, l->name());
+  }
+  Result<void> flush() override {
+    for (auto* l : {prev_.get(), next_.get()}) {
+      if (l != nullptr) {
+        if (auto ok = l->flush(); !ok) {
+          return ok;
+        }
+      }
+    }
+    return {};
+  }
+  std::uint64_t bytes_sent() const override { return bytes_; }
+
+  Mailbox box_;
+  int rank_ = 0;
+  std::unique_ptr<Link> prev_;  // to rank - 1
+  std::unique_ptr<Link> next_;  // to rank + 1
+
+ private:
+  Link* link(int peer) { return peer == rank_ - 1 ? prev_.get() : peer == rank_ + 1 ? next_.get() : nullptr; }
+  std::atomic<std::uint64_t> bytes_{0};
+};
+
+std::string peer_name(const TcpOptions& o, int r) {
+  return "rank " + std::to_string(r) + " (" + o.peers[r] + ")";
+}
+
+Result<void> hello(int fd, const TcpOptions& o) {
+  FrameHeader h;
+  h.kind = kHello;
+  h.iteration = static_cast<std::uint32_t>(o.rank);
+  h.microbatch = static_cast<std::uint32_t>(o.world_size);
+  return write_all(fd, &h, sizeof h);
+}
+
+Result<void> expect_hello(int fd, const TcpOptions& o, int from) {
+  FrameHeader h;
+  auto got = read_all(fd, &h, sizeof h);
+  if (!got || !*got || h.magic != kMagic || h.kind != kHello) {
+    return make_error(Errc::kIo, peer_name(o, from) + " did not greet as a contend worker");
+  }
+  if (static_cast<int>(h.iteration) != from || static_cast<int>(h.microbatch) != o.world_size) {
+    return make_error(Errc::kInvalidArgument, "expected rank " + std::to_string(from) + " of " +
+                                                  std::to_string(o.world_size) + ", got rank " +
+                                                  std::to_string(h.iteration) + " of " + std::to_string(h.microbatch) +
+                                                  ": check CONTEND_PEERS");
+  }
+  return {};
+}
+
+Result<Fd> accept_prev(const TcpOptions& o, Deadline deadline) {
+  auto addr = resolve(o.peers[o.rank]);
+  if (!addr) {
+    return addr.error();
+  }
+  Fd listener(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  const int one = 1;
+  ::setsockopt(listener.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (auto ok = tune(listener.get(), o); !ok) {
+    return ok.error();
+  }
+  if (::bind(listener.get(), reinterpret_cast<sockaddr*>(&*addr), sizeof *addr) != 0) {
+    return errno_error(errno, "bind " + o.peers[o.rank]);
+  }
+  if (::listen(listener.get(), 4) != 0) {
+    return errno_error(errno, "listen " + o.peers[o.rank]);
+  }
+  for (;;) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      return make_error(Errc::kTimeout, peer_name(o, o.rank - 1) + " did not connect to " + o.peers[o.rank] +
+                                            " within " +
+                                            format_seconds(std::chrono::duration<double>(o.connect_timeout).count()));
+    }
+    pollfd p{listener.get(), POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 200))) > 0) {
+      Fd fd(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
+      if (!fd.valid()) {
+        continue;
+      }
+      if (auto ok = expect_hello(fd.get(), o, o.rank - 1); !ok) {
+        return ok.error();
+      }
+      if (auto ok = hello(fd.get(), o); !ok) {
+        return ok.error();
+      }
+      return fd;
+    }
+  }
+}
+
+Result<Fd> connect_next(const TcpOptions& o, Deadline deadline) {
+  auto addr = resolve(o.peers[o.rank + 1]);
+  if (!addr) {
+    return addr.error();
+  }
+  std::string last = "no attempt";
+  while (std::chrono::steady_clock::now() < deadline) {
+    Fd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (auto ok = tune(fd.get(), o); !ok) {
+      return ok.error();
+    }
+    if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&*addr), sizeof *addr) == 0) {
+      if (auto ok = hello(fd.get(), o); !ok) {
+        return ok.error();
+      }
+      if (auto ok = expect_hello(fd.get(), o, o.rank + 1); !ok) {
+        return ok.error();
+      }
+      return fd;
+    }
+    last = std::strerror(errno);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return make_error(Errc::kTimeout, "could not connect to " + peer_name(o, o.rank + 1) + " within " +
+                                        format_seconds(std::chrono::duration<double>(o.connect_timeout).count()) +
+                                        " (last attempt: " + last + ")");
+}
+
+}  // namespace
+
+Result<std::pair<std::string, int>> parse_endpoint(const std::string& text) {
+  const auto colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0) {
+    return make_error(Errc::kInvalidArgument, "expected host:port, got \"" + text + "\"");
+  }
+  char* end = nullptr;
+  const long port = std::strtol(text.c_str() + colon + 1, &end, 10);
+  if (*end != '\0' || port < 1 || port > 65535) {
+    return make_error(Errc::kInvalidArgument, "expected a port 1-65535 in \"" + text + "\"");
+  }
+  return std::pair<std::string, int>(text.substr(0, colon), static_cast<int>(port));
+}
+
+Result<std::unique_ptr<Transport>> connect_tcp(const TcpOptions& o) {
+  if (o.world_size < 1 || o.rank < 0 || o.rank >= o.world_size) {
+    return make_error(Errc::kInvalidArgument,
+                      "rank " + std::to_string(o.rank) + " outside a world of " + std::to_string(o.world_size));
+  }
+  if (static_cast<int>(o.peers.size()) != o.world_size) {
+    return make_error(Errc::kInvalidArgument, "the peer list has " + std::to_string(o.peers.size()) +
+                                                  " entries for a world of " + std::to_string(o.world_size));
+  }
+  for (const auto& p : o.peers) {
+    if (auto ok = resolve(p); !ok) {
+      return ok.error();
+    }
+  }
+  auto t = std::make_unique<TcpTransport>();
+  t->rank_ = o.rank;
+  const Deadline deadline = std::chrono::steady_clock::now() + o.connect_timeout;
+  // Accept from the previous rank on a helper thread while connecting to the next, so a chain
+  // comes up in one round whatever order the workers start in.
+  Result<Fd> prev = Fd();
+  std::thread acceptor;
+  if (o.rank > 0) {
+    acceptor = std::thread([&] { prev = accept_prev(o, deadline); });
+  }
+  Result<Fd> next = Fd();
+  if (o.rank + 1 < o.world_size) {
+    next = connect_next(o, deadline);
+  }
+  if (acceptor.joinable()) {
+    acceptor.join();
+  }
+  for (auto* r : {&prev, &next}) {
+    if (!*r) {
+      return r->error();
+    }
+  }
+  if (o.rank > 0) {
+    t->prev_ = std::make_unique<Link>(std::move(*prev), o.rank - 1, peer_name(o, o.rank - 1), t->box_, o.checksum);
+  }
+  if (o.rank + 1 < o.world_size) {
+    t->next_ = std::make_unique<Link>(std::move(*next), o.rank + 1, peer_name(o, o.rank + 1), t->box_, o.checksum);
+  }
+  return std::unique_ptr<Transport>(std::move(t));
+}
+
+}  // namespace contend::pipeline

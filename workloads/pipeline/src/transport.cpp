@@ -1,0 +1,93 @@
+#include "contend/pipeline/transport.h"
+
+#include <atomic>
+
+#include "contend/common/units.h"
+
+namespace contend::pipeline {
+
+std::string describe(const Tag& tag) {
+  return std::string(tag.kind == Kind::kActivation ? "activation" : "gradient") + " of micro-batch " +
+         std::to_string(tag.microbatch) + " (iteration " + std::to_string(tag.iteration) + ")";
+}
+
+void Mailbox::put(int peer, Tag tag, std::vector<float> data) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    messages_[{peer, tag}] = std::move(data);
+  }
+  cv_.notify_all();
+}
+
+void Mailbox::fail(int peer, Error error) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    broken_.emplace(peer, std::move(error));
+  }
+  cv_.notify_all();
+}
+
+Result<std::vector<float>> Mailbox::take(int peer, Tag tag, Deadline deadline, const std::string& peer_name) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  const auto key = std::pair{peer, tag};
+  const auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    auto it = messages_.find(key);
+    if (it != messages_.end()) {
+      std::vector<float> out = std::move(it->second);
+      messages_.erase(it);
+      return out;
+    }
+    if (auto b = broken_.find(peer); b != broken_.end()) {
+      return make_error(b->second.code,
+                        "waiting for " + describe(tag) + " from " + peer_name + ": " + b->second.message);
+    }
+    if (cv_.wait_until(lock, deadline) == std::cv_status::timeout && !messages_.count(key) && !broken_.count(peer)) {
+      return make_error(
+          Errc::kTimeout,
+          "timed out after " +
+              format_seconds(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()) +
+              " waiting for " + describe(tag) + " from " + peer_name);
+    }
+  }
+}
+
+class InProcTransport : public Transport {
+ public:
+  InProcTransport(InProcHub& hub, int rank) : hub_(hub), rank_(rank) {}
+  Result<void> send(int peer, Tag tag, std::vector<float> data) override {
+    bytes_ += data.size() * sizeof(float);
+    hub_.boxes_[peer]->put(rank_, tag, std::move(data));
+    return {};
+  }
+  Result<std::vector<float>> recv(int peer, Tag tag, Deadline deadline) override {
+    return hub_.boxes_[rank_]->take(peer, tag, deadline, "rank " + std::to_string(peer));
+  }
+  Result<void> flush() override { return {}; }
+  std::uint64_t bytes_sent() const override { return bytes_; }
+
+ private:
+  InProcHub& hub_;
+  int rank_;
+  std::atomic<std::uint64_t> bytes_{0};
+};
+
+InProcHub::InProcHub(int ranks) {
+  for (int r = 0; r < ranks; ++r) {
+    boxes_.push_back(std::make_unique<Mailbox>());
+  }
+}
+
+std::unique_ptr<Transport> InProcHub::transport(int rank) {
+  return std::make_unique<InProcTransport>(*this, rank);
+}
+
+void InProcHub::fail_rank(int rank, const std::string& why) {
+  for (int r = 0; r < static_cast<int>(boxes_.size()); ++r) {
+    if (r != rank) {
+      boxes_[r]->fail(rank, make_error(Errc::kIo, why));
+    }
+  }
+}
+
+}  // namespace contend::pipeline
