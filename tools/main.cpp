@@ -7,6 +7,7 @@
 #include "build_info.h"
 #include "emu_command.h"
 #include "sim_command.h"
+#include "worker_command.h"
 
 namespace {
 
@@ -29,6 +30,7 @@ int main(int argc, char** argv) {
     app.add_flag("--version", version, "Print the version and which optional parts (cuda, nccl, dpdk) are built");
     auto run_sim = contend::tools::add_sim_command(app);
     auto run_emu = contend::tools::add_emu_command(app);
+    auto run_worker = contend::tools::add_worker_command(app);
     try {
       app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -43,6 +45,9 @@ int main(int argc, char** argv) {
     }
     if (app.got_subcommand("emu")) {
       return run_emu();
+    }
+    if (app.got_subcommand("worker")) {
+      return run_worker();
     }
     std::cout << app.help();
     return 2;

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# `contend worker` over TCP on loopback (no root): a 4-stage pipeline trains exactly what one
+# process trains (same loss every iteration, within 1e-5) for every schedule; a 2-stage emulated
+# run reports what the schedule predicts; killing one worker ends the others with an error naming
+# it within the timeout, and no worker is left running.
+# Usage: worker_tcp_test.sh PATH/TO/contend
+set -euo pipefail
+contend=$1
+tmp=$(mktemp -d)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done; rm -rf "$tmp"; }
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+base=$((20000 + RANDOM % 20000))
+
+# launch NAME WORLD ARGS...: one worker per rank on loopback; waits; returns non-zero if any failed.
+launch() {
+  local name=$1 world=$2; shift 2
+  local peers="" r rc=0
+  for r in $(seq 0 $((world - 1))); do peers+="${peers:+,}127.0.0.1:$((base + r))"; done
+  base=$((base + world))
+  local mine=()
+  for r in $(seq 0 $((world - 1))); do
+    CONTEND_RANK=$r CONTEND_WORLD_SIZE=$world CONTEND_PEERS=$peers \
+      "$contend" worker --metrics "$tmp/$name.$r.jsonl" --connect-timeout 10s --timeout 10s "$@" 2>"$tmp/$name.$r.err" &
+    mine+=($!); pids+=($!)
+  done
+  for p in "${mine[@]}"; do wait "$p" || rc=1; done
+  return $rc
+}
+
+model=(--hidden 32 --layers 8 --microbatch-size 2 --seq-len 8 --microbatches 8 --iterations 5 --optimizer adam --lr 0.003)
+launch ref 1 "${model[@]}" || fail "single-process run: $(cat "$tmp"/ref.*.err)"
+for schedule in 1f1b kfkb:k=2 kfkb:k=4 gpipe; do
+  launch "p4-$schedule" 4 "${model[@]}" --schedule "$schedule" --checksum || fail "$schedule: $(cat "$tmp"/p4-$schedule.*.err)"
+  python3 - "$tmp/ref.0.jsonl" "$tmp/p4-$schedule.3.jsonl" "$schedule" <<'PY' || fail "$schedule trains a different model"
+import json, sys
+ref = [json.loads(l)["loss"] for l in open(sys.argv[1])]
+got = [json.loads(l)["loss"] for l in open(sys.argv[2])]
+assert len(ref) == len(got) == 5, (ref, got)
+for a, b in zip(ref, got):
+    assert abs(a - b) <= 1e-5 * abs(a), (a, b)
+print(f"{sys.argv[3]}: 4 stages over TCP match one process: loss {got[0]:.6f} -> {got[-1]:.6f}")
+PY
+done
+
+# Emulated compute: peak activation bytes per rank as the schedule predicts (kfkb:k=2, p=2, m=8).
+launch emu 2 --backend emulated --fwd 1ms --activation 64KiB --schedule kfkb:k=2 --microbatches 8 --iterations 3 \
+  || fail "emulated run: $(cat "$tmp"/emu.*.err)"
+python3 - "$tmp" <<'PY' || fail "emulated metrics"
+import json, sys
+for rank, inflight in ((0, 4), (1, 2)):
+    lines = [json.loads(l) for l in open(f"{sys.argv[1]}/emu.{rank}.jsonl")]
+    assert len(lines) == 3 and all(l["schema"] == "contend.iteration/1" for l in lines)
+    assert all(l["peak_activation_bytes"] == inflight * 65536 for l in lines), lines[0]
+    assert all(l["k"] == 2 and l["iteration_s"] > 0.024 for l in lines), lines[0]
+    assert lines[0]["bytes_sent"] == 8 * 65536
+PY
+
+# A killed worker: the others end with an error naming it, within the timeout.
+peers=""; for r in 0 1 2 3; do peers+="${peers:+,}127.0.0.1:$((base + r))"; done
+kill_pids=()
+for r in 0 1 2 3; do
+  "$contend" worker --rank $r --world-size 4 --peers "$peers" --backend emulated --fwd 5ms --iterations 1000 \
+    --timeout 3s 2>"$tmp/kill.$r.err" &
+  kill_pids+=($!); pids+=($!)
+done
+sleep 1.5
+kill -9 "${kill_pids[2]}"
+start=$(date +%s)
+for r in 0 1 3; do
+  if wait "${kill_pids[$r]}"; then fail "rank $r finished although rank 2 was killed"; fi
+done
+took=$(( $(date +%s) - start ))
+[ "$took" -le 8 ] || fail "the others took ${took}s to stop"
+grep -q "rank 2 (127.0.0.1:$((base + 2))) closed the connection" "$tmp/kill.1.err" || fail "rank 1 said: $(cat "$tmp/kill.1.err")"
+grep -q "rank 2" "$tmp/kill.3.err" || fail "rank 3 said: $(cat "$tmp/kill.3.err")"
+grep -q "contend worker 0: rank 0, action" "$tmp/kill.0.err" || fail "rank 0 said: $(cat "$tmp/kill.0.err")"
+for p in "${kill_pids[@]}"; do kill -0 "$p" 2>/dev/null && fail "worker $p still running"; done
+echo "rank 1: $(cat "$tmp/kill.1.err")"
+echo "worker tcp: all checks passed"

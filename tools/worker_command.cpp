@@ -1,0 +1,160 @@
+#include "worker_command.h"
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "contend/common/fd.h"
+#include "contend/common/units.h"
+#include "contend/pipeline/worker.h"
+#include "contend/sim/chrome_trace.h"
+
+namespace contend::tools {
+namespace {
+
+struct WorkerOptions {
+  pipeline::RunConfig run;
+  pipeline::TcpOptions tcp;
+  std::string peers;
+  std::string split;
+  std::string fwd = "10ms";
+  std::string bwd;
+  std::string activation = "1MiB";
+  std::string timeout = "30s";
+  std::string connect_timeout = "30s";
+  std::string metrics;
+  std::string trace;
+  bool spin = false;
+};
+
+template <typename Parse>
+CLI::Validator unit_check(const char* name, Parse parse) {
+  return CLI::Validator(
+      [parse](std::string& text) -> std::string {
+        auto r = parse(text);
+        return r ? std::string() : r.error().message;
+      },
+      name);
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');) {
+    out.push_back(item);
+  }
+  return out;
+}
+
+int fail(int rank, const std::string& message) {
+  std::fprintf(stderr, "contend worker %d: %s\n", rank, message.c_str());
+  return 1;
+}
+
+int run(WorkerOptions& o) {
+  auto& c = o.run;
+  auto& t = o.tcp;
+  t.world_size = c.world_size;
+  t.peers = split_list(o.peers);
+  for (const std::string& n : split_list(o.split)) {
+    c.model.split.push_back(std::atoi(n.c_str()));
+  }
+  const auto fwd = *parse_duration(o.fwd);
+  c.emulated.forward = fwd;
+  c.emulated.backward = o.bwd.empty() ? 2 * fwd : *parse_duration(o.bwd);
+  c.emulated.activation_bytes = *parse_size_bytes(o.activation);
+  c.emulated.spin = o.spin;
+  c.executor.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(*parse_duration(o.timeout));
+  t.connect_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(*parse_duration(o.connect_timeout));
+  std::FILE* metrics = nullptr;
+  if (o.metrics == "-") {
+    metrics = stdout;
+  } else if (!o.metrics.empty()) {
+    metrics = std::fopen(o.metrics.c_str(), "ae");
+    if (metrics == nullptr) {
+      return fail(t.rank, errno_error(errno, "open " + o.metrics).message);
+    }
+  }
+  std::vector<sim::TraceEvent> trace;
+  auto done = pipeline::run_worker(
+      c, t,
+      [&](const pipeline::IterationMetrics& m) {
+        if (metrics != nullptr) {
+          std::fprintf(metrics, "%s\n", pipeline::metrics_line(c, m).c_str());
+          std::fflush(metrics);
+        }
+      },
+      o.trace.empty() ? nullptr : &trace);
+  if (metrics != nullptr && metrics != stdout) {
+    std::fclose(metrics);
+  }
+  if (!done) {
+    return fail(t.rank, done.error().message);
+  }
+  if (!o.trace.empty()) {
+    sim::SimResult r;
+    r.schedule = c.schedule;
+    r.num_ranks = c.world_size;
+    r.trace = std::move(trace);
+    if (auto ok = write_file_atomic(o.trace, sim::chrome_trace_json(r)); !ok) {
+      return fail(t.rank, ok.error().message);
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::function<int()> add_worker_command(CLI::App& app) {
+  auto o = std::make_shared<WorkerOptions>();
+  CLI::App* w = app.add_subcommand("worker", "Run one pipeline stage over TCP (one process per stage)");
+  w->add_option("--rank", o->tcp.rank, "This stage's rank, 0-based")
+      ->envname("CONTEND_RANK")
+      ->required()
+      ->check(CLI::NonNegativeNumber);
+  w->add_option("--world-size", o->run.world_size, "Number of stages")
+      ->envname("CONTEND_WORLD_SIZE")
+      ->required()
+      ->check(CLI::PositiveNumber);
+  w->add_option("--peers", o->peers, "host:port of every rank, comma-separated; each rank listens on its own")
+      ->envname("CONTEND_PEERS")
+      ->required();
+  w->add_option("--schedule", o->run.schedule, "1f1b, kfkb:k=N or gpipe (default 1f1b)");
+  w->add_option("--microbatches", o->run.microbatches, "Micro-batches per iteration (default 8)")
+      ->check(CLI::PositiveNumber);
+  w->add_option("--iterations", o->run.iterations, "Iterations to run (default 10)")->check(CLI::PositiveNumber);
+  w->add_option("--backend", o->run.backend, "cpu (real model, OpenBLAS) or emulated (given durations); default cpu")
+      ->check(CLI::IsMember({"cpu", "emulated"}));
+  w->add_option("--hidden", o->run.model.hidden, "Model width h (default 64)")->check(CLI::PositiveNumber);
+  w->add_option("--ffn-mult", o->run.model.ffn_mult, "Inner width multiple (default 4)")->check(CLI::PositiveNumber);
+  w->add_option("--layers", o->run.model.layers, "Blocks over all stages (default 8)")->check(CLI::PositiveNumber);
+  w->add_option("--split", o->split, "Layers per stage, comma-separated (default: even)");
+  w->add_option("--microbatch-size", o->run.model.microbatch_size, "Sequences per micro-batch (default 4)")
+      ->check(CLI::PositiveNumber);
+  w->add_option("--seq-len", o->run.model.seq_len, "Tokens per sequence (default 16)")->check(CLI::PositiveNumber);
+  w->add_option("--optimizer", o->run.model.optimizer, "sgd or adam (default sgd)")
+      ->check(CLI::IsMember({"sgd", "adam"}));
+  w->add_option("--lr", o->run.model.lr, "Learning rate (default 0.05)");
+  w->add_option("--seed", o->run.model.seed, "Seed of weights and data (default 1234)");
+  w->add_option("--fwd", o->fwd, "emulated: forward time per micro-batch (duration; default 10ms)")
+      ->check(unit_check("DURATION", parse_duration));
+  w->add_option("--bwd", o->bwd, "emulated: backward time (duration; default 2 x --fwd)")
+      ->check(unit_check("DURATION", parse_duration));
+  w->add_option("--activation", o->activation, "emulated: tensor sent per micro-batch, each way (size; default 1MiB)")
+      ->check(unit_check("SIZE", parse_size_bytes));
+  w->add_flag("--spin", o->spin, "emulated: busy-wait instead of sleeping");
+  w->add_flag("--profile", o->run.profile, "emulated: take durations and sizes from profiling the cpu model");
+  w->add_option("--congestion", o->tcp.congestion, "TCP congestion control per socket (default cubic)");
+  w->add_option("--timeout", o->timeout, "Longest wait for a peer's tensor before failing (duration; default 30s)")
+      ->check(unit_check("DURATION", parse_duration));
+  w->add_option("--connect-timeout", o->connect_timeout, "Longest wait for neighbours to come up (default 30s)")
+      ->check(unit_check("DURATION", parse_duration));
+  w->add_flag("--checksum", o->tcp.checksum, "Checksum every tensor on the wire");
+  w->add_option("--metrics", o->metrics, "Append contend.iteration/1 JSON lines to FILE (- for stdout)");
+  w->add_option("--trace", o->trace, "Write a Chrome trace of this rank's actions to FILE");
+  return [o] { return run(*o); };
+}
+
+}  // namespace contend::tools
