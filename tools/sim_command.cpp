@@ -29,6 +29,7 @@ struct SimOptions {
   std::string bandwidth;
   std::string bandwidth_trace;
   std::string latency = "0s";
+  std::string burst = "0";
   std::string json_path;
   std::string csv_path;
   std::string csv_layout = "aligned";
@@ -85,6 +86,7 @@ int run(const SimOptions& o) {
   const std::uint64_t activation = *parse_size_bytes(o.activation);
   sim::LinkModel link;
   link.latency_s = to_seconds(*parse_duration(o.latency));
+  link.burst_bytes = *parse_size_bytes(o.burst);
   if (!o.bandwidth.empty()) {
     const double rate = *parse_rate_bps(o.bandwidth);
     if (rate <= 0) {
@@ -189,6 +191,10 @@ std::function<int()> add_sim_command(CLI::App& app) {
       ->excludes(bw);
   sim->add_option("--latency", o->latency, "Latency added to every transfer (duration; default 0s)")
       ->check(unit_validator("DURATION", parse_duration));
+  sim->add_option("--burst", o->burst,
+                  "Token-bucket depth of every link: bytes that pass at once after it idles, "
+                  "as HTB's burst (size; default 0, a pure rate)")
+      ->check(unit_validator("SIZE", parse_size_bytes));
   sim->add_option("--json", o->json_path,
                   "Write contend.sim/1 JSON to FILE, or - for stdout (the table then goes to stderr)");
   sim->add_option("--csv", o->csv_path,

@@ -69,6 +69,21 @@ double RateTrace::finish_time(double start_s, double bits) const {
   return std::numeric_limits<double>::infinity();
 }
 
+double RateTrace::bits_between(double from_s, double to_s) const {
+  if (!(to_s > from_s)) {
+    return 0;
+  }
+  double bits = 0;
+  for (std::size_t i = 0; i < points_.size(); ++i) {
+    const double start = std::max(from_s, points_[i].time_s);
+    const double end = std::min(to_s, i + 1 < points_.size() ? points_[i + 1].time_s : to_s);
+    if (end > start && points_[i].rate_bps > 0) {
+      bits += points_[i].rate_bps * (end - start);
+    }
+  }
+  return bits;
+}
+
 namespace {
 
 std::string_view trim(std::string_view s) {

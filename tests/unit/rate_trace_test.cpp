@@ -16,6 +16,9 @@ TEST_CASE("finish_time integrates a piecewise-constant rate", "[trace]") {
   CHECK(t->rate_at(2.5) == 0);
   CHECK(t->rate_at(10) == 8e6);
   CHECK(t->finish_time(1.0, 0) == 1.0);
+  CHECK(t->bits_between(0, 1) == Approx(4e6 + 2e6));
+  CHECK(t->bits_between(1.5, 4) == Approx(2e6 + 8e6));
+  CHECK(t->bits_between(2, 1) == 0);
 }
 
 TEST_CASE("a trace that ends at rate 0 never delivers what is left", "[trace]") {

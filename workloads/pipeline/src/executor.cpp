@@ -49,12 +49,16 @@ Result<IterationMetrics> StageExecutor::run_iteration(int iteration) {
     int peer = -1;
     switch (a.op) {
       case Op::kForward:
+        outputs[mb] = transport_.buffer(backend_.message_floats());
         backend_.forward(iteration, mb, inputs[mb], outputs[mb]);
+        transport_.recycle(std::move(inputs[mb]));
         inputs.erase(mb);
         m.peak_held_bytes = std::max(m.peak_held_bytes, backend_.held_bytes());
         break;
       case Op::kBackward:
+        grads_in[mb] = transport_.buffer(backend_.message_floats());
         backend_.backward(iteration, mb, grads_out[mb], grads_in[mb]);
+        transport_.recycle(std::move(grads_out[mb]));
         grads_out.erase(mb);
         break;
       case Op::kSendF:
@@ -97,6 +101,12 @@ Result<IterationMetrics> StageExecutor::run_iteration(int iteration) {
     }
     if (options_.record_trace) {
       trace_.push_back({rank_, lane, a, t0, t1, -1, peer});
+    }
+  }
+  // Tensors that were never sent (the last stage's outputs, the first stage's input gradients).
+  for (auto* left : {&inputs, &outputs, &grads_out, &grads_in}) {
+    for (auto& [mb, buffer] : *left) {
+      transport_.recycle(std::move(buffer));
     }
   }
   const double t_flush = now_s();

@@ -63,6 +63,29 @@ Result<void> write_all(int fd, const void* data, std::size_t n) {
   return {};
 }
 
+// Header and payload in one writev where the kernel takes it all, then the rest.
+Result<void> write_frame(int fd, const FrameHeader& h, const float* payload) {
+  iovec iov[2] = {{const_cast<FrameHeader*>(&h), sizeof h}, {const_cast<float*>(payload), h.bytes}};
+  std::size_t total = sizeof h + h.bytes;
+  std::size_t done = 0;
+  while (done < sizeof h) {
+    msghdr msg{};
+    iov[0].iov_base = reinterpret_cast<char*>(const_cast<FrameHeader*>(&h)) + done;
+    iov[0].iov_len = sizeof h - done;
+    msg.msg_iov = iov;
+    msg.msg_iovlen = 2;
+    const ssize_t w = ::sendmsg(fd, &msg, MSG_NOSIGNAL);
+    if (w < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      return errno_error(errno, "send");
+    }
+    done += static_cast<std::size_t>(w);
+  }
+  return write_all(fd, reinterpret_cast<const char*>(payload) + (done - sizeof h), total - done);
+}
+
 // Reads exactly n bytes; false on a clean end of stream before the first byte.
 Result<bool> read_all(int fd, void* data, std::size_t n) {
   char* p = static_cast<char*>(data);
@@ -105,8 +128,10 @@ Result<sockaddr_in> resolve(const std::string& endpoint) {
 Result<void> tune(int fd, const TcpOptions& o) {
   const int one = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &o.socket_buffer_bytes, sizeof o.socket_buffer_bytes);
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &o.socket_buffer_bytes, sizeof o.socket_buffer_bytes);
+  if (o.socket_buffer_bytes > 0) {
+    ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &o.socket_buffer_bytes, sizeof o.socket_buffer_bytes);
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &o.socket_buffer_bytes, sizeof o.socket_buffer_bytes);
+  }
   if (::setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, o.congestion.c_str(),
                    static_cast<socklen_t>(o.congestion.size())) != 0) {
     std::string available;
@@ -124,8 +149,8 @@ Result<void> tune(int fd, const TcpOptions& o) {
 
 class Link {
  public:
-  Link(Fd fd, int peer, std::string name, Mailbox& box, bool checksum)
-      : fd_(std::move(fd)), peer_(peer), name_(std::move(name)), box_(box), checksum_(checksum) {
+  Link(Fd fd, int peer, std::string name, Mailbox& box, BufferPool& pool, bool checksum)
+      : fd_(std::move(fd)), peer_(peer), name_(std::move(name)), box_(box), pool_(pool), checksum_(checksum) {
     receiver_ = std::thread([this] { receive_loop(); });
     sender_ = std::thread([this] { send_loop(); });
   }
@@ -198,10 +223,8 @@ class Link {
         h.flags = kFlagChecksum;
         h.checksum = fnv1a(item.data.data(), h.bytes);
       }
-      auto ok = write_all(fd_.get(), &h, sizeof h);
-      if (ok) {
-        ok = write_all(fd_.get(), item.data.data(), h.bytes);
-      }
+      auto ok = write_frame(fd_.get(), h, item.data.data());
+      pool_.give(std::move(item.data));
       std::lock_guard<std::mutex> lock(mutex_);
       writing_ = false;
       if (!ok) {
@@ -241,7 +264,7 @@ class Link {
         box_.fail(peer_, make_error(Errc::kIo, name_ + " finished and closed the connection"));
         continue;
       }
-      std::vector<float> data(h.bytes / sizeof(float));
+      std::vector<float> data = pool_.take(h.bytes / sizeof(float));
       auto body = read_all(fd_.get(), data.data(), h.bytes);
       if (!body || !*body) {
         box_.fail(peer_, make_error(Errc::kIo, name_ + " closed the connection in the middle of a message"));
@@ -260,6 +283,7 @@ class Link {
   int peer_;
   std::string name_;
   Mailbox& box_;
+  BufferPool& pool_;
   bool checksum_;
   std::mutex mutex_;
   std::condition_variable cv_;
@@ -297,6 +321,7 @@ class TcpTransport : public Transport {
     return {};
   }
   std::uint64_t bytes_sent() const override { return bytes_; }
+  BufferPool& pool() { return pool_; }
 
   Mailbox box_;
   int rank_ = 0;
@@ -457,10 +482,12 @@ Result<std::unique_ptr<Transport>> connect_tcp(const TcpOptions& o) {
     }
   }
   if (o.rank > 0) {
-    t->prev_ = std::make_unique<Link>(std::move(*prev), o.rank - 1, peer_name(o, o.rank - 1), t->box_, o.checksum);
+    t->prev_ =
+        std::make_unique<Link>(std::move(*prev), o.rank - 1, peer_name(o, o.rank - 1), t->box_, t->pool(), o.checksum);
   }
   if (o.rank + 1 < o.world_size) {
-    t->next_ = std::make_unique<Link>(std::move(*next), o.rank + 1, peer_name(o, o.rank + 1), t->box_, o.checksum);
+    t->next_ =
+        std::make_unique<Link>(std::move(*next), o.rank + 1, peer_name(o, o.rank + 1), t->box_, t->pool(), o.checksum);
   }
   return std::unique_ptr<Transport>(std::move(t));
 }

@@ -11,6 +11,32 @@ std::string describe(const Tag& tag) {
          std::to_string(tag.microbatch) + " (iteration " + std::to_string(tag.iteration) + ")";
 }
 
+std::vector<float> BufferPool::take(std::size_t floats) {
+  std::vector<float> out;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (std::size_t i = free_.size(); i-- > 0;) {
+      if (free_[i].capacity() >= floats) {
+        out = std::move(free_[i]);
+        free_.erase(free_.begin() + static_cast<std::ptrdiff_t>(i));
+        break;
+      }
+    }
+  }
+  out.resize(floats);
+  return out;
+}
+
+void BufferPool::give(std::vector<float> buffer) {
+  if (buffer.capacity() == 0) {
+    return;
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (free_.size() < 256) {
+    free_.push_back(std::move(buffer));
+  }
+}
+
 void Mailbox::put(int peer, Tag tag, std::vector<float> data) {
   {
     std::lock_guard<std::mutex> lock(mutex_);

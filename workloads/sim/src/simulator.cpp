@@ -94,7 +94,8 @@ class Simulation {
       auto [it, inserted] = ids.emplace(std::pair(from, to), static_cast<int>(links_.size()));
       if (inserted) {
         auto o = c_.links.find({from, to});
-        links_.push_back({o == c_.links.end() ? &c_.default_link : &o->second, 0.0, from, to});
+        const LinkModel* model = o == c_.links.end() ? &c_.default_link : &o->second;
+        links_.push_back({model, 0.0, 8.0 * static_cast<double>(model->burst_bytes), from, to});
       }
       return it->second;
     };
@@ -160,7 +161,18 @@ class Simulation {
     const std::uint64_t bytes = fwd ? cost.activation_bytes : cost.gradient_bytes;
     Link& link = links_[fwd ? fwd_link_[a.stage] : bwd_link_[a.stage]];
     const double start = std::max({lane_[r], produced, link.free_s});
-    const double end = link.model->rate.finish_time(start, 8.0 * static_cast<double>(bytes));
+    const double bits = 8.0 * static_cast<double>(bytes);
+    double end = start;
+    if (link.model->burst_bytes == 0) {
+      end = link.model->rate.finish_time(start, bits);
+    } else {
+      // Tokens earned while idle, up to the bucket's depth; what they cover passes at once.
+      const double depth = 8.0 * static_cast<double>(link.model->burst_bytes);
+      link.tokens_bits = std::min(depth, link.tokens_bits + link.model->rate.bits_between(link.free_s, start));
+      const double covered = std::min(bits, link.tokens_bits);
+      link.tokens_bits -= covered;
+      end = link.model->rate.finish_time(start, bits - covered);
+    }
     if (!std::isfinite(end)) {
       return make_error(Errc::kInvalidArgument, s_.name + ": " + schedule::to_string(a) +
                                                     " never arrives: the rate of link " + std::to_string(link.from) +
@@ -272,6 +284,7 @@ class Simulation {
   struct Link {
     const LinkModel* model;
     double free_s;
+    double tokens_bits;  // token bucket (burst_bytes > 0), as of free_s
     int from;
     int to;
   };

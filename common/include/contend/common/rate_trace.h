@@ -30,6 +30,8 @@ class RateTrace {
   // The time at which `bits` sent from `start_s` have crossed the link, integrating the rate.
   // +infinity when the trace ends at rate 0 before they have.
   double finish_time(double start_s, double bits) const;
+  // The bits the link can carry between `from_s` and `to_s` (the integral of the rate).
+  double bits_between(double from_s, double to_s) const;
   bool is_constant() const { return points_.size() == 1; }
 
  private:

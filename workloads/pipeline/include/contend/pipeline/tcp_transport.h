@@ -1,6 +1,6 @@
 #pragma once
 // TCP transport: one connection per adjacent pair of ranks (rank r connects to r+1, retrying
-// until the deadline; r+1 accepts), TCP_NODELAY, large socket buffers, the congestion control set
+// until the deadline; r+1 accepts), TCP_NODELAY, autotuned (large) socket buffers, the congestion control set
 // per socket (TCP_CONGESTION; a namespace's default cannot be changed, and this machine's is
 // bbr). Frames are a 32-byte header (magic, kind, iteration, micro-batch, bytes, optional
 // FNV-1a checksum) and the payload; a sender and a receiver thread per connection.

@@ -38,9 +38,26 @@ std::string describe(const Tag& tag);  // "activation of micro-batch 3 (iteratio
 
 using Deadline = std::chrono::steady_clock::time_point;
 
+// Reusable tensor buffers, so steady-state iterations allocate (and zero, and fault in) nothing.
+// Thread-safe.
+class BufferPool {
+ public:
+  // A buffer of `floats` elements (contents unspecified).
+  std::vector<float> take(std::size_t floats);
+  // Returns a buffer for reuse; the pool keeps at most 256.
+  void give(std::vector<float> buffer);
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::vector<float>> free_;
+};
+
 class Transport {
  public:
   virtual ~Transport() = default;
+  // Buffers for tensors to send, and the way back for received ones once used.
+  std::vector<float> buffer(std::size_t floats) { return pool_.take(floats); }
+  void recycle(std::vector<float> buffer) { pool_.give(std::move(buffer)); }
   // Queues `data` for `peer`; returns at once. Fails when the link to `peer` is broken.
   virtual Result<void> send(int peer, Tag tag, std::vector<float> data) = 0;
   // The message `tag` from `peer`, waiting until `deadline` (kTimeout) or until the link breaks.
@@ -48,6 +65,9 @@ class Transport {
   // Blocks until everything queued has been handed to the kernel (or the link broke).
   virtual Result<void> flush() = 0;
   virtual std::uint64_t bytes_sent() const = 0;
+
+ protected:
+  BufferPool pool_;
 };
 
 // Received messages waiting for their receive, per (peer, tag), and the error of each broken

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Pipeline runtime benchmarks (root: namespaces), each a ratio against a reference measured in the
+# same run. Prints Markdown tables.
+#  1. Transport throughput: 2 workers, gpipe, zero compute, 1/4/64 MiB tensors over one unshaped
+#     veth, against iperf3's single-stream goodput on the same veth.
+#  2. Runtime overhead per action: 4 workers on loopback, zero compute, 64-byte tensors.
+#  3. Fidelity: 4 emulated stages (sleep) through shaped links, measured iteration time against
+#     `contend sim` for the same schedule, durations, sizes and goodput (0.956 x rate).
+# Run: bash bench/runtime_bench.sh build/default/bin/contend
+set -euo pipefail
+contend=$(realpath "${1:-build/default/bin/contend}")
+tmp=$(mktemp -d)
+run=rb$$
+export CONTEND_STATE_DIR=$tmp
+pids=()
+trap 'for p in "${pids[@]}"; do kill $p 2>/dev/null || true; done; "$contend" emu down --run $run >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
+
+scenario() {  # scenario RATE NODES
+  local nodes="" links="" i
+  for i in $(seq 0 $(($2 - 1))); do nodes+="${nodes:+, }\"n$i\""; done
+  for i in $(seq 0 $(($2 - 2))); do links+="${links:+, }{\"name\": \"l$i\", \"from\": \"n$i\", \"to\": \"n$((i + 1))\", \"rate\": \"$1\"}"; done
+  echo "{\"schema\": \"contend.scenario/1\", \"name\": \"$run\", \"duration\": \"1h\", \"nodes\": [$nodes], \"links\": [$links]}" >"$tmp/s.json"
+}
+addr=(198.18.0.1 198.18.0.2 198.18.0.6 198.18.0.10)
+workers() {  # workers NAME WORLD ARGS...: in the namespaces
+  local name=$1 world=$2; shift 2
+  local peers="" r mine=()
+  for r in $(seq 0 $((world - 1))); do peers+="${peers:+,}${addr[$r]}:29500"; done
+  for r in $(seq 0 $((world - 1))); do
+    ip netns exec "contend-$run-n$r" "$contend" worker --rank "$r" --world-size "$world" --peers "$peers" \
+      --metrics "$tmp/$name.$r.jsonl" "$@" &
+    mine+=($!)
+  done
+  for p in "${mine[@]}"; do wait "$p"; done
+}
+median_iteration() {  # median_iteration FILE [SKIP]: median iteration_s after skipping warm-up
+  python3 -c "
+import json, statistics, sys
+v = [json.loads(l)['iteration_s'] for l in open('$1')][${2:-1}:]
+print(statistics.median(v))"
+}
+
+echo "### Transport throughput (one unshaped veth, 2 workers, gpipe, zero compute)"
+echo
+echo "| tensor | contend goodput | iperf3 single stream | ratio |"
+echo "|---|---|---|---|"
+scenario 100Gbit 2
+"$contend" emu up "$tmp/s.json" >/dev/null
+# Unshaped: remove the shaping so the veth runs at CPU speed, as iperf3 sees it.
+for n in 0 1; do ip netns exec "contend-$run-n$n" tc qdisc del dev "c0-n$((1 - n))" root; done
+for size in 1 4 64; do
+  m=$((1024 / size)); [ $m -gt 256 ] && m=256
+  workers "tp$size" 2 --backend emulated --fwd 0s --bwd 0s --activation "${size}MiB" --schedule gpipe \
+    --microbatches $m --iterations 4
+  it=$(median_iteration "$tmp/tp$size.0.jsonl")
+  ip netns exec "contend-$run-n1" iperf3 -s -1 -B 198.18.0.2 -p 5400 >/dev/null 2>&1 & pids+=($!)
+  sleep 0.3
+  ib=$(ip netns exec "contend-$run-n0" iperf3 -c 198.18.0.2 -B 198.18.0.1 -p 5400 -t 3 -O 1 -C cubic -J |
+       python3 -c 'import json,sys; print(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"])')
+  python3 -c "
+ours = 2 * $m * $size * 1048576 * 8 / $it
+print(f'| {$size} MiB | {ours / 1e9:.2f} Gbit/s | {$ib / 1e9:.2f} Gbit/s | {ours / $ib:.2f} |')"
+done
+"$contend" emu down --run $run >/dev/null
+
+echo
+echo "### Runtime overhead per action (loopback, 4 workers, zero compute, 64-byte tensors)"
+echo
+peers=""; for r in 0 1 2 3; do peers+="${peers:+,}127.0.0.1:$((29700 + r))"; done
+mine=()
+for r in 0 1 2 3; do
+  "$contend" worker --rank $r --world-size 4 --peers "$peers" --backend emulated --fwd 0s --bwd 0s \
+    --activation 64B --schedule 1f1b --microbatches 64 --iterations 30 --metrics "$tmp/ov.$r.jsonl" &
+  mine+=($!)
+done
+for p in "${mine[@]}"; do wait "$p"; done
+python3 - "$tmp" <<'PY'
+import json, statistics, sys
+# Rank 1 runs 64 F, 64 B, 64 RECV_F, 64 SEND_F, 64 RECV_B, 64 SEND_B = 384 actions per iteration.
+it = statistics.median(json.loads(l)["iteration_s"] for l in list(open(f"{sys.argv[1]}/ov.1.jsonl"))[5:])
+print("| iteration (median of 25) | actions of rank 1 | per action |")
+print("|---|---|---|")
+print(f"| {it * 1e3:.2f} ms | 384 | {it / 384 * 1e6:.1f} us |")
+PY
+
+echo
+echo "### Fidelity: measured iteration time against the simulator (4 stages, emulated sleep compute)"
+echo
+echo "| link rate | schedule | measured (median) | simulated | measured / simulated |"
+echo "|---|---|---|---|---|"
+for rate in 100Mbit 500Mbit 1Gbit 2Gbit; do
+  scenario "$rate" 4
+  "$contend" emu up "$tmp/s.json" >/dev/null
+  for schedule in 1f1b kfkb:k=2; do
+    workers "fi" 4 --backend emulated --fwd 5ms --bwd 10ms --activation 1MiB --schedule "$schedule" \
+      --microbatches 16 --iterations 6
+    measured=$(median_iteration "$tmp/fi.0.jsonl")
+    rm -f "$tmp"/fi.*.jsonl
+    # The emulator's link as the simulator sees it: goodput 0.956 x rate, HTB's burst
+    # max(4 ms x rate, 192 KiB) of frames, of which 0.956 is payload.
+    read -r goodput burst < <(python3 -c "
+r = {'100Mbit': 100e6, '500Mbit': 500e6, '1Gbit': 1e9, '2Gbit': 2e9}['$rate']
+print(f'{0.956 * r / 1e6:.1f}Mbit', int(0.956 * max(0.004 * r / 8, 192 * 1024)))")
+    sim=$("$contend" sim --stages 4 --microbatches 16 --schedule "$schedule" --fwd 5ms --bwd 10ms --activation 1MiB \
+          --bandwidth "$goodput" --burst "$burst" --latency 100us --json - 2>/dev/null |
+          python3 -c 'import json,sys; print(json.load(sys.stdin)["results"][0]["makespan_s"])')
+    python3 -c "print(f'| $rate | $schedule | {$measured * 1e3:.0f} ms | {$sim * 1e3:.0f} ms | {$measured / $sim:.3f} |')"
+  done
+  "$contend" emu down --run $run >/dev/null
+done
