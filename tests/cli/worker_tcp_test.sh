@@ -46,7 +46,7 @@ done
 
 # Emulated compute: peak activation bytes per rank as the schedule predicts (kfkb:k=2, p=2, m=8).
 launch emu 2 --backend emulated --fwd 1ms --activation 64KiB --schedule kfkb:k=2 --microbatches 8 --iterations 3 \
-  || fail "emulated run: $(cat "$tmp"/emu.*.err)"
+  --trace "$tmp/trace.json" || fail "emulated run: $(cat "$tmp"/emu.*.err)"
 python3 - "$tmp" <<'PY' || fail "emulated metrics"
 import json, sys
 for rank, inflight in ((0, 4), (1, 2)):
@@ -55,6 +55,11 @@ for rank, inflight in ((0, 4), (1, 2)):
     assert all(l["peak_activation_bytes"] == inflight * 65536 for l in lines), lines[0]
     assert all(l["k"] == 2 and l["iteration_s"] > 0.024 for l in lines), lines[0]
     assert lines[0]["bytes_sent"] == 8 * 65536
+# The Chrome trace (the last rank to finish wrote the file): one event per action per iteration.
+trace = json.load(open(f"{sys.argv[1]}/trace.json"))
+events = [e for e in trace["traceEvents"] if e["ph"] == "X"]
+assert len(events) == 3 * 32, len(events)  # each rank: 8 F, 8 B, 8 SEND and 8 RECV per iteration
+assert {e["tid"] for e in events} == {0, 1, 2}
 PY
 
 # A killed worker: the others end with an error naming it, within the timeout.

@@ -160,6 +160,20 @@ TEST_CASE("a receive that never comes times out naming what it waited for", "[pi
                  Catch::Contains("waiting for activation of micro-batch 0 (iteration 0) from rank 0"));
 }
 
+TEST_CASE("emulated stages can take their durations and sizes from the cpu model's profile", "[pipeline]") {
+  RunConfig c = small("1f1b", 2, 4);
+  const auto [fwd, bwd] = profile_cpu_backend(c.model, 0, 2, 3);
+  CHECK(fwd.count() > 0);
+  CHECK(bwd.count() > 0);
+  c.backend = "emulated";
+  c.profile = true;
+  auto run = run_in_process(c);
+  REQUIRE(run.ok());
+  // Rank 0 of 1F1B on 2 stages holds 2 activations of tokens x hidden floats.
+  CHECK((*run)[0][0].peak_held_bytes == 2u * c.model.activation_floats() * sizeof(float));
+  CHECK((*run)[0][0].bytes_sent == 4u * c.model.activation_floats() * sizeof(float));
+}
+
 TEST_CASE("the runtime refuses what it cannot run, saying why", "[pipeline]") {
   RunConfig c = small("interleaved:v=2");
   CHECK_THAT(runtime_schedule(c).error().message, Catch::Contains("one stage per rank"));
