@@ -255,18 +255,13 @@ int play_command(const EmuOptions& o) {
       return fail(ok.error().message);
     }
   }
-  if (scenario->flow_events() > 0) {
-    std::fprintf(stderr,
-                 "contend emu play: %zu flow events will be logged as skipped: background flows need the "
-                 "flow generator, which is not built yet\n",
-                 scenario->flow_events());
-  }
   const std::string log_path = o.log.empty() ? *run + "-events.jsonl" : o.log;
   auto log = EventLog::open(log_path);
   if (!log) {
     return fail(log.error().message);
   }
-  auto report = play(*scenario, *net, *log, stop, PlayerOptions{std::chrono::milliseconds(100), o.quiet});
+  FlowEngine flows(net->plan());
+  auto report = play(*scenario, *net, *log, stop, PlayerOptions{std::chrono::milliseconds(100), o.quiet}, &flows);
   if (o.keep && !was_up) {
     net->release();
   } else if (!was_up) {
@@ -278,9 +273,9 @@ int play_command(const EmuOptions& o) {
     return fail(report.error().message);
   }
   std::fprintf(stderr,
-               "contend emu play: %zu rate changes applied (worst lateness %s), %zu flow events skipped%s; "
+               "contend emu play: %zu rate changes applied (worst lateness %s), %zu flow starts and stops%s; "
                "log %s%s\n",
-               report->applied, format_seconds(report->max_lateness_s).c_str(), report->skipped_flows,
+               report->applied, format_seconds(report->max_lateness_s).c_str(), report->flow_events,
                report->stopped ? ", stopped early" : "", log_path.c_str(), was_up || o.keep ? "" : "; network removed");
   return report->stopped ? 128 + stop_signal() : 0;
 }

@@ -6,6 +6,7 @@
 
 #include "build_info.h"
 #include "emu_command.h"
+#include "flows_command.h"
 #include "sim_command.h"
 #include "worker_command.h"
 
@@ -30,6 +31,7 @@ int main(int argc, char** argv) {
     app.add_flag("--version", version, "Print the version and which optional parts (cuda, nccl, dpdk) are built");
     auto run_sim = contend::tools::add_sim_command(app);
     auto run_emu = contend::tools::add_emu_command(app);
+    auto run_flows = contend::tools::add_flows_command(app);
     auto run_worker = contend::tools::add_worker_command(app);
     try {
       app.parse(argc, argv);
@@ -45,6 +47,9 @@ int main(int argc, char** argv) {
     }
     if (app.got_subcommand("emu")) {
       return run_emu();
+    }
+    if (app.got_subcommand("flows")) {
+      return run_flows();
     }
     if (app.got_subcommand("worker")) {
       return run_worker();

@@ -1,6 +1,7 @@
 #include "contend/emulator/player.h"
 
 #include <algorithm>
+#include <map>
 #include <thread>
 
 #include "contend/common/json.h"
@@ -12,7 +13,7 @@ Result<EventLog> EventLog::open(const std::string& path) {
   if (path == "-") {
     return EventLog(stdout, false);
   }
-  std::FILE* f = std::fopen(path.c_str(), "ae");
+  std::FILE* f = std::fopen(path.c_str(), "we");
   if (f == nullptr) {
     return errno_error(errno, "open event log " + path);
   }
@@ -64,7 +65,16 @@ const char* protocol_name(Protocol p) {
 }  // namespace
 
 Result<PlayReport> play(const Scenario& scenario, LinkControl& net, EventLog& log, const std::atomic<bool>& stop,
-                        const PlayerOptions& options) {
+                        const PlayerOptions& options, FlowEngine* flows) {
+  // Flows never outlive the play, also when it ends early or fails.
+  struct StopFlows {
+    FlowEngine* engine;
+    ~StopFlows() {
+      if (engine != nullptr) {
+        engine->stop_all();
+      }
+    }
+  } stop_flows{flows};
   PlayReport report;
   const double period = std::chrono::duration<double>(options.sample_period).count();
   const auto t0 = Clock::now();
@@ -104,6 +114,27 @@ Result<PlayReport> play(const Scenario& scenario, LinkControl& net, EventLog& lo
                    {"drops", s.stats.drops},
                    {"overlimits", s.stats.overlimits}});
       }
+      if (flows != nullptr) {
+        // One line per flow name: its episodes (each start of a periodic flow) summed.
+        std::map<std::string, FlowStats> by_name;
+        for (const FlowStats& f : flows->stats()) {
+          auto [it, fresh] = by_name.try_emplace(f.name, f);
+          if (!fresh) {
+            it->second.bytes_received += f.bytes_received;
+            it->second.bytes_sent += f.bytes_sent;
+            it->second.running = it->second.running || f.running;
+          }
+        }
+        for (const auto& [name, f] : by_name) {
+          log.write({{"kind", "flow_sample"},
+                     {"t_s", t},
+                     {"flow", name},
+                     {"running", f.running},
+                     {"bytes_received", f.bytes_received},
+                     {"bytes_sent", f.bytes_sent},
+                     {"via", f.via}});
+        }
+      }
       next_sample += period;
       continue;
     }
@@ -126,7 +157,7 @@ Result<PlayReport> play(const Scenario& scenario, LinkControl& net, EventLog& lo
                  {"link", e.link},
                  {"rate_bps", e.rate_bps},
                  {"origin", e.origin}});
-    } else {
+    } else if (flows == nullptr) {
       report.skipped_flows++;
       log.write({{"kind", e.kind == Event::Kind::kFlowStart ? "flow_start" : "flow_stop"},
                  {"scheduled_s", e.at_s},
@@ -137,7 +168,25 @@ Result<PlayReport> play(const Scenario& scenario, LinkControl& net, EventLog& lo
                  {"protocol", protocol_name(e.flow.protocol)},
                  {"origin", e.origin},
                  {"status", "skipped"},
-                 {"reason", "background flows need the flow generator, which is not built yet"}});
+                 {"reason", "no flow generator attached to this play"}});
+    } else {
+      const bool start = e.kind == Event::Kind::kFlowStart;
+      auto ok = start ? flows->start(e.flow) : flows->stop(e.flow.name);
+      if (!ok && start) {
+        return with_context(ok.error(), "event at " + format_seconds(e.at_s) + " (" + e.origin + ")");
+      }
+      report.flow_events++;
+      log.write({{"kind", start ? "flow_start" : "flow_stop"},
+                 {"scheduled_s", e.at_s},
+                 {"applied_s", since(t0)},
+                 {"flow", e.flow.name},
+                 {"from", e.flow.from},
+                 {"to", e.flow.to},
+                 {"protocol", protocol_name(e.flow.protocol)},
+                 {"streams", e.flow.streams},
+                 {"rate_bps", e.flow.rate_bps},
+                 {"origin", e.origin},
+                 {"status", ok ? "applied" : "not running"}});
     }
     if (!options.quiet && since(t0) - last_progress >= 5.0) {
       last_progress = since(t0);

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "contend/common/result.h"
+#include "contend/emulator/flow_engine.h"
 #include "contend/emulator/network.h"
 #include "contend/emulator/scenario.h"
 
@@ -22,7 +23,7 @@ namespace contend::emulator {
 // Thread-safe (one mutex).
 class EventLog {
  public:
-  // Opens (creates or appends to) `path`; "-" writes to stdout. Errors name the path.
+  // Creates (or truncates) `path`; "-" writes to stdout. Errors name the path.
   static Result<EventLog> open(const std::string& path);
   EventLog(EventLog&& other) noexcept : file_(other.file_), owned_(other.owned_) { other.file_ = nullptr; }
   EventLog& operator=(EventLog&&) = delete;
@@ -44,15 +45,17 @@ struct PlayerOptions {
 
 struct PlayReport {
   std::size_t applied = 0;        // rate changes applied
-  std::size_t skipped_flows = 0;  // flow events not runnable yet
+  std::size_t flow_events = 0;    // flow starts and stops applied
+  std::size_t skipped_flows = 0;  // flow events logged but not run (no flow engine)
   double max_lateness_s = 0;      // worst applied - scheduled
   bool stopped = false;           // `stop` ended it early
 };
 
 // Plays `scenario` for its duration against `net`, logging to `log`. Returns early (stopped =
-// true) when `stop` becomes true. Flow events are validated but not runnable until the flow
-// generator lands: they are logged with "status": "skipped" and the reason.
+// true) when `stop` becomes true. Flow events start and stop flows on `flows`, whose counters are
+// sampled with the links' ("flow_sample" lines); without an engine they are logged with
+// "status": "skipped". Every flow is stopped at the end. A flow that cannot start is an error.
 Result<PlayReport> play(const Scenario& scenario, LinkControl& net, EventLog& log, const std::atomic<bool>& stop,
-                        const PlayerOptions& options);
+                        const PlayerOptions& options, FlowEngine* flows = nullptr);
 
 }  // namespace contend::emulator

@@ -1,0 +1,73 @@
+#pragma once
+// The socket flow generator: background TCP and UDP flows between the nodes of a run, the
+// `contend` mode of scenarios. A flow's sink runs in the destination node's namespace and its
+// source in the source node's (each on a thread that entered the namespace with setns: its
+// sockets stay there). Sources bind the link's background address, so the link's HTB filter puts
+// the flow in the background class; between nodes without a direct link the flow crosses the
+// switch, unshaped. TCP: bulk streams, optionally paced (SO_MAX_PACING_RATE), congestion control
+// per socket. UDP: datagrams paced at the rate in user space. Both use epoll; two threads a flow.
+// Thread-safe: start, stop and stats may be called from any thread.
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "contend/common/result.h"
+#include "contend/emulator/scenario.h"
+#include "contend/emulator/topology.h"
+
+namespace contend::emulator {
+
+struct FlowEndpoints {
+  std::string src_netns;
+  std::string dst_netns;
+  std::string src_address;  // "198.19.0.1"
+  std::string dst_address;
+  std::string via;  // the link's name, or "switch"
+};
+
+// Where `flow` runs in `plan`: the background addresses of the link joining its nodes (either
+// direction), else the nodes' switch addresses. kNotFound for an unknown node.
+Result<FlowEndpoints> flow_endpoints(const TopologyPlan& plan, const FlowSpec& flow);
+
+struct FlowStats {
+  std::string name;
+  Protocol protocol = Protocol::kTcp;
+  int streams = 1;
+  double target_bps = 0;  // 0: unlimited
+  std::string via;
+  bool running = false;
+  std::uint64_t bytes_received = 0;  // at the sink
+  std::uint64_t bytes_sent = 0;      // by the source
+  double started_s = 0;              // steady clock
+  double stopped_s = 0;              // 0 while running
+  std::string error;                 // why it stopped early, if it did
+};
+
+class FlowEngine {
+ public:
+  explicit FlowEngine(TopologyPlan plan);
+  ~FlowEngine();  // stops every flow and joins its threads
+  FlowEngine(const FlowEngine&) = delete;
+  FlowEngine& operator=(const FlowEngine&) = delete;
+
+  // Starts `flow`; returns when its sink listens and its source connected. kInvalidArgument when
+  // a flow of that name runs; errors from the namespaces or sockets name the flow.
+  Result<void> start(const FlowSpec& flow);
+  // Stops a running flow (kNotFound otherwise); its counters stay in stats().
+  Result<void> stop(const std::string& name);
+  void stop_all();
+  std::vector<FlowStats> stats() const;
+
+  struct Flow;
+
+ private:
+  TopologyPlan plan_;
+  mutable std::mutex mutex_;
+  std::vector<std::unique_ptr<Flow>> flows_;
+  int next_port_ = 41000;
+};
+
+}  // namespace contend::emulator

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# The socket flow generator: a paced UDP flow reaches its target within 5% on an unshaped path; a
+# TCP background flow from the generator takes its configured share of a 1 Gbit/s link from a
+# foreground iperf3 flow (the independent measurement) within 10% under each HTB arrangement; the
+# player starts and stops flows from a scenario's timeline; nothing is left running.
+source "$(dirname "$0")/lib.sh"
+need_root
+
+# (a) UDP at 300 Mbit/s from a to c: no direct link, so through the switch, unshaped.
+cat >"$tmp/s.json" <<JSON
+{"schema": "contend.scenario/1", "name": "$run", "duration": "10s", "nodes": ["a", "b", "c"],
+ "links": [{"name": "a-b", "from": "a", "to": "b", "rate": "1Gbit"}, {"name": "b-c", "from": "b", "to": "c", "rate": "1Gbit"}]}
+JSON
+cat >"$tmp/udp.json" <<'JSON'
+{"schema": "contend.flow-job/1", "duration": "3s",
+ "flows": [{"name": "u", "from": "a", "to": "c", "protocol": "udp", "rate": "300Mbit"}]}
+JSON
+"$contend" emu up "$tmp/s.json" >/dev/null
+"$contend" flows "$tmp/udp.json" --run "$run" --report "$tmp/udp.jsonl" --quiet
+python3 - "$tmp/udp.jsonl" <<'PY' || fail "UDP pacing"
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+assert all(l["schema"] == "contend.flows/1" for l in lines)
+assert sum(1 for l in lines if l["kind"] == "sample") >= 25, "no samples every 100 ms"
+f = lines[-1]["flows"][0]
+print(f"UDP target 300 Mbit/s, received {f['achieved_bps'] / 1e6:.1f} Mbit/s via {f['via']}")
+assert f["via"] == "switch" and abs(f["achieved_bps"] / 300e6 - 1) <= 0.05, f
+PY
+"$contend" emu down --run "$run" >/dev/null
+
+# (b) TCP background (the generator) against a foreground iperf3 flow, per HTB arrangement.
+cat >"$tmp/bg.json" <<'JSON'
+{"schema": "contend.flow-job/1", "duration": "5s",
+ "flows": [{"name": "bg", "from": "a", "to": "b", "protocol": "tcp", "streams": 1, "congestion": "cubic"}]}
+JSON
+for policy in background-first fair split; do
+  extra=""
+  [ "$policy" = split ] && extra=', "workload_share": 0.7'
+  cat >"$tmp/s.json" <<JSON
+{"schema": "contend.scenario/1", "name": "$run", "duration": "10s", "nodes": ["a", "b"],
+ "links": [{"name": "a-b", "from": "a", "to": "b", "rate": "1Gbit", "preemption": "$policy"$extra}]}
+JSON
+  "$contend" emu up "$tmp/s.json" >/dev/null
+  ip netns exec "contend-$run-b" iperf3 -s -1 -B 198.18.0.2 -p 5501 >/dev/null 2>&1 & pids+=($!)
+  "$contend" flows "$tmp/bg.json" --run "$run" --report "$tmp/bg.jsonl" --quiet &
+  flows=$!; pids+=($flows)
+  sleep 0.5
+  ip netns exec "contend-$run-a" iperf3 -c 198.18.0.2 -B 198.18.0.1 -p 5501 -t 3 -O 1 -C cubic -J >"$tmp/fg.json"
+  wait $flows
+  "$contend" emu down --run "$run" >/dev/null
+  python3 - "$policy" "$tmp/fg.json" "$tmp/bg.jsonl" <<'PY' || fail "$policy"
+import json, sys
+policy = sys.argv[1]
+fg = json.load(open(sys.argv[2]))["end"]["sum_received"]["bits_per_second"]
+samples = [json.loads(l) for l in open(sys.argv[3]) if '"sample"' in l]
+# The background's rate over the same seconds iperf3 measured (its 2nd to 4th second of the job).
+window = [s for s in samples if 1.5 <= s["t_s"] <= 3.5]
+bg = 8 * (window[-1]["bytes_received"] - window[0]["bytes_received"]) / (window[-1]["t_s"] - window[0]["t_s"])
+share = bg / (fg + bg)
+print(f"{policy}: foreground iperf3 {fg / 1e6:.0f} Mbit/s, background generator {bg / 1e6:.0f} Mbit/s, background share {share:.3f}")
+expected = {"background-first": 1.0, "fair": 0.5, "split": 0.3}[policy]
+assert abs(share - expected) <= 0.10, (share, expected)
+PY
+  no_leftovers
+done
+
+# (c) The player runs a scenario's flows: on 1 s of every 2 s, through the background class.
+cat >"$tmp/s.json" <<JSON
+{"schema": "contend.scenario/1", "name": "$run", "duration": "4s", "nodes": ["a", "b"],
+ "links": [{"name": "a-b", "from": "a", "to": "b", "rate": "500Mbit"}],
+ "timeline": [{"at": "0.5s", "periodic": {"period": "2s", "on": "1s", "flow": {"name": "p", "from": "a", "to": "b", "rate": "100Mbit"}}}]}
+JSON
+"$contend" emu play "$tmp/s.json" --log "$tmp/events.jsonl" --quiet
+python3 - "$tmp/events.jsonl" <<'PY' || fail "player flows"
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+starts = [l for l in lines if l["kind"] == "flow_start"]
+stops = [l for l in lines if l["kind"] == "flow_stop"]
+assert len(starts) == 2 and len(stops) == 2 and all(l["status"] == "applied" for l in starts + stops), starts + stops
+got = max(l["bytes_received"] for l in lines if l["kind"] == "flow_sample")
+bg = [l for l in lines if l["kind"] == "sample" and l["node"] == "a" and l["class"] == "background"]
+grew = bg[-1]["bytes"] - bg[0]["bytes"]
+print(f"player flow: {got / 1e6:.1f} MB received; background class carried {grew / 1e6:.1f} MB")
+# Two 1 s episodes at 100 Mbit/s: about 25 MB, all of it in the background class.
+assert 20e6 < got < 30e6 and grew >= 0.95 * got, (got, grew)
+PY
+no_leftovers
+pgrep -f "contend (flows|emu)" >/dev/null && fail "contend processes left running" || true
