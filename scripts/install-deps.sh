@@ -9,6 +9,8 @@ packages=(
   g++ cmake ninja-build pkg-config git python3
   # libraries (ARCHITECTURE.md, Dependencies)
   nlohmann-json3-dev libcli11-dev catch2 libbenchmark-dev libnl-3-dev libnl-route-3-dev libopenblas-dev
+  # the DPDK flow source (CONTEND_WITH_DPDK, on in the presets)
+  libdpdk-dev
   # integration tests: namespaces (ip, only in tests), an independent rate measurement, setpriv
   iproute2 iperf3 util-linux
 )

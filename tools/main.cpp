@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "build_info.h"
+#include "dpdk_command.h"
 #include "emu_command.h"
 #include "flows_command.h"
 #include "sim_command.h"
@@ -32,6 +33,7 @@ int main(int argc, char** argv) {
     auto run_sim = contend::tools::add_sim_command(app);
     auto run_emu = contend::tools::add_emu_command(app);
     auto run_flows = contend::tools::add_flows_command(app);
+    auto run_dpdk = contend::tools::add_dpdk_command(app);
     auto run_worker = contend::tools::add_worker_command(app);
     try {
       app.parse(argc, argv);
@@ -50,6 +52,9 @@ int main(int argc, char** argv) {
     }
     if (app.got_subcommand("flows")) {
       return run_flows();
+    }
+    if (app.got_subcommand("dpdk-source")) {
+      return run_dpdk();
     }
     if (app.got_subcommand("worker")) {
       return run_worker();

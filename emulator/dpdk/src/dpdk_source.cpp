@@ -1,0 +1,143 @@
+#include "contend/emulator/dpdk_source.h"
+
+#include <arpa/inet.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_ip.h>
+#include <rte_mbuf.h>
+#include <rte_udp.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "contend/emulator/netns.h"
+
+namespace contend::emulator {
+namespace {
+
+Error dpdk_error(const std::string& what) {
+  return make_error(Errc::kUnsupported, what + ": " + rte_strerror(rte_errno));
+}
+
+void fill_frame(rte_mbuf* m, const rte_ether_addr& src_mac, std::uint32_t src_ip, std::uint32_t dst_ip,
+                std::uint16_t frame_bytes) {
+  char* p = rte_pktmbuf_append(m, frame_bytes);
+  std::memset(p, 0, frame_bytes);
+  auto* eth = reinterpret_cast<rte_ether_hdr*>(p);
+  std::memset(&eth->dst_addr, 0xff, sizeof eth->dst_addr);  // broadcast: no ARP needed
+  eth->src_addr = src_mac;
+  eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+  auto* ip = reinterpret_cast<rte_ipv4_hdr*>(eth + 1);
+  ip->version_ihl = 0x45;
+  ip->total_length = rte_cpu_to_be_16(static_cast<std::uint16_t>(frame_bytes - sizeof(rte_ether_hdr)));
+  ip->time_to_live = 64;
+  ip->next_proto_id = IPPROTO_UDP;
+  ip->src_addr = src_ip;
+  ip->dst_addr = dst_ip;
+  ip->hdr_checksum = rte_ipv4_cksum(ip);
+  auto* udp = reinterpret_cast<rte_udp_hdr*>(ip + 1);
+  udp->src_port = rte_cpu_to_be_16(40000);
+  udp->dst_port = rte_cpu_to_be_16(9);  // discard
+  udp->dgram_len =
+      rte_cpu_to_be_16(static_cast<std::uint16_t>(frame_bytes - sizeof(rte_ether_hdr) - sizeof(rte_ipv4_hdr)));
+}
+
+}  // namespace
+
+Result<DpdkSourceReport> run_dpdk_source(const DpdkSourceOptions& o) {
+  if (o.frame_bytes < 64 || o.frame_bytes > 1514) {
+    return make_error(Errc::kInvalidArgument,
+                      "frame size must be 64..1514 bytes, got " + std::to_string(o.frame_bytes));
+  }
+  in_addr src{}, dst{};
+  if (::inet_pton(AF_INET, o.src_address.c_str(), &src) != 1 ||
+      ::inet_pton(AF_INET, o.dst_address.c_str(), &dst) != 1) {
+    return make_error(Errc::kInvalidArgument,
+                      "expected IPv4 addresses, got " + o.src_address + " and " + o.dst_address);
+  }
+  if (!o.netns.empty()) {
+    // EAL's threads and the af_packet socket inherit the namespace of this thread.
+    auto fd = open_netns(o.netns);
+    if (!fd) {
+      return fd.error();
+    }
+    if (::setns(fd->get(), CLONE_NEWNET) != 0) {
+      return errno_error(errno, "setns " + o.netns);
+    }
+  }
+  const std::string prefix = "--file-prefix=contend-" + std::to_string(::getpid());
+  const std::string vdev = "--vdev=net_af_packet0,iface=" + o.iface + ",qdisc_bypass=0";
+  std::vector<std::string> args = {"contend-dpdk",     "--no-huge", "--no-pci", "-m", "1024",
+                                   "--no-shconf",      prefix,      vdev,       "-l", "0",
+                                   "--log-level=error"};
+  std::vector<char*> argv;
+  for (auto& a : args) {
+    argv.push_back(a.data());
+  }
+  if (rte_eal_init(static_cast<int>(argv.size()), argv.data()) < 0) {
+    return dpdk_error("rte_eal_init (" + vdev + ")");
+  }
+  struct Cleanup {
+    ~Cleanup() { rte_eal_cleanup(); }
+  } cleanup;
+  if (rte_eth_dev_count_avail() < 1) {
+    return make_error(Errc::kUnsupported, "DPDK found no port: the net_af_packet driver did not attach to " + o.iface);
+  }
+  const std::uint16_t port = 0;
+  rte_mempool* pool = rte_pktmbuf_pool_create("contend_pool", 8191, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, rte_socket_id());
+  if (pool == nullptr) {
+    return dpdk_error("rte_pktmbuf_pool_create");
+  }
+  rte_eth_conf conf{};
+  if (rte_eth_dev_configure(port, 1, 1, &conf) < 0 ||
+      rte_eth_rx_queue_setup(port, 0, 256, rte_socket_id(), nullptr, pool) < 0 ||
+      rte_eth_tx_queue_setup(port, 0, 1024, rte_socket_id(), nullptr) < 0 || rte_eth_dev_start(port) < 0) {
+    return dpdk_error("configuring and starting the af_packet port on " + o.iface);
+  }
+  rte_ether_addr mac{};
+  rte_eth_macaddr_get(port, &mac);
+  DpdkSourceReport report;
+  constexpr int kBurst = 32;
+  rte_mbuf* burst[kBurst];
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  const double frame_bits = 8.0 * o.frame_bytes;
+  for (;;) {
+    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    if (elapsed >= o.duration_s) {
+      break;
+    }
+    int n = kBurst;
+    if (o.rate_bps > 0) {
+      const double due = o.rate_bps * elapsed / frame_bits - static_cast<double>(report.packets);
+      n = static_cast<int>(std::min<double>(kBurst, due));
+      if (n <= 0) {
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+        continue;
+      }
+    }
+    if (rte_pktmbuf_alloc_bulk(pool, burst, static_cast<unsigned>(n)) != 0) {
+      continue;
+    }
+    for (int i = 0; i < n; ++i) {
+      fill_frame(burst[i], mac, src.s_addr, dst.s_addr, static_cast<std::uint16_t>(o.frame_bytes));
+    }
+    const std::uint16_t sent = rte_eth_tx_burst(port, 0, burst, static_cast<std::uint16_t>(n));
+    for (int i = sent; i < n; ++i) {
+      rte_pktmbuf_free(burst[i]);
+    }
+    report.packets += sent;
+    report.bytes += static_cast<std::uint64_t>(sent) * o.frame_bytes;
+  }
+  report.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  rte_eth_dev_stop(port);
+  rte_eth_dev_close(port);
+  return report;
+}
+
+}  // namespace contend::emulator

@@ -1,0 +1,11 @@
+#pragma once
+// `contend dpdk-source`: the DPDK flow source between two nodes of a run (CONTEND_WITH_DPDK).
+
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace contend::tools {
+
+std::function<int()> add_dpdk_command(CLI::App& app);
+
+}  // namespace contend::tools
