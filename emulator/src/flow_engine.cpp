@@ -97,17 +97,20 @@ struct FlowEngine::Flow {
     }
   }
 
-  void join() {
+  // Stops the flow; returns when its source stopped sending (the end of its active time).
+  double join() {
     stop_source = true;
     if (source.joinable()) {
       source.join();
     }
+    const double source_stopped = now_s();
     // A moment for the last bytes in flight to reach the sink's counters.
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     stop_sink = true;
     if (sink.joinable()) {
       sink.join();
     }
+    return source_stopped;
   }
 
   // Sink: accepts the streams (TCP) or binds (UDP) and counts what arrives.
@@ -290,13 +293,13 @@ Result<void> FlowEngine::start(const FlowSpec& spec) {
   Flow* f = flow.get();
   f->sink = std::thread([f, &sink_ready] { f->run_sink(sink_ready); });
   if (auto ok = sink_done.get(); !ok) {
-    f->join();
+    (void)f->join();
     return ok;
   }
   auto source_done = source_ready.get_future();
   f->source = std::thread([f, &source_ready] { f->run_source(source_ready); });
   if (auto ok = source_done.get(); !ok) {
-    f->join();
+    (void)f->join();
     return ok;
   }
   f->running = true;
@@ -309,9 +312,8 @@ Result<void> FlowEngine::stop(const std::string& name) {
   std::lock_guard<std::mutex> lock(mutex_);
   for (auto& f : flows_) {
     if (f->spec.name == name && f->running) {
-      f->join();
+      f->stopped_s = f->join();
       f->running = false;
-      f->stopped_s = now_s();
       return {};
     }
   }
@@ -322,9 +324,8 @@ void FlowEngine::stop_all() {
   std::lock_guard<std::mutex> lock(mutex_);
   for (auto& f : flows_) {
     if (f->running) {
-      f->join();
+      f->stopped_s = f->join();
       f->running = false;
-      f->stopped_s = now_s();
     }
   }
 }

@@ -26,13 +26,14 @@ Error dpdk_error(const std::string& what) {
 
 void fill_frame(rte_mbuf* m, const rte_ether_addr& src_mac, std::uint32_t src_ip, std::uint32_t dst_ip,
                 std::uint16_t frame_bytes) {
+  // Headers only: the payload's contents do not matter, and zeroing 1.5 KB a frame halves the rate.
   char* p = rte_pktmbuf_append(m, frame_bytes);
-  std::memset(p, 0, frame_bytes);
   auto* eth = reinterpret_cast<rte_ether_hdr*>(p);
   std::memset(&eth->dst_addr, 0xff, sizeof eth->dst_addr);  // broadcast: no ARP needed
   eth->src_addr = src_mac;
   eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
   auto* ip = reinterpret_cast<rte_ipv4_hdr*>(eth + 1);
+  *ip = rte_ipv4_hdr{};
   ip->version_ihl = 0x45;
   ip->total_length = rte_cpu_to_be_16(static_cast<std::uint16_t>(frame_bytes - sizeof(rte_ether_hdr)));
   ip->time_to_live = 64;
@@ -41,6 +42,7 @@ void fill_frame(rte_mbuf* m, const rte_ether_addr& src_mac, std::uint32_t src_ip
   ip->dst_addr = dst_ip;
   ip->hdr_checksum = rte_ipv4_cksum(ip);
   auto* udp = reinterpret_cast<rte_udp_hdr*>(ip + 1);
+  *udp = rte_udp_hdr{};
   udp->src_port = rte_cpu_to_be_16(40000);
   udp->dst_port = rte_cpu_to_be_16(9);  // discard
   udp->dgram_len =
