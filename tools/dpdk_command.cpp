@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "cli_units.h"
 #include "contend/common/json.h"
 #include "contend/common/units.h"
 #include "contend/emulator/flow_engine.h"
@@ -37,14 +38,7 @@ int run(const DpdkOptions& o) {
       "this build has no DPDK (configure with -DCONTEND_WITH_DPDK=ON and libdpdk-dev installed); "
       "the socket generator (contend flows) works without it");
 #else
-  auto state = read_run_state(o.run);
-  if (!state) {
-    return fail(state.error().message);
-  }
-  if (!*state) {
-    return fail("run " + o.run + " is not up; `contend emu up SCENARIO` first");
-  }
-  auto scenario = load_scenario((*state)->scenario);
+  auto scenario = load_run_scenario(o.run);
   if (!scenario) {
     return fail(scenario.error().message);
   }
@@ -95,16 +89,6 @@ int run(const DpdkOptions& o) {
 #endif
 }
 
-template <typename Parse>
-CLI::Validator unit_check(const char* name, Parse parse) {
-  return CLI::Validator(
-      [parse](std::string& text) -> std::string {
-        auto r = parse(text);
-        return r ? std::string() : r.error().message;
-      },
-      name);
-}
-
 }  // namespace
 
 std::function<int()> add_dpdk_command(CLI::App& app) {
@@ -116,9 +100,8 @@ std::function<int()> add_dpdk_command(CLI::App& app) {
   d->add_option("--from", o->from, "Source node")->required();
   d->add_option("--to", o->to, "Destination node")->required();
   d->add_option("--rate", o->rate, "Frame rate in bits per second (default 0bit: as fast as the port takes)")
-      ->check(unit_check("RATE", parse_rate_bps));
-  d->add_option("--duration", o->duration, "How long to send (default 2s)")
-      ->check(unit_check("DURATION", parse_duration));
+      ->check(rate_check());
+  d->add_option("--duration", o->duration, "How long to send (default 2s)")->check(duration_check());
   d->add_option("--frame-size", o->frame_bytes, "Ethernet frame bytes, 64-1514 (default 1500)")
       ->check(CLI::Range(64, 1514));
   return [o] { return run(*o); };

@@ -54,15 +54,26 @@ Result<std::string> run_name(const EmuOptions& o, const Scenario* scenario) {
   return run;
 }
 
-int up(const EmuOptions& o) {
+// The scenario file of `o` and its run name; an error message on failure.
+Result<std::pair<Scenario, std::string>> scenario_and_run(const EmuOptions& o) {
   auto scenario = load_scenario(o.scenario);
   if (!scenario) {
-    return fail(scenario.error().message);
+    return scenario.error();
   }
   auto run = run_name(o, &*scenario);
   if (!run) {
-    return fail(run.error().message);
+    return run.error();
   }
+  return std::pair<Scenario, std::string>(std::move(*scenario), std::move(*run));
+}
+
+int up(const EmuOptions& o) {
+  auto loaded = scenario_and_run(o);
+  if (!loaded) {
+    return fail(loaded.error().message);
+  }
+  const Scenario* scenario = &loaded->first;
+  const std::string* run = &loaded->second;
   const auto& stop = install_stop_handlers();
   const auto start = std::chrono::steady_clock::now();
   auto net = Network::create(*scenario, *run, &stop);
@@ -231,14 +242,12 @@ int status(const EmuOptions& o) {
 }
 
 int play_command(const EmuOptions& o) {
-  auto scenario = load_scenario(o.scenario);
-  if (!scenario) {
-    return fail(scenario.error().message);
+  auto loaded = scenario_and_run(o);
+  if (!loaded) {
+    return fail(loaded.error().message);
   }
-  auto run = run_name(o, &*scenario);
-  if (!run) {
-    return fail(run.error().message);
-  }
+  const Scenario* scenario = &loaded->first;
+  const std::string* run = &loaded->second;
   const auto& stop = install_stop_handlers();
   auto state = read_run_state(*run);
   if (!state) {

@@ -42,14 +42,7 @@ void write(std::FILE* out, nlohmann::ordered_json fields) {
 }
 
 int run(const FlowsOptions& o) {
-  auto state = read_run_state(o.run);
-  if (!state) {
-    return fail(state.error().message);
-  }
-  if (!*state) {
-    return fail("run " + o.run + " is not up (no state in " + state_dir() + "); `contend emu up SCENARIO` first");
-  }
-  auto scenario = load_scenario((*state)->scenario);
+  auto scenario = load_run_scenario(o.run);
   if (!scenario) {
     return fail(scenario.error().message);
   }

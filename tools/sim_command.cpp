@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_units.h"
 #include "contend/common/fd.h"
 #include "contend/common/units.h"
 #include "contend/schedule/csv.h"
@@ -35,17 +36,6 @@ struct SimOptions {
   std::string csv_layout = "aligned";
   std::string chrome_trace_path;
 };
-
-// A CLI11 validator from one of common/units' parsers, so bad units fail at parse time.
-template <typename Parse>
-CLI::Validator unit_validator(const char* name, Parse parse) {
-  return CLI::Validator(
-      [parse](std::string& text) -> std::string {
-        auto r = parse(text);
-        return r ? std::string() : r.error().message;
-      },
-      name);
-}
 
 // "out.csv" for one schedule; "out.kfkb-k-2.csv" when several share the option.
 std::string path_for(const std::string& path, const std::string& schedule, bool several) {
@@ -175,26 +165,26 @@ std::function<int()> add_sim_command(CLI::App& app) {
       ->take_all();
   sim->add_option("--fwd", o->fwd, "Forward time of one micro-batch on one rank (duration, e.g. 10ms)")
       ->required()
-      ->check(unit_validator("DURATION", parse_duration));
+      ->check(duration_check());
   sim->add_option("--bwd", o->bwd, "Backward time of one micro-batch on one rank (duration; default 2 x --fwd)")
-      ->check(unit_validator("DURATION", parse_duration));
+      ->check(duration_check());
   sim->add_option("--activation", o->activation,
                   "Activation (and gradient) size sent between ranks per micro-batch "
                   "(size, e.g. 16MiB; default 0)")
-      ->check(unit_validator("SIZE", parse_size_bytes));
+      ->check(size_check());
   auto* bw = sim->add_option("--bandwidth", o->bandwidth,
                              "Rate of every inter-rank link, each direction "
                              "(rate, e.g. 10Gbit; default unlimited)")
-                 ->check(unit_validator("RATE", parse_rate_bps));
+                 ->check(rate_check());
   sim->add_option("--bandwidth-trace", o->bandwidth_trace, "CSV \"time_s,rate\" giving every link's rate over time")
       ->check(CLI::ExistingFile)
       ->excludes(bw);
   sim->add_option("--latency", o->latency, "Latency added to every transfer (duration; default 0s)")
-      ->check(unit_validator("DURATION", parse_duration));
+      ->check(duration_check());
   sim->add_option("--burst", o->burst,
                   "Token-bucket depth of every link: bytes that pass at once after it idles, "
                   "as HTB's burst (size; default 0, a pure rate)")
-      ->check(unit_validator("SIZE", parse_size_bytes));
+      ->check(size_check());
   sim->add_option("--json", o->json_path,
                   "Write contend.sim/1 JSON to FILE, or - for stdout (the table then goes to stderr)");
   sim->add_option("--csv", o->csv_path,

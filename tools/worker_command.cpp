@@ -6,6 +6,7 @@
 #include <memory>
 #include <sstream>
 
+#include "cli_units.h"
 #include "contend/common/fd.h"
 #include "contend/common/units.h"
 #include "contend/pipeline/worker.h"
@@ -28,16 +29,6 @@ struct WorkerOptions {
   std::string trace;
   bool spin = false;
 };
-
-template <typename Parse>
-CLI::Validator unit_check(const char* name, Parse parse) {
-  return CLI::Validator(
-      [parse](std::string& text) -> std::string {
-        auto r = parse(text);
-        return r ? std::string() : r.error().message;
-      },
-      name);
-}
 
 std::vector<std::string> split_list(const std::string& text) {
   std::vector<std::string> out;
@@ -139,18 +130,17 @@ std::function<int()> add_worker_command(CLI::App& app) {
   w->add_option("--lr", o->run.model.lr, "Learning rate (default 0.05)");
   w->add_option("--seed", o->run.model.seed, "Seed of weights and data (default 1234)");
   w->add_option("--fwd", o->fwd, "emulated: forward time per micro-batch (duration; default 10ms)")
-      ->check(unit_check("DURATION", parse_duration));
-  w->add_option("--bwd", o->bwd, "emulated: backward time (duration; default 2 x --fwd)")
-      ->check(unit_check("DURATION", parse_duration));
+      ->check(duration_check());
+  w->add_option("--bwd", o->bwd, "emulated: backward time (duration; default 2 x --fwd)")->check(duration_check());
   w->add_option("--activation", o->activation, "emulated: tensor sent per micro-batch, each way (size; default 1MiB)")
-      ->check(unit_check("SIZE", parse_size_bytes));
+      ->check(size_check());
   w->add_flag("--spin", o->spin, "emulated: busy-wait instead of sleeping");
   w->add_flag("--profile", o->run.profile, "emulated: take durations and sizes from profiling the cpu model");
   w->add_option("--congestion", o->tcp.congestion, "TCP congestion control per socket (default cubic)");
   w->add_option("--timeout", o->timeout, "Longest wait for a peer's tensor before failing (duration; default 30s)")
-      ->check(unit_check("DURATION", parse_duration));
+      ->check(duration_check());
   w->add_option("--connect-timeout", o->connect_timeout, "Longest wait for neighbours to come up (default 30s)")
-      ->check(unit_check("DURATION", parse_duration));
+      ->check(duration_check());
   w->add_flag("--checksum", o->tcp.checksum, "Checksum every tensor on the wire");
   w->add_option("--metrics", o->metrics, "Append contend.iteration/1 JSON lines to FILE (- for stdout)");
   w->add_option("--trace", o->trace, "Write a Chrome trace of this rank's actions to FILE");

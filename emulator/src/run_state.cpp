@@ -71,6 +71,18 @@ Result<void> remove_run_state(const std::string& run) {
   return {};
 }
 
+Result<Scenario> load_run_scenario(const std::string& run) {
+  auto state = read_run_state(run);
+  if (!state) {
+    return state.error();
+  }
+  if (!*state) {
+    return make_error(Errc::kNotFound,
+                      "run " + run + " is not up (no state in " + state_dir() + "); `contend emu up SCENARIO` first");
+  }
+  return load_scenario((*state)->scenario);
+}
+
 std::vector<std::string> list_runs() {
   std::vector<std::string> out;
   DIR* dir = ::opendir(state_dir().c_str());

@@ -228,7 +228,8 @@ class Link {
       std::lock_guard<std::mutex> lock(mutex_);
       writing_ = false;
       if (!ok) {
-        send_error_ = make_error(ok.error().code, "sending to " + name_ + ": " + ok.error().message);
+        send_error_ = make_error(ok.error().code, "sending to " + name_ + ": the connection broke (" + name_ +
+                                                      " exited or crashed): " + ok.error().message);
         queue_.clear();
       }
       cv_.notify_all();

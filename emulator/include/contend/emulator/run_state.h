@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "contend/common/result.h"
+#include "contend/emulator/scenario.h"
 
 namespace contend::emulator {
 
@@ -23,6 +24,10 @@ Result<void> write_run_state(const RunState& state);
 // The run's state, or nullopt when there is none; kParse naming the file when it is damaged.
 Result<std::optional<RunState>> read_run_state(const std::string& run);
 Result<void> remove_run_state(const std::string& run);
+// The scenario of a run that is up: kNotFound ("run X is not up ...; `contend emu up SCENARIO`
+// first") without a state file, else the scenario file's own errors.
+Result<Scenario> load_run_scenario(const std::string& run);
+
 // Runs with a state file, sorted.
 std::vector<std::string> list_runs();
 
