@@ -6,14 +6,16 @@
 source "$(dirname "$0")/lib.sh"
 need_root
 
-# (a) UDP at 300 Mbit/s from a to c: no direct link, so through the switch, unshaped.
+# (a) UDP at 300 Mbit/s from a to c and TCP paced at 200 Mbit/s back: no direct link, so through
+# the switch, unshaped.
 cat >"$tmp/s.json" <<JSON
 {"schema": "contend.scenario/1", "name": "$run", "duration": "10s", "nodes": ["a", "b", "c"],
  "links": [{"name": "a-b", "from": "a", "to": "b", "rate": "1Gbit"}, {"name": "b-c", "from": "b", "to": "c", "rate": "1Gbit"}]}
 JSON
 cat >"$tmp/udp.json" <<'JSON'
 {"schema": "contend.flow-job/1", "duration": "3s",
- "flows": [{"name": "u", "from": "a", "to": "c", "protocol": "udp", "rate": "300Mbit"}]}
+ "flows": [{"name": "u", "from": "a", "to": "c", "protocol": "udp", "rate": "300Mbit"},
+           {"name": "t", "from": "c", "to": "a", "protocol": "tcp", "streams": 2, "rate": "200Mbit"}]}
 JSON
 "$contend" emu up "$tmp/s.json" >/dev/null
 "$contend" flows "$tmp/udp.json" --run "$run" --report "$tmp/udp.jsonl" --quiet
@@ -22,9 +24,12 @@ import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1])]
 assert all(l["schema"] == "contend.flows/1" for l in lines)
 assert sum(1 for l in lines if l["kind"] == "sample") >= 25, "no samples every 100 ms"
-f = lines[-1]["flows"][0]
-print(f"UDP target 300 Mbit/s, received {f['achieved_bps'] / 1e6:.1f} Mbit/s via {f['via']}")
-assert f["via"] == "switch" and abs(f["achieved_bps"] / 300e6 - 1) <= 0.05, f
+flows = {f["flow"]: f for f in lines[-1]["flows"]}
+u, t = flows["u"], flows["t"]
+print(f"UDP target 300 Mbit/s, received {u['achieved_bps'] / 1e6:.1f} Mbit/s via {u['via']}; "
+      f"TCP paced (SO_MAX_PACING_RATE) at 200 Mbit/s over 2 streams: {t['achieved_bps'] / 1e6:.1f} Mbit/s")
+assert u["via"] == "switch" and abs(u["achieved_bps"] / 300e6 - 1) <= 0.05, u
+assert abs(t["achieved_bps"] / 200e6 - 1) <= 0.10, t
 PY
 "$contend" emu down --run "$run" >/dev/null
 
