@@ -1,0 +1,130 @@
+#include <algorithm>
+#include <catch2/catch.hpp>
+
+#include "contend/pipeline/adaptive.h"
+#include "contend/schedule/generators.h"
+#include "contend/sim/simulator.h"
+
+using namespace contend;
+using namespace contend::pipeline;
+
+namespace {
+constexpr int kP = 4;
+constexpr int kM = 16;
+constexpr std::uint64_t kAct = 4u << 20;
+
+Measurements uniform(double bps) {
+  Measurements m;
+  m.stages.assign(kP, StageMeasurement{0.010, 0.020, kAct, kAct});
+  m.links.assign(kP - 1, LinkMeasurement{bps, 50e-6, 0});
+  return m;
+}
+
+// The k an independent sweep with the simulator finds fastest: the smallest within 1% (the
+// controller's default `lean`) of the fastest.
+int sweep_best(double bps) {
+  std::vector<double> times;
+  for (int k = 1; k <= kM; ++k) {
+    sim::LinkModel link;
+    link.rate = RateTrace::constant(bps);
+    link.latency_s = 50e-6;
+    const auto config = sim::uniform_config(kP, 1, 0.010, 0.020, kAct, link);
+    times.push_back(sim::simulate(schedule::kfkb(kP, kM, k), config)->makespan_s);
+  }
+  const double fastest = *std::min_element(times.begin(), times.end());
+  for (int k = 1; k <= kM; ++k) {
+    if (times[k - 1] <= fastest * 1.01) {
+      return k;
+    }
+  }
+  return 0;
+}
+}  // namespace
+
+TEST_CASE("with constant high bandwidth adaptive kFkB picks k=1", "[adaptive]") {
+  AdaptiveController c(kP, kM, {});
+  auto d = c.decide(0, uniform(400e9));
+  REQUIRE(d.ok());
+  CHECK(d->k == 1);
+  CHECK(d->predicted_s.size() == kM);
+}
+
+TEST_CASE("with constant low bandwidth it picks the k the simulator's sweep says is best", "[adaptive]") {
+  for (double bps : {500e6, 1e9, 2e9}) {
+    INFO(bps);
+    AdaptiveController c(kP, kM, {});
+    auto d = c.decide(0, uniform(bps));
+    REQUIRE(d.ok());
+    CHECK(d->k == sweep_best(bps));
+    CHECK(d->k > 1);
+  }
+}
+
+TEST_CASE("it never exceeds the memory limit", "[adaptive]") {
+  AdaptiveOptions o;
+  o.memory_limit_bytes = 8 * kAct;  // stage 0 holds min(m, 4k) activations: k <= 2
+  AdaptiveController c(kP, kM, o);
+  CHECK(c.feasible(uniform(1e9)) == std::vector<int>{1, 2});
+  auto d = c.decide(0, uniform(200e6));  // slow: a larger k would win if it fitted
+  REQUIRE(d.ok());
+  CHECK(d->k <= 2);
+  for (const auto& [k, t] : d->predicted_s) {
+    CHECK(k <= 2);
+  }
+  AdaptiveOptions none;
+  none.max_inflight = 3;  // even k=1 holds 4 on stage 0
+  AdaptiveController impossible(kP, kM, none);
+  CHECK_THAT(impossible.decide(0, uniform(1e9)).error().message, Catch::Contains("fits the memory limit"));
+}
+
+TEST_CASE("it does not oscillate under noisy measurements", "[adaptive]") {
+  AdaptiveController c(kP, kM, {});
+  RateEstimator link;
+  int switches = 0;
+  int last = 0;
+  for (int it = 0; it < 60; ++it) {
+    // +/-10% noise around 1 Gbit/s, measured per iteration.
+    const double noise = (it % 3 == 0 ? 1.10 : it % 3 == 1 ? 0.90 : 1.0) * (it % 2 == 0 ? 1.0 : 0.97);
+    link.add(1e9 * noise / 8, 1.0);
+    auto d = c.decide(it, uniform(link.bps()));
+    REQUIRE(d.ok());
+    if (it > 0 && d->k != last) {
+      ++switches;
+    }
+    last = d->k;
+  }
+  CHECK(switches <= 1);
+}
+
+TEST_CASE("a bandwidth step moves k within two iterations", "[adaptive]") {
+  AdaptiveController c(kP, kM, {});
+  RateEstimator link;
+  const int fast_k = sweep_best(400e9);
+  const int slow_k = sweep_best(500e6);
+  REQUIRE(fast_k != slow_k);
+  int moved_at = -1;
+  for (int it = 0; it < 10; ++it) {
+    link.add((it < 5 ? 400e9 : 500e6) / 8, 1.0);  // the step lands in iteration 5's measurement
+    auto d = c.decide(it, uniform(link.bps()));
+    REQUIRE(d.ok());
+    if (it < 5) {
+      CHECK(d->k == fast_k);
+    } else if (moved_at < 0 && d->k != fast_k) {
+      moved_at = it;
+    }
+  }
+  CHECK(moved_at >= 5);
+  CHECK(moved_at <= 6);
+}
+
+TEST_CASE("decisions are made every period iterations and measurements must fit the pipeline", "[adaptive]") {
+  AdaptiveOptions o;
+  o.period = 4;
+  AdaptiveController c(kP, kM, o);
+  CHECK(c.decide(0, uniform(1e9))->evaluated);
+  CHECK_FALSE(c.decide(1, uniform(1e9))->evaluated);
+  CHECK(c.decide(4, uniform(1e9))->evaluated);
+  Measurements wrong = uniform(1e9);
+  wrong.links.pop_back();
+  CHECK_THAT(c.decide(8, wrong).error().message, Catch::Contains("the pipeline has 4 stages"));
+}

@@ -1,0 +1,94 @@
+#pragma once
+// The core of adaptive kFkB (Ada-Grouper): from in-band measurements (per-stage compute times,
+// per-link goodput), predict each feasible k's iteration time with the simulator and choose k,
+// under a per-stage memory limit, with hysteresis so noise does not flip it. Pure: the runtime
+// feeds it measurements and applies its decisions at iteration boundaries (that wiring is issue
+// 6's remaining work). Not thread-safe: one controller, at the rank that decides.
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "contend/common/result.h"
+#include "contend/schedule/schedule.h"
+
+namespace contend::pipeline {
+
+struct StageMeasurement {
+  double forward_s = 0;  // one micro-batch's forward on the stage
+  double backward_s = 0;
+  std::uint64_t activation_bytes = 0;  // sent to the next stage (and the gradient back)
+  std::uint64_t stash_bytes = 0;       // held per in-flight micro-batch
+};
+
+struct LinkMeasurement {
+  double goodput_bps = 0;  // between stage r and r+1, each direction
+  double latency_s = 0;
+  std::uint64_t burst_bytes = 0;  // token-bucket depth, if known
+};
+
+struct Measurements {
+  std::vector<StageMeasurement> stages;  // p entries
+  std::vector<LinkMeasurement> links;    // p - 1 entries
+};
+
+struct AdaptiveOptions {
+  int k_min = 1;
+  int k_max = 0;                         // 0: the number of micro-batches
+  std::uint64_t memory_limit_bytes = 0;  // per stage, stash bytes; 0: no limit
+  int max_inflight = 0;                  // per stage, in micro-batch activations; 0: no limit
+  int period = 1;                        // re-evaluate every `period` iterations
+  double hysteresis = 0.05;              // switch only when the best k is predicted this much faster
+  double lean = 0.01;                    // the smallest k within this fraction of the fastest wins:
+                                         // no extra memory for a gain measurement noise could undo
+};
+
+struct Decision {
+  int iteration = 0;
+  int k = 1;
+  bool switched = false;
+  bool evaluated = false;                           // false between re-evaluation periods
+  std::vector<std::pair<int, double>> predicted_s;  // feasible k -> predicted iteration time
+};
+
+class AdaptiveController {
+ public:
+  // Requires stages >= 1, microbatches >= 1, 1 <= k_min.
+  AdaptiveController(int stages, int microbatches, AdaptiveOptions options);
+
+  // The k values whose peak in-flight activations, min(m, k(p-s)) on stage s, fit every stage's
+  // limits, ascending. Empty when even k_min does not fit.
+  std::vector<int> feasible(const Measurements& m) const;
+
+  // The k to run in `iteration`. kInvalidArgument when the measurements do not match the
+  // pipeline or no k fits the memory limit.
+  Result<Decision> decide(int iteration, const Measurements& m);
+  int k() const { return k_; }
+
+ private:
+  const schedule::Schedule& lowered(int k);
+
+  int p_;
+  int m_;
+  AdaptiveOptions options_;
+  int k_;
+  bool decided_ = false;
+  std::vector<std::pair<int, schedule::Schedule>> cache_;  // lowered kFkB schedules by k
+};
+
+// Smooths a measured rate (bytes over the seconds a transfer had the link): the median of the
+// last three samples. One outlier is ignored, and a step is followed exactly after two samples,
+// however large (an average of rates would take many iterations to forget 400 Gbit/s).
+// Plain value.
+class RateEstimator {
+ public:
+  void add(double bytes, double seconds);
+  bool ready() const { return count_ > 0; }
+  double bps() const;
+
+ private:
+  double last_[3] = {0, 0, 0};
+  int count_ = 0;
+};
+
+}  // namespace contend::pipeline

@@ -1,0 +1,135 @@
+#include "contend/pipeline/adaptive.h"
+
+#include <algorithm>
+
+#include "contend/schedule/generators.h"
+#include "contend/sim/simulator.h"
+
+namespace contend::pipeline {
+
+AdaptiveController::AdaptiveController(int stages, int microbatches, AdaptiveOptions options)
+    : p_(stages), m_(microbatches), options_(options), k_(std::max(1, options.k_min)) {
+  CONTEND_CHECK(stages >= 1 && microbatches >= 1 && options.k_min >= 1, "adaptive: bad pipeline shape");
+  if (options_.k_max <= 0 || options_.k_max > m_) {
+    options_.k_max = m_;
+  }
+  options_.period = std::max(1, options_.period);
+}
+
+std::vector<int> AdaptiveController::feasible(const Measurements& m) const {
+  std::vector<int> out;
+  for (int k = options_.k_min; k <= options_.k_max; ++k) {
+    bool fits = true;
+    for (int s = 0; s < p_ && fits; ++s) {
+      const long long inflight = std::min<long long>(m_, static_cast<long long>(k) * (p_ - s));
+      if (options_.max_inflight > 0 && inflight > options_.max_inflight) {
+        fits = false;
+      }
+      const std::uint64_t stash = s < static_cast<int>(m.stages.size()) ? m.stages[s].stash_bytes : 0;
+      if (options_.memory_limit_bytes > 0 &&
+          static_cast<std::uint64_t>(inflight) * stash > options_.memory_limit_bytes) {
+        fits = false;
+      }
+    }
+    if (fits) {
+      out.push_back(k);
+    }
+  }
+  return out;
+}
+
+const schedule::Schedule& AdaptiveController::lowered(int k) {
+  for (const auto& [key, s] : cache_) {
+    if (key == k) {
+      return s;
+    }
+  }
+  cache_.emplace_back(k, schedule::lower(schedule::kfkb(p_, m_, k)));
+  return cache_.back().second;
+}
+
+Result<Decision> AdaptiveController::decide(int iteration, const Measurements& m) {
+  if (static_cast<int>(m.stages.size()) != p_ || static_cast<int>(m.links.size()) != p_ - 1) {
+    return make_error(Errc::kInvalidArgument, "adaptive: measurements for " + std::to_string(m.stages.size()) +
+                                                  " stages and " + std::to_string(m.links.size()) +
+                                                  " links, the pipeline has " + std::to_string(p_) + " stages");
+  }
+  Decision d;
+  d.iteration = iteration;
+  d.k = k_;
+  if (decided_ && iteration % options_.period != 0) {
+    return d;
+  }
+  const std::vector<int> ks = feasible(m);
+  if (ks.empty()) {
+    return make_error(Errc::kInvalidArgument, "adaptive: no k in " + std::to_string(options_.k_min) + ".." +
+                                                  std::to_string(options_.k_max) + " fits the memory limit");
+  }
+  sim::SimConfig config;
+  for (const StageMeasurement& s : m.stages) {
+    config.stages.push_back({s.forward_s, s.backward_s, s.activation_bytes, s.activation_bytes, s.stash_bytes});
+  }
+  for (int r = 0; r + 1 < p_; ++r) {
+    sim::LinkModel link;
+    link.rate = RateTrace::constant(m.links[r].goodput_bps > 0 ? m.links[r].goodput_bps : 1.0);
+    link.latency_s = m.links[r].latency_s;
+    link.burst_bytes = m.links[r].burst_bytes;
+    config.links[{r, r + 1}] = link;
+    config.links[{r + 1, r}] = link;
+  }
+  double best_time = 0;
+  int best_k = 0;
+  double current_time = -1;
+  for (int k : ks) {
+    auto r = sim::simulate(lowered(k), config);
+    if (!r) {
+      return r.error();
+    }
+    d.predicted_s.emplace_back(k, r->makespan_s);
+    if (k == k_) {
+      current_time = r->makespan_s;
+    }
+  }
+  double fastest = d.predicted_s.front().second;
+  for (const auto& [k, t] : d.predicted_s) {
+    fastest = std::min(fastest, t);
+  }
+  // The leanest k that is about as fast as the fastest (predicted_s is in ascending k).
+  for (const auto& [k, t] : d.predicted_s) {
+    if (t <= fastest * (1 + options_.lean)) {
+      best_k = k;
+      best_time = t;
+      break;
+    }
+  }
+  d.evaluated = true;
+  // Hysteresis: leave the current k only for a clear win, or when it no longer fits.
+  const bool current_fits = current_time >= 0;
+  if (!decided_ || !current_fits || best_time < current_time * (1 - options_.hysteresis)) {
+    d.switched = decided_ && best_k != k_;
+    k_ = best_k;
+  }
+  decided_ = true;
+  d.k = k_;
+  return d;
+}
+
+void RateEstimator::add(double bytes, double seconds) {
+  if (seconds <= 0) {
+    return;
+  }
+  last_[count_ % 3] = 8.0 * bytes / seconds;
+  ++count_;
+}
+
+double RateEstimator::bps() const {
+  if (count_ < 3) {
+    // Fewer than three samples: the newest, so the first step is followed at once.
+    return count_ == 0 ? 0.0 : last_[(count_ - 1) % 3];
+  }
+  double v[3] = {last_[0], last_[1], last_[2]};
+  std::sort(v, v + 3);
+  return v[1];
+}
+
+}  // namespace contend::pipeline
