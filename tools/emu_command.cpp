@@ -181,40 +181,32 @@ nlohmann::ordered_json status_of(const std::string& run, const Scenario& scenari
 }
 
 int status(const EmuOptions& o) {
-  std::vector<std::pair<std::string, std::string>> runs;  // run, scenario path
+  std::vector<std::pair<std::string, Scenario>> runs;  // run (empty: the scenario's name), scenario
   if (o.scenario.empty() && o.run.empty()) {
     for (const std::string& run : list_runs()) {
       auto state = read_run_state(run);
       if (state && *state) {
-        runs.emplace_back(run, (*state)->scenario);
+        auto scenario = load_scenario((*state)->scenario);
+        if (!scenario) {
+          return fail(scenario.error().message);
+        }
+        runs.emplace_back(run, std::move(*scenario));
       }
     }
   } else {
-    std::string path = o.scenario;
-    std::string run = o.run;
-    if (path.empty()) {
-      auto state = read_run_state(run);
-      if (!state) {
-        return fail(state.error().message);
-      }
-      if (!*state) {
-        return fail("run " + run + " is not up (no state in " + state_dir() + ")");
-      }
-      path = (*state)->scenario;
-    }
-    runs.emplace_back(run, path);
-  }
-  auto all = nlohmann::ordered_json::array();
-  for (auto& [run, path] : runs) {
-    auto scenario = load_scenario(path);
+    auto scenario = o.scenario.empty() ? load_run_scenario(o.run) : load_scenario(o.scenario);
     if (!scenario) {
       return fail(scenario.error().message);
     }
-    auto name = run_name(EmuOptions{path, run, "", false, false, false}, &*scenario);
+    runs.emplace_back(o.run, std::move(*scenario));
+  }
+  auto all = nlohmann::ordered_json::array();
+  for (const auto& [run, scenario] : runs) {
+    auto name = run_name(EmuOptions{scenario.source, run, "", false, false, false}, &scenario);
     if (!name) {
       return fail(name.error().message);
     }
-    all.push_back(status_of(*name, *scenario));
+    all.push_back(status_of(*name, scenario));
   }
   if (o.json) {
     std::cout << (all.size() == 1 && !(o.scenario.empty() && o.run.empty()) ? all[0] : all).dump(2) << "\n";

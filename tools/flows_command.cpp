@@ -83,19 +83,14 @@ int run(const FlowsOptions& o) {
       // Rates over the time since the last sample as it really passed (a busy machine wakes late).
       const double t = since();
       const double dt = t - last_sample;
-      std::map<std::string, std::pair<std::uint64_t, bool>> now;
       for (const FlowStats& f : engine.stats()) {
-        now[f.name].first += f.bytes_received;
-        now[f.name].second = now[f.name].second || f.running;
-      }
-      for (const auto& [name, v] : now) {
         write(out, {{"kind", "sample"},
                     {"t_s", t},
-                    {"flow", name},
-                    {"running", v.second},
-                    {"bytes_received", v.first},
-                    {"rate_bps", 8.0 * static_cast<double>(v.first - last_bytes[name]) / dt}});
-        last_bytes[name] = v.first;
+                    {"flow", f.name},
+                    {"running", f.running},
+                    {"bytes_received", f.bytes_received},
+                    {"rate_bps", 8.0 * static_cast<double>(f.bytes_received - last_bytes[f.name]) / dt}});
+        last_bytes[f.name] = f.bytes_received;
       }
       last_sample = t;
       next_sample = t + 0.1;
@@ -103,42 +98,27 @@ int run(const FlowsOptions& o) {
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   engine.stop_all();
-  // Per flow: bytes over the time it ran (all its on-periods).
-  struct Total {
-    FlowStats first;
-    std::uint64_t bytes = 0;
-    double active_s = 0;
-    std::string error;
-  };
-  std::map<std::string, Total> totals;
-  for (const FlowStats& f : engine.stats()) {
-    Total& t = totals.try_emplace(f.name, Total{f, 0, 0.0, ""}).first->second;
-    t.bytes += f.bytes_received;
-    t.active_s += f.stopped_s - f.started_s;
-    if (!f.error.empty()) {
-      t.error = f.error;
-    }
-  }
   auto list = nlohmann::ordered_json::array();
   if (!o.quiet) {
     std::fprintf(stderr, "%-16s %-5s %7s %14s %14s  %s\n", "flow", "proto", "streams", "target", "achieved", "via");
   }
-  for (const auto& [name, t] : totals) {
-    const double achieved = t.active_s > 0 ? 8.0 * static_cast<double>(t.bytes) / t.active_s : 0.0;
-    list.push_back({{"flow", name},
-                    {"protocol", t.first.protocol == Protocol::kTcp ? "tcp" : "udp"},
-                    {"streams", t.first.streams},
-                    {"target_bps", t.first.target_bps},
+  // Per flow: bytes over the time it ran (all its on-periods).
+  for (const FlowStats& f : engine.stats()) {
+    const double achieved = f.active_s > 0 ? 8.0 * static_cast<double>(f.bytes_received) / f.active_s : 0.0;
+    const char* proto = f.protocol == Protocol::kTcp ? "tcp" : "udp";
+    list.push_back({{"flow", f.name},
+                    {"protocol", proto},
+                    {"streams", f.streams},
+                    {"target_bps", f.target_bps},
                     {"achieved_bps", achieved},
-                    {"bytes_received", t.bytes},
-                    {"active_s", t.active_s},
-                    {"via", t.first.via},
-                    {"error", t.error}});
+                    {"bytes_received", f.bytes_received},
+                    {"active_s", f.active_s},
+                    {"via", f.via},
+                    {"error", f.error}});
     if (!o.quiet) {
-      std::fprintf(
-          stderr, "%-16s %-5s %7d %14s %14s  %s%s\n", name.c_str(), t.first.protocol == Protocol::kTcp ? "tcp" : "udp",
-          t.first.streams, t.first.target_bps > 0 ? format_rate(t.first.target_bps).c_str() : "unlimited",
-          format_rate(achieved).c_str(), t.first.via.c_str(), t.error.empty() ? "" : (" error: " + t.error).c_str());
+      std::fprintf(stderr, "%-16s %-5s %7d %14s %14s  %s%s\n", f.name.c_str(), proto, f.streams,
+                   f.target_bps > 0 ? format_rate(f.target_bps).c_str() : "unlimited", format_rate(achieved).c_str(),
+                   f.via.c_str(), f.error.empty() ? "" : (" error: " + f.error).c_str());
     }
   }
   write(out, {{"kind", "summary"},

@@ -332,23 +332,29 @@ void FlowEngine::stop_all() {
 
 std::vector<FlowStats> FlowEngine::stats() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  std::vector<FlowStats> out;
+  std::map<std::string, FlowStats> by_name;
+  const double now = now_s();
   for (const auto& f : flows_) {
-    FlowStats s;
-    s.name = f->spec.name;
-    s.protocol = f->spec.protocol;
-    s.streams = f->spec.streams;
-    s.target_bps = f->spec.rate_bps;
-    s.via = f->ends.via;
-    s.running = f->running;
-    s.bytes_received = f->received.load();
-    s.bytes_sent = f->sent.load();
-    s.started_s = f->started_s;
-    s.stopped_s = f->stopped_s;
-    {
-      std::lock_guard<std::mutex> e(f->error_mutex);
+    auto [it, fresh] = by_name.try_emplace(f->spec.name);
+    FlowStats& s = it->second;
+    if (fresh) {
+      s.name = f->spec.name;
+      s.protocol = f->spec.protocol;
+      s.streams = f->spec.streams;
+      s.target_bps = f->spec.rate_bps;
+      s.via = f->ends.via;
+    }
+    s.running = s.running || f->running;
+    s.bytes_received += f->received.load();
+    s.bytes_sent += f->sent.load();
+    s.active_s += (f->running ? now : f->stopped_s) - f->started_s;
+    std::lock_guard<std::mutex> e(f->error_mutex);
+    if (!f->error.empty()) {
       s.error = f->error;
     }
+  }
+  std::vector<FlowStats> out;
+  for (auto& [name, s] : by_name) {
     out.push_back(std::move(s));
   }
   return out;

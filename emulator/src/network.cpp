@@ -40,27 +40,19 @@ Result<Network> Network::create(const Scenario& scenario, const std::string& run
     return topology.error();
   }
   net.topology_.emplace(std::move(*topology));
-  for (const LinkSpec& spec : scenario.links) {
-    const LinkPlan& l = *net.plan_.find_link(spec.name);
-    for (const InterfacePlan* end : shaped_ends(l)) {
-      auto sock = socket_for(end->netns);
-      if (!sock) {
-        return sock.error();
-      }
-      std::optional<NetemParams> netem;
-      if (spec.delay.count() > 0 || spec.loss_fraction > 0) {
-        netem = NetemParams{spec.delay, spec.loss_fraction};
-      }
-      auto shaper =
-          spec.qdisc == QdiscKind::kTbf
-              ? Shaper::install_tbf(std::move(*sock), end->ifname, spec.rate_bps)
-              : Shaper::install_htb(std::move(*sock), end->ifname, spec.rate_bps, spec.preemption, spec.workload_share,
-                                    detail::address_only(end->background_address), netem);
-      if (!shaper) {
-        return with_context(shaper.error(), end->netns);
-      }
-      net.ends_[spec.name].push_back({end->node, std::move(*shaper)});
+  auto ok = net.shape(scenario, [](NlSocket sock, const LinkSpec& spec, const InterfacePlan& end) {
+    if (spec.qdisc == QdiscKind::kTbf) {
+      return Shaper::install_tbf(std::move(sock), end.ifname, spec.rate_bps);
     }
+    std::optional<NetemParams> netem;
+    if (spec.delay.count() > 0 || spec.loss_fraction > 0) {
+      netem = NetemParams{spec.delay, spec.loss_fraction};
+    }
+    return Shaper::install_htb(std::move(sock), end.ifname, spec.rate_bps, spec.preemption, spec.workload_share,
+                               detail::address_only(end.background_address), netem);
+  });
+  if (!ok) {
+    return ok.error();
   }
   return net;
 }
@@ -68,21 +60,33 @@ Result<Network> Network::create(const Scenario& scenario, const std::string& run
 Result<Network> Network::attach(const Scenario& scenario, const std::string& run) {
   Network net;
   net.plan_ = plan_topology(scenario, run);
+  auto ok = net.shape(scenario, [](NlSocket sock, const LinkSpec& spec, const InterfacePlan& end) {
+    return Shaper::attach(std::move(sock), end.ifname, spec.qdisc, spec.preemption, spec.workload_share);
+  });
+  if (!ok) {
+    return ok.error();
+  }
+  return net;
+}
+
+Result<void> Network::shape(
+    const Scenario& scenario,
+    const std::function<Result<Shaper>(NlSocket, const LinkSpec&, const InterfacePlan&)>& make) {
   for (const LinkSpec& spec : scenario.links) {
-    const LinkPlan& l = *net.plan_.find_link(spec.name);
+    const LinkPlan& l = *plan_.find_link(spec.name);
     for (const InterfacePlan* end : shaped_ends(l)) {
       auto sock = socket_for(end->netns);
       if (!sock) {
         return sock.error();
       }
-      auto shaper = Shaper::attach(std::move(*sock), end->ifname, spec.qdisc, spec.preemption, spec.workload_share);
+      auto shaper = make(std::move(*sock), spec, *end);
       if (!shaper) {
         return with_context(shaper.error(), end->netns);
       }
-      net.ends_[spec.name].push_back({end->node, std::move(*shaper)});
+      ends_[spec.name].push_back({end->node, std::move(*shaper)});
     }
   }
-  return net;
+  return {};
 }
 
 Result<void> Network::set_rate(const std::string& link, double rate_bps) {

@@ -1,7 +1,6 @@
 #include "contend/emulator/player.h"
 
 #include <algorithm>
-#include <map>
 #include <thread>
 
 #include "contend/common/json.h"
@@ -115,20 +114,10 @@ Result<PlayReport> play(const Scenario& scenario, LinkControl& net, EventLog& lo
                    {"overlimits", s.stats.overlimits}});
       }
       if (flows != nullptr) {
-        // One line per flow name: its episodes (each start of a periodic flow) summed.
-        std::map<std::string, FlowStats> by_name;
         for (const FlowStats& f : flows->stats()) {
-          auto [it, fresh] = by_name.try_emplace(f.name, f);
-          if (!fresh) {
-            it->second.bytes_received += f.bytes_received;
-            it->second.bytes_sent += f.bytes_sent;
-            it->second.running = it->second.running || f.running;
-          }
-        }
-        for (const auto& [name, f] : by_name) {
           log.write({{"kind", "flow_sample"},
                      {"t_s", t},
-                     {"flow", name},
+                     {"flow", f.name},
                      {"running", f.running},
                      {"bytes_received", f.bytes_received},
                      {"bytes_sent", f.bytes_sent},

@@ -14,6 +14,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <thread>
 
 #include "rtnl.h"
@@ -168,11 +169,14 @@ Result<Shaper> Shaper::install_htb(NlSocket sock, const std::string& ifname, dou
   s.preemption_ = preemption;
   s.workload_share_ = workload_share;
   const HtbLinkClasses c = htb_classes(rate_bps, preemption, workload_share);
-  for (auto ok : {s.add_class(kLinkMinor, 0, c.link, NLM_F_CREATE | NLM_F_EXCL),
-                  s.add_class(kWorkloadMinor, kLinkMinor, c.workload, NLM_F_CREATE | NLM_F_EXCL),
-                  s.add_class(kBackgroundMinor, kLinkMinor, c.background, NLM_F_CREATE | NLM_F_EXCL),
-                  s.add_u32(kBackgroundMinor, background_src, true)}) {
-    if (!ok) {
+  // One at a time: after a failure nothing more is sent, and the destructor removes the root.
+  const std::function<Result<void>()> steps[] = {
+      [&] { return s.add_class(kLinkMinor, 0, c.link, NLM_F_CREATE | NLM_F_EXCL); },
+      [&] { return s.add_class(kWorkloadMinor, kLinkMinor, c.workload, NLM_F_CREATE | NLM_F_EXCL); },
+      [&] { return s.add_class(kBackgroundMinor, kLinkMinor, c.background, NLM_F_CREATE | NLM_F_EXCL); },
+      [&] { return s.add_u32(kBackgroundMinor, background_src, true); }};
+  for (const auto& step : steps) {
+    if (auto ok = step(); !ok) {
       return ok.error();
     }
   }

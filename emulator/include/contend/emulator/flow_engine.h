@@ -9,6 +9,7 @@
 // Thread-safe: start, stop and stats may be called from any thread.
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -41,8 +42,7 @@ struct FlowStats {
   bool running = false;
   std::uint64_t bytes_received = 0;  // at the sink
   std::uint64_t bytes_sent = 0;      // by the source
-  double started_s = 0;              // steady clock
-  double stopped_s = 0;              // 0 while running
+  double active_s = 0;               // time the source was sending
   std::string error;                 // why it stopped early, if it did
 };
 
@@ -59,6 +59,8 @@ class FlowEngine {
   // Stops a running flow (kNotFound otherwise); its counters stay in stats().
   Result<void> stop(const std::string& name);
   void stop_all();
+  // One entry per flow name, in name order: a flow started several times (an on/off pattern)
+  // has its episodes' bytes and active times summed.
   std::vector<FlowStats> stats() const;
 
   struct Flow;

@@ -3,6 +3,7 @@
 // Not thread-safe: one thread sets rates and samples.
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -53,6 +54,9 @@ class Network : public LinkControl {
 
  private:
   Network() = default;
+  // Gives every shaped end of every link the Shaper that `make` returns for it.
+  Result<void> shape(const Scenario& scenario,
+                     const std::function<Result<Shaper>(NlSocket, const LinkSpec&, const InterfacePlan&)>& make);
   struct ShapedEnd {
     std::string node;
     Shaper shaper;
