@@ -43,6 +43,16 @@ double RateTrace::rate_at(double time_s) const {
   return std::prev(it)->rate_bps;
 }
 
+RateTrace RateTrace::from(double start_s) const {
+  std::vector<Point> out{{0.0, rate_at(start_s)}};
+  for (const Point& p : points_) {
+    if (p.time_s > start_s) {
+      out.push_back({p.time_s - start_s, p.rate_bps});
+    }
+  }
+  return RateTrace(std::move(out));
+}
+
 double RateTrace::finish_time(double start_s, double bits) const {
   if (bits <= 0) {
     return start_s;

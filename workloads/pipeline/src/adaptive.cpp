@@ -1,6 +1,7 @@
 #include "contend/pipeline/adaptive.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "contend/schedule/generators.h"
 #include "contend/sim/simulator.h"
@@ -69,13 +70,25 @@ Result<Decision> AdaptiveController::decide(int iteration, const Measurements& m
   for (const StageMeasurement& s : m.stages) {
     config.stages.push_back({s.forward_s, s.backward_s, s.activation_bytes, s.activation_bytes, s.stash_bytes});
   }
+  const double unlimited = std::numeric_limits<double>::infinity();
   for (int r = 0; r + 1 < p_; ++r) {
+    const LinkMeasurement& l = m.links[r];
     sim::LinkModel link;
-    link.rate = RateTrace::constant(m.links[r].goodput_bps > 0 ? m.links[r].goodput_bps : 1.0);
-    link.latency_s = m.links[r].latency_s;
-    link.burst_bytes = m.links[r].burst_bytes;
+    link.latency_s = l.latency_s;
+    link.burst_bytes = l.burst_bytes;
+    if (r < static_cast<int>(m.link_traces.size())) {
+      link.rate = m.link_traces[r];
+      config.links[{r, r + 1}] = link;
+      config.links[{r + 1, r}] = link;
+      d.link_bps.push_back(link.rate.rate_at(0));
+      continue;
+    }
+    link.rate = RateTrace::constant(l.goodput_bps > 0 ? l.goodput_bps : unlimited);
     config.links[{r, r + 1}] = link;
+    const double back = l.backward_bps > 0 ? l.backward_bps : l.goodput_bps;
+    link.rate = RateTrace::constant(back > 0 ? back : unlimited);
     config.links[{r + 1, r}] = link;
+    d.link_bps.push_back(l.goodput_bps);
   }
   double best_time = 0;
   int best_k = 0;
@@ -114,22 +127,24 @@ Result<Decision> AdaptiveController::decide(int iteration, const Measurements& m
   return d;
 }
 
-void RateEstimator::add(double bytes, double seconds) {
-  if (seconds <= 0) {
-    return;
-  }
-  last_[count_ % 3] = 8.0 * bytes / seconds;
+void Median3::add(double value) {
+  last_[count_ % 3] = value;
   ++count_;
 }
 
-double RateEstimator::bps() const {
+double Median3::value() const {
   if (count_ < 3) {
-    // Fewer than three samples: the newest, so the first step is followed at once.
     return count_ == 0 ? 0.0 : last_[(count_ - 1) % 3];
   }
   double v[3] = {last_[0], last_[1], last_[2]};
   std::sort(v, v + 3);
   return v[1];
+}
+
+void RateEstimator::add(double bytes, double seconds) {
+  if (seconds > 0) {
+    median_.add(8.0 * bytes / seconds);
+  }
 }
 
 }  // namespace contend::pipeline

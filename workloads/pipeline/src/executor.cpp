@@ -25,9 +25,16 @@ int schedule_k(const std::string& name, int microbatches) {
 
 StageExecutor::StageExecutor(const schedule::Schedule& lowered, int rank, ComputeBackend& backend, Transport& transport,
                              ExecutorOptions options)
-    : schedule_(lowered), rank_(rank), backend_(backend), transport_(transport), options_(options) {
+    : schedule_(&lowered), rank_(rank), backend_(backend), transport_(transport), options_(options) {
   CONTEND_CHECK(lowered.num_stages == lowered.num_ranks, "the runtime runs one stage per rank");
   CONTEND_CHECK(rank >= 0 && rank < lowered.num_ranks, "rank out of range");
+}
+
+void StageExecutor::use_schedule(const schedule::Schedule& lowered, int k) {
+  CONTEND_CHECK(lowered.num_ranks == schedule_->num_ranks && lowered.num_stages == lowered.num_ranks,
+                "use_schedule: another pipeline shape");
+  schedule_ = &lowered;
+  k_ = k;
 }
 
 Result<IterationMetrics> StageExecutor::run_iteration(int iteration) {
@@ -35,9 +42,12 @@ Result<IterationMetrics> StageExecutor::run_iteration(int iteration) {
   IterationMetrics m;
   m.rank = rank_;
   m.iteration = iteration;
+  m.k = k_;
+  m.message_bytes = backend_.message_floats() * sizeof(float);
+  int inflight = 0;
   const std::uint64_t bytes_before = transport_.bytes_sent();
   std::map<int, std::vector<float>> inputs, outputs, grads_out, grads_in;
-  const auto& actions = schedule_.ranks[rank_];
+  const auto& actions = schedule_->ranks[rank_];
   const double t_start = now_s();
   m.start_s = t_start;
   for (std::size_t i = 0; i < actions.size(); ++i) {
@@ -54,12 +64,18 @@ Result<IterationMetrics> StageExecutor::run_iteration(int iteration) {
         transport_.recycle(std::move(inputs[mb]));
         inputs.erase(mb);
         m.peak_held_bytes = std::max(m.peak_held_bytes, backend_.held_bytes());
+        m.peak_inflight = std::max(m.peak_inflight, ++inflight);
+        m.forward_s += now_s() - t0;
+        ++m.forwards;
         break;
       case Op::kBackward:
         grads_in[mb] = transport_.buffer(backend_.message_floats());
         backend_.backward(iteration, mb, grads_out[mb], grads_in[mb]);
         transport_.recycle(std::move(grads_out[mb]));
         grads_out.erase(mb);
+        --inflight;
+        m.backward_s += now_s() - t0;
+        ++m.backwards;
         break;
       case Op::kSendF:
       case Op::kSendB: {

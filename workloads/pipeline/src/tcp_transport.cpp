@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <thread>
 
 #include "contend/common/fd.h"
@@ -149,8 +150,16 @@ Result<void> tune(int fd, const TcpOptions& o) {
 
 class Link {
  public:
-  Link(Fd fd, int peer, std::string name, Mailbox& box, BufferPool& pool, bool checksum)
-      : fd_(std::move(fd)), peer_(peer), name_(std::move(name)), box_(box), pool_(pool), checksum_(checksum) {
+  using Meter = std::function<void(int peer, std::uint64_t bytes, double seconds, std::uint64_t tail_bytes,
+                                   double tail_seconds)>;
+  Link(Fd fd, int peer, std::string name, Mailbox& box, BufferPool& pool, bool checksum, Meter meter)
+      : fd_(std::move(fd)),
+        peer_(peer),
+        name_(std::move(name)),
+        box_(box),
+        pool_(pool),
+        checksum_(checksum),
+        meter_(std::move(meter)) {
     receiver_ = std::thread([this] { receive_loop(); });
     sender_ = std::thread([this] { send_loop(); });
   }
@@ -266,7 +275,17 @@ class Link {
         continue;
       }
       std::vector<float> data = pool_.take(h.bytes / sizeof(float));
-      auto body = read_all(fd_.get(), data.data(), h.bytes);
+      // Read in two halves, timing the second apart (TransferTotals says why).
+      const std::size_t half = h.bytes / 2;
+      const auto t0 = std::chrono::steady_clock::now();
+      auto body = read_all(fd_.get(), data.data(), half);
+      const auto t_half = std::chrono::steady_clock::now();
+      if (body && (*body || half == 0)) {
+        body = read_all(fd_.get(), reinterpret_cast<char*>(data.data()) + half, h.bytes - half);
+      }
+      const auto t1 = std::chrono::steady_clock::now();
+      const double seconds = std::chrono::duration<double>(t1 - t0).count();
+      const double tail_seconds = std::chrono::duration<double>(t1 - t_half).count();
       if (!body || !*body) {
         box_.fail(peer_, make_error(Errc::kIo, name_ + " closed the connection in the middle of a message"));
         return;
@@ -274,6 +293,9 @@ class Link {
       if ((h.flags & kFlagChecksum) != 0 && fnv1a(data.data(), h.bytes) != h.checksum) {
         box_.fail(peer_, make_error(Errc::kIo, "checksum mismatch in a message from " + name_));
         return;
+      }
+      if (h.kind != static_cast<std::uint8_t>(Kind::kControl)) {
+        meter_(peer_, h.bytes, seconds, h.bytes - half, tail_seconds);
       }
       box_.put(peer_, Tag{static_cast<Kind>(h.kind), static_cast<int>(h.iteration), static_cast<int>(h.microbatch)},
                std::move(data));
@@ -286,6 +308,7 @@ class Link {
   Mailbox& box_;
   BufferPool& pool_;
   bool checksum_;
+  Meter meter_;
   std::mutex mutex_;
   std::condition_variable cv_;
   std::deque<Item> queue_;
@@ -323,6 +346,11 @@ class TcpTransport : public Transport {
   }
   std::uint64_t bytes_sent() const override { return bytes_; }
   BufferPool& pool() { return pool_; }
+  Link::Meter meter() {
+    return [this](int peer, std::uint64_t bytes, double seconds, std::uint64_t tail_bytes, double tail_seconds) {
+      record_transfer(peer, bytes, seconds, tail_bytes, tail_seconds);
+    };
+  }
 
   Mailbox box_;
   int rank_ = 0;
@@ -484,11 +512,13 @@ Result<std::unique_ptr<Transport>> connect_tcp(const TcpOptions& o) {
   }
   if (o.rank > 0) {
     t->prev_ =
-        std::make_unique<Link>(std::move(*prev), o.rank - 1, peer_name(o, o.rank - 1), t->box_, t->pool(), o.checksum);
+        std::make_unique<Link>(std::move(*prev), o.rank - 1, peer_name(o, o.rank - 1), t->box_, t->pool(), o.checksum,
+                                     t->meter());
   }
   if (o.rank + 1 < o.world_size) {
     t->next_ =
-        std::make_unique<Link>(std::move(*next), o.rank + 1, peer_name(o, o.rank + 1), t->box_, t->pool(), o.checksum);
+        std::make_unique<Link>(std::move(*next), o.rank + 1, peer_name(o, o.rank + 1), t->box_, t->pool(), o.checksum,
+                                     t->meter());
   }
   return std::unique_ptr<Transport>(std::move(t));
 }

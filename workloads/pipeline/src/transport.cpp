@@ -7,8 +7,38 @@
 namespace contend::pipeline {
 
 std::string describe(const Tag& tag) {
+  if (tag.kind == Kind::kControl) {
+    return std::string(tag.microbatch == 0 ? "the adaptive scheduler's measurements" : "the adaptive scheduler's k") +
+           " (iteration " + std::to_string(tag.iteration) + ")";
+  }
   return std::string(tag.kind == Kind::kActivation ? "activation" : "gradient") + " of micro-batch " +
          std::to_string(tag.microbatch) + " (iteration " + std::to_string(tag.iteration) + ")";
+}
+
+TransferTotals Transport::take_transfers(int peer) {
+  std::lock_guard<std::mutex> lock(transfers_mutex_);
+  TransferTotals out;
+  if (auto it = transfers_.find(peer); it != transfers_.end()) {
+    out = it->second;
+    transfers_.erase(it);
+  }
+  return out;
+}
+
+void Transport::record_transfer(int peer, std::uint64_t bytes, double seconds, std::uint64_t tail_bytes,
+                                double tail_seconds) {
+  if (bytes < kMinTimedBytes || tail_seconds <= 0) {
+    return;
+  }
+  const double sustained = static_cast<double>(tail_bytes) / tail_seconds;  // bytes per second
+  std::lock_guard<std::mutex> lock(transfers_mutex_);
+  TransferTotals& t = transfers_[peer];
+  t.bytes += bytes;
+  t.seconds += seconds;
+  ++t.frames;
+  t.tail_bytes += tail_bytes;
+  t.tail_seconds += tail_seconds;
+  t.burst_bytes = std::max(t.burst_bytes, static_cast<double>(bytes) - sustained * seconds);
 }
 
 std::vector<float> BufferPool::take(std::size_t floats) {

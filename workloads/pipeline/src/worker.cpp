@@ -1,16 +1,33 @@
 #include "contend/pipeline/worker.h"
 
 #include <cmath>
+#include <map>
 #include <thread>
 
 #include "contend/common/json.h"
+#include "contend/pipeline/coordinator.h"
+#include "contend/schedule/generators.h"
 #include "contend/schedule/registry.h"
 #include "contend/schedule/validation.h"
 
 namespace contend::pipeline {
 
 Result<schedule::Schedule> runtime_schedule(const RunConfig& c) {
-  auto s = schedule::make_schedule(c.schedule, c.world_size, c.microbatches);
+  std::string name = c.schedule;
+  if (is_policy(c.schedule)) {
+    auto spec = parse_policy(c.schedule);
+    if (!spec) {
+      return spec.error();
+    }
+    // The oracle's truth is rank 0's alone; run_rank checks it there.
+    if (spec->kind != "oracle" || c.oracle) {
+      if (auto policy = make_policy(*spec, c.world_size, c.microbatches, c.oracle); !policy) {
+        return policy.error();
+      }
+    }
+    name = "kfkb:k=" + std::to_string(spec->kind == "fixed" ? spec->k : spec->options.k_min);
+  }
+  auto s = schedule::make_schedule(name, c.world_size, c.microbatches);
   if (!s) {
     return s.error();
   }
@@ -80,7 +97,7 @@ std::string metrics_line(const RunConfig& c, const IterationMetrics& m) {
   doc["rank"] = m.rank;
   doc["iteration"] = m.iteration;
   doc["schedule"] = c.schedule;
-  doc["k"] = schedule_k(c.schedule, c.microbatches);
+  doc["k"] = m.k > 0 ? m.k : schedule_k(c.schedule, c.microbatches);
   doc["backend"] = c.backend;
   doc["start_s"] = m.start_s;
   doc["iteration_s"] = m.iteration_s;
@@ -93,14 +110,102 @@ std::string metrics_line(const RunConfig& c, const IterationMetrics& m) {
   doc["bytes_sent"] = m.bytes_sent;
   doc["peak_activation_bytes"] = m.peak_held_bytes;
   doc["loss"] = std::isnan(m.loss) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(m.loss);
+  if (m.decision) {
+    const Decision& d = *m.decision;
+    nlohmann::ordered_json j;
+    j["policy"] = c.schedule.substr(0, c.schedule.find(':'));
+    j["evaluated"] = d.evaluated;
+    j["switched"] = d.switched;
+    j["k"] = d.k;
+    j["link_bps"] = d.link_bps;
+    nlohmann::ordered_json predicted = nlohmann::ordered_json::object();
+    for (const auto& [k, t] : d.predicted_s) {
+      predicted[std::to_string(k)] = t;
+    }
+    j["predicted_s"] = predicted;
+    doc["decision"] = j;
+  }
   return doc.dump();
+}
+
+namespace {
+
+StageReport report_of(const IterationMetrics& m, Transport& transport, int rank) {
+  StageReport r;
+  r.forward_s = m.forwards > 0 ? m.forward_s / m.forwards : 0;
+  r.backward_s = m.backwards > 0 ? m.backward_s / m.backwards : 0;
+  r.message_bytes = m.message_bytes;
+  r.stash_bytes = m.peak_inflight > 0 ? m.peak_held_bytes / static_cast<std::uint64_t>(m.peak_inflight) : 0;
+  r.from_prev = transport.take_transfers(rank - 1);
+  r.from_next = transport.take_transfers(rank + 1);
+  return r;
+}
+
+}  // namespace
+
+Result<void> run_rank(const RunConfig& config, int rank, ComputeBackend& backend, Transport& transport,
+                      const std::function<void(const IterationMetrics&)>& on_iteration,
+                      std::vector<sim::TraceEvent>* trace) {
+  auto lowered = runtime_schedule(config);
+  if (!lowered) {
+    return lowered.error();
+  }
+  ExecutorOptions options = config.executor;
+  options.record_trace = options.record_trace || trace != nullptr;
+  StageExecutor executor(*lowered, rank, backend, transport, options);
+  std::optional<Coordinator> coordinator;
+  std::map<int, schedule::Schedule> by_k;  // lowered kFkB per k, built once
+  if (is_policy(config.schedule)) {
+    std::unique_ptr<KPolicy> policy;
+    if (rank == 0) {
+      auto made = make_policy(*parse_policy(config.schedule), config.world_size, config.microbatches, config.oracle);
+      if (!made) {
+        return with_context(made.error(), "rank 0");
+      }
+      policy = std::move(*made);
+    }
+    coordinator.emplace(rank, config.world_size, transport, std::move(policy), options.timeout);
+  }
+  std::optional<StageReport> report;
+  for (int it = 0; it < config.iterations; ++it) {
+    std::optional<Decision> decision;
+    if (coordinator) {
+      auto d = coordinator->agree(it, report);
+      if (!d) {
+        return make_error(d.error().code, "rank " + std::to_string(rank) + ", choosing k for iteration " +
+                                              std::to_string(it) + ": " + d.error().message);
+      }
+      auto [pos, fresh] = by_k.try_emplace(d->k);
+      if (fresh) {
+        pos->second = schedule::lower(schedule::kfkb(config.world_size, config.microbatches, d->k));
+      }
+      executor.use_schedule(pos->second, d->k);
+      if (rank == 0) {
+        decision = std::move(*d);
+      }
+    }
+    auto m = executor.run_iteration(it);
+    if (!m) {
+      return m.error();
+    }
+    m->decision = std::move(decision);
+    if (coordinator) {
+      report = report_of(*m, transport, rank);
+    }
+    if (on_iteration) {
+      on_iteration(*m);
+    }
+  }
+  if (trace != nullptr) {
+    *trace = executor.trace();
+  }
+  return {};
 }
 
 Result<void> run_worker(const RunConfig& config, const TcpOptions& tcp,
                         const std::function<void(const IterationMetrics&)>& on_iteration,
                         std::vector<sim::TraceEvent>* trace) {
-  auto lowered = runtime_schedule(config);
-  if (!lowered) {
+  if (auto lowered = runtime_schedule(config); !lowered) {
     return lowered.error();
   }
   auto backend = make_backend(config, tcp.rank);
@@ -111,22 +216,7 @@ Result<void> run_worker(const RunConfig& config, const TcpOptions& tcp,
   if (!transport) {
     return with_context(transport.error(), "rank " + std::to_string(tcp.rank));
   }
-  ExecutorOptions options = config.executor;
-  options.record_trace = trace != nullptr;
-  StageExecutor executor(*lowered, tcp.rank, **backend, **transport, options);
-  for (int it = 0; it < config.iterations; ++it) {
-    auto m = executor.run_iteration(it);
-    if (!m) {
-      return m.error();
-    }
-    if (on_iteration) {
-      on_iteration(*m);
-    }
-  }
-  if (trace != nullptr) {
-    *trace = executor.trace();
-  }
-  return {};
+  return run_rank(config, tcp.rank, **backend, **transport, on_iteration, trace);
 }
 
 Result<std::vector<std::vector<IterationMetrics>>> run_in_process(
@@ -149,15 +239,12 @@ Result<std::vector<std::vector<IterationMetrics>>> run_in_process(
         return;
       }
       auto transport = hub.transport(r);
-      StageExecutor executor(*lowered, r, **backend, *transport, config.executor);
-      for (int it = 0; it < config.iterations; ++it) {
-        auto m = executor.run_iteration(it);
-        if (!m) {
-          results[r] = m.error();
-          hub.fail_rank(r, "rank " + std::to_string(r) + " failed");
-          return;
-        }
-        metrics[r].push_back(*m);
+      auto ok = run_rank(config, r, **backend, *transport,
+                         [&](const IterationMetrics& m) { metrics[r].push_back(m); }, nullptr);
+      if (!ok) {
+        results[r] = ok.error();
+        hub.fail_rank(r, "rank " + std::to_string(r) + " failed");
+        return;
       }
       if (inspect) {
         inspect(r, **backend);

@@ -2,13 +2,14 @@
 // The core of adaptive kFkB (Ada-Grouper): from in-band measurements (per-stage compute times,
 // per-link goodput), predict each feasible k's iteration time with the simulator and choose k,
 // under a per-stage memory limit, with hysteresis so noise does not flip it. Pure: the runtime
-// feeds it measurements and applies its decisions at iteration boundaries (that wiring is issue
-// 6's remaining work). Not thread-safe: one controller, at the rank that decides.
+// feeds it measurements and applies its decisions at iteration boundaries (policy.h,
+// coordinator.h). Not thread-safe: one controller, at the rank that decides.
 
 #include <cstdint>
 #include <utility>
 #include <vector>
 
+#include "contend/common/rate_trace.h"
 #include "contend/common/result.h"
 #include "contend/schedule/schedule.h"
 
@@ -22,14 +23,18 @@ struct StageMeasurement {
 };
 
 struct LinkMeasurement {
-  double goodput_bps = 0;  // between stage r and r+1, each direction
+  double goodput_bps = 0;  // from stage r to r+1; 0: not measured, taken as unlimited
   double latency_s = 0;
   std::uint64_t burst_bytes = 0;  // token-bucket depth, if known
+  double backward_bps = 0;        // from r+1 to r; 0: as goodput_bps
 };
 
 struct Measurements {
   std::vector<StageMeasurement> stages;  // p entries
   std::vector<LinkMeasurement> links;    // p - 1 entries
+  // The oracle only: each link's rate over the coming iteration (time 0 = its start), used
+  // instead of the links' constant rates. Empty for in-band decisions.
+  std::vector<RateTrace> link_traces;
 };
 
 struct AdaptiveOptions {
@@ -49,6 +54,7 @@ struct Decision {
   bool switched = false;
   bool evaluated = false;                           // false between re-evaluation periods
   std::vector<std::pair<int, double>> predicted_s;  // feasible k -> predicted iteration time
+  std::vector<double> link_bps;                     // the rates the prediction used, r -> r+1
 };
 
 class AdaptiveController {
@@ -76,19 +82,29 @@ class AdaptiveController {
   std::vector<std::pair<int, schedule::Schedule>> cache_;  // lowered kFkB schedules by k
 };
 
-// Smooths a measured rate (bytes over the seconds a transfer had the link): the median of the
-// last three samples. One outlier is ignored, and a step is followed exactly after two samples,
-// however large (an average of rates would take many iterations to forget 400 Gbit/s).
-// Plain value.
-class RateEstimator {
+// The median of the last three values: one outlier is ignored, and a step is followed exactly after
+// two values, however large (an average would take many iterations to forget 400 Gbit/s). Before
+// three values, the newest. Plain value.
+class Median3 {
  public:
-  void add(double bytes, double seconds);
+  void add(double value);
   bool ready() const { return count_ > 0; }
-  double bps() const;
+  double value() const;  // 0 before the first value
 
  private:
   double last_[3] = {0, 0, 0};
   int count_ = 0;
+};
+
+// Smooths a measured rate (bytes over the seconds a transfer had the link) with Median3.
+class RateEstimator {
+ public:
+  void add(double bytes, double seconds);
+  bool ready() const { return median_.ready(); }
+  double bps() const { return median_.value(); }
+
+ private:
+  Median3 median_;
 };
 
 }  // namespace contend::pipeline

@@ -7,10 +7,12 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "contend/common/result.h"
+#include "contend/pipeline/adaptive.h"
 #include "contend/pipeline/backend.h"
 #include "contend/pipeline/transport.h"
 #include "contend/schedule/schedule.h"
@@ -30,6 +32,14 @@ struct IterationMetrics {
   std::uint64_t bytes_sent = 0;
   std::uint64_t peak_held_bytes = 0;  // activation bytes actually held at most
   double loss = 0;                    // last stage; NaN elsewhere
+  int k = 0;                          // the k of the schedule run (0: not a kFkB schedule)
+  double forward_s = 0;               // summed over the iteration's forwards...
+  double backward_s = 0;              // ...and backwards
+  int forwards = 0;
+  int backwards = 0;
+  std::uint64_t message_bytes = 0;  // one activation (and gradient) sent between stages
+  int peak_inflight = 0;            // micro-batches between forward and backward at most
+  std::optional<Decision> decision;  // rank 0 under a policy (policy.h): how this iteration's k was chosen
 };
 
 struct ExecutorOptions {
@@ -47,11 +57,15 @@ class StageExecutor {
   // Runs the rank's actions for `iteration`, then the optimizer step. An error names the rank,
   // the action and the cause: "rank 1, action 4 (1RECV_F2): waiting for activation ...".
   Result<IterationMetrics> run_iteration(int iteration);
+  // Runs the next iterations with `lowered` (same shape, same requirements), whose k is `k`: how
+  // the adaptive scheduler switches at an iteration boundary. `lowered` must outlive its use.
+  void use_schedule(const schedule::Schedule& lowered, int k);
   // Per-action times so far, in the simulator's trace format (times: steady clock seconds).
   const std::vector<sim::TraceEvent>& trace() const { return trace_; }
 
  private:
-  const schedule::Schedule& schedule_;
+  const schedule::Schedule* schedule_;
+  int k_ = 0;
   int rank_;
   ComputeBackend& backend_;
   Transport& transport_;

@@ -23,7 +23,8 @@
 
 namespace contend::pipeline {
 
-enum class Kind : std::uint8_t { kActivation = 0, kGradient = 1 };
+// kControl: small messages of the adaptive scheduler's protocol (coordinator.h).
+enum class Kind : std::uint8_t { kActivation = 0, kGradient = 1, kControl = 4 };
 
 struct Tag {
   Kind kind = Kind::kActivation;
@@ -52,6 +53,23 @@ class BufferPool {
   std::vector<std::vector<float>> free_;
 };
 
+// What arrived from one peer, timed by the receiver from the end of each frame's header: a frame
+// streams at what the link gives it once its header is in, so this is the link's goodput for
+// this traffic, not counting the time a tensor waited behind others. Shaped links are token
+// buckets (HTB, TBF): after an idle spell a burst passes at once and then the rate holds. So the
+// second half of each frame is timed apart: its rate is the sustained one, and the bytes the whole
+// frame got beyond that rate are the burst it found. Only frames of at least kMinTimedBytes count:
+// smaller ones arrive in one segment and would time nothing but a copy.
+struct TransferTotals {
+  std::uint64_t bytes = 0;
+  double seconds = 0;
+  int frames = 0;
+  std::uint64_t tail_bytes = 0;  // the second halves of the frames...
+  double tail_seconds = 0;       // ...and the time they took
+  double burst_bytes = 0;        // the most bytes a frame got beyond the sustained rate
+};
+inline constexpr std::uint64_t kMinTimedBytes = 64 * 1024;
+
 class Transport {
  public:
   virtual ~Transport() = default;
@@ -65,9 +83,18 @@ class Transport {
   // Blocks until everything queued has been handed to the kernel (or the link broke).
   virtual Result<void> flush() = 0;
   virtual std::uint64_t bytes_sent() const = 0;
+  // Transfers received from `peer` since the last call (zero where the transport does not time
+  // them, as the in-process one). Thread-safe.
+  TransferTotals take_transfers(int peer);
 
  protected:
+  // One frame of `bytes` read in `seconds`, its last `tail_bytes` in `tail_seconds`.
+  void record_transfer(int peer, std::uint64_t bytes, double seconds, std::uint64_t tail_bytes, double tail_seconds);
   BufferPool pool_;
+
+ private:
+  std::mutex transfers_mutex_;
+  std::map<int, TransferTotals> transfers_;
 };
 
 // Received messages waiting for their receive, per (peer, tag), and the error of each broken

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "contend/pipeline/backend.h"
 #include "contend/pipeline/executor.h"
 #include "contend/pipeline/model.h"
+#include "contend/pipeline/policy.h"
 #include "contend/pipeline/tcp_transport.h"
 #include "contend/schedule/schedule.h"
 
@@ -22,7 +24,8 @@ struct RunConfig {
   int world_size = 1;
   int microbatches = 8;
   int iterations = 10;
-  std::string schedule = "1f1b";  // 1f1b, kfkb:k=N, gpipe
+  std::string schedule = "1f1b";  // 1f1b, kfkb:k=N, gpipe, or a policy: fixed:k=N, adaptive, oracle
+  std::optional<OracleTruth> oracle;  // the oracle policy's ground truth (rank 0)
   std::string backend = "cpu";    // cpu or emulated
   ModelConfig model;              // cpu backend (and profiling)
   EmulatedCompute emulated;       // emulated backend
@@ -30,8 +33,8 @@ struct RunConfig {
   ExecutorOptions executor;
 };
 
-// The lowered, validated schedule of `config`, or why not (unknown schedule, interleaved, bad
-// model for the world size).
+// The lowered, validated schedule of `config` (for a policy: kFkB with its first k), or why not
+// (unknown schedule or policy, interleaved, bad model for the world size).
 Result<schedule::Schedule> runtime_schedule(const RunConfig& config);
 
 // The single-process reference of one iteration: every stage's layers run micro-batch by
@@ -42,6 +45,12 @@ std::pair<std::vector<MlpStage>, double> reference_iteration(const ModelConfig& 
 
 // The backend of `rank`.
 Result<std::unique_ptr<ComputeBackend>> make_backend(const RunConfig& config, int rank);
+
+// Runs `rank`'s iterations on `transport`, with a policy's coordinator when the schedule names
+// one, calling `on_iteration` after each. Errors name the rank, action and peer.
+Result<void> run_rank(const RunConfig& config, int rank, ComputeBackend& backend, Transport& transport,
+                      const std::function<void(const IterationMetrics&)>& on_iteration,
+                      std::vector<sim::TraceEvent>* trace);
 
 // One JSON line (contend.iteration/1) for `m`.
 std::string metrics_line(const RunConfig& config, const IterationMetrics& m);

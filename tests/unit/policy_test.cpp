@@ -1,0 +1,223 @@
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "contend/pipeline/coordinator.h"
+#include "contend/pipeline/policy.h"
+#include "contend/pipeline/worker.h"
+
+using namespace contend;
+using namespace contend::pipeline;
+
+namespace {
+constexpr int kP = 4;
+constexpr int kM = 16;
+constexpr std::uint64_t kAct = 4u << 20;
+
+// Every rank's report of an iteration in which each link carried 16 activations at `bps`.
+std::vector<StageReport> reports_at(double bps) {
+  std::vector<StageReport> out(kP);
+  for (int r = 0; r < kP; ++r) {
+    out[r].forward_s = 0.010;
+    out[r].backward_s = 0.020;
+    out[r].message_bytes = kAct;
+    out[r].stash_bytes = kAct;
+    const double seconds = kM * 8.0 * kAct / bps;
+    const TransferTotals t{kM * kAct, seconds, kM, kM * kAct, seconds, 0};
+    if (r > 0) {
+      out[r].from_prev = t;
+    }
+    if (r + 1 < kP) {
+      out[r].from_next = t;
+    }
+  }
+  return out;
+}
+
+std::unique_ptr<KPolicy> policy(const std::string& name, std::optional<OracleTruth> truth = std::nullopt) {
+  auto spec = parse_policy(name);
+  REQUIRE(spec.ok());
+  auto p = make_policy(*spec, kP, kM, std::move(truth));
+  REQUIRE(p.ok());
+  return std::move(*p);
+}
+
+RunConfig emulated(const std::string& schedule) {
+  RunConfig c;
+  c.world_size = kP;
+  c.microbatches = 8;
+  c.iterations = 4;
+  c.schedule = schedule;
+  c.backend = "emulated";
+  c.emulated.forward = std::chrono::microseconds(200);
+  c.emulated.backward = std::chrono::microseconds(400);
+  c.emulated.activation_bytes = 1000;
+  c.executor.timeout = std::chrono::milliseconds(10000);
+  return c;
+}
+}  // namespace
+
+TEST_CASE("policy names parse with their options and bad ones say what is allowed", "[policy]") {
+  auto a = parse_policy("adaptive:kmax=8,mem=64MiB,period=2,hysteresis=0.1");
+  REQUIRE(a.ok());
+  CHECK(a->kind == "adaptive");
+  CHECK(a->options.k_max == 8);
+  CHECK(a->options.memory_limit_bytes == 64u << 20);
+  CHECK(a->options.period == 2);
+  CHECK(a->options.hysteresis == Approx(0.1));
+  CHECK(parse_policy("fixed:3")->k == 3);
+  CHECK(parse_policy("fixed:k=2")->k == 2);
+  CHECK(parse_policy("oracle")->options.hysteresis == 0);
+  CHECK(is_policy("adaptive"));
+  CHECK_FALSE(is_policy("kfkb:k=2"));
+  CHECK_THAT(parse_policy("fixed").error().message, Catch::Contains("fixed:k=2"));
+  CHECK_THAT(parse_policy("adaptive:speed=9").error().message, Catch::Contains("options: kmin"));
+  CHECK_THAT(parse_policy("adaptive:mem=lots").error().message, Catch::Contains("mem"));
+  CHECK_THAT(parse_policy("fixed:k=0").error().message, Catch::Contains("k=N"));
+  CHECK_THAT(make_policy(*parse_policy("fixed:k=99"), kP, kM).error().message, Catch::Contains("1..16"));
+  CHECK_THAT(make_policy(*parse_policy("oracle"), kP, kM).error().message, Catch::Contains("scenario"));
+}
+
+TEST_CASE("the adaptive policy follows a bandwidth step measured in band within two iterations", "[policy]") {
+  auto p = policy("adaptive");
+  CHECK(p->decide(0, {})->k == 1);  // nothing measured yet: the leanest k
+  int fast_k = 0;
+  int moved_at = -1;
+  for (int it = 1; it < 10; ++it) {
+    auto d = p->decide(it, reports_at(it < 5 ? 400e9 : 400e6));
+    REQUIRE(d.ok());
+    REQUIRE(d->link_bps.size() == kP - 1);
+    if (it < 5) {
+      fast_k = d->k;
+      CHECK(d->link_bps[1] == Approx(400e9));
+    } else if (moved_at < 0 && d->k != fast_k) {
+      moved_at = it;
+    }
+  }
+  CHECK(fast_k == 1);
+  CHECK(moved_at >= 5);
+  CHECK(moved_at <= 6);
+}
+
+TEST_CASE("the adaptive policy keeps every stage within the memory limit it is given", "[policy]") {
+  auto p = policy("adaptive:mem=8MiB");  // 2 activations: stage 0 holds min(m, 4k), so none fits...
+  CHECK_THAT(p->decide(1, reports_at(200e6)).error().message, Catch::Contains("memory limit"));
+  auto q = policy("adaptive:inflight=8");  // k <= 2
+  for (int it = 1; it < 5; ++it) {
+    auto d = q->decide(it, reports_at(200e6));
+    REQUIRE(d.ok());
+    CHECK(d->k <= 2);
+    CHECK(d->k == 2);  // slow links: the largest k that fits
+  }
+}
+
+TEST_CASE("fixed keeps its k and the oracle decides from the scenario's truth, not the measurements", "[policy]") {
+  auto fixed = policy("fixed:k=3");
+  CHECK(fixed->decide(0, {})->k == 3);
+  CHECK(fixed->decide(1, reports_at(1e6))->k == 3);
+  double now = 0;
+  OracleTruth truth;
+  truth.now_s = [&] { return now; };
+  for (int r = 0; r < kP - 1; ++r) {
+    truth.links.push_back(*RateTrace::from_points({{0, 400e9}, {5, 400e6}}));
+  }
+  auto oracle = policy("oracle", truth);
+  auto in_band = policy("adaptive");
+  // Measurements say slow, truth says fast: the oracle goes lean.
+  CHECK(oracle->decide(1, reports_at(400e6))->k == 1);
+  CHECK(in_band->decide(1, reports_at(400e6))->k > 1);
+  now = 6;  // after the step: the oracle follows at once, whatever was measured
+  auto d = oracle->decide(2, reports_at(400e9));
+  CHECK(d->k > 1);
+  CHECK(d->link_bps[0] == Approx(400e6));
+}
+
+TEST_CASE("the coordinator gives every rank rank 0's k and rank 0 every rank's report", "[policy]") {
+  // A scripted policy at rank 0: k cycles 1, 2, 3 and it records what it was told.
+  struct Scripted : KPolicy {
+    std::vector<std::vector<StageReport>>* seen;
+    Result<Decision> decide(int iteration, const std::vector<StageReport>& reports) override {
+      seen->push_back(reports);
+      Decision d;
+      d.iteration = iteration;
+      d.k = iteration % 3 + 1;
+      return d;
+    }
+  };
+  std::vector<std::vector<StageReport>> seen;
+  InProcHub hub(kP);
+  std::vector<std::vector<int>> ks(kP);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < kP; ++r) {
+    threads.emplace_back([&, r] {
+      auto transport = hub.transport(r);
+      std::unique_ptr<KPolicy> p;
+      if (r == 0) {
+        auto s = std::make_unique<Scripted>();
+        s->seen = &seen;
+        p = std::move(s);
+      }
+      Coordinator c(r, kP, *transport, std::move(p), std::chrono::milliseconds(5000));
+      std::optional<StageReport> mine;
+      for (int it = 0; it < 6; ++it) {
+        auto d = c.agree(it, mine);
+        REQUIRE(d.ok());
+        ks[r].push_back(d->k);
+        StageReport report;
+        report.forward_s = r + it / 10.0;
+        report.from_prev = {static_cast<std::uint64_t>(1000 * r), 0.5, 1, 500, 0.25, 42.0 * r};
+        mine = report;
+      }
+    });
+  }
+  for (auto& t : threads) {
+    t.join();
+  }
+  for (int r = 0; r < kP; ++r) {
+    CHECK(ks[r] == std::vector<int>{1, 2, 3, 1, 2, 3});
+  }
+  REQUIRE(seen.size() == 6);
+  CHECK(seen[0].empty());
+  REQUIRE(seen[3].size() == kP);
+  for (int r = 0; r < kP; ++r) {
+    CHECK(seen[3][r].forward_s == Approx(r + 0.2));
+    CHECK(seen[3][r].from_prev.bytes == 1000u * static_cast<unsigned>(r));
+    CHECK(seen[3][r].from_prev.tail_seconds == 0.25);
+    CHECK(seen[3][r].from_prev.burst_bytes == 42.0 * r);
+  }
+}
+
+TEST_CASE("a pipeline under fixed:k runs exactly kFkB and logs its k on every rank", "[policy]") {
+  auto fixed = run_in_process(emulated("fixed:k=2"));
+  REQUIRE(fixed.ok());
+  for (int r = 0; r < kP; ++r) {
+    for (const auto& m : (*fixed)[r]) {
+      CHECK(m.k == 2);
+      CHECK(m.decision.has_value() == (r == 0));
+      CHECK(m.peak_inflight == std::min(8, 2 * (kP - r)));
+    }
+  }
+  RunConfig c = emulated("fixed:k=2");
+  auto line = nlohmann::json::parse(metrics_line(c, (*fixed)[0][1]));
+  CHECK(line["k"] == 2);
+  CHECK(line["decision"]["policy"] == "fixed");
+}
+
+TEST_CASE("a pipeline under the adaptive policy runs one k per iteration on every rank", "[policy]") {
+  auto run = run_in_process(emulated("adaptive"));
+  REQUIRE(run.ok());
+  for (std::size_t it = 0; it < 4; ++it) {
+    for (int r = 1; r < kP; ++r) {
+      CHECK((*run)[r][it].k == (*run)[0][it].k);
+    }
+  }
+  // In process nothing is timed on the links (they count as unlimited); compute is measured.
+  const Decision& d = *(*run)[0][3].decision;
+  CHECK(d.evaluated);
+  CHECK(d.predicted_s.size() == 8);
+  CHECK(std::isinf(d.link_bps[0]) == false);
+  CHECK(d.link_bps[0] == 0);  // not measured
+  CHECK_THAT(runtime_schedule(emulated("adaptive:nonsense=1")).error().message, Catch::Contains("nonsense"));
+}

@@ -1,0 +1,132 @@
+#include "contend/pipeline/coordinator.h"
+
+#include <cstring>
+
+namespace contend::pipeline {
+namespace {
+
+constexpr int kReports = 0;   // Tag::microbatch of the report list
+constexpr int kDecision = 1;  // ... and of the decision
+constexpr std::size_t kReportDoubles = 16;
+
+void append(std::vector<double>& out, const TransferTotals& t) {
+  for (double v : {static_cast<double>(t.bytes), t.seconds, static_cast<double>(t.frames),
+                   static_cast<double>(t.tail_bytes), t.tail_seconds, t.burst_bytes}) {
+    out.push_back(v);
+  }
+}
+
+void append(std::vector<double>& out, const StageReport& r) {
+  for (double v : {r.forward_s, r.backward_s, static_cast<double>(r.message_bytes),
+                   static_cast<double>(r.stash_bytes)}) {
+    out.push_back(v);
+  }
+  append(out, r.from_prev);
+  append(out, r.from_next);
+}
+
+TransferTotals totals_at(const double* p) {
+  return {static_cast<std::uint64_t>(p[0]), p[1], static_cast<int>(p[2]), static_cast<std::uint64_t>(p[3]), p[4],
+          p[5]};
+}
+
+StageReport report_at(const std::vector<double>& v, std::size_t i) {
+  const double* p = v.data() + i * kReportDoubles;
+  StageReport r;
+  r.forward_s = p[0];
+  r.backward_s = p[1];
+  r.message_bytes = static_cast<std::uint64_t>(p[2]);
+  r.stash_bytes = static_cast<std::uint64_t>(p[3]);
+  r.from_prev = totals_at(p + 4);
+  r.from_next = totals_at(p + 10);
+  return r;
+}
+
+}  // namespace
+
+std::vector<float> pack_doubles(const std::vector<double>& values) {
+  std::vector<float> out(values.size() * 2);
+  std::memcpy(out.data(), values.data(), values.size() * sizeof(double));
+  return out;
+}
+
+std::vector<double> unpack_doubles(const std::vector<float>& data) {
+  std::vector<double> out(data.size() / 2);
+  std::memcpy(out.data(), data.data(), out.size() * sizeof(double));
+  return out;
+}
+
+Coordinator::Coordinator(int rank, int world_size, Transport& transport, std::unique_ptr<KPolicy> policy,
+                         std::chrono::milliseconds timeout)
+    : rank_(rank), world_size_(world_size), transport_(transport), policy_(std::move(policy)), timeout_(timeout) {
+  CONTEND_CHECK((rank == 0) == (policy_ != nullptr), "the policy lives at rank 0, and only there");
+}
+
+Result<std::vector<StageReport>> Coordinator::gather(int iteration, const StageReport& mine) {
+  std::vector<double> list;
+  append(list, mine);
+  if (rank_ + 1 < world_size_) {
+    auto got = transport_.recv(rank_ + 1, Tag{Kind::kControl, iteration, kReports},
+                               std::chrono::steady_clock::now() + timeout_);
+    if (!got) {
+      return got.error();
+    }
+    const std::vector<double> later = unpack_doubles(*got);
+    if (later.size() != kReportDoubles * static_cast<std::size_t>(world_size_ - rank_ - 1)) {
+      return make_error(Errc::kIo, "rank " + std::to_string(rank_ + 1) + " sent a report list of the wrong size");
+    }
+    list.insert(list.end(), later.begin(), later.end());
+  }
+  if (rank_ > 0) {
+    if (auto ok = transport_.send(rank_ - 1, Tag{Kind::kControl, iteration, kReports}, pack_doubles(list)); !ok) {
+      return ok.error();
+    }
+    return std::vector<StageReport>{};
+  }
+  std::vector<StageReport> reports;
+  for (std::size_t i = 0; i < static_cast<std::size_t>(world_size_); ++i) {
+    reports.push_back(report_at(list, i));
+  }
+  return reports;
+}
+
+Result<Decision> Coordinator::agree(int iteration, const std::optional<StageReport>& mine) {
+  std::vector<StageReport> reports;
+  if (mine) {
+    auto got = gather(iteration, *mine);
+    if (!got) {
+      return got.error();
+    }
+    reports = std::move(*got);
+  }
+  Decision d;
+  if (rank_ == 0) {
+    auto decided = policy_->decide(iteration, reports);
+    if (!decided) {
+      return decided.error();
+    }
+    d = std::move(*decided);
+  } else {
+    auto got = transport_.recv(rank_ - 1, Tag{Kind::kControl, iteration, kDecision},
+                               std::chrono::steady_clock::now() + timeout_);
+    if (!got) {
+      return got.error();
+    }
+    const std::vector<double> v = unpack_doubles(*got);
+    if (v.size() != 1) {
+      return make_error(Errc::kIo, "rank " + std::to_string(rank_ - 1) + " sent a malformed decision");
+    }
+    d.iteration = iteration;
+    d.k = static_cast<int>(v[0]);
+  }
+  if (rank_ + 1 < world_size_) {
+    auto ok = transport_.send(rank_ + 1, Tag{Kind::kControl, iteration, kDecision},
+                              pack_doubles({static_cast<double>(d.k)}));
+    if (!ok) {
+      return ok.error();
+    }
+  }
+  return d;
+}
+
+}  // namespace contend::pipeline
