@@ -9,7 +9,9 @@
 #include "cli_units.h"
 #include "contend/common/fd.h"
 #include "contend/common/units.h"
+#include "contend/emulator/scenario.h"
 #include "contend/pipeline/worker.h"
+#include "contend/runner/truth.h"
 #include "contend/sim/chrome_trace.h"
 
 namespace contend::tools {
@@ -27,8 +29,28 @@ struct WorkerOptions {
   std::string connect_timeout = "30s";
   std::string metrics;
   std::string trace;
+  std::string oracle_scenario;
+  double oracle_start_s = -1;
   bool spin = false;
 };
+
+// The oracle's ground truth: the scenario's rates, on a clock whose 0 is `start_s` (steady clock
+// seconds, the same in every namespace of a host); default: now.
+Result<pipeline::OracleTruth> oracle_truth(const std::string& path, double start_s) {
+  auto scenario = emulator::load_scenario(path);
+  if (!scenario) {
+    return scenario.error();
+  }
+  auto links = runner::workload_rates(*scenario);
+  if (!links) {
+    return links.error();
+  }
+  const auto steady_s = [] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  };
+  const double zero = start_s >= 0 ? start_s : steady_s();
+  return pipeline::OracleTruth{std::move(*links), [zero, steady_s] { return steady_s() - zero; }};
+}
 
 std::vector<std::string> split_list(const std::string& text) {
   std::vector<std::string> out;
@@ -59,6 +81,13 @@ int run(WorkerOptions& o) {
   c.emulated.spin = o.spin;
   c.executor.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(*parse_duration(o.timeout));
   t.connect_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(*parse_duration(o.connect_timeout));
+  if (!o.oracle_scenario.empty()) {
+    auto truth = oracle_truth(o.oracle_scenario, o.oracle_start_s);
+    if (!truth) {
+      return fail(t.rank, truth.error().message);
+    }
+    c.oracle = std::move(*truth);
+  }
   std::FILE* metrics = nullptr;
   if (o.metrics == "-") {
     metrics = stdout;
@@ -112,7 +141,9 @@ std::function<int()> add_worker_command(CLI::App& app) {
   w->add_option("--peers", o->peers, "host:port of every rank, comma-separated; each rank listens on its own")
       ->envname("CONTEND_PEERS")
       ->required();
-  w->add_option("--schedule", o->run.schedule, "1f1b, kfkb:k=N or gpipe (default 1f1b)");
+  w->add_option("--schedule", o->run.schedule,
+                 "1f1b, kfkb:k=N, gpipe, or a policy choosing k every iteration: fixed:k=N, "
+                 "adaptive[:kmax=N,mem=SIZE,inflight=N,period=N,hysteresis=F,lean=F], oracle[:...] (default 1f1b)");
   w->add_option("--microbatches", o->run.microbatches, "Micro-batches per iteration (default 8)")
       ->check(CLI::PositiveNumber);
   w->add_option("--iterations", o->run.iterations, "Iterations to run (default 10)")->check(CLI::PositiveNumber);
@@ -142,6 +173,10 @@ std::function<int()> add_worker_command(CLI::App& app) {
   w->add_option("--connect-timeout", o->connect_timeout, "Longest wait for neighbours to come up (default 30s)")
       ->check(duration_check());
   w->add_flag("--checksum", o->tcp.checksum, "Checksum every tensor on the wire");
+  w->add_option("--oracle-scenario", o->oracle_scenario,
+                 "oracle policy (rank 0): the scenario whose timeline is the ground truth (experiments only)");
+  w->add_option("--oracle-start", o->oracle_start_s,
+                 "oracle: the scenario's time 0 in steady-clock seconds (default: when the worker starts)");
   w->add_option("--metrics", o->metrics, "Append contend.iteration/1 JSON lines to FILE (- for stdout)");
   w->add_option("--trace", o->trace, "Write a Chrome trace of this rank's actions to FILE");
   return [o] { return run(*o); };

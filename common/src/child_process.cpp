@@ -1,6 +1,7 @@
 #include "contend/common/child_process.h"
 
 #include <signal.h>
+#include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -59,8 +60,15 @@ Result<ChildProcess> ChildProcess::spawn(const std::vector<std::string>& argv, C
   }
   args.push_back(nullptr);
   pid_t pid = -1;
+  posix_spawn_file_actions_t actions;
+  ::posix_spawn_file_actions_init(&actions);
+  if (!options.output_path.empty()) {
+    ::posix_spawn_file_actions_addopen(&actions, 1, options.output_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    ::posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  }
   // posix_spawnp reports exec failures (ENOENT, EACCES) through its return value on glibc.
-  const int rc = ::posix_spawnp(&pid, args[0], nullptr, nullptr, args.data(), environ);
+  const int rc = ::posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  ::posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) {
     return errno_error(rc, "spawn " + argv[0]);
   }

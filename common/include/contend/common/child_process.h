@@ -20,6 +20,8 @@ struct ChildOptions {
   int stop_signal = 15;  // SIGTERM
   // How long terminate() waits after stop_signal before SIGKILL.
   std::chrono::milliseconds grace{2000};
+  // When set, the child's stdout and stderr are appended to this file (created 0644).
+  std::string output_path;
 };
 
 class ChildProcess {

@@ -1,0 +1,65 @@
+#pragma once
+// An experiment (schema contend.experiment/1, docs/experiment-format.md): scenarios x schedules
+// x repetitions of one workload, and the baseline schedule speedups are measured against.
+// Parsed strictly: errors name the file, the JSON pointer and what was expected. Plain values.
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "contend/common/result.h"
+#include "contend/emulator/scenario.h"
+
+namespace contend::runner {
+
+struct Workload {
+  int stages = 4;
+  int microbatches = 16;
+  int iterations = 12;  // measured, after the warm-up
+  int warmup = 2;       // iterations run first and left out of the throughput
+  std::string backend = "emulated";  // emulated or cpu
+  std::string transport = "tcp";
+  std::chrono::nanoseconds forward{std::chrono::milliseconds(10)};  // emulated
+  std::chrono::nanoseconds backward{std::chrono::milliseconds(20)};
+  std::uint64_t activation_bytes = 1 << 20;  // emulated: per micro-batch, each way
+  int hidden = 64;                           // cpu: the model
+  int layers = 8;
+  int microbatch_size = 4;  // sequences per micro-batch (samples/s counts sequences)
+  int seq_len = 16;
+};
+
+struct Experiment {
+  std::string name;
+  std::string description;
+  std::string source;  // the file
+  std::string topology = "netns";
+  std::vector<emulator::Scenario> scenarios;
+  std::vector<std::string> scenario_files;  // as resolved, beside each scenario
+  Workload workload;
+  std::vector<std::string> schedules;
+  int repetitions = 3;
+  std::string baseline = "1f1b";
+};
+
+// One run: a scenario, a schedule, a repetition.
+struct Cell {
+  int scenario = 0;  // index into Experiment::scenarios
+  std::string schedule;
+  int repetition = 0;
+  std::string id;  // file-name safe and unique: "periodic.kfkb-k-2.r1"
+};
+
+// Parses `text`; scenario paths are relative to `source`'s directory. Every schedule is checked
+// (registry or policy name), every scenario must have `stages` nodes, and the baseline must be
+// one of the schedules.
+Result<Experiment> parse_experiment(const std::string& text, const std::string& source);
+Result<Experiment> load_experiment(const std::string& path);
+
+// The matrix, scenario-major, then schedule, then repetition.
+std::vector<Cell> expand(const Experiment& e);
+
+// Samples per iteration: micro-batches x sequences per micro-batch.
+double samples_per_iteration(const Workload& w);
+
+}  // namespace contend::runner

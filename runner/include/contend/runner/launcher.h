@@ -1,0 +1,48 @@
+#pragma once
+// Running one cell of an experiment for real on this host: the scenario's nodes as network
+// namespaces with shaped links (emulator), the scenario player and its background flows on a
+// thread, and one `contend worker` process per stage inside its node's namespace. Everything it
+// creates is removed before it returns, also on failure and when `stop` is set; a run state is
+// recorded meanwhile so `contend emu down --run NAME` can clean up after a crash.
+// Needs CAP_NET_ADMIN (kPermission otherwise). Not thread-safe: one cell at a time.
+
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "contend/common/result.h"
+#include "contend/runner/experiment.h"
+#include "contend/runner/truth.h"
+
+namespace contend::runner {
+
+struct CellFiles {
+  std::string metrics;  // every rank's contend.iteration/1 lines
+  std::string events;   // the player's contend.events/1 log
+  std::string log;      // the workers' stdout and stderr
+};
+
+struct LaunchOptions {
+  std::string contend;  // the contend binary the workers run
+  std::chrono::seconds timeout{900};  // a cell taking longer fails
+  int port = 29500;                   // every worker listens on its own address at this port
+};
+
+// The workers' command lines for `cell`, rank by rank (without the `ip netns exec` prefix):
+// for tests and for the hosts mode, which launches the same commands elsewhere.
+std::vector<std::vector<std::string>> worker_commands(const Experiment& e, const Cell& cell,
+                                                      const std::vector<std::string>& addresses,
+                                                      const CellFiles& files, const LaunchOptions& options,
+                                                      double oracle_start_s);
+
+// Runs `cell` as described above. Errors: kPermission without CAP_NET_ADMIN, a worker's failure
+// with the end of its log, kTimeout, kIo "stopped" when `stop` was set.
+Result<void> run_cell(const Experiment& e, const Cell& cell, const CellFiles& files, const LaunchOptions& options,
+                      const std::atomic<bool>& stop);
+
+// Samples per second of rank 0 over the iterations after the warm-up, from the first one's start
+// to the last one's end; kParse naming the file when it has fewer lines than that.
+Result<double> cell_throughput(const std::string& metrics_path, const Workload& w);
+
+}  // namespace contend::runner

@@ -1,0 +1,67 @@
+#pragma once
+// Aggregating repetitions into contend.summary/1 (ARCHITECTURE.md, docs/metrics.md): per scenario
+// and schedule the throughput's median, mean, stdev and 95% confidence interval, and the speedup
+// over the baseline schedule with its interval; JSON, CSV and a console table from the same
+// values; and comparing two summaries by their speedups (the CI regression mode). Pure.
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "contend/common/result.h"
+
+namespace contend::runner {
+
+struct Stats {
+  int n = 0;
+  double median = 0;
+  double mean = 0;
+  double stdev = 0;  // sample standard deviation (n - 1); 0 when n < 2
+  double ci95 = 0;   // half-width of the t interval of the mean; 0 when n < 2
+};
+Stats stats_of(std::vector<double> values);
+
+struct CellSummary {
+  std::string scenario;
+  std::string schedule;
+  std::vector<double> throughput;  // samples/s, one per repetition
+  Stats stats;
+  double speedup = 0;       // median over the baseline's median
+  double speedup_ci95 = 0;  // delta-method half-width from both cells' relative standard errors
+};
+
+struct Summary {
+  std::string experiment;
+  std::string baseline;
+  std::string mode;  // "real" or "simulated"
+  std::vector<CellSummary> cells;
+};
+
+// One cell per (scenario, schedule) in the order given. `throughput` maps (scenario, schedule) to
+// the repetitions' samples/s.
+Summary summarize(const std::string& experiment, const std::string& baseline, const std::string& mode,
+                  const std::vector<std::pair<std::string, std::string>>& order,
+                  const std::map<std::pair<std::string, std::string>, std::vector<double>>& throughput);
+
+nlohmann::ordered_json summary_json(const Summary& s);
+std::string summary_csv(const Summary& s);
+// Aligned: scenario, schedule, median samples/s, +/- CI, speedup.
+std::string summary_table(const Summary& s);
+// Reads a summary.json (kParse naming the file and field when it is not contend.summary/1).
+Result<Summary> read_summary(const std::string& path);
+
+struct Regression {
+  std::string scenario;
+  std::string schedule;
+  double baseline_speedup = 0;  // in the reference summary
+  double speedup = 0;           // now; 0 when the cell is missing
+  std::string what;             // "slower by 7.2%" or "missing"
+};
+// Cells whose speedup fell by more than `tolerance` (0.05: 5%) against `reference`, and cells of
+// the reference missing now. Ratios are compared, not absolute times: machines differ.
+std::vector<Regression> compare(const Summary& now, const Summary& reference, double tolerance);
+std::string regression_table(const std::vector<Regression>& regressions);
+
+}  // namespace contend::runner

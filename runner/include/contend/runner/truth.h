@@ -1,0 +1,46 @@
+#pragma once
+// The ground truth of a scenario as the workload sees it, and simulated runs on it.
+//  - workload_rates: the goodput the pipeline's TCP gets on each link of the chain over scenario
+//    time, from the scenario's own timeline (never measured): the oracle's input and the
+//    simulator's network;
+//  - simulate_cell: a run of `iterations` back to back in the simulator, under a static schedule
+//    or a policy, each iteration starting where the last ended on the scenario's clock. Policies
+//    decide from what the runtime would measure in band: the goodput each link gave over the
+//    iteration before.
+// Pure; thread-safe.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "contend/common/rate_trace.h"
+#include "contend/common/result.h"
+#include "contend/emulator/scenario.h"
+#include "contend/pipeline/adaptive.h"
+#include "contend/runner/experiment.h"
+
+namespace contend::runner {
+
+// TCP payload per byte on the wire with 1500-byte frames: 1448 of 1514 bytes (measured here at
+// exactly this ratio of the shaped rate, docs/emulator.md).
+inline constexpr double kTcpGoodput = 1448.0 / 1514.0;
+
+// One trace per link between consecutive nodes (p - 1 of them). A background flow on a link takes
+// what its preemption policy gives it (background-first: its rate, all of it when unpaced; fair:
+// up to half; split: the background share). kInvalidArgument when consecutive nodes have no link.
+Result<std::vector<RateTrace>> workload_rates(const emulator::Scenario& scenario);
+
+struct SimIteration {
+  int iteration = 0;
+  int k = 0;
+  double start_s = 0;  // on the scenario's clock
+  double iteration_s = 0;
+  std::optional<pipeline::Decision> decision;
+};
+
+// Simulates `w.warmup + w.iterations` iterations of `schedule` (a static schedule or a policy)
+// starting at scenario time 0 on `links`.
+Result<std::vector<SimIteration>> simulate_cell(const Workload& w, const std::string& schedule,
+                                                const std::vector<RateTrace>& links);
+
+}  // namespace contend::runner

@@ -1,0 +1,236 @@
+#include "contend/runner/launcher.h"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <thread>
+
+#include "contend/common/child_process.h"
+#include "contend/common/fd.h"
+#include "contend/common/units.h"
+#include "contend/emulator/network.h"
+#include "contend/emulator/player.h"
+#include "contend/emulator/run_state.h"
+
+namespace contend::runner {
+namespace {
+
+std::string seconds_text(std::chrono::nanoseconds d) {
+  return std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(d).count()) + "us";
+}
+
+// Rank r's address: its end of the link from node r-1 (node 0: its end of the link to node 1).
+Result<std::vector<std::string>> rank_addresses(const emulator::Scenario& s, const emulator::TopologyPlan& plan) {
+  std::vector<std::string> out;
+  for (std::size_t r = 0; r < s.nodes.size(); ++r) {
+    const std::string& other = s.nodes[r == 0 ? 1 : r - 1];
+    std::string address;
+    for (const auto& l : plan.links) {
+      for (const auto* end : {&l.from, &l.to}) {
+        const auto* peer = end == &l.from ? &l.to : &l.from;
+        if (end->node == s.nodes[r] && peer->node == other) {
+          address = end->address.substr(0, end->address.find('/'));
+        }
+      }
+    }
+    if (address.empty()) {
+      return make_error(Errc::kInvalidArgument, "no link between " + s.nodes[r] + " and " + other);
+    }
+    out.push_back(address);
+  }
+  return out;
+}
+
+std::string tail_of(const std::string& path) {
+  auto text = read_file(path);
+  if (!text) {
+    return "";
+  }
+  std::string t = *text;
+  if (t.size() > 600) {
+    t = "..." + t.substr(t.size() - 600);
+  }
+  while (!t.empty() && t.back() == '\n') {
+    t.pop_back();
+  }
+  return t;
+}
+
+}  // namespace
+
+std::vector<std::vector<std::string>> worker_commands(const Experiment& e, const Cell& cell,
+                                                      const std::vector<std::string>& addresses,
+                                                      const CellFiles& files, const LaunchOptions& o,
+                                                      double oracle_start_s) {
+  const Workload& w = e.workload;
+  std::string peers;
+  for (const auto& a : addresses) {
+    peers += (peers.empty() ? "" : ",") + a + ":" + std::to_string(o.port);
+  }
+  std::vector<std::vector<std::string>> out;
+  for (int r = 0; r < w.stages; ++r) {
+    std::vector<std::string> argv = {o.contend,
+                                     "worker",
+                                     "--rank",
+                                     std::to_string(r),
+                                     "--world-size",
+                                     std::to_string(w.stages),
+                                     "--peers",
+                                     peers,
+                                     "--schedule",
+                                     cell.schedule,
+                                     "--microbatches",
+                                     std::to_string(w.microbatches),
+                                     "--iterations",
+                                     std::to_string(w.warmup + w.iterations),
+                                     "--backend",
+                                     w.backend,
+                                     "--microbatch-size",
+                                     std::to_string(w.microbatch_size),
+                                     "--seq-len",
+                                     std::to_string(w.seq_len),
+                                     "--metrics",
+                                     files.metrics,
+                                     "--timeout",
+                                     "120s"};
+    if (w.backend == "emulated") {
+      for (const std::string& a : {std::string("--fwd"), seconds_text(w.forward), std::string("--bwd"),
+                                   seconds_text(w.backward), std::string("--activation"),
+                                   std::to_string(w.activation_bytes) + "B"}) {
+        argv.push_back(a);
+      }
+    } else {
+      for (const std::string& a : {std::string("--hidden"), std::to_string(w.hidden), std::string("--layers"),
+                                   std::to_string(w.layers)}) {
+        argv.push_back(a);
+      }
+    }
+    if (cell.schedule.rfind("oracle", 0) == 0 && r == 0) {
+      argv.push_back("--oracle-scenario");
+      argv.push_back(e.scenario_files[cell.scenario]);
+      argv.push_back("--oracle-start");
+      argv.push_back(std::to_string(oracle_start_s));
+    }
+    out.push_back(std::move(argv));
+  }
+  return out;
+}
+
+Result<void> run_cell(const Experiment& e, const Cell& cell, const CellFiles& files, const LaunchOptions& o,
+                      const std::atomic<bool>& stop) {
+  const emulator::Scenario& scenario = e.scenarios[cell.scenario];
+  const std::string run = "r" + std::to_string(::getpid() % 100000) + "-" + std::to_string(cell.repetition) +
+                          std::to_string(std::chrono::steady_clock::now().time_since_epoch().count() % 1000);
+  auto net = emulator::Network::create(scenario, run, &stop);
+  if (!net) {
+    return net.error();
+  }
+  if (auto ok = emulator::write_run_state({run, e.scenario_files[cell.scenario], net->plan().namespaces()}); !ok) {
+    return ok.error();
+  }
+  struct StateGuard {
+    std::string run;
+    ~StateGuard() { (void)emulator::remove_run_state(run); }
+  } state_guard{run};
+  auto addresses = rank_addresses(scenario, net->plan());
+  if (!addresses) {
+    return addresses.error();
+  }
+  auto log = emulator::EventLog::open(files.events);
+  if (!log) {
+    return log.error();
+  }
+  emulator::FlowEngine flows(net->plan());
+  std::atomic<bool> player_stop{false};
+  Result<emulator::PlayReport> played = emulator::PlayReport{};
+  const double start_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  std::thread player([&] {
+    played = emulator::play(scenario, *net, *log, player_stop, emulator::PlayerOptions{std::chrono::milliseconds(100), true},
+                            &flows);
+  });
+  struct PlayerGuard {
+    std::atomic<bool>& stop;
+    std::thread& thread;
+    ~PlayerGuard() {
+      stop = true;
+      thread.join();
+    }
+  } player_guard{player_stop, player};
+
+  std::vector<ChildProcess> workers;
+  const auto commands = worker_commands(e, cell, *addresses, files, o, start_s);
+  for (int r = 0; r < e.workload.stages; ++r) {
+    std::vector<std::string> argv = {"ip", "netns", "exec", net->plan().nodes[r].second};
+    argv.insert(argv.end(), commands[r].begin(), commands[r].end());
+    ChildOptions co;
+    co.output_path = files.log;
+    auto child = ChildProcess::spawn(argv, co);
+    if (!child) {
+      return child.error();
+    }
+    workers.push_back(std::move(*child));
+  }
+  const auto deadline = std::chrono::steady_clock::now() + o.timeout;
+  for (;;) {
+    int running = 0;
+    for (std::size_t r = 0; r < workers.size(); ++r) {
+      if (!workers[r].running()) {
+        continue;
+      }
+      auto code = workers[r].wait(std::chrono::milliseconds(20));
+      if (!code) {
+        ++running;
+      } else if (*code != 0) {
+        return make_error(Errc::kIo, "worker " + std::to_string(r) + " of " + cell.id + " exited with " +
+                                         std::to_string(*code) + "; its log " + files.log + " ends:\n" +
+                                         tail_of(files.log));
+      }
+    }
+    if (running == 0) {
+      break;
+    }
+    if (stop.load()) {
+      return make_error(Errc::kIo, "stopped");
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      return make_error(Errc::kTimeout, cell.id + " took longer than " +
+                                            std::to_string(o.timeout.count()) + " s; see " + files.log);
+    }
+  }
+  player_stop = true;
+  return {};
+}
+
+Result<double> cell_throughput(const std::string& path, const Workload& w) {
+  std::ifstream in(path);
+  if (!in) {
+    return make_error(Errc::kNotFound, path + ": cannot read the iteration log");
+  }
+  double first_start = -1;
+  double last_end = 0;
+  int measured = 0;
+  for (std::string line; std::getline(in, line);) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.contains("rank") || j["rank"] != 0 || !j.contains("iteration")) {
+      continue;
+    }
+    const int it = j["iteration"].get<int>();
+    if (it < w.warmup) {
+      continue;
+    }
+    const double start = j["start_s"].get<double>();
+    if (first_start < 0 || start < first_start) {
+      first_start = start;
+    }
+    last_end = std::max(last_end, start + j["iteration_s"].get<double>());
+    ++measured;
+  }
+  if (measured < w.iterations || last_end <= first_start) {
+    return make_error(Errc::kParse, path + ": " + std::to_string(measured) + " measured iterations of rank 0, " +
+                                        "expected " + std::to_string(w.iterations));
+  }
+  return measured * samples_per_iteration(w) / (last_end - first_start);
+}
+
+}  // namespace contend::runner

@@ -1,0 +1,213 @@
+#include "contend/runner/summary.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "contend/common/json.h"
+#include "contend/common/json_reader.h"
+
+namespace contend::runner {
+namespace {
+
+// Two-sided 95% quantile of Student's t with `dof` degrees of freedom.
+double t95(int dof) {
+  static const double table[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+                                 2.201,  2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086};
+  if (dof < 1) {
+    return 0;
+  }
+  return dof <= 20 ? table[dof - 1] : dof <= 30 ? 2.042 : 1.960;
+}
+
+std::string fmt(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+}  // namespace
+
+Stats stats_of(std::vector<double> v) {
+  Stats s;
+  s.n = static_cast<int>(v.size());
+  if (v.empty()) {
+    return s;
+  }
+  std::sort(v.begin(), v.end());
+  s.median = v.size() % 2 == 1 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  for (double x : v) {
+    s.mean += x;
+  }
+  s.mean /= static_cast<double>(v.size());
+  if (v.size() > 1) {
+    double ss = 0;
+    for (double x : v) {
+      ss += (x - s.mean) * (x - s.mean);
+    }
+    s.stdev = std::sqrt(ss / static_cast<double>(v.size() - 1));
+    s.ci95 = t95(s.n - 1) * s.stdev / std::sqrt(static_cast<double>(s.n));
+  }
+  return s;
+}
+
+Summary summarize(const std::string& experiment, const std::string& baseline, const std::string& mode,
+                  const std::vector<std::pair<std::string, std::string>>& order,
+                  const std::map<std::pair<std::string, std::string>, std::vector<double>>& throughput) {
+  Summary out{experiment, baseline, mode, {}};
+  for (const auto& key : order) {
+    CellSummary c;
+    c.scenario = key.first;
+    c.schedule = key.second;
+    if (auto it = throughput.find(key); it != throughput.end()) {
+      c.throughput = it->second;
+    }
+    c.stats = stats_of(c.throughput);
+    auto base = throughput.find({key.first, baseline});
+    if (base != throughput.end() && !base->second.empty() && c.stats.n > 0) {
+      const Stats b = stats_of(base->second);
+      c.speedup = b.median > 0 ? c.stats.median / b.median : 0;
+      if (c.stats.n > 1 && b.n > 1 && b.mean > 0 && c.stats.mean > 0) {
+        const double rel_c = c.stats.stdev / std::sqrt(c.stats.n) / c.stats.mean;
+        const double rel_b = b.stdev / std::sqrt(b.n) / b.mean;
+        c.speedup_ci95 = t95(std::min(c.stats.n, b.n) - 1) * c.speedup * std::sqrt(rel_c * rel_c + rel_b * rel_b);
+      }
+    }
+    out.cells.push_back(std::move(c));
+  }
+  return out;
+}
+
+nlohmann::ordered_json summary_json(const Summary& s) {
+  auto doc = json_document("summary", 1);
+  doc["experiment"] = s.experiment;
+  doc["mode"] = s.mode;
+  doc["baseline"] = s.baseline;
+  doc["cells"] = nlohmann::ordered_json::array();
+  for (const CellSummary& c : s.cells) {
+    nlohmann::ordered_json j;
+    j["scenario"] = c.scenario;
+    j["schedule"] = c.schedule;
+    j["repetitions"] = c.stats.n;
+    j["throughput"] = {{"median", c.stats.median},
+                       {"mean", c.stats.mean},
+                       {"stdev", c.stats.stdev},
+                       {"ci95", c.stats.ci95},
+                       {"samples", c.throughput}};
+    j["speedup"] = {{"median", c.speedup}, {"ci95", c.speedup_ci95}};
+    if (c.schedule.rfind("oracle", 0) == 0) {
+      j["note"] = "oracle: reads the scenario's ground truth; a bound for comparison, not a real scheduler";
+    }
+    doc["cells"].push_back(j);
+  }
+  return doc;
+}
+
+std::string summary_csv(const Summary& s) {
+  std::ostringstream out;
+  out << "scenario,schedule,repetitions,throughput_median,throughput_mean,throughput_stdev,throughput_ci95,"
+         "speedup_median,speedup_ci95\n";
+  for (const CellSummary& c : s.cells) {
+    out << c.scenario << ',' << c.schedule << ',' << c.stats.n << ',' << fmt("%.6g", c.stats.median) << ','
+        << fmt("%.6g", c.stats.mean) << ',' << fmt("%.6g", c.stats.stdev) << ',' << fmt("%.6g", c.stats.ci95) << ','
+        << fmt("%.4f", c.speedup) << ',' << fmt("%.4f", c.speedup_ci95) << '\n';
+  }
+  return out.str();
+}
+
+std::string summary_table(const Summary& s) {
+  std::ostringstream out;
+  char line[256];
+  std::snprintf(line, sizeof line, "%-16s %-22s %14s %10s %16s\n", "scenario", "schedule", "samples/s", "+/-95%",
+                ("speedup vs " + s.baseline).c_str());
+  out << line;
+  for (const CellSummary& c : s.cells) {
+    std::snprintf(line, sizeof line, "%-16s %-22s %14.1f %10.1f %9.3f +/-%.3f\n", c.scenario.c_str(),
+                  c.schedule.c_str(), c.stats.median, c.stats.ci95, c.speedup, c.speedup_ci95);
+    out << line;
+  }
+  return out.str();
+}
+
+Result<Summary> read_summary(const std::string& path) {
+  auto json = read_json_file(path);
+  if (!json) {
+    return json.error();
+  }
+  const JsonReader r(*json, path);
+  auto schema = r.string("schema");
+  if (!schema) {
+    return schema.error();
+  }
+  if (*schema != "contend.summary/1") {
+    return r.error_at("schema", "expected \"contend.summary/1\", got \"" + *schema + "\"");
+  }
+  Summary s;
+  auto baseline = r.string("baseline");
+  if (!baseline) {
+    return baseline.error();
+  }
+  s.baseline = *baseline;
+  if (!r.has("cells") || !r.at("cells").json().is_array()) {
+    return r.error("expected an array \"cells\"");
+  }
+  const JsonReader cells = r.at("cells");
+  for (std::size_t i = 0; i < cells.json().size(); ++i) {
+    const JsonReader c = cells.at(i);
+    auto scenario = c.string("scenario");
+    auto schedule = c.string("schedule");
+    if (!scenario || !schedule) {
+      return scenario ? schedule.error() : scenario.error();
+    }
+    if (!c.has("speedup") || !c.has("throughput")) {
+      return c.error("expected \"speedup\" and \"throughput\"");
+    }
+    auto speedup = c.at("speedup").number("median");
+    auto median = c.at("throughput").number("median");
+    if (!speedup || !median) {
+      return speedup ? median.error() : speedup.error();
+    }
+    CellSummary cell;
+    cell.scenario = *scenario;
+    cell.schedule = *schedule;
+    cell.speedup = *speedup;
+    cell.stats.median = *median;
+    s.cells.push_back(std::move(cell));
+  }
+  return s;
+}
+
+std::vector<Regression> compare(const Summary& now, const Summary& reference, double tolerance) {
+  std::vector<Regression> out;
+  for (const CellSummary& ref : reference.cells) {
+    const CellSummary* cur = nullptr;
+    for (const CellSummary& c : now.cells) {
+      if (c.scenario == ref.scenario && c.schedule == ref.schedule) {
+        cur = &c;
+      }
+    }
+    if (cur == nullptr) {
+      out.push_back({ref.scenario, ref.schedule, ref.speedup, 0, "missing"});
+    } else if (ref.speedup > 0 && cur->speedup < ref.speedup * (1 - tolerance)) {
+      out.push_back({ref.scenario, ref.schedule, ref.speedup, cur->speedup,
+                     "slower by " + fmt("%.1f%%", 100 * (1 - cur->speedup / ref.speedup))});
+    }
+  }
+  return out;
+}
+
+std::string regression_table(const std::vector<Regression>& regressions) {
+  std::ostringstream out;
+  char line[256];
+  std::snprintf(line, sizeof line, "%-16s %-22s %10s %10s  %s\n", "scenario", "schedule", "reference", "now", "what");
+  out << line;
+  for (const Regression& r : regressions) {
+    std::snprintf(line, sizeof line, "%-16s %-22s %10.3f %10.3f  %s\n", r.scenario.c_str(), r.schedule.c_str(),
+                  r.baseline_speedup, r.speedup, r.what.c_str());
+    out << line;
+  }
+  return out.str();
+}
+
+}  // namespace contend::runner
