@@ -43,7 +43,7 @@ Result<double> parse_fraction(const std::string& text) {
   } else if (text.empty() || end == nullptr || *end != '\0') {
     return make_error(Errc::kInvalidArgument, "expected a percentage like \"5%\" or a fraction, got \"" + text + "\"");
   }
-  if (v < 0 || v >= 1) {
+  if (v < 0 || v > 1) {
     return make_error(Errc::kInvalidArgument, "expected 0% to 100%, got \"" + text + "\"");
   }
   return v;

@@ -13,6 +13,12 @@ cleanup() {
   local rc=$?
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   "$contend" emu down --run "$run" >/dev/null 2>&1 || true
+  # Runs `contend run` recorded in this test's state folder (its cells' networks).
+  for state in "$CONTEND_STATE_DIR"/*.json; do
+    [ -e "$state" ] || continue
+    echo "cleanup: removing leaked run $(basename "$state" .json)" >&2
+    "$contend" emu down --run "$(basename "$state" .json)" >/dev/null 2>&1 || true
+  done
   for ns in $(ls /run/netns 2>/dev/null | grep "^contend-$run-" || true); do
     echo "cleanup: removing leaked namespace $ns" >&2
     ip netns del "$ns" || true
@@ -50,6 +56,9 @@ iperf3_goodput() {
   python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_second"])' \
     "$tmp/iperf.json"
 }
+
+# Namespaces of `contend run` cells (contend-r<pid>-...) present now, one per line.
+runner_namespaces() { ls /run/netns 2>/dev/null | grep '^contend-r[0-9]' || true; }
 
 no_leftovers() {
   ! ls /run/netns 2>/dev/null | grep -q "^contend-$run-" || fail "namespaces left: $(ls /run/netns | grep "^contend-$run-")"

@@ -1,11 +1,13 @@
 #include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <cerrno>
 #include <thread>
 
 #include "contend/common/child_process.h"
+#include "contend/common/fd.h"
 
 using namespace contend;
 using namespace std::chrono_literals;
@@ -30,7 +32,7 @@ TEST_CASE("a program that does not exist is kNotFound naming it", "[child]") {
 TEST_CASE("wait times out on a running child and the owner ends and reaps it", "[child]") {
   pid_t pid = -1;
   {
-    auto c = ChildProcess::spawn({"sleep", "30"}, ChildOptions{SIGTERM, 1000ms});
+    auto c = ChildProcess::spawn({"sleep", "30"}, ChildOptions{SIGTERM, 1000ms, {}});
     REQUIRE(c.ok());
     pid = c->pid();
     auto w = c->wait(50ms);
@@ -45,7 +47,7 @@ TEST_CASE("wait times out on a running child and the owner ends and reaps it", "
 }
 
 TEST_CASE("terminate escalates to SIGKILL when the child ignores SIGTERM", "[child]") {
-  auto c = ChildProcess::spawn({"sh", "-c", "trap '' TERM; exec sleep 30"}, ChildOptions{SIGTERM, 200ms});
+  auto c = ChildProcess::spawn({"sh", "-c", "trap '' TERM; exec sleep 30"}, ChildOptions{SIGTERM, 200ms, {}});
   REQUIRE(c.ok());
   // Let the shell install its trap and exec (an ignored signal stays ignored across exec).
   std::this_thread::sleep_for(100ms);
@@ -53,4 +55,18 @@ TEST_CASE("terminate escalates to SIGKILL when the child ignores SIGTERM", "[chi
   CHECK(c->terminate() == 128 + SIGKILL);
   CHECK(std::chrono::steady_clock::now() - start < 5s);
   CHECK_FALSE(c->running());
+}
+
+TEST_CASE("a child's output can go to a file, appended", "[child]") {
+  const std::string path = "/tmp/contend-child-output-" + std::to_string(::getpid()) + ".log";
+  ::unlink(path.c_str());
+  for (const char* word : {"one", "two"}) {
+    ChildOptions o;
+    o.output_path = path;
+    auto c = ChildProcess::spawn({"sh", "-c", std::string("echo ") + word + "; echo err >&2"}, o);
+    REQUIRE(c.ok());
+    CHECK(*c->wait(std::chrono::seconds(5)) == 0);
+  }
+  CHECK(*read_file(path) == "one\nerr\ntwo\nerr\n");
+  ::unlink(path.c_str());
 }

@@ -1,0 +1,148 @@
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "contend/runner/experiment.h"
+#include "contend/runner/summary.h"
+#include "contend/runner/truth.h"
+
+using namespace contend;
+using namespace contend::runner;
+
+namespace {
+// An experiment "in" experiments/, so scenario paths resolve against the repository's.
+Result<Experiment> parse(const std::string& body) {
+  return parse_experiment(R"({"schema": "contend.experiment/1", "name": "t", )" + body + "}",
+                          std::string(CONTEND_SOURCE_DIR) + "/experiments/t.json");
+}
+const std::string kGood = R"("scenarios": ["../emulator/scenarios/steady.json", "../emulator/scenarios/periodic.json"],
+  "workload": {"stages": 4, "microbatches": 8, "fwd": "5ms", "activation": "256KiB"},
+  "schedules": ["1f1b", "kfkb:k=2", "adaptive"], "repetitions": 2)";
+
+std::string error_of(const std::string& body) {
+  auto e = parse(body);
+  REQUIRE_FALSE(e.ok());
+  return e.error().message;
+}
+}  // namespace
+
+TEST_CASE("an experiment parses with defaults and expands scenario, schedule, repetition", "[runner]") {
+  auto e = parse(kGood);
+  REQUIRE(e.ok());
+  CHECK(e->scenarios.size() == 2);
+  CHECK(e->workload.microbatches == 8);
+  CHECK(e->workload.forward == std::chrono::milliseconds(5));
+  CHECK(e->workload.backward == std::chrono::milliseconds(20));  // default
+  CHECK(e->workload.activation_bytes == 256u * 1024);
+  CHECK(e->baseline == "1f1b");
+  const auto cells = expand(*e);
+  REQUIRE(cells.size() == 2 * 3 * 2);
+  CHECK(cells[0].id == "steady.1f1b.r1");
+  CHECK(cells[3].id == "steady.kfkb-k-2.r2");
+  CHECK(cells.back().id == "periodic.adaptive.r2");
+  CHECK(samples_per_iteration(e->workload) == 8 * 4);
+}
+
+TEST_CASE("bad experiment files say where and what", "[runner]") {
+  CHECK_THAT(error_of(R"("scenarios": ["../emulator/scenarios/steady.json"], "workload": {}, "schedules": ["1f1b"],
+    "colour": "red")"),
+             Catch::Contains("colour"));
+  CHECK_THAT(error_of(R"("scenarios": ["nope.json"], "workload": {}, "schedules": ["1f1b"])"),
+             Catch::Contains("/scenarios/0") && Catch::Contains("nope.json"));
+  CHECK_THAT(error_of(R"("scenarios": ["../emulator/scenarios/steady.json"], "workload": {"stages": 3},
+    "schedules": ["1f1b"])"),
+             Catch::Contains("4 nodes") && Catch::Contains("3 stages"));
+  CHECK_THAT(error_of(R"("scenarios": ["../emulator/scenarios/steady.json"], "workload": {"fwd": "soon"},
+    "schedules": ["1f1b"])"),
+             Catch::Contains("/workload/fwd"));
+  CHECK_THAT(error_of(R"("scenarios": ["../emulator/scenarios/steady.json"], "workload": {},
+    "schedules": ["kfkb:k=2", "zigzag"])"),
+             Catch::Contains("/schedules/1"));
+  CHECK_THAT(error_of(R"("scenarios": ["../emulator/scenarios/steady.json"], "workload": {},
+    "schedules": ["interleaved:v=2"])"),
+             Catch::Contains("one stage per rank"));
+  CHECK_THAT(error_of(R"("scenarios": ["../emulator/scenarios/steady.json"], "workload": {},
+    "schedules": ["kfkb:k=2"])"),
+             Catch::Contains("/baseline") && Catch::Contains("not one of the schedules"));
+  CHECK_THAT(error_of(R"("scenarios": ["../emulator/scenarios/steady.json"], "workload": {"transport": "nccl"},
+    "schedules": ["1f1b"])"),
+             Catch::Contains("/workload/transport"));
+  CHECK_THAT(error_of(R"("scenarios": ["../emulator/scenarios/steady.json"], "workload": {},
+    "schedules": ["adaptive:wobble=1"])"),
+             Catch::Contains("wobble"));
+}
+
+TEST_CASE("the workload's share of a link follows the scenario's rate changes and flows", "[runner]") {
+  auto s = emulator::parse_scenario(
+      R"({"schema": "contend.scenario/1", "name": "t", "duration": "20s", "nodes": ["a", "b", "c"],
+          "links": [{"name": "ab", "from": "a", "to": "b", "rate": "1Gbit"},
+                    {"name": "cb", "from": "c", "to": "b", "rate": "500Mbit", "preemption": "fair"}],
+          "timeline": [{"at": "2s", "link": "ab", "rate": "100Mbit"},
+                       {"at": "5s", "flow": {"name": "f", "from": "b", "to": "c", "rate": "400Mbit", "duration": "5s"}}]})",
+      "t.json", nullptr);
+  REQUIRE(s.ok());
+  auto rates = workload_rates(*s);
+  REQUIRE(rates.ok());
+  REQUIRE(rates->size() == 2);
+  CHECK((*rates)[0].rate_at(1) == Approx(kTcpGoodput * 1e9));
+  CHECK((*rates)[0].rate_at(3) == Approx(kTcpGoodput * 100e6));
+  CHECK((*rates)[1].rate_at(4) == Approx(kTcpGoodput * 500e6));
+  CHECK((*rates)[1].rate_at(6) == Approx(kTcpGoodput * 250e6));  // fair: half is the workload's
+  CHECK((*rates)[1].rate_at(11) == Approx(kTcpGoodput * 500e6));
+}
+
+TEST_CASE("simulated cells follow the clock: a step slows 1F1B and adaptive moves k", "[runner]") {
+  Workload w;
+  w.stages = 4;
+  w.microbatches = 16;
+  w.iterations = 20;
+  w.warmup = 0;
+  w.activation_bytes = 256 * 1024;
+  const RateTrace step = *RateTrace::from_points({{0, 956e6}, {5, 95.6e6}});
+  const std::vector<RateTrace> links(3, step);
+  auto one = simulate_cell(w, "1f1b", links);
+  REQUIRE(one.ok());
+  REQUIRE(one->size() == 20);
+  CHECK((*one)[1].start_s == Approx((*one)[0].iteration_s));
+  CHECK(one->back().iteration_s > 1.1 * one->front().iteration_s);
+  auto adaptive = simulate_cell(w, "adaptive", links);
+  REQUIRE(adaptive.ok());
+  CHECK(adaptive->front().k == 1);
+  CHECK(adaptive->back().k > 1);
+  CHECK(adaptive->back().iteration_s < one->back().iteration_s);
+  auto oracle = simulate_cell(w, "oracle", links);
+  REQUIRE(oracle.ok());
+  CHECK(oracle->back().decision->link_bps[0] == Approx(95.6e6));
+}
+
+TEST_CASE("throughput statistics: median, mean, sample stdev and the t interval", "[runner]") {
+  const Stats s = stats_of({10, 12, 14});
+  CHECK(s.n == 3);
+  CHECK(s.median == 12);
+  CHECK(s.mean == 12);
+  CHECK(s.stdev == Approx(2));
+  CHECK(s.ci95 == Approx(4.303 * 2 / std::sqrt(3.0)));
+  CHECK(stats_of({5}).ci95 == 0);
+  CHECK(stats_of({1, 2, 3, 4}).median == 2.5);
+}
+
+TEST_CASE("summaries give speedups over the baseline and compare by speedup", "[runner]") {
+  const std::vector<std::pair<std::string, std::string>> order = {{"s", "1f1b"}, {"s", "kfkb:k=2"}};
+  auto ref = summarize("e", "1f1b", "real", order, {{{"s", "1f1b"}, {100, 100}}, {{"s", "kfkb:k=2"}, {120, 120}}});
+  CHECK(ref.cells[1].speedup == Approx(1.2));
+  CHECK(ref.cells[0].speedup == Approx(1.0));
+  // Twice as fast a machine, same ratio: no regression.
+  auto fast = summarize("e", "1f1b", "real", order, {{{"s", "1f1b"}, {200, 200}}, {{"s", "kfkb:k=2"}, {240, 240}}});
+  CHECK(compare(fast, ref, 0.05).empty());
+  // kFkB lost its edge: a regression naming the cell.
+  auto slow = summarize("e", "1f1b", "real", order, {{{"s", "1f1b"}, {100, 100}}, {{"s", "kfkb:k=2"}, {105, 105}}});
+  auto r = compare(slow, ref, 0.05);
+  REQUIRE(r.size() == 1);
+  CHECK(r[0].schedule == "kfkb:k=2");
+  CHECK_THAT(r[0].what, Catch::Contains("12.5%"));
+  CHECK_THAT(regression_table(r), Catch::Contains("kfkb:k=2"));
+  auto json = summary_json(ref);
+  CHECK(json["schema"] == "contend.summary/1");
+  CHECK(json["cells"][1]["throughput"]["median"] == 120.0);
+  CHECK(json["cells"][1]["speedup"]["median"] == Approx(1.2));
+  CHECK_THAT(summary_csv(ref), Catch::StartsWith("scenario,schedule,repetitions,throughput_median"));
+}
