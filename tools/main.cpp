@@ -8,6 +8,7 @@
 #include "dpdk_command.h"
 #include "emu_command.h"
 #include "flows_command.h"
+#include "report_command.h"
 #include "run_command.h"
 #include "sim_command.h"
 #include "worker_command.h"
@@ -32,6 +33,7 @@ int main(int argc, char** argv) {
     bool version = false;
     app.add_flag("--version", version, "Print the version and which optional parts (cuda, nccl, dpdk) are built");
     auto run_run = contend::tools::add_run_command(app);
+    auto run_report = contend::tools::add_report_command(app);
     auto run_sim = contend::tools::add_sim_command(app);
     auto run_emu = contend::tools::add_emu_command(app);
     auto run_flows = contend::tools::add_flows_command(app);
@@ -48,6 +50,9 @@ int main(int argc, char** argv) {
     }
     if (app.got_subcommand("run")) {
       return run_run();
+    }
+    if (app.got_subcommand("report")) {
+      return run_report();
     }
     if (app.got_subcommand("sim")) {
       return run_sim();

@@ -17,6 +17,7 @@
 #include "contend/runner/launcher.h"
 #include "contend/runner/summary.h"
 #include "contend/runner/truth.h"
+#include "contend/sim/chrome_trace.h"
 #include "signals.h"
 
 namespace contend::tools {
@@ -109,9 +110,39 @@ std::map<std::string, double> finished_cells(const std::string& dir) {
   return out;
 }
 
-// Writes the simulated iterations as the runtime's rank-0 lines (marked simulated).
-Result<void> write_simulated(const std::string& path, const runner::Experiment& e, const runner::Cell& cell,
-                             const std::vector<runner::SimIteration>& rows) {
+// Writes a simulated cell as a real one is written: the runtime's rank-0 lines (backend
+// "simulated"), the scenario's rate changes as the player logs them, and the last iteration's trace.
+Result<void> write_simulated(const runner::CellFiles& files, const std::string& trace_path,
+                             const runner::Experiment& e, const runner::Cell& cell, const runner::SimCell& sim) {
+  const emulator::Scenario& scenario = e.scenarios[cell.scenario];
+  nlohmann::ordered_json base = nlohmann::ordered_json::object();
+  for (const auto& l : scenario.links) {
+    base[l.name] = l.rate_bps;
+  }
+  std::string events = nlohmann::ordered_json{{"schema", "contend.events/1"}, {"kind", "start"},
+                                              {"scenario", scenario.name}, {"simulated", true},
+                                              {"steady_s", 0.0}, {"base_rates_bps", base}}
+                           .dump() +
+                       "\n";
+  for (const auto& ev : scenario.events) {
+    if (ev.kind == emulator::Event::Kind::kSetRate) {
+      events += nlohmann::ordered_json{{"schema", "contend.events/1"}, {"kind", "rate"}, {"scheduled_s", ev.at_s},
+                                       {"applied_s", ev.at_s}, {"link", ev.link}, {"rate_bps", ev.rate_bps}}
+                    .dump() +
+                "\n";
+    }
+  }
+  const auto& rows = sim.iterations;
+  const double end = rows.empty() ? 0 : rows.back().start_s + rows.back().iteration_s;
+  events += nlohmann::ordered_json{{"schema", "contend.events/1"}, {"kind", "end"}, {"t_s", end}}.dump() + "\n";
+  if (auto ok = write_file_atomic(files.events, events); !ok) {
+    return ok;
+  }
+  if (!trace_path.empty()) {
+    if (auto ok = write_file_atomic(trace_path, sim::chrome_trace_json(sim.last)); !ok) {
+      return ok;
+    }
+  }
   std::string text;
   for (const auto& row : rows) {
     auto doc = json_document("iteration", 1);
@@ -123,6 +154,7 @@ Result<void> write_simulated(const std::string& path, const runner::Experiment& 
     doc["start_s"] = row.start_s;
     doc["iteration_s"] = row.iteration_s;
     doc["samples_per_s"] = runner::samples_per_iteration(e.workload) / row.iteration_s;
+    doc["peak_activation_bytes"] = row.peak_activation_bytes;
     if (row.decision) {
       doc["decision"] = {{"policy", cell.schedule.substr(0, cell.schedule.find(':'))},
                          {"evaluated", row.decision->evaluated},
@@ -132,7 +164,27 @@ Result<void> write_simulated(const std::string& path, const runner::Experiment& 
     }
     text += doc.dump() + "\n";
   }
-  return write_file_atomic(path, text);
+  return write_file_atomic(files.metrics, text);
+}
+
+// What the report needs to know of the experiment beyond the cells.
+void describe_experiment(nlohmann::ordered_json& doc, const runner::Experiment& e) {
+  const runner::Workload& w = e.workload;
+  doc["workload"] = {{"stages", w.stages},
+                     {"microbatches", w.microbatches},
+                     {"iterations", w.iterations},
+                     {"warmup", w.warmup},
+                     {"backend", w.backend},
+                     {"samples_per_iteration", runner::samples_per_iteration(w)}};
+  nlohmann::ordered_json scenarios = nlohmann::ordered_json::object();
+  for (const auto& s : e.scenarios) {
+    double bottleneck = 0;
+    for (const auto& l : s.links) {
+      bottleneck = bottleneck == 0 ? l.rate_bps : std::min(bottleneck, l.rate_bps);
+    }
+    scenarios[s.name] = {{"description", s.description}, {"bottleneck_bps", bottleneck}, {"steady", s.events.empty()}};
+  }
+  doc["scenarios"] = scenarios;
 }
 
 class Progress {
@@ -192,6 +244,7 @@ int run(RunOptions& o) {
   std::error_code ec;
   fs::create_directories(dir + "/runs", ec);
   fs::create_directories(dir + "/events", ec);
+  fs::create_directories(dir + "/traces", ec);
   if (ec) {
     return fail("create " + dir + ": " + ec.message());
   }
@@ -224,8 +277,11 @@ int run(RunOptions& o) {
       continue;
     }
     progress.cell(i, cell.id, ran++);
-    const runner::CellFiles files{dir + "/runs/" + cell.id + ".jsonl", dir + "/events/" + cell.id + ".jsonl",
-                                  dir + "/runs/" + cell.id + ".log"};
+    runner::CellFiles files{dir + "/runs/" + cell.id + ".jsonl", dir + "/events/" + cell.id + ".jsonl",
+                            dir + "/runs/" + cell.id + ".log", ""};
+    if (cell.repetition == 0) {
+      files.trace_prefix = dir + "/traces/" + cell.id;
+    }
     fs::remove(files.metrics, ec);
     if (o.simulate) {
       auto rows = runner::simulate_cell(e->workload, cell.schedule, truths[cell.scenario]);
@@ -233,7 +289,7 @@ int run(RunOptions& o) {
         progress.end();
         return fail(cell.id + ": " + rows.error().message);
       }
-      if (auto ok = write_simulated(files.metrics, *e, cell, *rows); !ok) {
+      if (auto ok = write_simulated(files, files.trace_prefix.empty() ? "" : files.trace_prefix + ".json", *e, cell, *rows); !ok) {
         progress.end();
         return fail(ok.error().message);
       }
@@ -267,7 +323,9 @@ int run(RunOptions& o) {
   }
   const auto summary =
       runner::summarize(e->name, e->baseline, o.simulate ? "simulated" : "real", order, throughput);
-  if (auto ok = write_file_atomic(dir + "/summary.json", runner::summary_json(summary).dump(2) + "\n"); !ok) {
+  auto summary_doc = runner::summary_json(summary);
+  describe_experiment(summary_doc, *e);
+  if (auto ok = write_file_atomic(dir + "/summary.json", summary_doc.dump(2) + "\n"); !ok) {
     return fail(ok.error().message);
   }
   if (auto ok = write_file_atomic(dir + "/summary.csv", runner::summary_csv(summary)); !ok) {

@@ -49,7 +49,8 @@ Result<pipeline::OracleTruth> oracle_truth(const std::string& path, double start
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
   };
   const double zero = start_s >= 0 ? start_s : steady_s();
-  return pipeline::OracleTruth{std::move(*links), [zero, steady_s] { return steady_s() - zero; }};
+  return pipeline::OracleTruth{std::move(*links), [zero, steady_s] { return steady_s() - zero; },
+                               runner::shaper_burst_bytes};
 }
 
 std::vector<std::string> split_list(const std::string& text) {

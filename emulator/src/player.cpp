@@ -61,6 +61,14 @@ const char* protocol_name(Protocol p) {
   return p == Protocol::kTcp ? "tcp" : "udp";
 }
 
+nlohmann::ordered_json base_rates(const Scenario& scenario) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  for (const LinkSpec& l : scenario.links) {
+    out[l.name] = l.rate_bps;
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<PlayReport> play(const Scenario& scenario, LinkControl& net, EventLog& log, const std::atomic<bool>& stop,
@@ -83,7 +91,10 @@ Result<PlayReport> play(const Scenario& scenario, LinkControl& net, EventLog& lo
              {"duration_s", scenario.duration_s},
              {"events", scenario.events.size()},
              {"wall_time_unix_s",
-              std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count()}});
+              std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count()},
+             // The same instant on the monotonic clock that the workers' iteration logs use.
+             {"steady_s", std::chrono::duration<double>(t0.time_since_epoch()).count()},
+             {"base_rates_bps", base_rates(scenario)}});
   std::size_t next = 0;
   double next_sample = 0;
   double last_progress = 0;

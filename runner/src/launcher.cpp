@@ -105,6 +105,10 @@ std::vector<std::vector<std::string>> worker_commands(const Experiment& e, const
         argv.push_back(a);
       }
     }
+    if (!files.trace_prefix.empty()) {
+      argv.push_back("--trace");
+      argv.push_back(files.trace_prefix + ".rank" + std::to_string(r) + ".json");
+    }
     if (cell.schedule.rfind("oracle", 0) == 0 && r == 0) {
       argv.push_back("--oracle-scenario");
       argv.push_back(e.scenario_files[cell.scenario]);

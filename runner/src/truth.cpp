@@ -84,8 +84,11 @@ Result<std::vector<RateTrace>> workload_rates(const emulator::Scenario& s) {
   return out;
 }
 
-Result<std::vector<SimIteration>> simulate_cell(const Workload& w, const std::string& schedule,
-                                                const std::vector<RateTrace>& links) {
+std::uint64_t shaper_burst_bytes(double goodput_bps) {
+  return emulator::burst_bytes_for(goodput_bps / kTcpGoodput);
+}
+
+Result<SimCell> simulate_cell(const Workload& w, const std::string& schedule, const std::vector<RateTrace>& links) {
   const int p = w.stages;
   const int m = w.microbatches;
   double now = 0;
@@ -98,7 +101,7 @@ Result<std::vector<SimIteration>> simulate_cell(const Workload& w, const std::st
     if (!spec) {
       return spec.error();
     }
-    auto made = pipeline::make_policy(*spec, p, m, pipeline::OracleTruth{links, [&now] { return now; }});
+    auto made = pipeline::make_policy(*spec, p, m, pipeline::OracleTruth{links, [&now] { return now; }, shaper_burst_bytes});
     if (!made) {
       return made.error();
     }
@@ -116,7 +119,7 @@ Result<std::vector<SimIteration>> simulate_cell(const Workload& w, const std::st
   }
   const double fwd = std::chrono::duration<double>(w.forward).count();
   const double bwd = std::chrono::duration<double>(w.backward).count();
-  std::vector<SimIteration> out;
+  SimCell out;
   std::vector<pipeline::StageReport> reports;
   for (int it = 0; it < w.warmup + w.iterations; ++it) {
     SimIteration row;
@@ -138,11 +141,12 @@ Result<std::vector<SimIteration>> simulate_cell(const Workload& w, const std::st
       row.decision = std::move(*d);
     }
     sim::SimConfig config;
+    config.record_trace = it + 1 == w.warmup + w.iterations;
     config.stages.assign(p, sim::StageCost{fwd, bwd, w.activation_bytes, w.activation_bytes, w.activation_bytes});
     for (int r = 0; r + 1 < p; ++r) {
       sim::LinkModel link;
       link.rate = links[r].from(now);
-      link.burst_bytes = emulator::burst_bytes_for(links[r].rate_at(now) / kTcpGoodput);
+      link.burst_bytes = shaper_burst_bytes(links[r].rate_at(now));
       config.links[{r, r + 1}] = link;
       config.links[{r + 1, r}] = link;
     }
@@ -151,6 +155,9 @@ Result<std::vector<SimIteration>> simulate_cell(const Workload& w, const std::st
       return result.error();
     }
     row.iteration_s = result->makespan_s;
+    for (const sim::RankStats& rank : result->ranks) {
+      row.peak_activation_bytes = std::max(row.peak_activation_bytes, rank.peak_memory_bytes);
+    }
     // What each rank would have measured in band: the links' mean goodput over the iteration.
     reports.assign(p, pipeline::StageReport{fwd, bwd, w.activation_bytes, w.activation_bytes, {}, {}});
     for (int r = 0; r + 1 < p; ++r) {
@@ -158,13 +165,27 @@ Result<std::vector<SimIteration>> simulate_cell(const Workload& w, const std::st
       const double bps = std::max(bits / row.iteration_s, 1.0);
       const auto bytes = static_cast<std::uint64_t>(m) * w.activation_bytes;
       const double seconds = 8.0 * static_cast<double>(bytes) / bps;
-      const pipeline::TransferTotals t{bytes,   seconds, m, bytes, seconds,
-                                       static_cast<double>(config.links[{r, r + 1}].burst_bytes)};
+      // The last quarter of the iteration stands for its last frames.
+      const double recent_bps =
+          std::max(links[r].bits_between(now + 0.75 * row.iteration_s, now + row.iteration_s) /
+                       (0.25 * row.iteration_s),
+                   1.0);
+      const auto recent_bytes = bytes / 4;
+      const pipeline::TransferTotals t{bytes,
+                                       seconds,
+                                       m,
+                                       bytes,
+                                       seconds,
+                                       static_cast<double>(config.links[{r, r + 1}].burst_bytes),
+                                       recent_bytes,
+                                       8.0 * static_cast<double>(recent_bytes) / recent_bps,
+                                       static_cast<double>(shaper_burst_bytes(links[r].rate_at(now + row.iteration_s)))};
       reports[r + 1].from_prev = t;
       reports[r].from_next = t;
     }
     now += row.iteration_s;
-    out.push_back(std::move(row));
+    out.iterations.push_back(std::move(row));
+    out.last = std::move(*result);
   }
   return out;
 }

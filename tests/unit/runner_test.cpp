@@ -99,18 +99,23 @@ TEST_CASE("simulated cells follow the clock: a step slows 1F1B and adaptive move
   w.activation_bytes = 256 * 1024;
   const RateTrace step = *RateTrace::from_points({{0, 956e6}, {5, 95.6e6}});
   const std::vector<RateTrace> links(3, step);
-  auto one = simulate_cell(w, "1f1b", links);
-  REQUIRE(one.ok());
+  auto one_cell = simulate_cell(w, "1f1b", links);
+  REQUIRE(one_cell.ok());
+  const auto* one = &one_cell->iterations;
+  CHECK_FALSE(one_cell->last.trace.empty());
+  CHECK(one->back().peak_activation_bytes == 4u * 256 * 1024);  // 1F1B: p in flight on stage 0
   REQUIRE(one->size() == 20);
   CHECK((*one)[1].start_s == Approx((*one)[0].iteration_s));
   CHECK(one->back().iteration_s > 1.1 * one->front().iteration_s);
-  auto adaptive = simulate_cell(w, "adaptive", links);
-  REQUIRE(adaptive.ok());
+  auto adaptive_cell = simulate_cell(w, "adaptive", links);
+  REQUIRE(adaptive_cell.ok());
+  const auto* adaptive = &adaptive_cell->iterations;
   CHECK(adaptive->front().k == 1);
   CHECK(adaptive->back().k > 1);
   CHECK(adaptive->back().iteration_s < one->back().iteration_s);
-  auto oracle = simulate_cell(w, "oracle", links);
-  REQUIRE(oracle.ok());
+  auto oracle_cell = simulate_cell(w, "oracle", links);
+  REQUIRE(oracle_cell.ok());
+  const auto* oracle = &oracle_cell->iterations;
   CHECK(oracle->back().decision->link_bps[0] == Approx(95.6e6));
 }
 

@@ -117,8 +117,11 @@ Result<Decision> AdaptiveController::decide(int iteration, const Measurements& m
   }
   d.evaluated = true;
   // Hysteresis: leave the current k only for a clear win, or when it no longer fits.
+  // Going leaner (a smaller k about as fast as the current one) costs nothing, so it needs no
+  // margin: the pipeline gives memory back once a preemption is over.
   const bool current_fits = current_time >= 0;
-  if (!decided_ || !current_fits || best_time < current_time * (1 - options_.hysteresis)) {
+  const bool leaner = best_k < k_ && best_time <= current_time * (1 + options_.lean);
+  if (!decided_ || !current_fits || leaner || best_time < current_time * (1 - options_.hysteresis)) {
     d.switched = decided_ && best_k != k_;
     k_ = best_k;
   }
@@ -139,6 +142,18 @@ double Median3::value() const {
   double v[3] = {last_[0], last_[1], last_[2]};
   std::sort(v, v + 3);
   return v[1];
+}
+
+void Min2::add(double value) {
+  last_[count_ % 2] = value;
+  ++count_;
+}
+
+double Min2::value() const {
+  if (count_ < 2) {
+    return count_ == 0 ? 0.0 : last_[0];
+  }
+  return std::min(last_[0], last_[1]);
 }
 
 void RateEstimator::add(double bytes, double seconds) {

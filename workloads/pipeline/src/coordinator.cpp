@@ -7,11 +7,12 @@ namespace {
 
 constexpr int kReports = 0;   // Tag::microbatch of the report list
 constexpr int kDecision = 1;  // ... and of the decision
-constexpr std::size_t kReportDoubles = 16;
+constexpr std::size_t kReportDoubles = 22;
 
 void append(std::vector<double>& out, const TransferTotals& t) {
   for (double v : {static_cast<double>(t.bytes), t.seconds, static_cast<double>(t.frames),
-                   static_cast<double>(t.tail_bytes), t.tail_seconds, t.burst_bytes}) {
+                   static_cast<double>(t.tail_bytes), t.tail_seconds, t.burst_bytes,
+                   static_cast<double>(t.recent_bytes), t.recent_seconds, t.recent_burst_bytes}) {
     out.push_back(v);
   }
 }
@@ -27,7 +28,8 @@ void append(std::vector<double>& out, const StageReport& r) {
 
 TransferTotals totals_at(const double* p) {
   return {static_cast<std::uint64_t>(p[0]), p[1], static_cast<int>(p[2]), static_cast<std::uint64_t>(p[3]), p[4],
-          p[5]};
+          p[5],
+          static_cast<std::uint64_t>(p[6]), p[7], p[8]};
 }
 
 StageReport report_at(const std::vector<double>& v, std::size_t i) {
@@ -38,7 +40,7 @@ StageReport report_at(const std::vector<double>& v, std::size_t i) {
   r.message_bytes = static_cast<std::uint64_t>(p[2]);
   r.stash_bytes = static_cast<std::uint64_t>(p[3]);
   r.from_prev = totals_at(p + 4);
-  r.from_next = totals_at(p + 10);
+  r.from_next = totals_at(p + 13);
   return r;
 }
 

@@ -57,8 +57,10 @@ Result<void> set_option(PolicySpec& spec, const std::string& key, const std::str
   return {};
 }
 
-// Rank 0's view of the links from every rank's report, smoothed per direction: the sustained rate
-// (second halves of frames) and the burst the token bucket gave on top.
+// Rank 0's view of the links from every rank's report, per direction: the sustained rate (second
+// halves of the iteration's last frames, so a drop late in an iteration counts) and the burst the
+// token bucket gave on top, each the smaller of the last two iterations' (Min2): a preemption
+// lowers both, and acting on it late costs throughput, acting late on its end only memory.
 class LinkEstimates {
  public:
   explicit LinkEstimates(int stages) : links_(stages > 1 ? stages - 1 : 0) {}
@@ -75,8 +77,8 @@ class LinkEstimates {
     }
     for (const Link& link : links_) {
       LinkMeasurement l;
-      l.goodput_bps = link.forward.rate.bps();
-      l.backward_bps = link.backward.rate.bps();
+      l.goodput_bps = link.forward.rate.value();
+      l.backward_bps = link.backward.rate.value();
       l.burst_bytes = static_cast<std::uint64_t>(std::max(0.0, link.forward.burst.value()));
       m.links.push_back(l);
     }
@@ -85,17 +87,17 @@ class LinkEstimates {
 
  private:
   struct Direction {
-    RateEstimator rate;
-    Median3 burst;
+    Min2 rate;  // bits per second
+    Min2 burst;
   };
   struct Link {
     Direction forward;
     Direction backward;
   };
   static void add(Direction& d, const TransferTotals& t) {
-    if (t.frames > 0 && t.tail_seconds > 0) {
-      d.rate.add(static_cast<double>(t.tail_bytes), t.tail_seconds);
-      d.burst.add(t.burst_bytes);
+    if (t.frames > 0 && t.recent_seconds > 0) {
+      d.rate.add(8.0 * static_cast<double>(t.recent_bytes) / t.recent_seconds);
+      d.burst.add(t.recent_burst_bytes);
     }
   }
   std::vector<Link> links_;
@@ -132,8 +134,11 @@ class AdaptivePolicy : public KPolicy {
     Measurements m = links_.measurements(reports);
     if (truth_) {
       const double now = truth_->now_s();
-      for (const RateTrace& t : truth_->links) {
-        m.link_traces.push_back(t.from(now));
+      for (std::size_t r = 0; r < truth_->links.size(); ++r) {
+        m.link_traces.push_back(truth_->links[r].from(now));
+        if (truth_->burst_bytes) {
+          m.links[r].burst_bytes = truth_->burst_bytes(truth_->links[r].rate_at(now));
+        }
       }
     }
     return controller_.decide(iteration, m);

@@ -22,6 +22,12 @@ TransferTotals Transport::take_transfers(int peer) {
     out = it->second;
     transfers_.erase(it);
   }
+  for (const Frame& f : recent_[peer]) {
+    out.recent_bytes += f.tail_bytes;
+    out.recent_seconds += f.tail_seconds;
+    out.recent_burst_bytes = std::max(out.recent_burst_bytes, f.burst_bytes);
+  }
+  recent_.erase(peer);
   return out;
 }
 
@@ -38,7 +44,13 @@ void Transport::record_transfer(int peer, std::uint64_t bytes, double seconds, s
   ++t.frames;
   t.tail_bytes += tail_bytes;
   t.tail_seconds += tail_seconds;
-  t.burst_bytes = std::max(t.burst_bytes, static_cast<double>(bytes) - sustained * seconds);
+  const double burst = std::max(0.0, static_cast<double>(bytes) - sustained * seconds);
+  t.burst_bytes = std::max(t.burst_bytes, burst);
+  auto& recent = recent_[peer];
+  if (recent.size() == kRecentFrames) {
+    recent.erase(recent.begin());
+  }
+  recent.push_back({tail_bytes, tail_seconds, burst});
 }
 
 std::vector<float> BufferPool::take(std::size_t floats) {

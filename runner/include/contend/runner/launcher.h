@@ -21,6 +21,7 @@ struct CellFiles {
   std::string metrics;  // every rank's contend.iteration/1 lines
   std::string events;   // the player's contend.events/1 log
   std::string log;      // the workers' stdout and stderr
+  std::string trace_prefix;  // when set, rank r writes its Chrome trace to PREFIX.rankR.json
 };
 
 struct LaunchOptions {

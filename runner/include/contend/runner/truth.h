@@ -18,6 +18,7 @@
 #include "contend/emulator/scenario.h"
 #include "contend/pipeline/adaptive.h"
 #include "contend/runner/experiment.h"
+#include "contend/sim/simulator.h"
 
 namespace contend::runner {
 
@@ -30,17 +31,25 @@ inline constexpr double kTcpGoodput = 1448.0 / 1514.0;
 // up to half; split: the background share). kInvalidArgument when consecutive nodes have no link.
 Result<std::vector<RateTrace>> workload_rates(const emulator::Scenario& scenario);
 
+// The HTB/TBF burst the emulator gives a link whose workload goodput is `goodput_bps`.
+std::uint64_t shaper_burst_bytes(double goodput_bps);
+
 struct SimIteration {
   int iteration = 0;
   int k = 0;
   double start_s = 0;  // on the scenario's clock
   double iteration_s = 0;
+  std::uint64_t peak_activation_bytes = 0;  // the worst stage's
   std::optional<pipeline::Decision> decision;
+};
+
+struct SimCell {
+  std::vector<SimIteration> iterations;
+  sim::SimResult last;  // the last iteration, with its trace (times from its start)
 };
 
 // Simulates `w.warmup + w.iterations` iterations of `schedule` (a static schedule or a policy)
 // starting at scenario time 0 on `links`.
-Result<std::vector<SimIteration>> simulate_cell(const Workload& w, const std::string& schedule,
-                                                const std::vector<RateTrace>& links);
+Result<SimCell> simulate_cell(const Workload& w, const std::string& schedule, const std::vector<RateTrace>& links);
 
 }  // namespace contend::runner

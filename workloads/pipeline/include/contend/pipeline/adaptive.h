@@ -43,9 +43,10 @@ struct AdaptiveOptions {
   std::uint64_t memory_limit_bytes = 0;  // per stage, stash bytes; 0: no limit
   int max_inflight = 0;                  // per stage, in micro-batch activations; 0: no limit
   int period = 1;                        // re-evaluate every `period` iterations
-  double hysteresis = 0.05;              // switch only when the best k is predicted this much faster
+  double hysteresis = 0.05;              // switch to a larger k only when it is predicted this much faster
   double lean = 0.01;                    // the smallest k within this fraction of the fastest wins:
-                                         // no extra memory for a gain measurement noise could undo
+                                         // no extra memory for a gain measurement noise could undo;
+                                         // a smaller k within it of the current k is taken at once
 };
 
 struct Decision {
@@ -93,6 +94,20 @@ class Median3 {
 
  private:
   double last_[3] = {0, 0, 0};
+  int count_ = 0;
+};
+
+// The smaller of the last two values: a drop is followed at once, a recovery after two values, and
+// a single high outlier never counts. For link rates under preemption, where acting late on a drop
+// costs throughput and acting late on a recovery costs only memory. Plain value.
+class Min2 {
+ public:
+  void add(double value);
+  bool ready() const { return count_ > 0; }
+  double value() const;  // 0 before the first value
+
+ private:
+  double last_[2] = {0, 0};
   int count_ = 0;
 };
 

@@ -8,6 +8,7 @@
 // Options follow the name: `adaptive:kmax=8,mem=64MiB,period=2`, `oracle:inflight=8`,
 // `fixed:k=2` (or `fixed:2`). Not thread-safe: one policy, at rank 0.
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -49,6 +50,8 @@ struct StageReport {
 struct OracleTruth {
   std::vector<RateTrace> links;
   std::function<double()> now_s;
+  // The token-bucket depth the shaper gives a link at a rate; unset: the measured burst.
+  std::function<std::uint64_t(double rate_bps)> burst_bytes;
 };
 
 class KPolicy {

@@ -67,7 +67,11 @@ struct TransferTotals {
   std::uint64_t tail_bytes = 0;  // the second halves of the frames...
   double tail_seconds = 0;       // ...and the time they took
   double burst_bytes = 0;        // the most bytes a frame got beyond the sustained rate
+  std::uint64_t recent_bytes = 0;  // the second halves of the last kRecentFrames frames...
+  double recent_seconds = 0;       // ...and their time: the link as it is now, not on average
+  double recent_burst_bytes = 0;   // burst_bytes over those frames only
 };
+inline constexpr int kRecentFrames = 4;
 inline constexpr std::uint64_t kMinTimedBytes = 64 * 1024;
 
 class Transport {
@@ -95,6 +99,12 @@ class Transport {
  private:
   std::mutex transfers_mutex_;
   std::map<int, TransferTotals> transfers_;
+  struct Frame {
+    std::uint64_t tail_bytes;
+    double tail_seconds;
+    double burst_bytes;
+  };
+  std::map<int, std::vector<Frame>> recent_;  // the last frames per peer
 };
 
 // Received messages waiting for their receive, per (peer, tag), and the error of each broken

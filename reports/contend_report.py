@@ -1,0 +1,314 @@
+#!/usr/bin/env python3
+"""contend report: the paper-style figures and an index.html from a `contend run` results directory.
+
+Usage: contend_report.py RESULTS_DIR [--out DIR]   (run through `contend report`)
+
+Reads summary.json, runs/*.jsonl (iteration logs), events/*.jsonl (the player's ground truth) and
+traces/*.json (Chrome traces of repetition 1, when recorded). Writes PNG and SVG figures and
+index.html into RESULTS_DIR/report (or --out). A figure whose data is missing is not drawn: the
+index says which and why, and so does stderr.
+"""
+import argparse
+import html
+import json
+import os
+import sys
+
+try:
+    import matplotlib
+except ImportError:
+    sys.exit(f"contend report: {sys.executable} has no matplotlib: apt-get install python3-matplotlib "
+             "(scripts/install-deps.sh installs it), or point CONTEND_PYTHON at a python3 that has it")
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402,F401
+
+GBIT = 1e9
+MBIT = 1e6
+
+
+def read_jsonl(path):
+    out = []
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if line:
+                out.append(json.loads(line))
+    return out
+
+
+def schedule_k(name, microbatches):
+    """The fixed k of a schedule name, None for policies that choose k."""
+    if name == "1f1b":
+        return 1
+    if name == "gpipe":
+        return microbatches
+    for prefix in ("kfkb:k=", "kfkb:", "fixed:k=", "fixed:"):
+        if name.startswith(prefix):
+            return int(name[len(prefix):])
+    return None
+
+
+class Results:
+    def __init__(self, root):
+        self.root = root
+        path = os.path.join(root, "summary.json")
+        if not os.path.exists(path):
+            raise SystemExit(f"contend report: {path} not found: is {root} a `contend run` results directory?")
+        self.summary = json.load(open(path))
+        if self.summary.get("schema") != "contend.summary/1":
+            raise SystemExit(f"contend report: {path}: expected schema contend.summary/1")
+        self.env = json.load(open(os.path.join(root, "env.json"))) if os.path.exists(os.path.join(root, "env.json")) else {}
+        self.cells = self.summary["cells"]
+        self.scenarios = list(dict.fromkeys(c["scenario"] for c in self.cells))
+        self.schedules = list(dict.fromkeys(c["schedule"] for c in self.cells))
+        self.info = self.summary.get("scenarios", {})
+        self.microbatches = self.summary.get("workload", {}).get("microbatches", 0)
+
+    def cell_id(self, scenario, schedule, rep=1):
+        safe = "".join(ch if ch.isalnum() or ch == "." else "-" for ch in schedule)
+        return f"{scenario}.{safe}.r{rep}"
+
+    def run_lines(self, scenario, schedule, rep=1):
+        path = os.path.join(self.root, "runs", self.cell_id(scenario, schedule, rep) + ".jsonl")
+        return read_jsonl(path) if os.path.exists(path) else None
+
+    def events(self, scenario, schedule, rep=1):
+        path = os.path.join(self.root, "events", self.cell_id(scenario, schedule, rep) + ".jsonl")
+        return read_jsonl(path) if os.path.exists(path) else None
+
+
+def save(fig, out, name, made):
+    for ext in ("png", "svg"):
+        fig.savefig(os.path.join(out, f"{name}.{ext}"), dpi=120, bbox_inches="tight")
+    plt.close(fig)
+    made.append(name)
+
+
+def fig_throughput(r, out, made, missing):
+    """(1) Throughput per schedule per scenario, with the speedup over the baseline on each bar."""
+    if not r.cells or all(c["repetitions"] == 0 for c in r.cells):
+        missing.append(("throughput", "summary.json has no finished cells"))
+        return
+    width = 0.8 / max(1, len(r.schedules))
+    fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(r.scenarios) * max(1, len(r.schedules)) / 2), 4.2))
+    for i, schedule in enumerate(r.schedules):
+        xs, ys, errs, labels = [], [], [], []
+        for j, scenario in enumerate(r.scenarios):
+            c = next((c for c in r.cells if c["scenario"] == scenario and c["schedule"] == schedule), None)
+            if c is None or c["repetitions"] == 0:
+                continue
+            xs.append(j + (i - (len(r.schedules) - 1) / 2) * width)
+            ys.append(c["throughput"]["median"])
+            errs.append(c["throughput"]["ci95"])
+            labels.append(f"{c['speedup']['median']:.2f}x")
+        bars = ax.bar(xs, ys, width, yerr=errs, capsize=3, label=schedule)
+        for b, label in zip(bars, labels):
+            ax.annotate(label, (b.get_x() + b.get_width() / 2, b.get_height()), ha="center", va="bottom",
+                        fontsize=7, xytext=(0, 2), textcoords="offset points")
+    ax.set_xticks(range(len(r.scenarios)))
+    ax.set_xticklabels(r.scenarios)
+    ax.set_xlabel("scenario")
+    ax.set_ylabel("throughput (samples/s, median, 95% CI)")
+    mode = r.summary.get("mode", "real")
+    ax.set_title(f"{r.summary.get('experiment', '')} ({mode}): speedup over {r.summary.get('baseline')} on each bar")
+    ax.legend(fontsize=8, ncol=min(4, len(r.schedules)))
+    ax.grid(axis="y", alpha=0.3)
+    save(fig, out, "throughput", made)
+
+
+def link_rates(events):
+    """Per link, (t, Mbit/s) steps from the player's log: base rates, then every applied change."""
+    start = next((e for e in events if e.get("kind") == "start"), None)
+    if start is None or "base_rates_bps" not in start:
+        return None
+    series = {name: [(0.0, bps / MBIT)] for name, bps in start["base_rates_bps"].items()}
+    end = 0.0
+    for e in events:
+        if e.get("kind") == "rate" and e.get("link") in series:
+            series[e["link"]].append((e.get("applied_s", e.get("scheduled_s", 0.0)), e["rate_bps"] / MBIT))
+        if e.get("kind") == "end":
+            end = e.get("t_s", end)
+    return start.get("steady_s", 0.0), series, end
+
+
+def fig_adaptive(r, out, made, missing):
+    """(2) Link bandwidth, chosen k and iteration throughput over time: the adaptive story."""
+    policy = next((s for s in r.schedules if s.startswith("adaptive")), None)
+    if policy is None:
+        missing.append(("adaptive", "no adaptive schedule in this experiment"))
+        return
+    for scenario in r.scenarios:
+        lines = r.run_lines(scenario, policy)
+        events = r.events(scenario, policy)
+        if not lines or not events or link_rates(events) is None:
+            missing.append((f"adaptive-{scenario}", "no iteration log or event log for repetition 1 of " + policy))
+            continue
+        t0, series, end = link_rates(events)
+        fig, axes = plt.subplots(3, 1, figsize=(8, 7), sharex=True)
+        ax_bw, ax_k, ax_t = axes
+        for name, pts in series.items():
+            xs = [p[0] for p in pts] + [max(end, pts[-1][0])]
+            ys = [p[1] for p in pts] + [pts[-1][1]]
+            ax_bw.step(xs, ys, where="post", label=name)
+        ax_bw.set_ylabel("link rate (Mbit/s)")
+        ax_bw.legend(fontsize=7, ncol=4)
+        ax_bw.set_title(f"{scenario}: the network, the k chosen, and what it bought")
+        for schedule in r.schedules:
+            rows = [l for l in (r.run_lines(scenario, schedule) or []) if l.get("rank") == 0]
+            if not rows:
+                continue
+            # Every cell has its own clock: align each to its own player's start.
+            ev = r.events(scenario, schedule)
+            rates = link_rates(ev) if ev else None
+            base = rates[0] if rates else rows[0]["start_s"]
+            ts = [l["start_s"] - base for l in rows]
+            if schedule == policy or schedule.startswith("oracle"):
+                ax_k.step(ts, [l["k"] for l in rows], where="post", label=schedule, marker=".")
+            ax_t.plot([t + l["iteration_s"] for t, l in zip(ts, rows)], [l["samples_per_s"] for l in rows],
+                      marker=".", label=schedule)
+        ends = [l.get_xdata()[-1] for l in ax_t.get_lines() if len(l.get_xdata())]
+        if ends:
+            ax_t.set_xlim(0, max(ends) * 1.02)
+        ax_k.yaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
+        ax_k.set_ylabel("k")
+        ax_k.legend(fontsize=7)
+        ax_t.set_ylabel("samples/s per iteration")
+        ax_t.set_xlabel("time since the scenario started (s)")
+        ax_t.legend(fontsize=7, ncol=3)
+        for ax in axes:
+            ax.grid(alpha=0.3)
+        save(fig, out, f"adaptive-{scenario}", made)
+
+
+def fig_timeline(r, out, made, missing):
+    """(3) A pipeline timeline: forwards and backwards per rank over the last iteration, from traces."""
+    trace_dir = os.path.join(r.root, "traces")
+    files = sorted(f for f in os.listdir(trace_dir) if f.endswith(".json")) if os.path.isdir(trace_dir) else []
+    if not files:
+        missing.append(("timeline", "no traces/ in the results directory (recorded for repetition 1 of each cell)"))
+        return
+    cells = {}
+    for f in files:  # CELL.rankN.json from workers, CELL.json from the simulator
+        cells.setdefault(f.split(".rank")[0].removesuffix(".json"), []).append(f)
+    for cell, parts in sorted(cells.items())[:8]:
+        xs = []
+        for f in parts:
+            events = json.load(open(os.path.join(trace_dir, f)))
+            events = events.get("traceEvents", events) if isinstance(events, dict) else events
+            xs += [e for e in events if e.get("ph") == "X" and e.get("cat") in ("forward", "backward")]
+        if not xs:
+            continue
+        # The last iteration starts with rank 0's last forward of micro-batch 0.
+        firsts = [e["ts"] for e in xs if e["pid"] == 0 and e["cat"] == "forward" and e["args"]["microbatch"] == 0]
+        t0 = max(firsts) if firsts else min(e["ts"] for e in xs)
+        xs = [e for e in xs if e["ts"] >= t0]
+        ranks = sorted({e["pid"] for e in xs})
+        fig, ax = plt.subplots(figsize=(10, 0.8 + 0.45 * len(ranks)))
+        for e in xs:
+            color = "#4c72b0" if e["cat"] == "forward" else "#dd8452"
+            ax.broken_barh([((e["ts"] - t0) / 1e3, e["dur"] / 1e3)], (e["pid"] - 0.4, 0.8), facecolors=color,
+                           edgecolor="white", linewidth=0.3)
+        ax.set_yticks(ranks)
+        ax.set_yticklabels([f"rank {p}" for p in ranks])
+        ax.invert_yaxis()
+        ax.set_xlabel("time since the iteration started (ms)")
+        ax.set_title(f"{cell}: last iteration, forward (blue) and backward (orange)")
+        ax.grid(axis="x", alpha=0.3)
+        save(fig, out, "timeline-" + cell, made)
+
+
+def fig_bandwidth(r, out, made, missing):
+    """(4) Throughput against link bandwidth for each k and adaptive (a bandwidth sweep)."""
+    steady = {s: i["bottleneck_bps"] for s, i in r.info.items() if i.get("steady") and i.get("bottleneck_bps")}
+    if len(steady) < 3:
+        missing.append(("bandwidth", "needs 3 or more steady scenarios of different rates "
+                                     "(a bandwidth sweep: experiments/bandwidth-sweep.json)"))
+        return
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    for schedule in r.schedules:
+        pts = sorted((steady[c["scenario"]] / MBIT, c["throughput"]["median"]) for c in r.cells
+                     if c["schedule"] == schedule and c["scenario"] in steady and c["repetitions"] > 0)
+        if pts:
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=schedule)
+    ax.set_xscale("log")
+    ax.set_xlabel("link rate (Mbit/s, log scale)")
+    ax.set_ylabel("throughput (samples/s, median)")
+    ax.set_title("throughput against link bandwidth")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3, which="both")
+    save(fig, out, "bandwidth", made)
+
+
+def fig_memory(r, out, made, missing):
+    """(5) Peak activation memory against k, the price of kFkB."""
+    pts = {}
+    for schedule in r.schedules:
+        for scenario in r.scenarios:
+            rows = r.run_lines(scenario, schedule) or []
+            for l in rows:
+                if "peak_activation_bytes" not in l:
+                    continue
+                k = l["k"]
+                pts[(schedule, k)] = max(pts.get((schedule, k), 0), l["peak_activation_bytes"])
+    if not pts:
+        missing.append(("memory", "no peak_activation_bytes in the iteration logs"))
+        return
+    fig, ax = plt.subplots(figsize=(6, 4))
+    fixed = sorted((k, b) for (s, k), b in pts.items() if schedule_k(s, r.microbatches) is not None)
+    if fixed:
+        ax.plot([p[0] for p in fixed], [p[1] / 2**20 for p in fixed], marker="o", label="fixed schedules")
+    for s in r.schedules:
+        if schedule_k(s, r.microbatches) is None:
+            mine = sorted((k, b) for (name, k), b in pts.items() if name == s)
+            ax.scatter([p[0] for p in mine], [p[1] / 2**20 for p in mine], marker="x", s=60, label=f"{s} (k it used)")
+    ax.set_xlabel("k")
+    ax.set_ylabel("peak activation memory, worst stage (MiB)")
+    ax.set_title("memory against k")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    save(fig, out, "memory", made)
+
+
+def write_index(r, out, made, missing):
+    rows = "".join(
+        f"<tr><td>{html.escape(c['scenario'])}</td><td>{html.escape(c['schedule'])}</td><td>{c['repetitions']}</td>"
+        f"<td>{c['throughput']['median']:.1f}</td><td>&plusmn;{c['throughput']['ci95']:.1f}</td>"
+        f"<td>{c['speedup']['median']:.3f} &plusmn;{c['speedup']['ci95']:.3f}</td></tr>" for c in r.cells)
+    figs = "".join(f"<h2>{html.escape(n)}</h2><img src=\"{html.escape(n)}.svg\" alt=\"{html.escape(n)}\">" for n in made)
+    gaps = "".join(f"<li><b>{html.escape(n)}</b>: {html.escape(why)}</li>" for n, why in missing)
+    env = html.escape(json.dumps({k: r.env.get(k) for k in ("version", "git_commit", "kernel", "started", "mode")}))
+    text = f"""<!doctype html><html><head><meta charset="utf-8"><title>contend: {html.escape(r.summary.get('experiment', ''))}</title>
+<style>body{{font-family:sans-serif;max-width:1100px;margin:2em auto}}img{{max-width:100%}}
+table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:3px 8px;text-align:right}}</style></head><body>
+<h1>{html.escape(r.summary.get('experiment', ''))} ({html.escape(r.summary.get('mode', ''))})</h1>
+<p>{env}</p>
+<table><tr><th>scenario</th><th>schedule</th><th>reps</th><th>samples/s</th><th>95% CI</th><th>speedup vs {html.escape(r.summary.get('baseline', ''))}</th></tr>{rows}</table>
+{figs}
+<h2>Not drawn</h2><ul>{gaps or '<li>every figure was drawn</li>'}</ul>
+</body></html>
+"""
+    with open(os.path.join(out, "index.html"), "w") as f:
+        f.write(text)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("results", help="a `contend run` results directory")
+    p.add_argument("--out", help="where to write (default RESULTS/report)")
+    a = p.parse_args()
+    r = Results(a.results)
+    out = a.out or os.path.join(a.results, "report")
+    os.makedirs(out, exist_ok=True)
+    made, missing = [], []
+    for fig in (fig_throughput, fig_adaptive, fig_timeline, fig_bandwidth, fig_memory):
+        fig(r, out, made, missing)
+    write_index(r, out, made, missing)
+    for name, why in missing:
+        print(f"contend report: not drawn: {name}: {why}", file=sys.stderr)
+    print(f"contend report: {len(made)} figures, {os.path.join(out, 'index.html')}")
+
+
+if __name__ == "__main__":
+    main()

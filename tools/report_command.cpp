@@ -1,0 +1,69 @@
+#include "report_command.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+#include "build_info.h"
+
+namespace contend::tools {
+namespace {
+
+struct ReportOptions {
+  std::string results;
+  std::string out;
+};
+
+// The script: $CONTEND_REPORTS_DIR, else the source tree this binary was built from.
+std::string script_path() {
+  const char* dir = std::getenv("CONTEND_REPORTS_DIR");
+  return std::string(dir != nullptr ? dir : CONTEND_SOURCE_DIR "/reports") + "/contend_report.py";
+}
+
+// $CONTEND_PYTHON, else Debian's python3 (where apt puts matplotlib), else python3 on PATH.
+std::string python() {
+  if (const char* p = std::getenv("CONTEND_PYTHON")) {
+    return p;
+  }
+  return std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+}
+
+int run(const ReportOptions& o) {
+  const std::string script = script_path();
+  if (!std::filesystem::exists(script)) {
+    std::fprintf(stderr, "contend report: %s not found (set CONTEND_REPORTS_DIR to the reports/ folder)\n",
+                 script.c_str());
+    return 1;
+  }
+  const std::string py = python();
+  std::vector<std::string> args = {py, script, o.results};
+  if (!o.out.empty()) {
+    args.push_back("--out");
+    args.push_back(o.out);
+  }
+  std::vector<char*> argv;
+  for (auto& a : args) {
+    argv.push_back(a.data());
+  }
+  argv.push_back(nullptr);
+  ::execvp(argv[0], argv.data());
+  std::fprintf(stderr, "contend report: cannot run %s: %s\n", py.c_str(), std::strerror(errno));
+  return 1;
+}
+
+}  // namespace
+
+std::function<int()> add_report_command(CLI::App& app) {
+  auto o = std::make_shared<ReportOptions>();
+  CLI::App* r = app.add_subcommand("report", "Draw the figures and index.html of a `contend run` results directory");
+  r->add_option("results", o->results, "Results directory (summary.json, runs/, events/, traces/)")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  r->add_option("--out", o->out, "Where to write the figures (default RESULTS/report)");
+  return [o] { return run(*o); };
+}
+
+}  // namespace contend::tools
