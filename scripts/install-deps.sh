@@ -13,8 +13,8 @@ packages=(
   libdpdk-dev
   # integration tests: namespaces (ip, only in tests), an independent rate measurement, setpriv
   iproute2 iperf3 util-linux
-  # reports (contend report)
-  python3-matplotlib
+  # reports (contend report), clusters (ansible/)
+  python3-matplotlib ansible-core ansible-lint
 )
 
 missing=()

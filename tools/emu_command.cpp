@@ -14,6 +14,7 @@
 #include "contend/emulator/player.h"
 #include "contend/emulator/run_state.h"
 #include "contend/emulator/topology.h"
+#include "emu_host_command.h"
 #include "signals.h"
 
 namespace contend::tools {
@@ -312,7 +313,11 @@ std::function<int()> add_emu_command(CLI::App& app) {
       emu->add_subcommand("status", "List runs that are up, their nodes, interfaces and current rates");
   common(status_cmd, false);
   status_cmd->add_flag("--json", o->json, "Print contend.emu-status/1 JSON");
-  return [o, up_cmd, play_cmd, down_cmd, status_cmd] {
+  auto host = add_emu_host_command(*emu);
+  return [o, up_cmd, play_cmd, down_cmd, status_cmd, host] {
+    if (const int rc = host(); rc >= 0) {
+      return rc;
+    }
     if (up_cmd->parsed()) {
       return up(*o);
     }

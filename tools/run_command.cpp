@@ -12,8 +12,10 @@
 #include <map>
 
 #include "build_info.h"
+#include "contend/common/child_process.h"
 #include "contend/common/fd.h"
 #include "contend/common/json.h"
+#include "contend/runner/hosts.h"
 #include "contend/runner/launcher.h"
 #include "contend/runner/summary.h"
 #include "contend/runner/truth.h"
@@ -32,6 +34,9 @@ struct RunOptions {
   std::string compare;
   std::string tolerance = "5%";
   bool simulate = false;
+  bool no_report = false;
+  std::string hosts;                    // an Ansible inventory: hosts mode
+  std::vector<std::string> ansible_vars;  // -e for the playbooks (hosts mode)
   std::vector<std::string> argv;
 };
 
@@ -214,6 +219,26 @@ class Progress {
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
+// `contend report DIR`, as a child with its output in DIR/report.log: the figures are a
+// convenience here, so a machine without matplotlib still gets its numbers.
+void draw_report(const std::string& dir) {
+  ChildOptions co;
+  co.output_path = dir + "/report.log";
+  auto child = ChildProcess::spawn({fs::read_symlink("/proc/self/exe").string(), "report", dir}, co);
+  auto code = child ? child->wait(std::chrono::minutes(5)) : Result<int>(child.error());
+  if (code && *code == 0) {
+    std::printf("report: %s/report/index.html\n", dir.c_str());
+  } else {
+    std::printf("report: not drawn, see %s/report.log (then: contend report %s)\n", dir.c_str(), dir.c_str());
+  }
+}
+
+// ansible/: $CONTEND_ANSIBLE_DIR, else the source tree this binary was built from.
+std::string ansible_dir() {
+  const char* dir = std::getenv("CONTEND_ANSIBLE_DIR");
+  return dir != nullptr ? dir : CONTEND_SOURCE_DIR "/ansible";
+}
+
 int run(RunOptions& o) {
   auto e = runner::load_experiment(o.experiment);
   if (!e) {
@@ -264,11 +289,15 @@ int run(RunOptions& o) {
     }
     truths.push_back(std::move(*t));
   }
+  runner::HostsOptions hosts{o.hosts, ansible_dir(), fs::absolute(dir).string(), o.ansible_vars};
   runner::LaunchOptions launch;
   launch.contend = fs::read_symlink("/proc/self/exe").string();
   Progress progress(cells.size());
+  const std::string where = o.simulate          ? "simulated"
+                            : !o.hosts.empty() ? "on the hosts of " + o.hosts
+                                               : "real, in network namespaces";
   std::fprintf(stderr, "contend run: %s, %zu cells (%s), results in %s\n", e->name.c_str(), cells.size(),
-               o.simulate ? "simulated" : "real, in network namespaces", dir.c_str());
+               where.c_str(), dir.c_str());
   int status = 0;
   std::size_t ran = 0;
   for (std::size_t i = 0; i < cells.size() && !stop.load(); ++i) {
@@ -293,7 +322,9 @@ int run(RunOptions& o) {
         progress.end();
         return fail(ok.error().message);
       }
-    } else if (auto ok = runner::run_cell(*e, cell, files, launch, stop); !ok) {
+    } else if (auto ok = o.hosts.empty() ? runner::run_cell(*e, cell, files, launch, stop)
+                                          : runner::run_cell_hosts(*e, cell, files, hosts, stop);
+               !ok) {
       progress.end();
       if (stop.load()) {
         break;
@@ -337,7 +368,10 @@ int run(RunOptions& o) {
                  done.size(), cells.size(), dir.c_str(), dir.c_str());
     return 128 + stop_signal();
   }
-  std::printf("results: %s (figures: contend report %s)\n", dir.c_str(), dir.c_str());
+  std::printf("results: %s\n", dir.c_str());
+  if (!o.no_report) {
+    draw_report(dir);
+  }
   if (reference) {
     const auto regressions = runner::compare(summary, *reference, *tolerance);
     if (!regressions.empty()) {
@@ -363,8 +397,15 @@ std::function<int()> add_run_command(CLI::App& app) {
   r->add_option("--resume", o->resume, "Continue an interrupted run in this directory, skipping finished cells");
   r->add_flag("--simulate", o->simulate, "Run the matrix in the simulator (no root, any scale) instead of for real");
   r->add_option("--compare", o->compare, "Reference summary.json: exit 3 when a speedup fell by more than --tolerance");
+  r->add_option("--hosts", o->hosts,
+                 "Run on cluster hosts: an Ansible inventory whose `nodes` group lists them in pipeline order "
+                 "(ansible/README.md)")
+      ->check(CLI::ExistingFile);
+  r->add_option("--ansible-var", o->ansible_vars, "KEY=VALUE passed to the playbooks with -e (repeat)");
+  r->add_flag("--no-report", o->no_report, "Do not draw the figures at the end (contend report DIR does)");
   r->add_option("--tolerance", o->tolerance, "Allowed fall of a speedup for --compare (percent or fraction; default 5%)");
   r->get_option("--out")->excludes(r->get_option("--resume"));
+  r->get_option("--hosts")->excludes(r->get_option("--simulate"));
   return [o] {
     o->argv = own_argv();
     return run(*o);

@@ -26,7 +26,7 @@ constexpr std::uint32_t kLinkMinor = 1;
 constexpr std::uint32_t kWorkloadMinor = 0x10;  // tc prints minors in hex: 1:10
 constexpr std::uint32_t kBackgroundMinor = 0x20;
 constexpr std::uint32_t kDefaultPeerMinor = 2;
-constexpr std::uint32_t kFirstPeerMinor = 0x100;
+constexpr std::uint32_t kFirstPeerMinor = kFirstPeerClassMinor;
 
 std::uint64_t bytes_per_s(double bps) {
   return static_cast<std::uint64_t>(std::llround(bps / 8.0));
@@ -246,6 +246,22 @@ Result<Shaper> Shaper::attach(NlSocket sock, const std::string& ifname, QdiscKin
   s.preemption_ = preemption;
   s.workload_share_ = workload_share;
   return s;
+}
+
+Result<void> Shaper::remove_root(NlSocket sock, const std::string& ifname) {
+  auto index = detail::ifindex_of(sock.get(), ifname);
+  if (!index) {
+    return index.error();
+  }
+  rtnl_qdisc* q = rtnl_qdisc_alloc();
+  rtnl_tc_set_ifindex(TC_CAST(q), *index);
+  rtnl_tc_set_parent(TC_CAST(q), TC_H_ROOT);
+  const int rc = rtnl_qdisc_delete(sock.get(), q);
+  rtnl_qdisc_put(q);
+  if (rc < 0 && rc != -NLE_OBJ_NOTFOUND && rc != -NLE_INVAL) {
+    return nl_error(rc, "rtnl_qdisc_delete(" + ifname + " root)");
+  }
+  return {};
 }
 
 Shaper::~Shaper() {

@@ -58,6 +58,30 @@ std::string tail_of(const std::string& path) {
 
 }  // namespace
 
+std::vector<std::string> worker_options(const Experiment& e, const Cell& cell) {
+  const Workload& w = e.workload;
+  std::vector<std::string> argv = {"--schedule",        cell.schedule,
+                                   "--microbatches",    std::to_string(w.microbatches),
+                                   "--iterations",      std::to_string(w.warmup + w.iterations),
+                                   "--backend",         w.backend,
+                                   "--microbatch-size", std::to_string(w.microbatch_size),
+                                   "--seq-len",         std::to_string(w.seq_len),
+                                   "--timeout",         "120s"};
+  if (w.backend == "emulated") {
+    for (const std::string& a : {std::string("--fwd"), seconds_text(w.forward), std::string("--bwd"),
+                                 seconds_text(w.backward), std::string("--activation"),
+                                 std::to_string(w.activation_bytes) + "B"}) {
+      argv.push_back(a);
+    }
+  } else {
+    for (const std::string& a : {std::string("--hidden"), std::to_string(w.hidden), std::string("--layers"),
+                                 std::to_string(w.layers)}) {
+      argv.push_back(a);
+    }
+  }
+  return argv;
+}
+
 std::vector<std::vector<std::string>> worker_commands(const Experiment& e, const Cell& cell,
                                                       const std::vector<std::string>& addresses,
                                                       const CellFiles& files, const LaunchOptions& o,
@@ -67,44 +91,13 @@ std::vector<std::vector<std::string>> worker_commands(const Experiment& e, const
   for (const auto& a : addresses) {
     peers += (peers.empty() ? "" : ",") + a + ":" + std::to_string(o.port);
   }
+  const std::vector<std::string> common = worker_options(e, cell);
   std::vector<std::vector<std::string>> out;
   for (int r = 0; r < w.stages; ++r) {
-    std::vector<std::string> argv = {o.contend,
-                                     "worker",
-                                     "--rank",
-                                     std::to_string(r),
-                                     "--world-size",
-                                     std::to_string(w.stages),
-                                     "--peers",
-                                     peers,
-                                     "--schedule",
-                                     cell.schedule,
-                                     "--microbatches",
-                                     std::to_string(w.microbatches),
-                                     "--iterations",
-                                     std::to_string(w.warmup + w.iterations),
-                                     "--backend",
-                                     w.backend,
-                                     "--microbatch-size",
-                                     std::to_string(w.microbatch_size),
-                                     "--seq-len",
-                                     std::to_string(w.seq_len),
-                                     "--metrics",
-                                     files.metrics,
-                                     "--timeout",
-                                     "120s"};
-    if (w.backend == "emulated") {
-      for (const std::string& a : {std::string("--fwd"), seconds_text(w.forward), std::string("--bwd"),
-                                   seconds_text(w.backward), std::string("--activation"),
-                                   std::to_string(w.activation_bytes) + "B"}) {
-        argv.push_back(a);
-      }
-    } else {
-      for (const std::string& a : {std::string("--hidden"), std::to_string(w.hidden), std::string("--layers"),
-                                   std::to_string(w.layers)}) {
-        argv.push_back(a);
-      }
-    }
+    std::vector<std::string> argv = {o.contend,     "worker", "--rank",  std::to_string(r), "--world-size",
+                                     std::to_string(w.stages), "--peers", peers,  "--metrics",
+                                     files.metrics};
+    argv.insert(argv.end(), common.begin(), common.end());
     if (!files.trace_prefix.empty()) {
       argv.push_back("--trace");
       argv.push_back(files.trace_prefix + ".rank" + std::to_string(r) + ".json");

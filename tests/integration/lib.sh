@@ -19,6 +19,9 @@ cleanup() {
     echo "cleanup: removing leaked run $(basename "$state" .json)" >&2
     "$contend" emu down --run "$(basename "$state" .json)" >/dev/null 2>&1 || true
   done
+  for ns in $(ls /run/netns 2>/dev/null | grep "^hs$run-" || true); do
+    ip netns del "$ns" || true  # star_hosts' stand-ins for cluster hosts
+  done
   for ns in $(ls /run/netns 2>/dev/null | grep "^contend-$run-" || true); do
     echo "cleanup: removing leaked namespace $ns" >&2
     ip netns del "$ns" || true
@@ -55,6 +58,24 @@ iperf3_goodput() {
   wait "$server" || true
   python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_second"])' \
     "$tmp/iperf.json"
+}
+
+# star_hosts N: N namespaces standing in for cluster hosts, hs$run-0..N-1, each with one interface
+# eth0 at 198.18.200.(i+1)/24 on one bridge (in namespace hs$run-br), as hosts on a LAN.
+star_hosts() {
+  ip netns add "hs$run-br"
+  ip -n "hs$run-br" link add br0 type bridge
+  ip -n "hs$run-br" link set br0 up
+  local i
+  for i in $(seq 0 $(($1 - 1))); do
+    ip netns add "hs$run-$i"
+    ip link add "hs$run-p$i" type veth peer name eth0 netns "hs$run-$i"
+    ip link set "hs$run-p$i" netns "hs$run-br"
+    ip -n "hs$run-br" link set "hs$run-p$i" master br0 up
+    ip -n "hs$run-$i" addr add "198.18.200.$((i + 1))/24" dev eth0
+    ip -n "hs$run-$i" link set eth0 up
+    ip -n "hs$run-$i" link set lo up
+  done
 }
 
 # Namespaces of `contend run` cells (contend-r<pid>-...) present now, one per line.

@@ -38,6 +38,9 @@ struct NetemParams {
   double loss_fraction = 0;
 };
 
+// Cluster mode: peer i's class is 1:(kFirstPeerClassMinor + i).
+inline constexpr std::uint32_t kFirstPeerClassMinor = 0x100;
+
 struct PeerRate {
   std::string address;  // "198.18.0.2"
   double rate_bps = 0;
@@ -54,6 +57,8 @@ class Shaper {
   // Cluster mode: one class per peer; traffic to other addresses goes through at `default_bps`.
   static Result<Shaper> install_per_peer(NlSocket sock, const std::string& ifname, const std::vector<PeerRate>& peers,
                                          double default_bps);
+  // Removes whatever root qdisc `ifname` has (a tree a crashed process left); ok when none.
+  static Result<void> remove_root(NlSocket sock, const std::string& ifname);
   // Takes control of a tree installed earlier (by `contend emu up`), without owning it.
   static Result<Shaper> attach(NlSocket sock, const std::string& ifname, QdiscKind kind, Preemption preemption,
                                double workload_share);

@@ -30,8 +30,11 @@ struct LaunchOptions {
   int port = 29500;                   // every worker listens on its own address at this port
 };
 
-// The workers' command lines for `cell`, rank by rank (without the `ip netns exec` prefix):
-// for tests and for the hosts mode, which launches the same commands elsewhere.
+// The options every worker of `cell` gets (schedule, micro-batches, iterations, backend and its
+// durations or model, timeout): what hosts mode hands to ansible/ with rank and peers left to it.
+std::vector<std::string> worker_options(const Experiment& e, const Cell& cell);
+
+// The workers' command lines for `cell`, rank by rank (without the `ip netns exec` prefix).
 std::vector<std::vector<std::string>> worker_commands(const Experiment& e, const Cell& cell,
                                                       const std::vector<std::string>& addresses,
                                                       const CellFiles& files, const LaunchOptions& options,

@@ -1,0 +1,105 @@
+#include "contend/runner/hosts.h"
+
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "contend/common/child_process.h"
+#include "contend/common/fd.h"
+
+namespace contend::runner {
+namespace {
+
+std::string tail_of(const std::string& path) {
+  auto text = read_file(path);
+  if (!text) {
+    return "";
+  }
+  return text->size() > 1500 ? "..." + text->substr(text->size() - 1500) : *text;
+}
+
+bool on_path(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path != nullptr ? path : "/usr/bin:/bin";
+  for (std::size_t start = 0; start <= dirs.size();) {
+    const auto end = dirs.find(':', start);
+    const std::string dir = dirs.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    if (::access((dir + "/" + program).c_str(), X_OK) == 0) {
+      return true;
+    }
+    if (end == std::string::npos) {
+      break;
+    }
+    start = end + 1;
+  }
+  return false;
+}
+
+Result<int> playbook(const std::string& book, const HostsOptions& o, const std::string& vars_file,
+                     const std::string& log, const std::atomic<bool>* stop) {
+  std::vector<std::string> argv = {"ansible-playbook", "-i", o.inventory, o.ansible_dir + "/" + book};
+  if (!vars_file.empty()) {
+    argv.push_back("-e");
+    argv.push_back("@" + vars_file);
+  }
+  for (const auto& v : o.extra_vars) {
+    argv.push_back("-e");
+    argv.push_back(v);
+  }
+  ChildOptions co;
+  co.output_path = log;
+  co.grace = std::chrono::milliseconds(10000);
+  auto child = ChildProcess::spawn(argv, co);
+  if (!child) {
+    return child.error();
+  }
+  for (;;) {
+    auto code = child->wait(std::chrono::milliseconds(100));
+    if (code) {
+      return *code;
+    }
+    if (stop != nullptr && stop->load()) {
+      return child->terminate();
+    }
+  }
+}
+
+}  // namespace
+
+Result<void> run_cell_hosts(const Experiment& e, const Cell& cell, const CellFiles& files, const HostsOptions& o,
+                            const std::atomic<bool>& stop) {
+  if (cell.schedule.rfind("oracle", 0) == 0) {
+    return make_error(Errc::kUnsupported,
+                      "the oracle reads the player's clock, which is one host's: single-host runs only");
+  }
+  if (!on_path("ansible-playbook")) {
+    return make_error(Errc::kNotFound, "hosts mode runs ansible-playbook, which is not on PATH "
+                                       "(apt-get install ansible-core)");
+  }
+  nlohmann::json vars = {{"contend_cell", cell.id},
+                         {"contend_scenario", e.scenario_files[cell.scenario]},
+                         {"contend_results", o.results},
+                         {"contend_worker_args", worker_options(e, cell)},
+                         {"contend_trace", !files.trace_prefix.empty()}};
+  const std::string vars_file = o.results + "/runs/" + cell.id + ".vars.json";
+  if (auto ok = write_file_atomic(vars_file, vars.dump(2)); !ok) {
+    return ok.error();
+  }
+  const std::string log = files.log + ".ansible";
+  auto code = playbook("experiment.yml", o, vars_file, log, &stop);
+  if (!code) {
+    return code.error();
+  }
+  if (*code != 0) {
+    // experiment.yml tears down in its own `always`; this covers a playbook stopped mid-way.
+    (void)playbook("teardown.yml", o, "", log + ".teardown", nullptr);
+    if (stop.load()) {
+      return make_error(Errc::kIo, "stopped");
+    }
+    return make_error(Errc::kIo, "ansible-playbook experiment.yml for " + cell.id + " exited with " +
+                                     std::to_string(*code) + "; " + log + " ends:\n" + tail_of(log));
+  }
+  return {};
+}
+
+}  // namespace contend::runner

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# contend run --simulate and contend report, without root: bad experiment files fail precisely and
+# create nothing; a simulated matrix gives a summary in the documented shape; results are never
+# overwritten; the report draws every figure the data allows, says which it could not, and its
+# index references every figure; a recorded real run (tests/data/recorded-run) draws them all.
+# Usage: run_cli_test.sh CONTEND SOURCE_DIR
+set -euo pipefail
+contend=$1
+src=$2
+tmp=$(mktemp -d /tmp/contend-run-cli-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+expect_error() {  # expect_error FILE_CONTENT TEXT...
+  echo "$1" >"$tmp/bad.json"
+  shift
+  if "$contend" run "$tmp/bad.json" --simulate --out "$tmp/bad-out" >/dev/null 2>"$tmp/err.txt"; then
+    fail "accepted a bad experiment: $(cat "$tmp/bad.json")"
+  fi
+  for t in "$@"; do grep -qF -- "$t" "$tmp/err.txt" || fail "error lacks '$t': $(cat "$tmp/err.txt")"; done
+  [ ! -e "$tmp/bad-out" ] || fail "a failed run created $tmp/bad-out"
+}
+cp "$src"/emulator/scenarios/steady.json "$tmp/steady.json"
+expect_error '{"schema": "contend.experiment/1", "name": "x"' "bad.json" "parse"
+expect_error '{"schema": "contend.experiment/2", "name": "x"}' "/schema" "contend.experiment/1"
+expect_error '{"schema": "contend.experiment/1", "name": "x", "scenarios": ["steady.json"], "schedules": ["1f1b"]}' \
+  "workload"
+expect_error '{"schema": "contend.experiment/1", "name": "x", "scenarios": ["steady.json"], "workload": {"stages": 4},
+  "schedules": ["1f1b", "kfkb:k=two"]}' "/schedules/1"
+expect_error '{"schema": "contend.experiment/1", "name": "x", "scenarios": ["steady.json"],
+  "workload": {"activation": "big"}, "schedules": ["1f1b"]}' "/workload/activation" "big"
+if "$contend" run "$src/experiments/quickstart.json" --simulate --tolerance lots 2>"$tmp/err.txt"; then
+  fail "accepted --tolerance lots"
+fi
+grep -q "tolerance" "$tmp/err.txt" || fail "unclear --tolerance error: $(cat "$tmp/err.txt")"
+"$contend" run --help | grep -q -- "--simulate" || fail "run --help"
+"$contend" report --help | grep -q -- "--out" || fail "report --help"
+
+# The quickstart, simulated: the summary's documented shape, then a report.
+"$contend" run "$src/experiments/quickstart.json" --simulate --out "$tmp/qs" >"$tmp/out.txt" 2>"$tmp/err.txt" ||
+  fail "simulated quickstart: $(cat "$tmp/err.txt")"
+grep -q "speedup vs 1f1b" "$tmp/out.txt" || fail "no table: $(cat "$tmp/out.txt")"
+grep -q "\[24/24\]" "$tmp/err.txt" || fail "no progress lines: $(cat "$tmp/err.txt")"
+python3 - "$tmp/qs" <<'PY' || fail "summary shape"
+import json, sys, csv
+d = sys.argv[1]
+s = json.load(open(f"{d}/summary.json"))
+assert s["schema"] == "contend.summary/1" and s["mode"] == "simulated" and s["baseline"] == "1f1b"
+assert len(s["cells"]) == 8
+for c in s["cells"]:
+    assert set(c) >= {"scenario", "schedule", "throughput", "speedup"}, c
+    assert set(c["throughput"]) >= {"median", "mean", "stdev", "ci95"} and set(c["speedup"]) >= {"median", "ci95"}
+    assert c["throughput"]["median"] > 0
+rows = list(csv.DictReader(open(f"{d}/summary.csv")))
+assert len(rows) == 8 and float(rows[1]["speedup_median"]) > 1.0, rows[1]
+# kFkB beats 1F1B when transfers sit on 1F1B's critical path (1 MiB at 1 Gbit/s, 10/20 ms stages).
+cells = {(c["scenario"], c["schedule"]): c for c in s["cells"]}
+assert cells[("steady", "kfkb:k=2")]["speedup"]["median"] > 1.1
+PY
+grep -q "report: $tmp/qs/report/index.html" "$tmp/out.txt" || fail "no report path: $(cat "$tmp/out.txt")"
+if "$contend" run "$src/experiments/quickstart.json" --simulate --out "$tmp/qs" >/dev/null 2>"$tmp/err.txt"; then
+  fail "overwrote a results directory"
+fi
+
+check_report() {  # check_report DIR FIGURE...
+  local dir=$1; shift
+  "$contend" report "$dir" --out "$tmp/fig" >"$tmp/rep.txt" 2>"$tmp/rep.err" || fail "report $dir: $(cat "$tmp/rep.err")"
+  for f in "$@"; do
+    [ -s "$tmp/fig/$f.png" ] && [ -s "$tmp/fig/$f.svg" ] || fail "report $dir: no $f ($(ls "$tmp/fig"))"
+  done
+  for svg in "$tmp"/fig/*.svg; do
+    grep -q "$(basename "$svg")" "$tmp/fig/index.html" || fail "index.html does not show $(basename "$svg")"
+  done
+}
+check_report "$tmp/qs" throughput adaptive-periodic adaptive-steady memory timeline-periodic.adaptive.r1
+grep -q "not drawn: bandwidth" "$tmp/rep.err" || fail "the missing bandwidth sweep went unmentioned: $(cat "$tmp/rep.err")"
+grep -q "bandwidth-sweep" "$tmp/fig/index.html" || fail "index.html does not say why the bandwidth figure is missing"
+rm -rf "$tmp/fig"
+"$contend" run "$src/experiments/bandwidth-sweep.json" --simulate --no-report --out "$tmp/bw" >/dev/null 2>&1
+check_report "$tmp/bw" throughput bandwidth memory
+rm -rf "$tmp/fig"
+check_report "$src/tests/data/recorded-run" throughput bandwidth memory adaptive-bw-200Mbit timeline-bw-200Mbit.adaptive.r1
+echo "cli: run and report ok"

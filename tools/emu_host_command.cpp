@@ -1,0 +1,116 @@
+#include "emu_host_command.h"
+
+#include <cstdio>
+#include <thread>
+
+#include "cli_units.h"
+#include "contend/common/units.h"
+#include "contend/emulator/host_links.h"
+#include "contend/emulator/netns.h"
+#include "contend/emulator/player.h"
+#include "signals.h"
+
+namespace contend::tools {
+namespace {
+
+using namespace contend::emulator;
+
+struct HostOptions {
+  std::string scenario;
+  std::string node;
+  std::string iface;
+  std::vector<std::string> peers;  // NODE=ADDRESS
+  std::string netns;
+  std::string log = "-";
+  std::string default_rate = "100Gbit";
+  bool hold = false;
+  bool down = false;
+};
+
+int fail(const std::string& message) {
+  std::fprintf(stderr, "contend emu host: %s\n", message.c_str());
+  return 1;
+}
+
+Result<NlSocket> socket_for(const HostOptions& o) {
+  if (o.netns.empty()) {
+    return open_route_socket();
+  }
+  auto fd = open_netns(o.netns);
+  if (!fd) {
+    return fd.error();
+  }
+  return open_route_socket_in(*fd);
+}
+
+int run(const HostOptions& o) {
+  auto sock = socket_for(o);
+  if (!sock) {
+    return fail(sock.error().message);
+  }
+  if (o.down) {
+    if (auto ok = Shaper::remove_root(std::move(*sock), o.iface); !ok) {
+      return fail(ok.error().message);
+    }
+    return 0;
+  }
+  if (o.scenario.empty() || o.node.empty()) {
+    return fail("give SCENARIO and --node (or --down to remove a leftover tree)");
+  }
+  auto scenario = load_scenario(o.scenario);
+  if (!scenario) {
+    return fail(scenario.error().message);
+  }
+  HostPlan plan;
+  plan.node = o.node;
+  plan.ifname = o.iface;
+  plan.default_bps = *parse_rate_bps(o.default_rate);
+  for (const std::string& p : o.peers) {
+    const auto eq = p.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == p.size()) {
+      return fail("--peer \"" + p + "\": expected NODE=ADDRESS");
+    }
+    plan.addresses[p.substr(0, eq)] = p.substr(eq + 1);
+  }
+  const auto& stop = install_stop_handlers();
+  auto links = HostLinks::create(*scenario, plan, std::move(*sock));
+  if (!links) {
+    return fail(links.error().message);
+  }
+  auto log = EventLog::open(o.log);
+  if (!log) {
+    return fail(log.error().message);
+  }
+  std::fprintf(stderr, "contend emu host: %s shapes %zu link(s) on %s\n", o.node.c_str(), links->links().size(),
+               o.iface.c_str());
+  auto report = play(*scenario, *links, *log, stop, PlayerOptions{std::chrono::milliseconds(100), true});
+  if (!report) {
+    return fail(report.error().message);
+  }
+  while (o.hold && !stop.load()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  // The qdisc goes with `links`.
+  return stop.load() && !o.hold ? 128 + stop_signal() : 0;
+}
+
+}  // namespace
+
+std::function<int()> add_emu_host_command(CLI::App& emu) {
+  auto o = std::make_shared<HostOptions>();
+  CLI::App* h = emu.add_subcommand(
+      "host", "Cluster hosts (ansible/): shape this host's interface per peer and play its links' timeline");
+  h->add_option("SCENARIO", o->scenario, "Scenario file (contend.scenario/1)")->check(CLI::ExistingFile);
+  h->add_option("--node", o->node, "This host's node in the scenario");
+  h->add_option("--iface", o->iface, "The interface toward the other hosts")->required();
+  h->add_option("--peer", o->peers, "NODE=ADDRESS of every peer node this host has a link with (repeat)");
+  h->add_option("--netns", o->netns, "Shape inside this named namespace (tests: hosts standing in as namespaces)");
+  h->add_option("--log", o->log, "Event log, contend.events/1 JSON lines (default: stdout)");
+  h->add_option("--default-rate", o->default_rate, "Rate for traffic to anyone else (default 100Gbit)")
+      ->check(rate_check());
+  h->add_flag("--hold", o->hold, "Keep the shaping after the timeline until SIGINT/SIGTERM (then remove it)");
+  h->add_flag("--down", o->down, "Remove the root qdisc of --iface (what a crashed run left) and exit");
+  return [o, h] { return h->parsed() ? run(*o) : -1; };
+}
+
+}  // namespace contend::tools
