@@ -5,6 +5,10 @@
 #include <iostream>
 
 #include "build_info.h"
+#if CONTEND_BUILT_CUDA
+#include "contend/pipeline_cuda/cuda_backend.h"
+#include "contend/pipeline_cuda/device_info.h"
+#endif
 #include "dpdk_command.h"
 #include "emu_command.h"
 #include "flows_command.h"
@@ -19,12 +23,18 @@ void print_version() {
   std::printf("contend %s (commit %s)\n", CONTEND_VERSION, CONTEND_GIT_COMMIT);
   std::printf("optional parts: cuda=%s nccl=%s dpdk=%s\n", CONTEND_BUILT_CUDA ? "built" : "not built",
               CONTEND_BUILT_NCCL ? "built" : "not built", CONTEND_BUILT_DPDK ? "built" : "not built");
+#if CONTEND_BUILT_CUDA
+  std::printf("cuda: %s\n", contend::pipeline_cuda::describe(contend::pipeline_cuda::device_info()).c_str());
+#endif
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   try {
+#if CONTEND_BUILT_CUDA
+    contend::pipeline_cuda::register_cuda_backend();
+#endif
     CLI::App app{
         "contend: pipeline-parallel training under network contention.\n"
         "Sizes take B/KiB/MiB/GiB/kB/MB/GB, rates bit/kbit/Mbit/Gbit (bits per second), "

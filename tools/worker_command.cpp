@@ -148,8 +148,12 @@ std::function<int()> add_worker_command(CLI::App& app) {
   w->add_option("--microbatches", o->run.microbatches, "Micro-batches per iteration (default 8)")
       ->check(CLI::PositiveNumber);
   w->add_option("--iterations", o->run.iterations, "Iterations to run (default 10)")->check(CLI::PositiveNumber);
-  w->add_option("--backend", o->run.backend, "cpu (real model, OpenBLAS) or emulated (given durations); default cpu")
-      ->check(CLI::IsMember({"cpu", "emulated"}));
+  w->add_option("--backend", o->run.backend,
+                 "cpu (real model, OpenBLAS), emulated (given durations) or cuda (the model on a GPU, when "
+                 "built); default cpu")
+      ->check(CLI::IsMember({"cpu", "emulated", "cuda"}));
+  w->add_option("--cuda-math", o->run.backend_options, "cuda: GEMM math, fp32, tf32 or bf16 (default fp32)")
+      ->check(CLI::IsMember({"fp32", "tf32", "bf16"}));
   w->add_option("--hidden", o->run.model.hidden, "Model width h (default 64)")->check(CLI::PositiveNumber);
   w->add_option("--ffn-mult", o->run.model.ffn_mult, "Inner width multiple (default 4)")->check(CLI::PositiveNumber);
   w->add_option("--layers", o->run.model.layers, "Blocks over all stages (default 8)")->check(CLI::PositiveNumber);

@@ -123,6 +123,23 @@ std::unique_ptr<ComputeBackend> make_emulated_backend(const EmulatedCompute& con
   return std::make_unique<EmulatedBackend>(config, stage, num_stages);
 }
 
+namespace {
+std::map<std::string, BackendFactory>& backend_table() {
+  static std::map<std::string, BackendFactory> table;
+  return table;
+}
+}  // namespace
+
+void register_backend(const std::string& name, BackendFactory factory) {
+  backend_table()[name] = std::move(factory);
+}
+
+const BackendFactory* find_backend(const std::string& name) {
+  auto& table = backend_table();
+  auto it = table.find(name);
+  return it == table.end() ? nullptr : &it->second;
+}
+
 const MlpStage* cpu_stage(const ComputeBackend& backend) {
   const auto* cpu = dynamic_cast<const CpuBackend*>(&backend);
   return cpu == nullptr ? nullptr : &cpu->mlp();

@@ -40,13 +40,17 @@ Result<schedule::Schedule> runtime_schedule(const RunConfig& c) {
   if (auto ok = schedule::validate(lowered); !ok) {
     return ok.error();
   }
-  if (c.backend == "cpu" || c.profile) {
+  const bool model_backend = c.backend == "cpu" || find_backend(c.backend) != nullptr;
+  if (model_backend || c.profile) {
     if (auto ok = validate_model(c.model, c.world_size); !ok) {
       return ok.error();
     }
   }
-  if (c.backend != "cpu" && c.backend != "emulated") {
-    return make_error(Errc::kInvalidArgument, "backend must be cpu or emulated, got \"" + c.backend + "\"");
+  if (c.backend != "emulated" && !model_backend) {
+    return make_error(Errc::kInvalidArgument, "backend must be cpu, emulated" +
+                                                  std::string(find_backend("cuda") != nullptr ? " or cuda" : "") +
+                                                  ", got \"" + c.backend + "\"" +
+                                                  (c.backend == "cuda" ? " (this build has no CUDA)" : ""));
   }
   return lowered;
 }
@@ -80,6 +84,9 @@ std::pair<std::vector<MlpStage>, double> reference_iteration(const ModelConfig& 
 Result<std::unique_ptr<ComputeBackend>> make_backend(const RunConfig& c, int rank) {
   if (c.backend == "cpu") {
     return make_cpu_backend(c.model, rank, c.world_size, c.microbatches);
+  }
+  if (const BackendFactory* factory = find_backend(c.backend)) {
+    return (*factory)(RunConfigView{c.model, c.world_size, c.microbatches, c.backend_options}, rank);
   }
   EmulatedCompute e = c.emulated;
   if (c.profile) {

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -48,6 +49,20 @@ struct EmulatedCompute {
 // validate_model() to pass. Sets OpenBLAS to one thread (one worker per core).
 std::unique_ptr<ComputeBackend> make_cpu_backend(const ModelConfig& model, int stage, int num_stages, int microbatches);
 std::unique_ptr<ComputeBackend> make_emulated_backend(const EmulatedCompute& config, int stage, int num_stages);
+
+// Backends built as optional parts (cuda) register here, so the runtime needs no dependency on
+// them. What a factory gets: the parts of the run configuration a backend needs.
+struct RunConfigView {
+  const ModelConfig& model;
+  int world_size = 1;
+  int microbatches = 1;
+  std::string options;  // backend-specific (cuda: the math mode)
+};
+using BackendFactory = std::function<Result<std::unique_ptr<ComputeBackend>>(const RunConfigView&, int rank)>;
+// Registers `name` (call at startup, before any run; not thread-safe with lookups).
+void register_backend(const std::string& name, BackendFactory factory);
+// The factory of `name`, or nullptr.
+const BackendFactory* find_backend(const std::string& name);
 
 // The model stage inside a cpu backend (for tests comparing weights); nullptr for other backends.
 const MlpStage* cpu_stage(const ComputeBackend& backend);
