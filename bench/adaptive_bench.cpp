@@ -4,33 +4,74 @@
 // Run: build/default/bin/contend_bench_adaptive
 #include <benchmark/benchmark.h>
 
+#include <thread>
+
 #include "contend/pipeline/adaptive.h"
+#include "contend/pipeline/coordinator.h"
 
 namespace {
 
-contend::pipeline::Measurements measurements(double bps) {
+contend::pipeline::Measurements measurements(double bps, std::uint64_t burst = 0) {
   contend::pipeline::Measurements m;
   m.stages.assign(8, {0.010, 0.020, 4u << 20, 4u << 20});
-  m.links.assign(7, {bps, 50e-6, 0});
+  m.links.assign(7, {bps, 50e-6, burst});
   return m;
 }
 
+// range(0): 0 without a token bucket, 1 with the one the runtime measures (HTB's burst at those rates).
 void BM_Decide(benchmark::State& state) {
   contend::pipeline::AdaptiveOptions o;
   o.k_max = 16;
   o.hysteresis = 0;
   contend::pipeline::AdaptiveController c(8, 64, o);
+  const bool burst = state.range(0) != 0;
   int it = 0;
   for (auto _ : state) {
     // Alternate the bandwidth so every decision really re-evaluates and may switch.
-    auto d = c.decide(it, measurements(it % 2 == 0 ? 1e9 : 10e9));
+    auto d = c.decide(it, it % 2 == 0 ? measurements(1e9, burst ? 500000 : 0) : measurements(10e9, burst ? 5000000 : 0));
     benchmark::DoNotOptimize(d);
     ++it;
   }
 }
 
+// The protocol's cost per iteration: 8 ranks as threads over the in-process transport, each
+// agreeing on k every iteration (reports gathered to rank 0, k passed back), with a fixed policy
+// so only the messages count. Reported per iteration (real time).
+void BM_Protocol(benchmark::State& state) {
+  struct Fixed : contend::pipeline::KPolicy {
+    contend::Result<contend::pipeline::Decision> decide(int iteration,
+                                                        const std::vector<contend::pipeline::StageReport>&) override {
+      contend::pipeline::Decision d;
+      d.iteration = iteration;
+      d.k = 2;
+      return d;
+    }
+  };
+  constexpr int kRanks = 8;
+  const int iterations = 2000;
+  for (auto _ : state) {
+    contend::pipeline::InProcHub hub(kRanks);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < kRanks; ++r) {
+      threads.emplace_back([&, r] {
+        auto t = hub.transport(r);
+        contend::pipeline::Coordinator c(r, kRanks, *t, r == 0 ? std::make_unique<Fixed>() : nullptr,
+                                         std::chrono::milliseconds(5000));
+        for (int it = 0; it < iterations; ++it) {
+          benchmark::DoNotOptimize(c.agree(it, it == 0 ? std::nullopt : std::optional(contend::pipeline::StageReport{})));
+        }
+      });
+    }
+    for (auto& t : threads) {
+      t.join();
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * iterations);
+}
+
 }  // namespace
 
-BENCHMARK(BM_Decide)->Name("adaptive/decide/p8_m64_k1-16")->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Protocol)->Name("adaptive/protocol/8_ranks_2000_iterations")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Decide)->Name("adaptive/decide/p8_m64_k1-16")->Arg(0)->Arg(1)->ArgName("burst")->Unit(benchmark::kMicrosecond);
 
 BENCHMARK_MAIN();

@@ -12,6 +12,9 @@
 #include <map>
 
 #include "build_info.h"
+#if CONTEND_BUILT_CUDA
+#include "contend/pipeline_cuda/device_info.h"
+#endif
 #include "contend/common/child_process.h"
 #include "contend/common/fd.h"
 #include "contend/common/json.h"
@@ -98,6 +101,11 @@ nlohmann::ordered_json env_json(const RunOptions& o, const runner::Experiment& e
     doc["host"] = u.nodename;
   }
   doc["cpus"] = ::sysconf(_SC_NPROCESSORS_ONLN);
+#if CONTEND_BUILT_CUDA
+  const auto gpu = pipeline_cuda::device_info();
+  doc["cuda"] = {{"runtime", gpu.runtime_version}, {"driver", gpu.driver_version}, {"devices", gpu.devices},
+                 {"gpu", gpu.gpu}, {"nccl", gpu.nccl_version}, {"summary", pipeline_cuda::describe(gpu)}};
+#endif
   doc["started"] = timestamp();
   return doc;
 }

@@ -108,3 +108,19 @@ Result<void> write_file_atomic(const std::string& path, const std::string& text)
 }
 
 }  // namespace contend
+
+namespace contend {
+
+std::string file_tail(const std::string& path, std::size_t max_bytes) {
+  auto text = read_file(path);
+  if (!text) {
+    return "";
+  }
+  std::string t = text->size() > max_bytes ? "..." + text->substr(text->size() - max_bytes) : *text;
+  while (!t.empty() && t.back() == '\n') {
+    t.pop_back();
+  }
+  return t;
+}
+
+}  // namespace contend

@@ -10,14 +10,6 @@
 namespace contend::runner {
 namespace {
 
-std::string tail_of(const std::string& path) {
-  auto text = read_file(path);
-  if (!text) {
-    return "";
-  }
-  return text->size() > 1500 ? "..." + text->substr(text->size() - 1500) : *text;
-}
-
 bool on_path(const std::string& program) {
   const char* path = std::getenv("PATH");
   std::string dirs = path != nullptr ? path : "/usr/bin:/bin";
@@ -97,7 +89,7 @@ Result<void> run_cell_hosts(const Experiment& e, const Cell& cell, const CellFil
       return make_error(Errc::kIo, "stopped");
     }
     return make_error(Errc::kIo, "ansible-playbook experiment.yml for " + cell.id + " exited with " +
-                                     std::to_string(*code) + "; " + log + " ends:\n" + tail_of(log));
+                                     std::to_string(*code) + "; " + log + " ends:\n" + file_tail(log, 1500));
   }
   return {};
 }

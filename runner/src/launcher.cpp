@@ -41,21 +41,6 @@ Result<std::vector<std::string>> rank_addresses(const emulator::Scenario& s, con
   return out;
 }
 
-std::string tail_of(const std::string& path) {
-  auto text = read_file(path);
-  if (!text) {
-    return "";
-  }
-  std::string t = *text;
-  if (t.size() > 600) {
-    t = "..." + t.substr(t.size() - 600);
-  }
-  while (!t.empty() && t.back() == '\n') {
-    t.pop_back();
-  }
-  return t;
-}
-
 }  // namespace
 
 std::vector<std::string> worker_options(const Experiment& e, const Cell& cell) {
@@ -181,7 +166,7 @@ Result<void> run_cell(const Experiment& e, const Cell& cell, const CellFiles& fi
       } else if (*code != 0) {
         return make_error(Errc::kIo, "worker " + std::to_string(r) + " of " + cell.id + " exited with " +
                                          std::to_string(*code) + "; its log " + files.log + " ends:\n" +
-                                         tail_of(files.log));
+                                         file_tail(files.log, 600));
       }
     }
     if (running == 0) {

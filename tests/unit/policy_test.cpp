@@ -97,7 +97,7 @@ TEST_CASE("the adaptive policy follows a bandwidth step measured in band within 
     }
   }
   CHECK(fast_k == 1);
-  CHECK(moved_at == 5);  // a drop counts at once (Min2)
+  CHECK(moved_at == 5);  // the next decision
 }
 
 TEST_CASE("the adaptive policy does not flip k on noisy in-band rates and goes lean again after a drop", "[policy]") {

@@ -144,18 +144,6 @@ double Median3::value() const {
   return v[1];
 }
 
-void Min2::add(double value) {
-  last_[count_ % 2] = value;
-  ++count_;
-}
-
-double Min2::value() const {
-  if (count_ < 2) {
-    return count_ == 0 ? 0.0 : last_[0];
-  }
-  return std::min(last_[0], last_[1]);
-}
-
 void RateEstimator::add(double bytes, double seconds) {
   if (seconds > 0) {
     median_.add(8.0 * bytes / seconds);

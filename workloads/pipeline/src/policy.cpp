@@ -58,9 +58,11 @@ Result<void> set_option(PolicySpec& spec, const std::string& key, const std::str
 }
 
 // Rank 0's view of the links from every rank's report, per direction: the sustained rate (second
-// halves of the iteration's last frames, so a drop late in an iteration counts) and the burst the
-// token bucket gave on top, each the smaller of the last two iterations' (Min2): a preemption
-// lowers both, and acting on it late costs throughput, acting late on its end only memory.
+// halves of the iteration's last frames, so a change late in an iteration counts) and the burst
+// the token bucket gave on top, as the last iteration measured them. No smoothing across
+// iterations: the last frames already average four transfers, the controller's hysteresis keeps
+// noise from moving k, and any lag costs throughput both ways (after a preemption the best k may
+// be smaller or larger than during it).
 class LinkEstimates {
  public:
   explicit LinkEstimates(int stages) : links_(stages > 1 ? stages - 1 : 0) {}
@@ -77,9 +79,9 @@ class LinkEstimates {
     }
     for (const Link& link : links_) {
       LinkMeasurement l;
-      l.goodput_bps = link.forward.rate.value();
-      l.backward_bps = link.backward.rate.value();
-      l.burst_bytes = static_cast<std::uint64_t>(std::max(0.0, link.forward.burst.value()));
+      l.goodput_bps = link.forward.rate;
+      l.backward_bps = link.backward.rate;
+      l.burst_bytes = static_cast<std::uint64_t>(std::max(0.0, link.forward.burst));
       m.links.push_back(l);
     }
     return m;
@@ -87,8 +89,8 @@ class LinkEstimates {
 
  private:
   struct Direction {
-    Min2 rate;  // bits per second
-    Min2 burst;
+    double rate = 0;  // bits per second; 0 until measured
+    double burst = 0;
   };
   struct Link {
     Direction forward;
@@ -96,8 +98,8 @@ class LinkEstimates {
   };
   static void add(Direction& d, const TransferTotals& t) {
     if (t.frames > 0 && t.recent_seconds > 0) {
-      d.rate.add(8.0 * static_cast<double>(t.recent_bytes) / t.recent_seconds);
-      d.burst.add(t.recent_burst_bytes);
+      d.rate = 8.0 * static_cast<double>(t.recent_bytes) / t.recent_seconds;
+      d.burst = t.recent_burst_bytes;
     }
   }
   std::vector<Link> links_;

@@ -39,6 +39,9 @@ class Fd {
 Result<std::string> read_all(const Fd& fd);
 // Reads a whole file. Errors name the path.
 Result<std::string> read_file(const std::string& path);
+// The last `max_bytes` of a text file (a log), prefixed "..." when cut, trailing newlines
+// dropped; "" when it cannot be read. For error messages that quote a log.
+std::string file_tail(const std::string& path, std::size_t max_bytes);
 // Writes `text` to `path` through a temporary file in the same folder and rename(), so readers
 // never see half a file. Errors name the path.
 Result<void> write_file_atomic(const std::string& path, const std::string& text);

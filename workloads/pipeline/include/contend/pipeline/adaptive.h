@@ -97,20 +97,6 @@ class Median3 {
   int count_ = 0;
 };
 
-// The smaller of the last two values: a drop is followed at once, a recovery after two values, and
-// a single high outlier never counts. For link rates under preemption, where acting late on a drop
-// costs throughput and acting late on a recovery costs only memory. Plain value.
-class Min2 {
- public:
-  void add(double value);
-  bool ready() const { return count_ > 0; }
-  double value() const;  // 0 before the first value
-
- private:
-  double last_[2] = {0, 0};
-  int count_ = 0;
-};
-
 // Smooths a measured rate (bytes over the seconds a transfer had the link) with Median3.
 class RateEstimator {
  public:
