@@ -28,7 +28,8 @@ void BM_Decide(benchmark::State& state) {
   int it = 0;
   for (auto _ : state) {
     // Alternate the bandwidth so every decision really re-evaluates and may switch.
-    auto d = c.decide(it, it % 2 == 0 ? measurements(1e9, burst ? 500000 : 0) : measurements(10e9, burst ? 5000000 : 0));
+    auto d =
+        c.decide(it, it % 2 == 0 ? measurements(1e9, burst ? 500000 : 0) : measurements(10e9, burst ? 5000000 : 0));
     benchmark::DoNotOptimize(d);
     ++it;
   }
@@ -58,7 +59,8 @@ void BM_Protocol(benchmark::State& state) {
         contend::pipeline::Coordinator c(r, kRanks, *t, r == 0 ? std::make_unique<Fixed>() : nullptr,
                                          std::chrono::milliseconds(5000));
         for (int it = 0; it < iterations; ++it) {
-          benchmark::DoNotOptimize(c.agree(it, it == 0 ? std::nullopt : std::optional(contend::pipeline::StageReport{})));
+          benchmark::DoNotOptimize(
+              c.agree(it, it == 0 ? std::nullopt : std::optional(contend::pipeline::StageReport{})));
         }
       });
     }
@@ -72,6 +74,11 @@ void BM_Protocol(benchmark::State& state) {
 }  // namespace
 
 BENCHMARK(BM_Protocol)->Name("adaptive/protocol/8_ranks_2000_iterations")->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_Decide)->Name("adaptive/decide/p8_m64_k1-16")->Arg(0)->Arg(1)->ArgName("burst")->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Decide)
+    ->Name("adaptive/decide/p8_m64_k1-16")
+    ->Arg(0)
+    ->Arg(1)
+    ->ArgName("burst")
+    ->Unit(benchmark::kMicrosecond);
 
 BENCHMARK_MAIN();

@@ -14,8 +14,8 @@ namespace {
 double tflops(cublasHandle_t h, cublasComputeType_t ct, int M, int N, int K, float* A, float* B, float* C) {
   const float one = 1.0f, zero = 0.0f;
   const auto run = [&] {
-    cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, B, CUDA_R_32F, N, A, CUDA_R_32F, K, &zero, C,
-                 CUDA_R_32F, N, ct, CUBLAS_GEMM_DEFAULT);
+    cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, B, CUDA_R_32F, N, A, CUDA_R_32F, K, &zero, C, CUDA_R_32F,
+                 N, ct, CUBLAS_GEMM_DEFAULT);
   };
   for (int i = 0; i < 3; ++i) {
     run();

@@ -20,9 +20,9 @@
 #include "contend/common/json.h"
 #include "contend/runner/hosts.h"
 #include "contend/runner/launcher.h"
+#include "contend/runner/results.h"
 #include "contend/runner/summary.h"
 #include "contend/runner/truth.h"
-#include "contend/sim/chrome_trace.h"
 #include "signals.h"
 
 namespace contend::tools {
@@ -38,7 +38,7 @@ struct RunOptions {
   std::string tolerance = "5%";
   bool simulate = false;
   bool no_report = false;
-  std::string hosts;                    // an Ansible inventory: hosts mode
+  std::string hosts;                      // an Ansible inventory: hosts mode
   std::vector<std::string> ansible_vars;  // -e for the playbooks (hosts mode)
   std::vector<std::string> argv;
 };
@@ -94,7 +94,8 @@ nlohmann::ordered_json env_json(const RunOptions& o, const runner::Experiment& e
   doc["argv"] = o.argv;
   doc["version"] = CONTEND_VERSION;
   doc["git_commit"] = CONTEND_GIT_COMMIT;
-  doc["built"] = {{"cuda", CONTEND_BUILT_CUDA != 0}, {"nccl", CONTEND_BUILT_NCCL != 0}, {"dpdk", CONTEND_BUILT_DPDK != 0}};
+  doc["built"] = {
+      {"cuda", CONTEND_BUILT_CUDA != 0}, {"nccl", CONTEND_BUILT_NCCL != 0}, {"dpdk", CONTEND_BUILT_DPDK != 0}};
   utsname u{};
   if (::uname(&u) == 0) {
     doc["kernel"] = std::string(u.sysname) + " " + u.release;
@@ -103,8 +104,9 @@ nlohmann::ordered_json env_json(const RunOptions& o, const runner::Experiment& e
   doc["cpus"] = ::sysconf(_SC_NPROCESSORS_ONLN);
 #if CONTEND_BUILT_CUDA
   const auto gpu = pipeline_cuda::device_info();
-  doc["cuda"] = {{"runtime", gpu.runtime_version}, {"driver", gpu.driver_version}, {"devices", gpu.devices},
-                 {"gpu", gpu.gpu}, {"nccl", gpu.nccl_version}, {"summary", pipeline_cuda::describe(gpu)}};
+  doc["cuda"] = {{"runtime", gpu.runtime_version}, {"driver", gpu.driver_version},
+                 {"devices", gpu.devices},         {"gpu", gpu.gpu},
+                 {"nccl", gpu.nccl_version},       {"summary", pipeline_cuda::describe(gpu)}};
 #endif
   doc["started"] = timestamp();
   return doc;
@@ -121,83 +123,6 @@ std::map<std::string, double> finished_cells(const std::string& dir) {
     }
   }
   return out;
-}
-
-// Writes a simulated cell as a real one is written: the runtime's rank-0 lines (backend
-// "simulated"), the scenario's rate changes as the player logs them, and the last iteration's trace.
-Result<void> write_simulated(const runner::CellFiles& files, const std::string& trace_path,
-                             const runner::Experiment& e, const runner::Cell& cell, const runner::SimCell& sim) {
-  const emulator::Scenario& scenario = e.scenarios[cell.scenario];
-  nlohmann::ordered_json base = nlohmann::ordered_json::object();
-  for (const auto& l : scenario.links) {
-    base[l.name] = l.rate_bps;
-  }
-  std::string events = nlohmann::ordered_json{{"schema", "contend.events/1"}, {"kind", "start"},
-                                              {"scenario", scenario.name}, {"simulated", true},
-                                              {"steady_s", 0.0}, {"base_rates_bps", base}}
-                           .dump() +
-                       "\n";
-  for (const auto& ev : scenario.events) {
-    if (ev.kind == emulator::Event::Kind::kSetRate) {
-      events += nlohmann::ordered_json{{"schema", "contend.events/1"}, {"kind", "rate"}, {"scheduled_s", ev.at_s},
-                                       {"applied_s", ev.at_s}, {"link", ev.link}, {"rate_bps", ev.rate_bps}}
-                    .dump() +
-                "\n";
-    }
-  }
-  const auto& rows = sim.iterations;
-  const double end = rows.empty() ? 0 : rows.back().start_s + rows.back().iteration_s;
-  events += nlohmann::ordered_json{{"schema", "contend.events/1"}, {"kind", "end"}, {"t_s", end}}.dump() + "\n";
-  if (auto ok = write_file_atomic(files.events, events); !ok) {
-    return ok;
-  }
-  if (!trace_path.empty()) {
-    if (auto ok = write_file_atomic(trace_path, sim::chrome_trace_json(sim.last)); !ok) {
-      return ok;
-    }
-  }
-  std::string text;
-  for (const auto& row : rows) {
-    auto doc = json_document("iteration", 1);
-    doc["rank"] = 0;
-    doc["iteration"] = row.iteration;
-    doc["schedule"] = cell.schedule;
-    doc["k"] = row.k;
-    doc["backend"] = "simulated";
-    doc["start_s"] = row.start_s;
-    doc["iteration_s"] = row.iteration_s;
-    doc["samples_per_s"] = runner::samples_per_iteration(e.workload) / row.iteration_s;
-    doc["peak_activation_bytes"] = row.peak_activation_bytes;
-    if (row.decision) {
-      doc["decision"] = {{"policy", cell.schedule.substr(0, cell.schedule.find(':'))},
-                         {"evaluated", row.decision->evaluated},
-                         {"switched", row.decision->switched},
-                         {"k", row.decision->k},
-                         {"link_bps", row.decision->link_bps}};
-    }
-    text += doc.dump() + "\n";
-  }
-  return write_file_atomic(files.metrics, text);
-}
-
-// What the report needs to know of the experiment beyond the cells.
-void describe_experiment(nlohmann::ordered_json& doc, const runner::Experiment& e) {
-  const runner::Workload& w = e.workload;
-  doc["workload"] = {{"stages", w.stages},
-                     {"microbatches", w.microbatches},
-                     {"iterations", w.iterations},
-                     {"warmup", w.warmup},
-                     {"backend", w.backend},
-                     {"samples_per_iteration", runner::samples_per_iteration(w)}};
-  nlohmann::ordered_json scenarios = nlohmann::ordered_json::object();
-  for (const auto& s : e.scenarios) {
-    double bottleneck = 0;
-    for (const auto& l : s.links) {
-      bottleneck = bottleneck == 0 ? l.rate_bps : std::min(bottleneck, l.rate_bps);
-    }
-    scenarios[s.name] = {{"description", s.description}, {"bottleneck_bps", bottleneck}, {"steady", s.events.empty()}};
-  }
-  doc["scenarios"] = scenarios;
 }
 
 class Progress {
@@ -301,11 +226,11 @@ int run(RunOptions& o) {
   runner::LaunchOptions launch;
   launch.contend = fs::read_symlink("/proc/self/exe").string();
   Progress progress(cells.size());
-  const std::string where = o.simulate          ? "simulated"
+  const std::string where = o.simulate         ? "simulated"
                             : !o.hosts.empty() ? "on the hosts of " + o.hosts
                                                : "real, in network namespaces";
-  std::fprintf(stderr, "contend run: %s, %zu cells (%s), results in %s\n", e->name.c_str(), cells.size(),
-               where.c_str(), dir.c_str());
+  std::fprintf(stderr, "contend run: %s, %zu cells (%s), results in %s\n", e->name.c_str(), cells.size(), where.c_str(),
+               dir.c_str());
   int status = 0;
   std::size_t ran = 0;
   for (std::size_t i = 0; i < cells.size() && !stop.load(); ++i) {
@@ -326,12 +251,14 @@ int run(RunOptions& o) {
         progress.end();
         return fail(cell.id + ": " + rows.error().message);
       }
-      if (auto ok = write_simulated(files, files.trace_prefix.empty() ? "" : files.trace_prefix + ".json", *e, cell, *rows); !ok) {
+      if (auto ok = runner::write_simulated_cell(files, files.trace_prefix.empty() ? "" : files.trace_prefix + ".json",
+                                                 *e, cell, *rows);
+          !ok) {
         progress.end();
         return fail(ok.error().message);
       }
     } else if (auto ok = o.hosts.empty() ? runner::run_cell(*e, cell, files, launch, stop)
-                                          : runner::run_cell_hosts(*e, cell, files, hosts, stop);
+                                         : runner::run_cell_hosts(*e, cell, files, hosts, stop);
                !ok) {
       progress.end();
       if (stop.load()) {
@@ -360,10 +287,9 @@ int run(RunOptions& o) {
       throughput[key].push_back(it->second);
     }
   }
-  const auto summary =
-      runner::summarize(e->name, e->baseline, o.simulate ? "simulated" : "real", order, throughput);
+  const auto summary = runner::summarize(e->name, e->baseline, o.simulate ? "simulated" : "real", order, throughput);
   auto summary_doc = runner::summary_json(summary);
-  describe_experiment(summary_doc, *e);
+  runner::describe_experiment(summary_doc, *e);
   if (auto ok = write_file_atomic(dir + "/summary.json", summary_doc.dump(2) + "\n"); !ok) {
     return fail(ok.error().message);
   }
@@ -406,12 +332,13 @@ std::function<int()> add_run_command(CLI::App& app) {
   r->add_flag("--simulate", o->simulate, "Run the matrix in the simulator (no root, any scale) instead of for real");
   r->add_option("--compare", o->compare, "Reference summary.json: exit 3 when a speedup fell by more than --tolerance");
   r->add_option("--hosts", o->hosts,
-                 "Run on cluster hosts: an Ansible inventory whose `nodes` group lists them in pipeline order "
-                 "(ansible/README.md)")
+                "Run on cluster hosts: an Ansible inventory whose `nodes` group lists them in pipeline order "
+                "(ansible/README.md)")
       ->check(CLI::ExistingFile);
   r->add_option("--ansible-var", o->ansible_vars, "KEY=VALUE passed to the playbooks with -e (repeat)");
   r->add_flag("--no-report", o->no_report, "Do not draw the figures at the end (contend report DIR does)");
-  r->add_option("--tolerance", o->tolerance, "Allowed fall of a speedup for --compare (percent or fraction; default 5%)");
+  r->add_option("--tolerance", o->tolerance,
+                "Allowed fall of a speedup for --compare (percent or fraction; default 5%)");
   r->get_option("--out")->excludes(r->get_option("--resume"));
   r->get_option("--hosts")->excludes(r->get_option("--simulate"));
   return [o] {

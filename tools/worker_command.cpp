@@ -143,14 +143,14 @@ std::function<int()> add_worker_command(CLI::App& app) {
       ->envname("CONTEND_PEERS")
       ->required();
   w->add_option("--schedule", o->run.schedule,
-                 "1f1b, kfkb:k=N, gpipe, or a policy choosing k every iteration: fixed:k=N, "
-                 "adaptive[:kmax=N,mem=SIZE,inflight=N,period=N,hysteresis=F,lean=F], oracle[:...] (default 1f1b)");
+                "1f1b, kfkb:k=N, gpipe, or a policy choosing k every iteration: fixed:k=N, "
+                "adaptive[:kmax=N,mem=SIZE,inflight=N,period=N,hysteresis=F,lean=F], oracle[:...] (default 1f1b)");
   w->add_option("--microbatches", o->run.microbatches, "Micro-batches per iteration (default 8)")
       ->check(CLI::PositiveNumber);
   w->add_option("--iterations", o->run.iterations, "Iterations to run (default 10)")->check(CLI::PositiveNumber);
   w->add_option("--backend", o->run.backend,
-                 "cpu (real model, OpenBLAS), emulated (given durations) or cuda (the model on a GPU, when "
-                 "built); default cpu")
+                "cpu (real model, OpenBLAS), emulated (given durations) or cuda (the model on a GPU, when "
+                "built); default cpu")
       ->check(CLI::IsMember({"cpu", "emulated", "cuda"}));
   w->add_option("--cuda-math", o->run.backend_options, "cuda: GEMM math, fp32, tf32 or bf16 (default fp32)")
       ->check(CLI::IsMember({"fp32", "tf32", "bf16"}));
@@ -179,9 +179,9 @@ std::function<int()> add_worker_command(CLI::App& app) {
       ->check(duration_check());
   w->add_flag("--checksum", o->tcp.checksum, "Checksum every tensor on the wire");
   w->add_option("--oracle-scenario", o->oracle_scenario,
-                 "oracle policy (rank 0): the scenario whose timeline is the ground truth (experiments only)");
+                "oracle policy (rank 0): the scenario whose timeline is the ground truth (experiments only)");
   w->add_option("--oracle-start", o->oracle_start_s,
-                 "oracle: the scenario's time 0 in steady-clock seconds (default: when the worker starts)");
+                "oracle: the scenario's time 0 in steady-clock seconds (default: when the worker starts)");
   w->add_option("--metrics", o->metrics, "Append contend.iteration/1 JSON lines to FILE (- for stdout)");
   w->add_option("--trace", o->trace, "Write a Chrome trace of this rank's actions to FILE");
   return [o] { return run(*o); };

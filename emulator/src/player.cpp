@@ -85,16 +85,16 @@ Result<PlayReport> play(const Scenario& scenario, LinkControl& net, EventLog& lo
   PlayReport report;
   const double period = std::chrono::duration<double>(options.sample_period).count();
   const auto t0 = Clock::now();
-  log.write({{"kind", "start"},
-             {"scenario", scenario.name},
-             {"source", scenario.source},
-             {"duration_s", scenario.duration_s},
-             {"events", scenario.events.size()},
-             {"wall_time_unix_s",
-              std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count()},
-             // The same instant on the monotonic clock that the workers' iteration logs use.
-             {"steady_s", std::chrono::duration<double>(t0.time_since_epoch()).count()},
-             {"base_rates_bps", base_rates(scenario)}});
+  log.write(
+      {{"kind", "start"},
+       {"scenario", scenario.name},
+       {"source", scenario.source},
+       {"duration_s", scenario.duration_s},
+       {"events", scenario.events.size()},
+       {"wall_time_unix_s", std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count()},
+       // The same instant on the monotonic clock that the workers' iteration logs use.
+       {"steady_s", std::chrono::duration<double>(t0.time_since_epoch()).count()},
+       {"base_rates_bps", base_rates(scenario)}});
   std::size_t next = 0;
   double next_sample = 0;
   double last_progress = 0;

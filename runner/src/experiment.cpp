@@ -51,13 +51,9 @@ Result<Workload> parse_workload(const JsonReader& r) {
   if (error) {
     return *error;
   }
-  const std::pair<const char*, int> positive[] = {{"stages", w.stages},
-                                                  {"microbatches", w.microbatches},
-                                                  {"iterations", w.iterations},
-                                                  {"hidden", w.hidden},
-                                                  {"layers", w.layers},
-                                                  {"microbatch_size", w.microbatch_size},
-                                                  {"seq_len", w.seq_len}};
+  const std::pair<const char*, int> positive[] = {
+      {"stages", w.stages}, {"microbatches", w.microbatches},       {"iterations", w.iterations}, {"hidden", w.hidden},
+      {"layers", w.layers}, {"microbatch_size", w.microbatch_size}, {"seq_len", w.seq_len}};
   for (const auto& [key, value] : positive) {
     if (value < 1) {
       return r.error_at(key, "expected a positive integer, got " + std::to_string(value));
@@ -114,8 +110,10 @@ Result<Experiment> parse_experiment(const std::string& text, const std::string& 
     return *error;
   }
   if (e.topology != "netns") {
-    return r.error_at("topology", "expected \"netns\" (every node a namespace on this host; clusters run through "
-                                  "ansible/), got \"" + e.topology + "\"");
+    return r.error_at("topology",
+                      "expected \"netns\" (every node a namespace on this host; clusters run through "
+                      "ansible/), got \"" +
+                          e.topology + "\"");
   }
   if (e.repetitions < 1) {
     return r.error_at("repetitions", "expected 1 or more");
@@ -207,8 +205,8 @@ std::vector<Cell> expand(const Experiment& e) {
         safe += std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' ? c : '-';
       }
       for (int rep = 0; rep < e.repetitions; ++rep) {
-        out.push_back({static_cast<int>(s), schedule, rep,
-                       e.scenarios[s].name + "." + safe + ".r" + std::to_string(rep + 1)});
+        out.push_back(
+            {static_cast<int>(s), schedule, rep, e.scenarios[s].name + "." + safe + ".r" + std::to_string(rep + 1)});
       }
     }
   }

@@ -65,8 +65,9 @@ Result<void> run_cell_hosts(const Experiment& e, const Cell& cell, const CellFil
                       "the oracle reads the player's clock, which is one host's: single-host runs only");
   }
   if (!on_path("ansible-playbook")) {
-    return make_error(Errc::kNotFound, "hosts mode runs ansible-playbook, which is not on PATH "
-                                       "(apt-get install ansible-core)");
+    return make_error(Errc::kNotFound,
+                      "hosts mode runs ansible-playbook, which is not on PATH "
+                      "(apt-get install ansible-core)");
   }
   nlohmann::json vars = {{"contend_cell", cell.id},
                          {"contend_scenario", e.scenario_files[cell.scenario]},

@@ -53,14 +53,14 @@ std::vector<std::string> worker_options(const Experiment& e, const Cell& cell) {
                                    "--seq-len",         std::to_string(w.seq_len),
                                    "--timeout",         "120s"};
   if (w.backend == "emulated") {
-    for (const std::string& a : {std::string("--fwd"), seconds_text(w.forward), std::string("--bwd"),
-                                 seconds_text(w.backward), std::string("--activation"),
-                                 std::to_string(w.activation_bytes) + "B"}) {
+    for (const std::string& a :
+         {std::string("--fwd"), seconds_text(w.forward), std::string("--bwd"), seconds_text(w.backward),
+          std::string("--activation"), std::to_string(w.activation_bytes) + "B"}) {
       argv.push_back(a);
     }
   } else {
-    for (const std::string& a : {std::string("--hidden"), std::to_string(w.hidden), std::string("--layers"),
-                                 std::to_string(w.layers)}) {
+    for (const std::string& a :
+         {std::string("--hidden"), std::to_string(w.hidden), std::string("--layers"), std::to_string(w.layers)}) {
       argv.push_back(a);
     }
   }
@@ -68,9 +68,8 @@ std::vector<std::string> worker_options(const Experiment& e, const Cell& cell) {
 }
 
 std::vector<std::vector<std::string>> worker_commands(const Experiment& e, const Cell& cell,
-                                                      const std::vector<std::string>& addresses,
-                                                      const CellFiles& files, const LaunchOptions& o,
-                                                      double oracle_start_s) {
+                                                      const std::vector<std::string>& addresses, const CellFiles& files,
+                                                      const LaunchOptions& o, double oracle_start_s) {
   const Workload& w = e.workload;
   std::string peers;
   for (const auto& a : addresses) {
@@ -79,9 +78,9 @@ std::vector<std::vector<std::string>> worker_commands(const Experiment& e, const
   const std::vector<std::string> common = worker_options(e, cell);
   std::vector<std::vector<std::string>> out;
   for (int r = 0; r < w.stages; ++r) {
-    std::vector<std::string> argv = {o.contend,     "worker", "--rank",  std::to_string(r), "--world-size",
-                                     std::to_string(w.stages), "--peers", peers,  "--metrics",
-                                     files.metrics};
+    std::vector<std::string> argv = {
+        o.contend, "worker", "--rank",    std::to_string(r), "--world-size", std::to_string(w.stages),
+        "--peers", peers,    "--metrics", files.metrics};
     argv.insert(argv.end(), common.begin(), common.end());
     if (!files.trace_prefix.empty()) {
       argv.push_back("--trace");
@@ -125,11 +124,10 @@ Result<void> run_cell(const Experiment& e, const Cell& cell, const CellFiles& fi
   emulator::FlowEngine flows(net->plan());
   std::atomic<bool> player_stop{false};
   Result<emulator::PlayReport> played = emulator::PlayReport{};
-  const double start_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  const double start_s = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
   std::thread player([&] {
-    played = emulator::play(scenario, *net, *log, player_stop, emulator::PlayerOptions{std::chrono::milliseconds(100), true},
-                            &flows);
+    played = emulator::play(scenario, *net, *log, player_stop,
+                            emulator::PlayerOptions{std::chrono::milliseconds(100), true}, &flows);
   });
   struct PlayerGuard {
     std::atomic<bool>& stop;
@@ -176,8 +174,8 @@ Result<void> run_cell(const Experiment& e, const Cell& cell, const CellFiles& fi
       return make_error(Errc::kIo, "stopped");
     }
     if (std::chrono::steady_clock::now() > deadline) {
-      return make_error(Errc::kTimeout, cell.id + " took longer than " +
-                                            std::to_string(o.timeout.count()) + " s; see " + files.log);
+      return make_error(Errc::kTimeout,
+                        cell.id + " took longer than " + std::to_string(o.timeout.count()) + " s; see " + files.log);
     }
   }
   player_stop = true;

@@ -101,7 +101,8 @@ Result<SimCell> simulate_cell(const Workload& w, const std::string& schedule, co
     if (!spec) {
       return spec.error();
     }
-    auto made = pipeline::make_policy(*spec, p, m, pipeline::OracleTruth{links, [&now] { return now; }, shaper_burst_bytes});
+    auto made =
+        pipeline::make_policy(*spec, p, m, pipeline::OracleTruth{links, [&now] { return now; }, shaper_burst_bytes});
     if (!made) {
       return made.error();
     }
@@ -166,20 +167,19 @@ Result<SimCell> simulate_cell(const Workload& w, const std::string& schedule, co
       const auto bytes = static_cast<std::uint64_t>(m) * w.activation_bytes;
       const double seconds = 8.0 * static_cast<double>(bytes) / bps;
       // The last quarter of the iteration stands for its last frames.
-      const double recent_bps =
-          std::max(links[r].bits_between(now + 0.75 * row.iteration_s, now + row.iteration_s) /
-                       (0.25 * row.iteration_s),
-                   1.0);
+      const double recent_bps = std::max(
+          links[r].bits_between(now + 0.75 * row.iteration_s, now + row.iteration_s) / (0.25 * row.iteration_s), 1.0);
       const auto recent_bytes = bytes / 4;
-      const pipeline::TransferTotals t{bytes,
-                                       seconds,
-                                       m,
-                                       bytes,
-                                       seconds,
-                                       static_cast<double>(config.links[{r, r + 1}].burst_bytes),
-                                       recent_bytes,
-                                       8.0 * static_cast<double>(recent_bytes) / recent_bps,
-                                       static_cast<double>(shaper_burst_bytes(links[r].rate_at(now + row.iteration_s)))};
+      const pipeline::TransferTotals t{
+          bytes,
+          seconds,
+          m,
+          bytes,
+          seconds,
+          static_cast<double>(config.links[{r, r + 1}].burst_bytes),
+          recent_bytes,
+          8.0 * static_cast<double>(recent_bytes) / recent_bps,
+          static_cast<double>(shaper_burst_bytes(links[r].rate_at(now + row.iteration_s)))};
       reports[r + 1].from_prev = t;
       reports[r].from_next = t;
     }

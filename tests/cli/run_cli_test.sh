@@ -36,6 +36,18 @@ grep -q "tolerance" "$tmp/err.txt" || fail "unclear --tolerance error: $(cat "$t
 "$contend" run --help | grep -q -- "--simulate" || fail "run --help"
 "$contend" report --help | grep -q -- "--out" || fail "report --help"
 
+# The tiny experiment of tests/integration/runner_test.sh (which runs it for real), simulated.
+"$contend" run "$src/tests/data/tiny/experiment.json" --simulate --no-report --out "$tmp/tiny" >/dev/null 2>&1 ||
+  fail "simulated tiny experiment"
+python3 - "$tmp/tiny/summary.json" <<'PY' || fail "tiny summary"
+import json, sys
+s = json.load(open(sys.argv[1]))
+cells = {c["schedule"]: c for c in s["cells"]}
+assert set(cells) == {"1f1b", "kfkb:k=2"} and all(c["repetitions"] == 2 for c in cells.values()), cells
+# 8 x 512 KiB each way at 0.956 x 300 Mbit/s bound an iteration to 0.117 s: at most 273 samples/s.
+assert all(20 < c["throughput"]["median"] < 273 for c in cells.values()), cells
+PY
+
 # The quickstart, simulated: the summary's documented shape, then a report.
 "$contend" run "$src/experiments/quickstart.json" --simulate --out "$tmp/qs" >"$tmp/out.txt" 2>"$tmp/err.txt" ||
   fail "simulated quickstart: $(cat "$tmp/err.txt")"

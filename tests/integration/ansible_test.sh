@@ -84,6 +84,7 @@ all:
           contend_dir: $tmp/src
           contend_work_dir: $tmp/work/builder
           contend_repo: $src
+          contend_cmake_args: -DCONTEND_WITH_CUDA=OFF -DCONTEND_BUILD_TESTS=OFF -DCONTEND_BUILD_BENCH=OFF
 YAML
 for pass in 1 2; do
   ansible-playbook -i "$tmp/site-inventory.yml" "$src/ansible/site.yml" >"$tmp/site$pass.txt" 2>&1 ||

@@ -6,19 +6,13 @@
 source "$(dirname "$0")/lib.sh"
 need_root
 before=$(runner_namespaces)
-cat >"$tmp/two.json" <<JSON
-{"schema": "contend.scenario/1", "name": "two", "duration": "30s", "nodes": ["n0", "n1"],
- "links": [{"name": "l0", "from": "n0", "to": "n1", "rate": "300Mbit"}]}
-JSON
-cat >"$tmp/exp.json" <<JSON
-{"schema": "contend.experiment/1", "name": "tiny", "scenarios": ["two.json"],
- "workload": {"stages": 2, "microbatches": 8, "iterations": 3, "warmup": 1, "fwd": "2ms", "bwd": "4ms",
-              "activation": "512KiB"},
- "schedules": ["1f1b", "kfkb:k=2"], "repetitions": 2, "baseline": "1f1b"}
-JSON
+# The tiny experiment (2 stages through one 300 Mbit/s link); run_cli_test.sh simulates the same.
+cp "$(dirname "$0")"/../data/tiny/*.json "$tmp/"
+mv "$tmp/experiment.json" "$tmp/exp.json"
 "$contend" run "$tmp/exp.json" --out "$tmp/res" >"$tmp/out.txt" 2>"$tmp/err.txt" || fail "run: $(cat "$tmp/err.txt")"
 grep -q "kfkb:k=2" "$tmp/out.txt" || fail "no table on stdout: $(cat "$tmp/out.txt")"
 grep -q "results: $tmp/res" "$tmp/out.txt" || fail "no results path: $(cat "$tmp/out.txt")"
+grep -q "report: $tmp/res/report/index.html" "$tmp/out.txt" || fail "no report: $(cat "$tmp/out.txt" "$tmp/res/report.log")"
 for f in env.json summary.json summary.csv runs/two.1f1b.r1.jsonl runs/two.kfkb-k-2.r2.jsonl events/two.1f1b.r1.jsonl; do
   [ -s "$tmp/res/$f" ] || fail "missing $f"
 done
@@ -73,7 +67,7 @@ grep -q "regression" "$tmp/cmp.txt" && grep -q "kfkb:k=2" "$tmp/cmp.txt" || fail
 
 # Ctrl-C after the first cell: clean stop, finished cells kept, --resume completes.
 sed 's/"repetitions": 2/"repetitions": 3/; s/"iterations": 3/"iterations": 6/' "$tmp/exp.json" >"$tmp/long.json"
-"$contend" run "$tmp/long.json" --out "$tmp/stop" >/dev/null 2>"$tmp/stop.err" &
+"$contend" run "$tmp/long.json" --out "$tmp/stop" --no-report >/dev/null 2>"$tmp/stop.err" &
 runner=$!
 pids+=("$runner")
 for _ in $(seq 1 300); do
@@ -89,7 +83,7 @@ grep -q "resume" "$tmp/stop.err" || fail "no hint to resume: $(cat "$tmp/stop.er
 [ "$(runner_namespaces)" = "$before" ] || fail "namespaces left after Ctrl-C: $(runner_namespaces)"
 ! pgrep -f "contend worker.*$tmp/stop" >/dev/null || fail "workers left after Ctrl-C"
 kept=$(wc -l <"$tmp/stop/cells.jsonl")
-"$contend" run "$tmp/long.json" --resume "$tmp/stop" >/dev/null 2>"$tmp/resume.err" || fail "resume: $(cat "$tmp/resume.err")"
+"$contend" run "$tmp/long.json" --resume "$tmp/stop" --no-report >/dev/null 2>"$tmp/resume.err" || fail "resume: $(cat "$tmp/resume.err")"
 ran=$(grep -c '^\[' "$tmp/resume.err" || true)
 [ "$ran" -eq $((6 - kept)) ] || fail "resume ran $ran cells, expected $((6 - kept)) (kept $kept)"
 python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); assert all(c["repetitions"] == 3 for c in s["cells"]), s' \

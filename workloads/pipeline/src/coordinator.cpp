@@ -10,16 +10,16 @@ constexpr int kDecision = 1;  // ... and of the decision
 constexpr std::size_t kReportDoubles = 22;
 
 void append(std::vector<double>& out, const TransferTotals& t) {
-  for (double v : {static_cast<double>(t.bytes), t.seconds, static_cast<double>(t.frames),
-                   static_cast<double>(t.tail_bytes), t.tail_seconds, t.burst_bytes,
-                   static_cast<double>(t.recent_bytes), t.recent_seconds, t.recent_burst_bytes}) {
+  for (double v :
+       {static_cast<double>(t.bytes), t.seconds, static_cast<double>(t.frames), static_cast<double>(t.tail_bytes),
+        t.tail_seconds, t.burst_bytes, static_cast<double>(t.recent_bytes), t.recent_seconds, t.recent_burst_bytes}) {
     out.push_back(v);
   }
 }
 
 void append(std::vector<double>& out, const StageReport& r) {
-  for (double v : {r.forward_s, r.backward_s, static_cast<double>(r.message_bytes),
-                   static_cast<double>(r.stash_bytes)}) {
+  for (double v :
+       {r.forward_s, r.backward_s, static_cast<double>(r.message_bytes), static_cast<double>(r.stash_bytes)}) {
     out.push_back(v);
   }
   append(out, r.from_prev);
@@ -27,8 +27,8 @@ void append(std::vector<double>& out, const StageReport& r) {
 }
 
 TransferTotals totals_at(const double* p) {
-  return {static_cast<std::uint64_t>(p[0]), p[1], static_cast<int>(p[2]), static_cast<std::uint64_t>(p[3]), p[4],
-          p[5],
+  return {static_cast<std::uint64_t>(p[0]), p[1], static_cast<int>(p[2]),
+          static_cast<std::uint64_t>(p[3]), p[4], p[5],
           static_cast<std::uint64_t>(p[6]), p[7], p[8]};
 }
 
@@ -122,8 +122,8 @@ Result<Decision> Coordinator::agree(int iteration, const std::optional<StageRepo
     d.k = static_cast<int>(v[0]);
   }
   if (rank_ + 1 < world_size_) {
-    auto ok = transport_.send(rank_ + 1, Tag{Kind::kControl, iteration, kDecision},
-                              pack_doubles({static_cast<double>(d.k)}));
+    auto ok =
+        transport_.send(rank_ + 1, Tag{Kind::kControl, iteration, kDecision}, pack_doubles({static_cast<double>(d.k)}));
     if (!ok) {
       return ok.error();
     }

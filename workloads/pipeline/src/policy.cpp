@@ -13,8 +13,8 @@ Result<double> number(const std::string& key, const std::string& value) {
   char* end = nullptr;
   const double v = std::strtod(value.c_str(), &end);
   if (value.empty() || *end != '\0' || v < 0) {
-    return make_error(Errc::kInvalidArgument, "policy option " + key + ": expected a non-negative number, got \"" +
-                                                  value + "\"");
+    return make_error(Errc::kInvalidArgument,
+                      "policy option " + key + ": expected a non-negative number, got \"" + value + "\"");
   }
   return v;
 }

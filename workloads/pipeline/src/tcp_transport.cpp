@@ -150,8 +150,8 @@ Result<void> tune(int fd, const TcpOptions& o) {
 
 class Link {
  public:
-  using Meter = std::function<void(int peer, std::uint64_t bytes, double seconds, std::uint64_t tail_bytes,
-                                   double tail_seconds)>;
+  using Meter =
+      std::function<void(int peer, std::uint64_t bytes, double seconds, std::uint64_t tail_bytes, double tail_seconds)>;
   Link(Fd fd, int peer, std::string name, Mailbox& box, BufferPool& pool, bool checksum, Meter meter)
       : fd_(std::move(fd)),
         peer_(peer),
@@ -511,14 +511,12 @@ Result<std::unique_ptr<Transport>> connect_tcp(const TcpOptions& o) {
     }
   }
   if (o.rank > 0) {
-    t->prev_ =
-        std::make_unique<Link>(std::move(*prev), o.rank - 1, peer_name(o, o.rank - 1), t->box_, t->pool(), o.checksum,
-                                     t->meter());
+    t->prev_ = std::make_unique<Link>(std::move(*prev), o.rank - 1, peer_name(o, o.rank - 1), t->box_, t->pool(),
+                                      o.checksum, t->meter());
   }
   if (o.rank + 1 < o.world_size) {
-    t->next_ =
-        std::make_unique<Link>(std::move(*next), o.rank + 1, peer_name(o, o.rank + 1), t->box_, t->pool(), o.checksum,
-                                     t->meter());
+    t->next_ = std::make_unique<Link>(std::move(*next), o.rank + 1, peer_name(o, o.rank + 1), t->box_, t->pool(),
+                                      o.checksum, t->meter());
   }
   return std::unique_ptr<Transport>(std::move(t));
 }

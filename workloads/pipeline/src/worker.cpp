@@ -47,10 +47,9 @@ Result<schedule::Schedule> runtime_schedule(const RunConfig& c) {
     }
   }
   if (c.backend != "emulated" && !model_backend) {
-    return make_error(Errc::kInvalidArgument, "backend must be cpu, emulated" +
-                                                  std::string(find_backend("cuda") != nullptr ? " or cuda" : "") +
-                                                  ", got \"" + c.backend + "\"" +
-                                                  (c.backend == "cuda" ? " (this build has no CUDA)" : ""));
+    return make_error(Errc::kInvalidArgument,
+                      "backend must be cpu, emulated" + std::string(find_backend("cuda") != nullptr ? " or cuda" : "") +
+                          ", got \"" + c.backend + "\"" + (c.backend == "cuda" ? " (this build has no CUDA)" : ""));
   }
   return lowered;
 }
@@ -246,8 +245,8 @@ Result<std::vector<std::vector<IterationMetrics>>> run_in_process(
         return;
       }
       auto transport = hub.transport(r);
-      auto ok = run_rank(config, r, **backend, *transport,
-                         [&](const IterationMetrics& m) { metrics[r].push_back(m); }, nullptr);
+      auto ok = run_rank(
+          config, r, **backend, *transport, [&](const IterationMetrics& m) { metrics[r].push_back(m); }, nullptr);
       if (!ok) {
         results[r] = ok.error();
         hub.fail_rank(r, "rank " + std::to_string(r) + " failed");

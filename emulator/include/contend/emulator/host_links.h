@@ -17,10 +17,10 @@
 namespace contend::emulator {
 
 struct HostPlan {
-  std::string node;                                // this host's node in the scenario
-  std::string ifname;                              // its interface toward the others
-  std::map<std::string, std::string> addresses;    // peer node -> its address on that network
-  double default_bps = 100e9;                      // traffic to anyone else (class 1:2)
+  std::string node;                              // this host's node in the scenario
+  std::string ifname;                            // its interface toward the others
+  std::map<std::string, std::string> addresses;  // peer node -> its address on that network
+  double default_bps = 100e9;                    // traffic to anyone else (class 1:2)
 };
 
 class HostLinks : public LinkControl {

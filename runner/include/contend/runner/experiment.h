@@ -16,8 +16,8 @@ namespace contend::runner {
 struct Workload {
   int stages = 4;
   int microbatches = 16;
-  int iterations = 12;  // measured, after the warm-up
-  int warmup = 2;       // iterations run first and left out of the throughput
+  int iterations = 12;               // measured, after the warm-up
+  int warmup = 2;                    // iterations run first and left out of the throughput
   std::string backend = "emulated";  // emulated or cpu
   std::string transport = "tcp";
   std::chrono::nanoseconds forward{std::chrono::milliseconds(10)};  // emulated

@@ -14,9 +14,9 @@
 namespace contend::runner {
 
 struct HostsOptions {
-  std::string inventory;    // an Ansible inventory with a `nodes` group in pipeline order
-  std::string ansible_dir;  // the folder with experiment.yml and teardown.yml
-  std::string results;      // the results folder (absolute)
+  std::string inventory;                // an Ansible inventory with a `nodes` group in pipeline order
+  std::string ansible_dir;              // the folder with experiment.yml and teardown.yml
+  std::string results;                  // the results folder (absolute)
   std::vector<std::string> extra_vars;  // more -e arguments (tests: contend_bin, contend_netns)
 };
 

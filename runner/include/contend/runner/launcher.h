@@ -18,14 +18,14 @@
 namespace contend::runner {
 
 struct CellFiles {
-  std::string metrics;  // every rank's contend.iteration/1 lines
-  std::string events;   // the player's contend.events/1 log
-  std::string log;      // the workers' stdout and stderr
+  std::string metrics;       // every rank's contend.iteration/1 lines
+  std::string events;        // the player's contend.events/1 log
+  std::string log;           // the workers' stdout and stderr
   std::string trace_prefix;  // when set, rank r writes its Chrome trace to PREFIX.rankR.json
 };
 
 struct LaunchOptions {
-  std::string contend;  // the contend binary the workers run
+  std::string contend;                // the contend binary the workers run
   std::chrono::seconds timeout{900};  // a cell taking longer fails
   int port = 29500;                   // every worker listens on its own address at this port
 };
@@ -36,9 +36,8 @@ std::vector<std::string> worker_options(const Experiment& e, const Cell& cell);
 
 // The workers' command lines for `cell`, rank by rank (without the `ip netns exec` prefix).
 std::vector<std::vector<std::string>> worker_commands(const Experiment& e, const Cell& cell,
-                                                      const std::vector<std::string>& addresses,
-                                                      const CellFiles& files, const LaunchOptions& options,
-                                                      double oracle_start_s);
+                                                      const std::vector<std::string>& addresses, const CellFiles& files,
+                                                      const LaunchOptions& options, double oracle_start_s);
 
 // Runs `cell` as described above. Errors: kPermission without CAP_NET_ADMIN, a worker's failure
 // with the end of its log, kTimeout, kIo "stopped" when `stop` was set.

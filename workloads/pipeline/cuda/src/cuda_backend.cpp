@@ -27,8 +27,7 @@ void check(cudaError_t e, const char* what, const char* file, int line) {
 }
 void check(cublasStatus_t s, const char* what, const char* file, int line) {
   if (s != CUBLAS_STATUS_SUCCESS) {
-    std::fprintf(stderr, "contend cuda: %s failed at %s:%d: cuBLAS status %d\n", what, file, line,
-                 static_cast<int>(s));
+    std::fprintf(stderr, "contend cuda: %s failed at %s:%d: cuBLAS status %d\n", what, file, line, static_cast<int>(s));
     std::abort();
   }
 }
@@ -93,13 +92,13 @@ class CudaBackend : public ComputeBackend {
 
   Result<void> init(int device) {
     if (auto e = cudaSetDevice(device); e != cudaSuccess) {
-      return make_error(Errc::kUnsupported, std::string("cudaSetDevice(") + std::to_string(device) +
-                                                "): " + cudaGetErrorString(e));
+      return make_error(Errc::kUnsupported,
+                        std::string("cudaSetDevice(") + std::to_string(device) + "): " + cudaGetErrorString(e));
     }
     const std::size_t bytes = arena_floats() * sizeof(float);
     if (auto e = cudaMalloc(&arena_, bytes); e != cudaSuccess) {
-      return make_error(Errc::kIo, "cudaMalloc(" + std::to_string(bytes) + " bytes, the stage's arena): " +
-                                       cudaGetErrorString(e));
+      return make_error(Errc::kIo,
+                        "cudaMalloc(" + std::to_string(bytes) + " bytes, the stage's arena): " + cudaGetErrorString(e));
     }
     arena_bytes_ = bytes;
     CUDA_CHECK(cudaMemset(arena_, 0, bytes));
@@ -191,8 +190,8 @@ class CudaBackend : public ComputeBackend {
     CONTEND_CHECK(it != slots_.end(), "cuda: backward of micro-batch " + std::to_string(mb) + " without its forward");
     float* slot = it->second;
     if (last_) {
-      CUDA_CHECK(cudaMemcpyAsync(grad_, slot + per_layer_ * layers_, bytes_th(), cudaMemcpyDeviceToDevice,
-                                 compute_stream_));
+      CUDA_CHECK(
+          cudaMemcpyAsync(grad_, slot + per_layer_ * layers_, bytes_th(), cudaMemcpyDeviceToDevice, compute_stream_));
     } else {
       copy_in(in_, grad_out);
       CUDA_CHECK(cudaMemcpyAsync(grad_, in_, bytes_th(), cudaMemcpyDeviceToDevice, compute_stream_));
@@ -291,8 +290,8 @@ class CudaBackend : public ComputeBackend {
 
   // Row-major C = alpha op(A) op(B) + beta C, as cblas_sgemm(CblasRowMajor, ...) takes it: cuBLAS
   // is column-major, so it computes C^T = op(B)^T op(A)^T with the operands swapped.
-  void gemm(cublasOperation_t ta, cublasOperation_t tb, int M, int N, int K, const float* A, int lda,
-            const float* B, int ldb, float beta, float* C, int ldc) {
+  void gemm(cublasOperation_t ta, cublasOperation_t tb, int M, int N, int K, const float* A, int lda, const float* B,
+            int ldb, float beta, float* C, int ldc) {
     const float alpha = 1.0f;
     CUDA_CHECK(cublasGemmEx(blas_, tb, ta, N, M, K, &alpha, B, CUDA_R_32F, ldb, A, CUDA_R_32F, lda, &beta, C,
                             CUDA_R_32F, ldc, compute_, CUBLAS_GEMM_DEFAULT));
@@ -332,13 +331,13 @@ Result<std::unique_ptr<ComputeBackend>> make_cuda_backend(const ModelConfig& mod
   }
   int count = 0;
   if (auto e = cudaGetDeviceCount(&count); e != cudaSuccess || count == 0) {
-    return make_error(Errc::kUnsupported, std::string("no CUDA device: ") +
-                                              (e != cudaSuccess ? cudaGetErrorString(e) : "none visible"));
+    return make_error(Errc::kUnsupported,
+                      std::string("no CUDA device: ") + (e != cudaSuccess ? cudaGetErrorString(e) : "none visible"));
   }
   const int device = options.device >= 0 ? options.device : stage % count;
   if (device >= count) {
-    return make_error(Errc::kInvalidArgument, "CUDA device " + std::to_string(device) + " of " +
-                                                  std::to_string(count) + " visible");
+    return make_error(Errc::kInvalidArgument,
+                      "CUDA device " + std::to_string(device) + " of " + std::to_string(count) + " visible");
   }
   auto backend = std::make_unique<CudaBackend>(model, stage, num_stages, microbatches, *compute);
   if (auto ok = backend->init(device); !ok) {

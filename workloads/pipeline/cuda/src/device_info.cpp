@@ -36,7 +36,8 @@ std::string describe(const DeviceInfo& d) {
   out += d.devices > 0 ? ", " + std::to_string(d.devices) + " x " + d.gpu : ", no GPU (" + d.error + ")";
   if (d.nccl_version > 0) {
     const int v = d.nccl_version;
-    out += ", NCCL " + std::to_string(v / 10000) + "." + std::to_string((v / 100) % 100) + "." + std::to_string(v % 100);
+    out +=
+        ", NCCL " + std::to_string(v / 10000) + "." + std::to_string((v / 100) % 100) + "." + std::to_string(v % 100);
   }
   return out;
 }

@@ -4,7 +4,9 @@ namespace contend::pipeline_cuda::kernels {
 namespace {
 
 constexpr int kThreads = 256;
-int blocks(long long n) { return static_cast<int>((n + kThreads - 1) / kThreads); }
+int blocks(long long n) {
+  return static_cast<int>((n + kThreads - 1) / kThreads);
+}
 
 __global__ void broadcast_rows_k(float* a, const float* b, int rows, int n) {
   const long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
@@ -87,14 +89,18 @@ void broadcast_rows(float* a, const float* b, int rows, int n, cudaStream_t s) {
 void add_rows(float* y, const float* b, int rows, int n, cudaStream_t s) {
   add_rows_k<<<blocks(static_cast<long long>(rows) * n), kThreads, 0, s>>>(y, b, rows, n);
 }
-void relu(float* out, const float* in, int n, cudaStream_t s) { relu_k<<<blocks(n), kThreads, 0, s>>>(out, in, n); }
+void relu(float* out, const float* in, int n, cudaStream_t s) {
+  relu_k<<<blocks(n), kThreads, 0, s>>>(out, in, n);
+}
 void relu_grad(float* g, const float* a, int n, cudaStream_t s) {
   relu_grad_k<<<blocks(n), kThreads, 0, s>>>(g, a, n);
 }
 void column_sums(float* acc, const float* x, int rows, int n, cudaStream_t s) {
   column_sums_k<<<blocks(n), kThreads, 0, s>>>(acc, x, rows, n);
 }
-void sgd(float* p, float* g, float lr, int n, cudaStream_t s) { sgd_k<<<blocks(n), kThreads, 0, s>>>(p, g, lr, n); }
+void sgd(float* p, float* g, float lr, int n, cudaStream_t s) {
+  sgd_k<<<blocks(n), kThreads, 0, s>>>(p, g, lr, n);
+}
 void adam(float* p, float* g, float* m, float* v, float lr, float c1, float c2, int n, cudaStream_t s) {
   adam_k<<<blocks(n), kThreads, 0, s>>>(p, g, m, v, lr, c1, c2, n);
 }

@@ -37,8 +37,8 @@ struct IterationMetrics {
   double backward_s = 0;              // ...and backwards
   int forwards = 0;
   int backwards = 0;
-  std::uint64_t message_bytes = 0;  // one activation (and gradient) sent between stages
-  int peak_inflight = 0;            // micro-batches between forward and backward at most
+  std::uint64_t message_bytes = 0;   // one activation (and gradient) sent between stages
+  int peak_inflight = 0;             // micro-batches between forward and backward at most
   std::optional<Decision> decision;  // rank 0 under a policy (policy.h): how this iteration's k was chosen
 };
 

@@ -64,9 +64,9 @@ struct TransferTotals {
   std::uint64_t bytes = 0;
   double seconds = 0;
   int frames = 0;
-  std::uint64_t tail_bytes = 0;  // the second halves of the frames...
-  double tail_seconds = 0;       // ...and the time they took
-  double burst_bytes = 0;        // the most bytes a frame got beyond the sustained rate
+  std::uint64_t tail_bytes = 0;    // the second halves of the frames...
+  double tail_seconds = 0;         // ...and the time they took
+  double burst_bytes = 0;          // the most bytes a frame got beyond the sustained rate
   std::uint64_t recent_bytes = 0;  // the second halves of the last kRecentFrames frames...
   double recent_seconds = 0;       // ...and their time: the link as it is now, not on average
   double recent_burst_bytes = 0;   // burst_bytes over those frames only

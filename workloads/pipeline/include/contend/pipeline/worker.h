@@ -24,13 +24,13 @@ struct RunConfig {
   int world_size = 1;
   int microbatches = 8;
   int iterations = 10;
-  std::string schedule = "1f1b";  // 1f1b, kfkb:k=N, gpipe, or a policy: fixed:k=N, adaptive, oracle
+  std::string schedule = "1f1b";      // 1f1b, kfkb:k=N, gpipe, or a policy: fixed:k=N, adaptive, oracle
   std::optional<OracleTruth> oracle;  // the oracle policy's ground truth (rank 0)
-  std::string backend = "cpu";    // cpu, emulated, or a registered one (cuda)
-  std::string backend_options;    // for a registered backend (cuda: fp32, tf32 or bf16)
-  ModelConfig model;              // cpu backend (and profiling)
-  EmulatedCompute emulated;       // emulated backend
-  bool profile = false;           // emulated: take durations from the cpu backend's profile
+  std::string backend = "cpu";        // cpu, emulated, or a registered one (cuda)
+  std::string backend_options;        // for a registered backend (cuda: fp32, tf32 or bf16)
+  ModelConfig model;                  // cpu backend (and profiling)
+  EmulatedCompute emulated;           // emulated backend
+  bool profile = false;               // emulated: take durations from the cpu backend's profile
   ExecutorOptions executor;
 };
 

@@ -10,7 +10,7 @@ struct DeviceInfo {
   int runtime_version = 0;  // e.g. 13000
   int driver_version = 0;   // 0: no driver
   int devices = 0;
-  std::string gpu;  // the first device's name, "" without one
+  std::string gpu;       // the first device's name, "" without one
   int nccl_version = 0;  // the NCCL library linked; 0: none found
   std::string error;     // why there is no device, when there is none
 };

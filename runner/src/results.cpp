@@ -1,0 +1,88 @@
+#include "contend/runner/results.h"
+
+#include <algorithm>
+
+#include "contend/common/fd.h"
+#include "contend/common/json.h"
+#include "contend/sim/chrome_trace.h"
+
+namespace contend::runner {
+
+// Writes a simulated cell as a real one is written: the runtime's rank-0 lines (backend
+// "simulated"), the scenario's rate changes as the player logs them, and the last iteration's trace.
+Result<void> write_simulated_cell(const CellFiles& files, const std::string& trace_path, const Experiment& e,
+                                  const Cell& cell, const SimCell& sim) {
+  const emulator::Scenario& scenario = e.scenarios[cell.scenario];
+  nlohmann::ordered_json base = nlohmann::ordered_json::object();
+  for (const auto& l : scenario.links) {
+    base[l.name] = l.rate_bps;
+  }
+  std::string events = nlohmann::ordered_json{{"schema", "contend.events/1"},
+                                              {"kind", "start"},
+                                              {"scenario", scenario.name},
+                                              {"simulated", true},
+                                              {"steady_s", 0.0},
+                                              {"base_rates_bps", base}}
+                           .dump() +
+                       "\n";
+  for (const auto& ev : scenario.events) {
+    if (ev.kind == emulator::Event::Kind::kSetRate) {
+      events += nlohmann::ordered_json{{"schema", "contend.events/1"}, {"kind", "rate"},  {"scheduled_s", ev.at_s},
+                                       {"applied_s", ev.at_s},         {"link", ev.link}, {"rate_bps", ev.rate_bps}}
+                    .dump() +
+                "\n";
+    }
+  }
+  const auto& rows = sim.iterations;
+  const double end = rows.empty() ? 0 : rows.back().start_s + rows.back().iteration_s;
+  events += nlohmann::ordered_json{{"schema", "contend.events/1"}, {"kind", "end"}, {"t_s", end}}.dump() + "\n";
+  if (auto ok = write_file_atomic(files.events, events); !ok) {
+    return ok;
+  }
+  if (!trace_path.empty()) {
+    if (auto ok = write_file_atomic(trace_path, sim::chrome_trace_json(sim.last)); !ok) {
+      return ok;
+    }
+  }
+  std::string text;
+  for (const auto& row : rows) {
+    auto doc = json_document("iteration", 1);
+    doc["rank"] = 0;
+    doc["iteration"] = row.iteration;
+    doc["schedule"] = cell.schedule;
+    doc["k"] = row.k;
+    doc["backend"] = "simulated";
+    doc["start_s"] = row.start_s;
+    doc["iteration_s"] = row.iteration_s;
+    doc["samples_per_s"] = samples_per_iteration(e.workload) / row.iteration_s;
+    doc["peak_activation_bytes"] = row.peak_activation_bytes;
+    if (row.decision) {
+      doc["decision"] = {{"policy", cell.schedule.substr(0, cell.schedule.find(':'))},
+                         {"evaluated", row.decision->evaluated},
+                         {"switched", row.decision->switched},
+                         {"k", row.decision->k},
+                         {"link_bps", row.decision->link_bps}};
+    }
+    text += doc.dump() + "\n";
+  }
+  return write_file_atomic(files.metrics, text);
+}
+
+// What the report needs to know of the experiment beyond the cells.
+void describe_experiment(nlohmann::ordered_json& doc, const Experiment& e) {
+  const Workload& w = e.workload;
+  doc["workload"] = {{"stages", w.stages},         {"microbatches", w.microbatches},
+                     {"iterations", w.iterations}, {"warmup", w.warmup},
+                     {"backend", w.backend},       {"samples_per_iteration", samples_per_iteration(w)}};
+  nlohmann::ordered_json scenarios = nlohmann::ordered_json::object();
+  for (const auto& s : e.scenarios) {
+    double bottleneck = 0;
+    for (const auto& l : s.links) {
+      bottleneck = bottleneck == 0 ? l.rate_bps : std::min(bottleneck, l.rate_bps);
+    }
+    scenarios[s.name] = {{"description", s.description}, {"bottleneck_bps", bottleneck}, {"steady", s.events.empty()}};
+  }
+  doc["scenarios"] = scenarios;
+}
+
+}  // namespace contend::runner
