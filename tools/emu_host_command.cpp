@@ -5,6 +5,7 @@
 
 #include "cli_units.h"
 #include "contend/common/units.h"
+#include "contend/emulator/flow_engine.h"
 #include "contend/emulator/host_links.h"
 #include "contend/emulator/netns.h"
 #include "contend/emulator/player.h"
@@ -21,6 +22,8 @@ struct HostOptions {
   std::string iface;
   std::vector<std::string> peers;  // NODE=ADDRESS
   std::string netns;
+  std::string address;
+  int flow_port = 41000;
   std::string log = "-";
   std::string default_rate = "100Gbit";
   bool hold = false;
@@ -81,9 +84,21 @@ int run(const HostOptions& o) {
   if (!log) {
     return fail(log.error().message);
   }
+  // Background flows: sinks for the flows that reach this host listen from now on; sources start
+  // on the timeline.
+  HostFlowPlan flow_plan;
+  flow_plan.node = o.node;
+  flow_plan.netns = o.netns;
+  flow_plan.address = o.address;
+  flow_plan.addresses = plan.addresses;
+  flow_plan.base_port = o.flow_port;
+  auto flows = FlowEngine::for_host(*scenario, flow_plan);
+  if (!flows) {
+    return fail(flows.error().message);
+  }
   std::fprintf(stderr, "contend emu host: %s shapes %zu link(s) on %s\n", o.node.c_str(), links->links().size(),
                o.iface.c_str());
-  auto report = play(*scenario, *links, *log, stop, PlayerOptions{std::chrono::milliseconds(100), true});
+  auto report = play(*scenario, *links, *log, stop, PlayerOptions{std::chrono::milliseconds(100), true}, flows->get());
   if (!report) {
     return fail(report.error().message);
   }
@@ -99,12 +114,21 @@ int run(const HostOptions& o) {
 std::function<int()> add_emu_host_command(CLI::App& emu) {
   auto o = std::make_shared<HostOptions>();
   CLI::App* h = emu.add_subcommand(
-      "host", "Cluster hosts (ansible/): shape this host's interface per peer and play its links' timeline");
+      "host",
+      "Cluster hosts (ansible/): shape this host's interface per peer, play its links' timeline and run the "
+      "background flows that leave or reach it");
   h->add_option("SCENARIO", o->scenario, "Scenario file (contend.scenario/1)")->check(CLI::ExistingFile);
   h->add_option("--node", o->node, "This host's node in the scenario");
   h->add_option("--iface", o->iface, "The interface toward the other hosts")->required();
   h->add_option("--peer", o->peers, "NODE=ADDRESS of every peer node this host has a link with (repeat)");
   h->add_option("--netns", o->netns, "Shape inside this named namespace (tests: hosts standing in as namespaces)");
+  h->add_option("--address", o->address,
+                "This host's address toward the others: background flows' sinks listen there and sources send from it "
+                "(default: sinks listen on every address)");
+  h->add_option("--flow-port", o->flow_port,
+                "First port of the background flows' sinks, the same on every host (flow i of the scenario's sorted "
+                "flow names listens on FLOW_PORT + i; default 41000)")
+      ->check(CLI::Range(1024, 65000));
   h->add_option("--log", o->log, "Event log, contend.events/1 JSON lines (default: stdout)");
   h->add_option("--default-rate", o->default_rate, "Rate for traffic to anyone else (default 100Gbit)")
       ->check(rate_check());

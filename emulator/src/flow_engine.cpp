@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -28,6 +29,21 @@ double now_s() {
 
 std::string bare(const std::string& cidr) {
   return cidr.substr(0, cidr.find('/'));
+}
+
+// Moves the calling thread into the namespace `netns` ("": stays).
+Result<void> enter(const std::string& netns, const std::string& what) {
+  if (netns.empty()) {
+    return {};
+  }
+  auto ns = open_netns(netns);
+  if (!ns) {
+    return ns.error();
+  }
+  if (::setns(ns->get(), CLONE_NEWNET) != 0) {
+    return errno_error(errno, what + ": setns");
+  }
+  return {};
 }
 
 sockaddr_in address(const std::string& ip, int port) {
@@ -78,6 +94,7 @@ struct FlowEngine::Flow {
   FlowSpec spec;
   FlowEndpoints ends;
   int port = 0;
+  double connect_timeout_s = 0;
   std::atomic<bool> stop_source{false};  // the source stops first, so the sink sees all it sent
   std::atomic<bool> stop_sink{false};
   std::atomic<std::uint64_t> received{0};
@@ -115,10 +132,9 @@ struct FlowEngine::Flow {
 
   // Sink: accepts the streams (TCP) or binds (UDP) and counts what arrives.
   void run_sink(std::promise<Result<void>>& ready) {
-    const std::string what = "flow " + spec.name + " sink in " + ends.dst_netns;
-    auto ns = open_netns(ends.dst_netns);
-    if (!ns || ::setns(ns->get(), CLONE_NEWNET) != 0) {
-      ready.set_value(ns ? errno_error(errno, what + ": setns") : ns.error());
+    const std::string what = "flow " + spec.name + " sink" + (ends.dst_netns.empty() ? "" : " in " + ends.dst_netns);
+    if (auto ok = enter(ends.dst_netns, what); !ok) {
+      ready.set_value(ok.error());
       return;
     }
     const bool tcp = spec.protocol == Protocol::kTcp;
@@ -127,7 +143,7 @@ struct FlowEngine::Flow {
     ::setsockopt(listener.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     const int rcvbuf = 8 << 20;
     ::setsockopt(listener.get(), SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
-    sockaddr_in a = address(ends.dst_address, port);
+    sockaddr_in a = address(ends.dst_address.empty() ? "0.0.0.0" : ends.dst_address, port);
     if (::bind(listener.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
         (tcp && ::listen(listener.get(), 128) != 0)) {
       ready.set_value(errno_error(errno, what + ": bind " + ends.dst_address + ":" + std::to_string(port)));
@@ -172,29 +188,25 @@ struct FlowEngine::Flow {
     }
   }
 
-  // Source: connects the streams from the background address and sends until stopped.
-  void run_source(std::promise<Result<void>>& ready) {
-    const std::string what = "flow " + spec.name + " source in " + ends.src_netns;
-    auto ns = open_netns(ends.src_netns);
-    if (!ns || ::setns(ns->get(), CLONE_NEWNET) != 0) {
-      ready.set_value(ns ? errno_error(errno, what + ": setns") : ns.error());
-      return;
-    }
+  // One stream of the source: a socket bound to the source address (when there is one), with its
+  // congestion control and pacing, connected to the sink; retried until connect_timeout_s while
+  // the sink is not up yet (hosts mode: another host's clock).
+  Result<Fd> connect_stream(const std::string& what) {
     const bool tcp = spec.protocol == Protocol::kTcp;
-    std::vector<Fd> socks;
-    for (int s = 0; s < spec.streams; ++s) {
+    const auto deadline = Clock::now() + std::chrono::duration<double>(connect_timeout_s);
+    for (;;) {
       Fd fd(::socket(AF_INET, (tcp ? SOCK_STREAM : SOCK_DGRAM) | SOCK_CLOEXEC, 0));
-      sockaddr_in local = address(ends.src_address, 0);
-      if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&local), sizeof local) != 0) {
-        ready.set_value(errno_error(errno, what + ": bind " + ends.src_address));
-        return;
+      if (!ends.src_address.empty()) {
+        sockaddr_in local = address(ends.src_address, 0);
+        if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&local), sizeof local) != 0) {
+          return errno_error(errno, what + ": bind " + ends.src_address);
+        }
       }
       if (tcp) {
         if (::setsockopt(fd.get(), IPPROTO_TCP, TCP_CONGESTION, spec.congestion.c_str(),
                          static_cast<socklen_t>(spec.congestion.size())) != 0) {
-          ready.set_value(make_error(Errc::kInvalidArgument, what + ": congestion control \"" + spec.congestion +
-                                                                 "\": " + std::strerror(errno)));
-          return;
+          return make_error(Errc::kInvalidArgument,
+                            what + ": congestion control \"" + spec.congestion + "\": " + std::strerror(errno));
         }
         if (spec.rate_bps > 0) {
           const std::uint64_t pace = static_cast<std::uint64_t>(spec.rate_bps / 8.0 / spec.streams);
@@ -202,15 +214,37 @@ struct FlowEngine::Flow {
         }
       }
       sockaddr_in peer = address(ends.dst_address, port);
-      if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&peer), sizeof peer) != 0) {
-        ready.set_value(errno_error(errno, what + ": connect " + ends.dst_address + ":" + std::to_string(port)));
+      if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&peer), sizeof peer) == 0) {
+        ::fcntl(fd.get(), F_SETFL, O_NONBLOCK);
+        return fd;
+      }
+      const int err = errno;
+      const bool not_up_yet = err == ECONNREFUSED || err == EHOSTUNREACH || err == ENETUNREACH || err == ETIMEDOUT;
+      if (!not_up_yet || Clock::now() >= deadline || stop_source.load()) {
+        return errno_error(err, what + ": connect " + ends.dst_address + ":" + std::to_string(port));
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+
+  // Source: connects the streams and sends until stopped.
+  void run_source(std::promise<Result<void>>& ready) {
+    const std::string what = "flow " + spec.name + " source" + (ends.src_netns.empty() ? "" : " in " + ends.src_netns);
+    if (auto ok = enter(ends.src_netns, what); !ok) {
+      ready.set_value(ok.error());
+      return;
+    }
+    std::vector<Fd> socks;
+    for (int s = 0; s < spec.streams; ++s) {
+      auto fd = connect_stream(what);
+      if (!fd) {
+        ready.set_value(fd.error());
         return;
       }
-      ::fcntl(fd.get(), F_SETFL, O_NONBLOCK);
-      socks.push_back(std::move(fd));
+      socks.push_back(std::move(*fd));
     }
     ready.set_value({});
-    if (tcp) {
+    if (spec.protocol == Protocol::kTcp) {
       tcp_loop(socks);
     } else {
       udp_loop(socks);
@@ -273,12 +307,68 @@ FlowEngine::~FlowEngine() {
   stop_all();
 }
 
-Result<void> FlowEngine::start(const FlowSpec& spec) {
-  auto ends = flow_endpoints(plan_, spec);
-  if (!ends) {
-    return ends.error();
+Result<std::unique_ptr<FlowEngine>> FlowEngine::for_host(const Scenario& scenario, HostFlowPlan plan) {
+  std::unique_ptr<FlowEngine> engine(new FlowEngine());
+  std::map<std::string, const FlowSpec*> flows;  // by name: the first start of each
+  for (const Event& e : scenario.events) {
+    if (e.kind == Event::Kind::kFlowStart) {
+      flows.try_emplace(e.flow.name, &e.flow);
+    }
   }
+  for (const auto& [name, spec] : flows) {
+    engine->host_flow_names_.push_back(name);
+    if (spec->from == plan.node && plan.addresses.count(spec->to) == 0) {
+      return make_error(Errc::kInvalidArgument, "flow " + name + ": no address for node \"" + spec->to +
+                                                    "\" (give --peer " + spec->to + "=ADDRESS)");
+    }
+  }
+  engine->host_ = std::move(plan);
+  const HostFlowPlan& host = *engine->host_;
+  for (const auto& [name, spec] : flows) {
+    if (spec->to != host.node || spec->from == host.node) {
+      continue;
+    }
+    FlowEndpoints ends{"", host.netns, "", host.address, "host " + spec->from + "->" + spec->to};
+    if (auto ok = engine->start_flow(*spec, ends, engine->host_port(name), true, false); !ok) {
+      return ok.error();
+    }
+  }
+  return engine;
+}
+
+int FlowEngine::host_port(const std::string& flow) const {
+  const auto it = std::lower_bound(host_flow_names_.begin(), host_flow_names_.end(), flow);
+  return host_->base_port + static_cast<int>(it - host_flow_names_.begin());
+}
+
+bool FlowEngine::source_here(const FlowSpec& flow) const {
+  return !host_ || flow.from == host_->node;
+}
+
+Result<void> FlowEngine::start(const FlowSpec& spec) {
+  if (!host_) {
+    auto ends = flow_endpoints(plan_, spec);
+    if (!ends) {
+      return ends.error();
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    return start_flow(spec, *ends, next_port_++, true, true);
+  }
+  if (!source_here(spec)) {
+    return {};  // the host it leaves starts it; this host's sink (if it reaches here) listens
+  }
+  const auto to = host_->addresses.find(spec.to);
+  if (to == host_->addresses.end() ||
+      !std::binary_search(host_flow_names_.begin(), host_flow_names_.end(), spec.name)) {
+    return make_error(Errc::kInvalidArgument, "flow " + spec.name + ": not a flow of this host's scenario");
+  }
+  FlowEndpoints ends{host_->netns, "", host_->address, to->second, "host " + spec.from + "->" + spec.to};
   std::lock_guard<std::mutex> lock(mutex_);
+  return start_flow(spec, ends, host_port(spec.name), spec.to == host_->node, true);
+}
+
+// Starts the sink and/or the source of one flow; the caller holds mutex_ (or owns the engine alone).
+Result<void> FlowEngine::start_flow(const FlowSpec& spec, FlowEndpoints ends, int port, bool sink, bool source) {
   for (const auto& f : flows_) {
     if (f->spec.name == spec.name && f->running) {
       return make_error(Errc::kInvalidArgument, "flow " + spec.name + " is running already");
@@ -286,24 +376,30 @@ Result<void> FlowEngine::start(const FlowSpec& spec) {
   }
   auto flow = std::make_unique<Flow>();
   flow->spec = spec;
-  flow->ends = *ends;
-  flow->port = next_port_++;
-  std::promise<Result<void>> sink_ready, source_ready;
-  auto sink_done = sink_ready.get_future();
+  flow->ends = std::move(ends);
+  flow->port = port;
+  flow->connect_timeout_s = host_ ? host_->connect_timeout_s : 0;
   Flow* f = flow.get();
-  f->sink = std::thread([f, &sink_ready] { f->run_sink(sink_ready); });
-  if (auto ok = sink_done.get(); !ok) {
-    (void)f->join();
-    return ok;
+  if (sink) {
+    std::promise<Result<void>> sink_ready;
+    auto sink_done = sink_ready.get_future();
+    f->sink = std::thread([f, &sink_ready] { f->run_sink(sink_ready); });
+    if (auto ok = sink_done.get(); !ok) {
+      (void)f->join();
+      return ok;
+    }
   }
-  auto source_done = source_ready.get_future();
-  f->source = std::thread([f, &source_ready] { f->run_source(source_ready); });
-  if (auto ok = source_done.get(); !ok) {
-    (void)f->join();
-    return ok;
+  if (source) {
+    std::promise<Result<void>> source_ready;
+    auto source_done = source_ready.get_future();
+    f->source = std::thread([f, &source_ready] { f->run_source(source_ready); });
+    if (auto ok = source_done.get(); !ok) {
+      (void)f->join();
+      return ok;
+    }
+    f->running = true;
+    f->started_s = now_s();
   }
-  f->running = true;
-  f->started_s = now_s();
   flows_.push_back(std::move(flow));
   return {};
 }
@@ -317,6 +413,9 @@ Result<void> FlowEngine::stop(const std::string& name) {
       return {};
     }
   }
+  if (host_ && std::binary_search(host_flow_names_.begin(), host_flow_names_.end(), name)) {
+    return {};  // its source runs elsewhere
+  }
   return make_error(Errc::kNotFound, "no running flow " + name);
 }
 
@@ -326,6 +425,8 @@ void FlowEngine::stop_all() {
     if (f->running) {
       f->stopped_s = f->join();
       f->running = false;
+    } else if (f->sink.joinable()) {
+      (void)f->join();  // a hosts-mode sink: listening since the start
     }
   }
 }

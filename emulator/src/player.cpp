@@ -157,6 +157,18 @@ Result<PlayReport> play(const Scenario& scenario, LinkControl& net, EventLog& lo
                  {"link", e.link},
                  {"rate_bps", e.rate_bps},
                  {"origin", e.origin}});
+    } else if (flows != nullptr && !flows->source_here(e.flow)) {
+      // Hosts mode: the host the flow leaves starts and stops it.
+      log.write({{"kind", e.kind == Event::Kind::kFlowStart ? "flow_start" : "flow_stop"},
+                 {"scheduled_s", e.at_s},
+                 {"applied_s", nullptr},
+                 {"flow", e.flow.name},
+                 {"from", e.flow.from},
+                 {"to", e.flow.to},
+                 {"protocol", protocol_name(e.flow.protocol)},
+                 {"origin", e.origin},
+                 {"status", "elsewhere"},
+                 {"reason", "its source runs on " + e.flow.from}});
     } else if (flows == nullptr) {
       report.skipped_flows++;
       log.write({{"kind", e.kind == Event::Kind::kFlowStart ? "flow_start" : "flow_stop"},

@@ -2,7 +2,7 @@
 # ansible/ for real, on this host: three network namespaces on one bridge stand in for cluster
 # hosts (connection local, each "host" running its commands in its namespace). `contend run
 # --hosts` drives experiment.yml per cell: clocks checked, each host's eth0 shaped per peer
-# (cluster mode) and its links' timeline played, one worker per host, results collected into the
+# (cluster mode) and its links' timeline played with a background flow n0 -> n1, one worker per host, results collected into the
 # runner's layout, which `contend report` reads; teardown leaves no qdisc, process or pid file;
 # teardown.yml is safe to rerun; site.yml (deps and build from a clone) changes nothing the second
 # time.
@@ -31,7 +31,8 @@ cat >"$tmp/three.json" <<JSON
 {"schema": "contend.scenario/1", "name": "three", "duration": "60s", "nodes": ["n0", "n1", "n2"],
  "links": [{"name": "a", "from": "n0", "to": "n1", "rate": "200Mbit"},
            {"name": "b", "from": "n1", "to": "n2", "rate": "200Mbit"}],
- "timeline": [{"at": "1s", "link": "b", "rate": "100Mbit"}]}
+ "timeline": [{"at": "1s", "link": "b", "rate": "100Mbit"},
+              {"at": "0s", "flow": {"name": "bulk", "from": "n0", "to": "n1", "rate": "50Mbit"}}]}
 JSON
 cat >"$tmp/exp.json" <<JSON
 {"schema": "contend.experiment/1", "name": "hosts", "scenarios": ["three.json"],
@@ -57,6 +58,11 @@ events = [json.loads(l) for l in open(f"{d}/events/three.1f1b.r1.jsonl")]
 peers = [e for e in events if e.get("kind") == "sample" and e["class"].startswith("peer")]
 assert peers and max(e["bytes"] for e in peers) > 8 << 20, "no traffic through the per-peer classes"
 assert any(e.get("kind") == "rate" and e["link"] == "b" for e in events), "the timeline was not played"
+# The background flow: sourced by n0 on its timeline, sunk by n1, both logged in the cell's events.
+starts = {e["status"] for e in events if e.get("kind") == "flow_start"}
+assert starts == {"applied", "elsewhere"}, starts
+received = max(e["bytes_received"] for e in events if e.get("kind") == "flow_sample")
+assert received > 1 << 20, f"the flow's sink on n1 received {received} bytes"
 PY
 "$contend" report "$tmp/res" >/dev/null 2>&1 || fail "the report cannot read the collected results"
 [ -s "$tmp/res/report/throughput.png" ] || fail "no throughput figure from hosts-mode results"

@@ -54,7 +54,8 @@ struct PlayReport {
 // Plays `scenario` for its duration against `net`, logging to `log`. Returns early (stopped =
 // true) when `stop` becomes true. Flow events start and stop flows on `flows`, whose counters are
 // sampled with the links' ("flow_sample" lines); without an engine they are logged with
-// "status": "skipped". Every flow is stopped at the end. A flow that cannot start is an error.
+// "status": "skipped", and in hosts mode those whose source is on another host with "status":
+// "elsewhere". Every flow is stopped at the end. A flow that cannot start is an error.
 Result<PlayReport> play(const Scenario& scenario, LinkControl& net, EventLog& log, const std::atomic<bool>& stop,
                         const PlayerOptions& options, FlowEngine* flows = nullptr);
 
