@@ -9,6 +9,9 @@
 #include "contend/pipeline_cuda/cuda_backend.h"
 #include "contend/pipeline_cuda/device_info.h"
 #endif
+#if CONTEND_BUILT_NCCL
+#include "contend/pipeline_cuda/nccl_transport.h"
+#endif
 #include "dpdk_command.h"
 #include "emu_command.h"
 #include "flows_command.h"
@@ -34,6 +37,9 @@ int main(int argc, char** argv) {
   try {
 #if CONTEND_BUILT_CUDA
     contend::pipeline_cuda::register_cuda_backend();
+#endif
+#if CONTEND_BUILT_NCCL
+    contend::pipeline_cuda::register_nccl_transport();
 #endif
     CLI::App app{
         "contend: pipeline-parallel training under network contention.\n"

@@ -130,7 +130,7 @@ int run(WorkerOptions& o) {
 
 std::function<int()> add_worker_command(CLI::App& app) {
   auto o = std::make_shared<WorkerOptions>();
-  CLI::App* w = app.add_subcommand("worker", "Run one pipeline stage over TCP (one process per stage)");
+  CLI::App* w = app.add_subcommand("worker", "Run one pipeline stage over TCP or NCCL (one process per stage)");
   w->add_option("--rank", o->tcp.rank, "This stage's rank, 0-based")
       ->envname("CONTEND_RANK")
       ->required()
@@ -172,6 +172,10 @@ std::function<int()> add_worker_command(CLI::App& app) {
       ->check(size_check());
   w->add_flag("--spin", o->spin, "emulated: busy-wait instead of sleeping");
   w->add_flag("--profile", o->run.profile, "emulated: take durations and sizes from profiling the cpu model");
+  w->add_option("--transport", o->run.transport,
+                "tcp, or nccl (activations and gradients through NCCL on each rank's GPU, bootstrapped over TCP; "
+                "when built); default tcp")
+      ->check(CLI::IsMember({"tcp", "nccl"}));
   w->add_option("--congestion", o->tcp.congestion, "TCP congestion control per socket (default cubic)");
   w->add_option("--timeout", o->timeout, "Longest wait for a peer's tensor before failing (duration; default 30s)")
       ->check(duration_check());

@@ -3,6 +3,7 @@
 #include <net/if.h>
 #include <netlink/route/addr.h>
 #include <netlink/route/link.h>
+#include <netlink/route/route.h>
 
 namespace contend::emulator::detail {
 
@@ -53,6 +54,38 @@ Result<void> add_address(nl_sock* sock, const std::string& ifname, const std::st
   nl_addr_put(local);
   if (rc < 0) {
     return nl_error(rc, "rtnl_addr_add(" + ifname + " " + cidr + ")");
+  }
+  return {};
+}
+
+Result<void> add_route(nl_sock* sock, const std::string& destination, const std::string& via,
+                       const std::string& ifname) {
+  auto index = ifindex_of(sock, ifname);
+  if (!index) {
+    return index.error();
+  }
+  nl_addr* dst = nullptr;
+  nl_addr* gateway = nullptr;
+  if (int rc = nl_addr_parse(destination.c_str(), AF_INET, &dst); rc < 0) {
+    return nl_error(rc, "nl_addr_parse(" + destination + ")");
+  }
+  if (int rc = nl_addr_parse(via.c_str(), AF_INET, &gateway); rc < 0) {
+    nl_addr_put(dst);
+    return nl_error(rc, "nl_addr_parse(" + via + ")");
+  }
+  rtnl_route* route = rtnl_route_alloc();
+  rtnl_route_set_family(route, AF_INET);
+  rtnl_route_set_dst(route, dst);
+  rtnl_nexthop* hop = rtnl_route_nh_alloc();
+  rtnl_route_nh_set_ifindex(hop, *index);
+  rtnl_route_nh_set_gateway(hop, gateway);
+  rtnl_route_add_nexthop(route, hop);  // the route owns it now
+  const int rc = rtnl_route_add(sock, route, NLM_F_CREATE | NLM_F_EXCL);
+  rtnl_route_put(route);
+  nl_addr_put(dst);
+  nl_addr_put(gateway);
+  if (rc < 0) {
+    return nl_error(rc, "rtnl_route_add(" + destination + " via " + via + " dev " + ifname + ")");
   }
   return {};
 }

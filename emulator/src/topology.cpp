@@ -67,6 +67,21 @@ TopologyPlan plan_topology(const Scenario& scenario, const std::string& run) {
     l.shape_to = spec.direction != Direction::kForward;
     plan.links.push_back(std::move(l));
   }
+  // Through link l, each end reaches the other end's addresses on its other links.
+  for (const LinkPlan& l : plan.links) {
+    for (const auto& [self, peer] : {std::pair{&l.from, &l.to}, std::pair{&l.to, &l.from}}) {
+      for (const LinkPlan& other : plan.links) {
+        for (const InterfacePlan* far : {&other.from, &other.to}) {
+          const InterfacePlan* near = far == &other.from ? &other.to : &other.from;
+          if (&other == &l || far->node != peer->node || near->node == self->node) {
+            continue;  // the shared link, or another link between the same two nodes: connected
+          }
+          plan.routes.push_back({self->netns, detail::address_only(far->address) + "/32",
+                                 detail::address_only(peer->address), self->ifname});
+        }
+      }
+    }
+  }
   for (std::size_t j = 0; j < scenario.nodes.size(); ++j) {
     plan.switch_ports.push_back(
         {scenario.nodes[j], ns_of(scenario.nodes[j]), "cbr0", "198.18.255." + std::to_string(j + 1) + "/24", ""});
@@ -100,6 +115,11 @@ class Builder {
         if (auto ok = configure(*end); !ok) {
           return ok;
         }
+      }
+    }
+    for (const RoutePlan& r : plan_.routes) {
+      if (auto ok = detail::add_route(socks_.at(r.netns).get(), r.destination, r.via, r.ifname); !ok) {
+        return with_context(ok.error(), r.netns);
       }
     }
     nl_sock* sw = socks_.at(plan_.switch_netns).get();

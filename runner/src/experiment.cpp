@@ -65,11 +65,11 @@ Result<Workload> parse_workload(const JsonReader& r) {
   if (w.warmup < 0) {
     return r.error_at("warmup", "expected 0 or more iterations");
   }
-  if (w.backend != "emulated" && w.backend != "cpu") {
-    return r.error_at("backend", "expected \"emulated\" or \"cpu\", got \"" + w.backend + "\"");
+  if (w.backend != "emulated" && w.backend != "cpu" && w.backend != "cuda") {
+    return r.error_at("backend", "expected \"emulated\", \"cpu\" or \"cuda\", got \"" + w.backend + "\"");
   }
-  if (w.transport != "tcp") {
-    return r.error_at("transport", "expected \"tcp\" (nccl needs GPUs: issue 8), got \"" + w.transport + "\"");
+  if (w.transport != "tcp" && w.transport != "nccl") {
+    return r.error_at("transport", "expected \"tcp\" or \"nccl\", got \"" + w.transport + "\"");
   }
   return w;
 }

@@ -73,7 +73,8 @@ Result<void> run_cell_hosts(const Experiment& e, const Cell& cell, const CellFil
                          {"contend_scenario", e.scenario_files[cell.scenario]},
                          {"contend_results", o.results},
                          {"contend_worker_args", worker_options(e, cell)},
-                         {"contend_trace", !files.trace_prefix.empty()}};
+                         {"contend_trace", !files.trace_prefix.empty()},
+                         {"contend_nccl", e.workload.transport == "nccl"}};
   const std::string vars_file = o.results + "/runs/" + cell.id + ".vars.json";
   if (auto ok = write_file_atomic(vars_file, vars.dump(2)); !ok) {
     return ok.error();

@@ -52,6 +52,10 @@ std::vector<std::string> worker_options(const Experiment& e, const Cell& cell) {
                                    "--microbatch-size", std::to_string(w.microbatch_size),
                                    "--seq-len",         std::to_string(w.seq_len),
                                    "--timeout",         "120s"};
+  if (w.transport != "tcp") {
+    argv.push_back("--transport");
+    argv.push_back(w.transport);
+  }
   if (w.backend == "emulated") {
     for (const std::string& a :
          {std::string("--fwd"), seconds_text(w.forward), std::string("--bwd"), seconds_text(w.backward),
@@ -95,6 +99,21 @@ std::vector<std::vector<std::string>> worker_commands(const Experiment& e, const
     out.push_back(std::move(argv));
   }
   return out;
+}
+
+std::vector<std::string> nccl_environment(const emulator::TopologyPlan& plan, const std::string& node) {
+  std::string ifnames;
+  std::string netns;
+  for (const auto& l : plan.links) {
+    for (const auto* end : {&l.from, &l.to}) {
+      if (end->node == node) {
+        ifnames += (ifnames.empty() ? "=" : ",") + end->ifname;
+        netns = end->netns;
+      }
+    }
+  }
+  return {"NCCL_SOCKET_IFNAME=" + ifnames, "NCCL_P2P_DISABLE=1", "NCCL_SHM_DISABLE=1", "NCCL_IB_DISABLE=1",
+          "NCCL_HOSTID=" + netns};
 }
 
 Result<void> run_cell(const Experiment& e, const Cell& cell, const CellFiles& files, const LaunchOptions& o,
@@ -142,6 +161,11 @@ Result<void> run_cell(const Experiment& e, const Cell& cell, const CellFiles& fi
   const auto commands = worker_commands(e, cell, *addresses, files, o, start_s);
   for (int r = 0; r < e.workload.stages; ++r) {
     std::vector<std::string> argv = {"ip", "netns", "exec", net->plan().nodes[r].second};
+    if (e.workload.transport == "nccl") {
+      const auto env = nccl_environment(net->plan(), net->plan().nodes[r].first);
+      argv.push_back("env");
+      argv.insert(argv.end(), env.begin(), env.end());
+    }
     argv.insert(argv.end(), commands[r].begin(), commands[r].end());
     ChildOptions co;
     co.output_path = files.log;

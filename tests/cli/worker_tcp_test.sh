@@ -86,4 +86,24 @@ grep -q "rank 2" "$tmp/kill.3.err" || fail "rank 3 said: $(cat "$tmp/kill.3.err"
 grep -q "contend worker 0: rank 0, action" "$tmp/kill.0.err" || fail "rank 0 said: $(cat "$tmp/kill.0.err")"
 for p in "${kill_pids[@]}"; do kill -0 "$p" 2>/dev/null && fail "worker $p still running"; done
 echo "rank 1: $(cat "$tmp/kill.1.err")"
+
+# --transport nccl where it cannot run says why on every rank and exits: not built, or (here, no
+# GPU) no device; the [gpu] tests run it where a GPU is.
+nccl_pids=()
+for r in 0 1; do
+  "$contend" worker --rank $r --world-size 2 --peers "127.0.0.1:$((base + 10)),127.0.0.1:$((base + 11))" \
+    --backend emulated --fwd 1ms --iterations 2 --transport nccl 2>"$tmp/nccl.$r.err" &
+  nccl_pids+=($!); pids+=($!)
+done
+for r in 0 1; do
+  if wait "${nccl_pids[$r]}"; then
+    nvidia-smi -L >/dev/null 2>&1 || fail "rank $r ran --transport nccl without a GPU"
+  elif "$contend" --version | grep -q "nccl=built"; then
+    grep -q "contend worker $r: rank $r, nccl: the nccl transport needs a CUDA device" "$tmp/nccl.$r.err" ||
+      fail "nccl rank $r said: $(cat "$tmp/nccl.$r.err")"
+  else
+    grep -q "the nccl transport is not built here" "$tmp/nccl.$r.err" || fail "nccl rank $r said: $(cat "$tmp/nccl.$r.err")"
+  fi
+done
+echo "nccl: $(cat "$tmp/nccl.0.err")"
 echo "worker tcp: all checks passed"

@@ -1,16 +1,27 @@
 // The [gpu] tests: they need a CUDA device. Without one the executable prints why and exits 77,
-// which ctest reports as skipped.
+// which ctest reports as skipped. `--need-gpus N` (first argument) asks for N devices the same way
+// (the [gpu2] tests: NCCL between two GPUs).
 #define CATCH_CONFIG_RUNNER
 #include <cuda_runtime.h>
 
 #include <catch2/catch.hpp>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 
 int main(int argc, char** argv) {
+  int need = 1;
+  if (argc >= 3 && std::strcmp(argv[1], "--need-gpus") == 0) {
+    need = std::atoi(argv[2]);
+    argv[2] = argv[0];  // Catch sees the rest
+    argc -= 2;
+    argv += 2;
+  }
   int count = 0;
   const cudaError_t e = cudaGetDeviceCount(&count);
-  if (e != cudaSuccess || count == 0) {
-    std::printf("SKIP: no CUDA device (%s)\n", e != cudaSuccess ? cudaGetErrorString(e) : "none visible");
+  if (e != cudaSuccess || count < need) {
+    std::printf("SKIP: needs %d CUDA device(s), %d here%s%s\n", need, e != cudaSuccess ? 0 : count,
+                e != cudaSuccess ? ": " : "", e != cudaSuccess ? cudaGetErrorString(e) : "");
     return 77;
   }
   return Catch::Session().run(argc, argv);

@@ -11,6 +11,17 @@ cat >"$tmp/s.json" <<JSON
            {"name": "l2", "from": "n2", "to": "n3", "rate": "200Mbit"}]}
 JSON
 "$contend" emu up "$tmp/s.json" >/dev/null
+# Host routes: n0 reaches n1's address on l1 through l0 (what NCCL, listening on one interface
+# for both neighbours, needs), and nothing beyond its neighbour.
+ip -n "contend-$run-n0" route get 198.18.0.5 | grep -q "via 198.18.0.2 dev c0-n1" ||
+  fail "no route from n0 to n1's far address: $(ip -n "contend-$run-n0" route)"
+ip netns exec "contend-$run-n1" python3 -c '
+import socket; s = socket.create_server(("198.18.0.5", 29599)); s.settimeout(10); s.accept()' &
+pids+=($!)
+sleep 0.3
+ip netns exec "contend-$run-n0" python3 -c 'import socket; socket.create_connection(("198.18.0.5", 29599), 5)' ||
+  fail "n0 cannot connect to n1's far address"
+! ip -n "contend-$run-n0" route get 198.18.0.6 >/dev/null 2>&1 || fail "n0 routes to n2, which is not its neighbour"
 # Rank r listens on its address on the link from r-1 (rank 0 on its first link).
 addr=(198.18.0.1 198.18.0.2 198.18.0.6 198.18.0.10)
 

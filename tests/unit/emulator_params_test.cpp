@@ -80,6 +80,24 @@ TEST_CASE("the topology plan gives unique addresses and interface names that fit
   CHECK(plan.links[65].from.address == "198.18.1.5/30");
   CHECK(plan.nodes[3].second == "contend-a-long-run-name-24chars-node3");
   CHECK(plan.namespaces().back() == "contend-a-long-run-name-24chars-sw");
+  // Host routes: node0 reaches node1's address on link l1 (198.18.0.5) through link l0, node2
+  // node1's address on l0 (198.18.0.2) through l1; node2's own address is nobody's neighbour's.
+  const auto route_in = [&](const std::string& netns, const std::string& destination) -> const RoutePlan* {
+    for (const auto& r : plan.routes) {
+      if (r.netns == netns && r.destination == destination) {
+        return &r;
+      }
+    }
+    return nullptr;
+  };
+  const RoutePlan* r = route_in(plan.links[0].from.netns, "198.18.0.5/32");
+  REQUIRE(r != nullptr);
+  CHECK(r->via == "198.18.0.2");
+  CHECK(r->ifname == plan.links[0].from.ifname);
+  REQUIRE(route_in(plan.links[1].to.netns, "198.18.0.2/32") != nullptr);
+  CHECK(route_in(plan.links[1].to.netns, "198.18.0.2/32")->via == "198.18.0.5");
+  CHECK(route_in(plan.links[0].from.netns, "198.18.0.6/32") == nullptr);  // node2: not node0's neighbour
+  CHECK(plan.routes.size() == 2 * 198);  // each inner link end reaches one address beyond
   CHECK_FALSE(valid_run_name("has space"));
   CHECK_FALSE(valid_run_name(""));
 }

@@ -122,7 +122,7 @@ TEST_CASE("the adaptive policy does not flip k on noisy in-band rates and goes l
 namespace {
 // A transport that only meters, to test the in-band timing arithmetic.
 struct MeterOnly : Transport {
-  Result<void> send(int, Tag, std::vector<float>) override { return {}; }
+  Result<void> send(int, Tag, std::vector<float>, Completion) override { return {}; }
   Result<std::vector<float>> recv(int, Tag, Deadline) override { return std::vector<float>{}; }
   Result<void> flush() override { return {}; }
   std::uint64_t bytes_sent() const override { return 0; }

@@ -1,7 +1,9 @@
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 
 #include "contend/runner/experiment.h"
+#include "contend/runner/launcher.h"
 #include "contend/runner/summary.h"
 #include "contend/runner/truth.h"
 
@@ -63,12 +65,38 @@ TEST_CASE("bad experiment files say where and what", "[runner]") {
   CHECK_THAT(error_of(R"("scenarios": ["../emulator/scenarios/steady.json"], "workload": {},
     "schedules": ["kfkb:k=2"])"),
              Catch::Contains("/baseline") && Catch::Contains("not one of the schedules"));
-  CHECK_THAT(error_of(R"("scenarios": ["../emulator/scenarios/steady.json"], "workload": {"transport": "nccl"},
+  CHECK_THAT(error_of(R"("scenarios": ["../emulator/scenarios/steady.json"], "workload": {"transport": "gloo"},
     "schedules": ["1f1b"])"),
-             Catch::Contains("/workload/transport"));
+             Catch::Contains("/workload/transport") && Catch::Contains("nccl"));
+  CHECK_THAT(error_of(R"("scenarios": ["../emulator/scenarios/steady.json"], "workload": {"backend": "tpu"},
+    "schedules": ["1f1b"])"),
+             Catch::Contains("/workload/backend") && Catch::Contains("cuda"));
   CHECK_THAT(error_of(R"("scenarios": ["../emulator/scenarios/steady.json"], "workload": {},
     "schedules": ["adaptive:wobble=1"])"),
              Catch::Contains("wobble"));
+}
+
+TEST_CASE("nccl runs: workers get --transport nccl and NCCL pinned to their node's links", "[runner]") {
+  auto e = parse(R"("scenarios": ["../emulator/scenarios/steady.json"],
+    "workload": {"stages": 4, "backend": "cuda", "transport": "nccl"}, "schedules": ["1f1b"])");
+  REQUIRE(e.ok());
+  const auto argv = worker_options(*e, expand(*e)[0]);
+  const auto at = std::find(argv.begin(), argv.end(), "--transport");
+  REQUIRE(at + 1 < argv.end());
+  CHECK(*(at + 1) == "nccl");
+  CHECK(std::find(argv.begin(), argv.end(), "cuda") != argv.end());
+  // The middle node of a chain has two links; NCCL gets exactly those, and a host id of its own.
+  const auto plan = emulator::plan_topology(e->scenarios[0], "r");
+  const std::string n1 = e->scenarios[0].nodes[1];
+  const auto env = nccl_environment(plan, n1);
+  const std::string ifnames = "NCCL_SOCKET_IFNAME==" + plan.links[0].to.ifname + "," + plan.links[1].from.ifname;
+  CHECK(env == std::vector<std::string>{ifnames, "NCCL_P2P_DISABLE=1", "NCCL_SHM_DISABLE=1", "NCCL_IB_DISABLE=1",
+                                        "NCCL_HOSTID=" + emulator::node_netns("r", n1)});
+  // Without nccl, nothing about transports is passed.
+  auto tcp = parse(kGood);
+  REQUIRE(tcp.ok());
+  const auto plain = worker_options(*tcp, expand(*tcp)[0]);
+  CHECK(std::find(plain.begin(), plain.end(), "--transport") == plain.end());
 }
 
 TEST_CASE("the workload's share of a link follows the scenario's rate changes and flows", "[runner]") {

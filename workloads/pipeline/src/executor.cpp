@@ -47,6 +47,7 @@ Result<IterationMetrics> StageExecutor::run_iteration(int iteration) {
   int inflight = 0;
   const std::uint64_t bytes_before = transport_.bytes_sent();
   std::map<int, std::vector<float>> inputs, outputs, grads_out, grads_in;
+  std::map<int, Completion> outputs_done, grads_in_done;  // tensors still being copied
   const auto& actions = schedule_->ranks[rank_];
   const double t_start = now_s();
   m.start_s = t_start;
@@ -61,6 +62,9 @@ Result<IterationMetrics> StageExecutor::run_iteration(int iteration) {
       case Op::kForward:
         outputs[mb] = transport_.buffer(backend_.message_floats());
         backend_.forward(iteration, mb, inputs[mb], outputs[mb]);
+        if (Completion c = backend_.take_completion()) {
+          outputs_done[mb] = std::move(c);
+        }
         transport_.recycle(std::move(inputs[mb]));
         inputs.erase(mb);
         m.peak_held_bytes = std::max(m.peak_held_bytes, backend_.held_bytes());
@@ -71,6 +75,9 @@ Result<IterationMetrics> StageExecutor::run_iteration(int iteration) {
       case Op::kBackward:
         grads_in[mb] = transport_.buffer(backend_.message_floats());
         backend_.backward(iteration, mb, grads_out[mb], grads_in[mb]);
+        if (Completion c = backend_.take_completion()) {
+          grads_in_done[mb] = std::move(c);
+        }
         transport_.recycle(std::move(grads_out[mb]));
         grads_out.erase(mb);
         --inflight;
@@ -81,8 +88,15 @@ Result<IterationMetrics> StageExecutor::run_iteration(int iteration) {
       case Op::kSendB: {
         const bool fwd = a.op == Op::kSendF;
         auto& from = fwd ? outputs : grads_in;
+        auto& done = fwd ? outputs_done : grads_in_done;
         peer = fwd ? rank_ + 1 : rank_ - 1;
-        ok = transport_.send(peer, Tag{fwd ? Kind::kActivation : Kind::kGradient, iteration, mb}, std::move(from[mb]));
+        Completion complete;
+        if (auto it = done.find(mb); it != done.end()) {
+          complete = std::move(it->second);
+          done.erase(it);
+        }
+        ok = transport_.send(peer, Tag{fwd ? Kind::kActivation : Kind::kGradient, iteration, mb}, std::move(from[mb]),
+                             std::move(complete));
         from.erase(mb);
         lane = sim::Lane::kSend;
         break;

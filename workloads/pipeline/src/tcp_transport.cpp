@@ -167,12 +167,12 @@ class Link {
 
   const std::string& name() const { return name_; }
 
-  Result<void> send(Tag tag, std::vector<float> data) {
+  Result<void> send(Tag tag, std::vector<float> data, Completion complete) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!send_error_.ok()) {
       return send_error_;
     }
-    queue_.push_back({tag, std::move(data)});
+    queue_.push_back({tag, std::move(data), std::move(complete)});
     cv_.notify_all();
     return {};
   }
@@ -208,6 +208,7 @@ class Link {
   struct Item {
     Tag tag;
     std::vector<float> data;
+    Completion complete;
   };
 
   void send_loop() {
@@ -222,6 +223,10 @@ class Link {
         item = std::move(queue_.front());
         queue_.pop_front();
         writing_ = true;
+      }
+      if (item.complete) {
+        item.complete(item.data);
+        item.complete = nullptr;  // releases what the backend held for it
       }
       FrameHeader h;
       h.kind = static_cast<std::uint8_t>(item.tag.kind);
@@ -323,11 +328,11 @@ class Link {
 
 class TcpTransport : public Transport {
  public:
-  Result<void> send(int peer, Tag tag, std::vector<float> data) override {
+  Result<void> send(int peer, Tag tag, std::vector<float> data, Completion complete = {}) override {
     Link* l = link(peer);
     CONTEND_CHECK(l != nullptr, "send to a rank that is not a neighbour");
     bytes_ += data.size() * sizeof(float);
-    return l->send(tag, std::move(data));
+    return l->send(tag, std::move(data), std::move(complete));
   }
   Result<std::vector<float>> recv(int peer, Tag tag, Deadline deadline) override {
     Link* l = link(peer);

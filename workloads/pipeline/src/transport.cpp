@@ -7,12 +7,31 @@
 namespace contend::pipeline {
 
 std::string describe(const Tag& tag) {
+  if (tag.kind == Kind::kControl && tag.iteration == kBootstrapIteration) {
+    return "the transport's bootstrap message " + std::to_string(tag.microbatch);
+  }
   if (tag.kind == Kind::kControl) {
     return std::string(tag.microbatch == 0 ? "the adaptive scheduler's measurements" : "the adaptive scheduler's k") +
            " (iteration " + std::to_string(tag.iteration) + ")";
   }
   return std::string(tag.kind == Kind::kActivation ? "activation" : "gradient") + " of micro-batch " +
          std::to_string(tag.microbatch) + " (iteration " + std::to_string(tag.iteration) + ")";
+}
+
+namespace {
+std::map<std::string, TransportFactory>& transports() {
+  static std::map<std::string, TransportFactory> table;
+  return table;
+}
+}  // namespace
+
+void register_transport(const std::string& name, TransportFactory factory) {
+  transports()[name] = std::move(factory);
+}
+
+const TransportFactory* find_transport(const std::string& name) {
+  auto it = transports().find(name);
+  return it == transports().end() ? nullptr : &it->second;
 }
 
 TransferTotals Transport::take_transfers(int peer) {
@@ -123,7 +142,10 @@ Result<std::vector<float>> Mailbox::take(int peer, Tag tag, Deadline deadline, c
 class InProcTransport : public Transport {
  public:
   InProcTransport(InProcHub& hub, int rank) : hub_(hub), rank_(rank) {}
-  Result<void> send(int peer, Tag tag, std::vector<float> data) override {
+  Result<void> send(int peer, Tag tag, std::vector<float> data, Completion complete = {}) override {
+    if (complete) {
+      complete(data);
+    }
     bytes_ += data.size() * sizeof(float);
     hub_.boxes_[peer]->put(rank_, tag, std::move(data));
     return {};

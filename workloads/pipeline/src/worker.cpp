@@ -218,9 +218,24 @@ Result<void> run_worker(const RunConfig& config, const TcpOptions& tcp,
   if (!backend) {
     return backend.error();
   }
+  const TransportFactory* factory = nullptr;
+  if (config.transport != "tcp") {
+    factory = find_transport(config.transport);
+    if (factory == nullptr) {
+      return make_error(Errc::kUnsupported, "rank " + std::to_string(tcp.rank) + ": the " + config.transport +
+                                                " transport is not built here (contend --version lists the optional "
+                                                "parts; nccl needs the CUDA toolkit and NCCL at build time)");
+    }
+  }
   auto transport = connect_tcp(tcp);
   if (!transport) {
     return with_context(transport.error(), "rank " + std::to_string(tcp.rank));
+  }
+  if (factory != nullptr) {
+    transport = (*factory)(std::move(*transport), tcp.rank, tcp.world_size);
+    if (!transport) {
+      return with_context(transport.error(), "rank " + std::to_string(tcp.rank) + ", " + config.transport);
+    }
   }
   return run_rank(config, tcp.rank, **backend, **transport, on_iteration, trace);
 }

@@ -3,7 +3,10 @@
 // pair per scenario link, and a bridge "switch" in its own namespace (contend-<run>-sw) with a
 // port per node for any-to-any traffic. Addresses come from 198.18.0.0/15 (RFC 2544's
 // benchmarking range): link i joins <198.18.a.b/30> (workload) and <198.19.a.b/30> (background)
-// with a = i / 64, b = 4 (i mod 64); node j is 198.18.255.(j+1)/24 on the switch.
+// with a = i / 64, b = 4 (i mod 64); node j is 198.18.255.(j+1)/24 on the switch. Each node routes
+// its link neighbours' other workload addresses through the link they share (host routes), so a
+// program that listens on any of a node's addresses (NCCL picks one interface for all its peers) is
+// reachable from every neighbour, through the shaped link.
 // Created through libnl and setns, never by forking `ip`.
 
 #include <atomic>
@@ -31,12 +34,21 @@ struct LinkPlan {
   bool shape_to = true;    // shape to's egress (traffic to -> from)
 };
 
+// A host route in `netns`: `destination` (a /32) via `via` on `ifname`.
+struct RoutePlan {
+  std::string netns;
+  std::string destination;
+  std::string via;
+  std::string ifname;
+};
+
 struct TopologyPlan {
   std::string run;
   std::vector<std::pair<std::string, std::string>> nodes;  // (node, netns)
   std::string switch_netns;
   std::vector<LinkPlan> links;
   std::vector<InterfacePlan> switch_ports;  // node ends of the switch veths ("cbr0")
+  std::vector<RoutePlan> routes;            // neighbours' other workload addresses
 
   // Every namespace the plan creates, nodes first, the switch last.
   std::vector<std::string> namespaces() const;

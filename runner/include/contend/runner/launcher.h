@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "contend/common/result.h"
+#include "contend/emulator/topology.h"
 #include "contend/runner/experiment.h"
 #include "contend/runner/truth.h"
 
@@ -38,6 +39,13 @@ std::vector<std::string> worker_options(const Experiment& e, const Cell& cell);
 std::vector<std::vector<std::string>> worker_commands(const Experiment& e, const Cell& cell,
                                                       const std::vector<std::string>& addresses, const CellFiles& files,
                                                       const LaunchOptions& options, double oracle_start_s);
+
+// The environment of the worker on `node` for the nccl transport: NCCL's sockets on the node's
+// link interfaces (exact names; the topology's host routes make every address reachable from each
+// neighbour through the shaped link), no P2P, shared memory or InfiniBand paths around the links,
+// and a host id per namespace, so NCCL treats the namespaces as hosts apart (and stages that share
+// a GPU are allowed). "KEY=VALUE" items.
+std::vector<std::string> nccl_environment(const emulator::TopologyPlan& plan, const std::string& node);
 
 // Runs `cell` as described above. Errors: kPermission without CAP_NET_ADMIN, a worker's failure
 // with the end of its log, kTimeout, kIo "stopped" when `stop` was set.

@@ -4,10 +4,15 @@
 #include <cuda_runtime.h>
 
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <map>
+#include <memory>
+#include <mutex>
+#include <utility>
 
 #include "kernels.cuh"
 
@@ -65,6 +70,15 @@ class CudaBackend : public ComputeBackend {
   }
 
   ~CudaBackend() override {
+    // Completions still queued in a transport hold slots: the transport is destroyed first
+    // (worker.cpp), which runs or drops them. An untaken one goes now, while its event exists.
+    pending_ = nullptr;
+    for (cudaEvent_t e : slot_events_) {
+      cudaEventDestroy(e);
+    }
+    if (pinned_ != nullptr) {
+      cudaFreeHost(pinned_);
+    }
     if (arena_ != nullptr) {
       cudaFree(arena_);
     }
@@ -76,7 +90,7 @@ class CudaBackend : public ComputeBackend {
         cudaStreamDestroy(s);
       }
     }
-    for (cudaEvent_t e : {copied_in_, computed_}) {
+    for (cudaEvent_t e : {copied_in_, consumed_in_}) {
       if (e != nullptr) {
         cudaEventDestroy(e);
       }
@@ -87,10 +101,15 @@ class CudaBackend : public ComputeBackend {
   std::size_t arena_floats() const {
     const std::size_t th = static_cast<std::size_t>(T_) * h_;
     const std::size_t tf = static_cast<std::size_t>(T_) * f_;
-    return 4 * P_ * layers_ + static_cast<std::size_t>(m_) * slot_floats_ + 4 * th + 2 * tf + 2 /* loss */;
+    return 4 * P_ * layers_ + static_cast<std::size_t>(m_) * slot_floats_ + 4 * th + 2 * tf + 2 /* loss */ +
+           out_slots() * th;
   }
 
+  // Outputs in flight to the transport: a whole iteration's activations and gradients.
+  std::size_t out_slots() const { return 2 * static_cast<std::size_t>(m_); }
+
   Result<void> init(int device) {
+    device_ = device;
     if (auto e = cudaSetDevice(device); e != cudaSuccess) {
       return make_error(Errc::kUnsupported,
                         std::string("cudaSetDevice(") + std::to_string(device) + "): " + cudaGetErrorString(e));
@@ -106,7 +125,23 @@ class CudaBackend : public ComputeBackend {
     CUDA_CHECK(cudaStreamCreateWithFlags(&h2d_, cudaStreamNonBlocking));
     CUDA_CHECK(cudaStreamCreateWithFlags(&d2h_, cudaStreamNonBlocking));
     CUDA_CHECK(cudaEventCreateWithFlags(&copied_in_, cudaEventDisableTiming));
-    CUDA_CHECK(cudaEventCreateWithFlags(&computed_, cudaEventDisableTiming));
+    CUDA_CHECK(cudaEventCreateWithFlags(&consumed_in_, cudaEventDisableTiming));
+    // Pinned host memory: the input's staging buffer and one buffer per output slot, so copies
+    // both ways are DMA that runs beside the compute stream.
+    const std::size_t th_bytes = bytes_th();
+    const std::size_t pinned_bytes = (1 + out_slots()) * th_bytes;
+    if (auto e = cudaMallocHost(&pinned_, pinned_bytes); e != cudaSuccess) {
+      return make_error(Errc::kIo, "cudaMallocHost(" + std::to_string(pinned_bytes) +
+                                       " bytes, the stage's pinned buffers): " + cudaGetErrorString(e));
+    }
+    pinned_bytes_ = pinned_bytes;
+    in_staging_ = static_cast<float*>(pinned_);
+    for (std::size_t j = 0; j < out_slots(); ++j) {
+      cudaEvent_t e = nullptr;
+      CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming | cudaEventBlockingSync));
+      slot_events_.push_back(e);
+      free_out_.push_back(j);
+    }
     CUDA_CHECK(cublasCreate(&blas_));
     CUDA_CHECK(cublasSetStream(blas_, compute_stream_));
     std::size_t used = 0;
@@ -131,6 +166,10 @@ class CudaBackend : public ComputeBackend {
     relu_ = take(tf);
     dact_ = take(tf);
     loss_ = reinterpret_cast<double*>(take(2));
+    for (std::size_t j = 0; j < out_slots(); ++j) {
+      dev_out_.push_back(take(th));
+      host_out_.push_back(in_staging_ + (j + 1) * th);
+    }
     // The same initial weights as the cpu backend (MlpStage), so runs compare exactly.
     std::vector<float> host(P_ * layers_);
     for (int l = 0; l < layers_; ++l) {
@@ -157,6 +196,7 @@ class CudaBackend : public ComputeBackend {
     }
     copy_in(in_, *x);
     CUDA_CHECK(cudaMemcpyAsync(cur_, in_, bytes_th(), cudaMemcpyDeviceToDevice, compute_stream_));
+    input_consumed();
     CONTEND_CHECK(!free_slots_.empty(), "cuda: more micro-batches in flight than the arena holds");
     float* slot = free_slots_.back();
     free_slots_.pop_back();
@@ -179,9 +219,11 @@ class CudaBackend : public ComputeBackend {
       copy_in(target_, pipeline::synthetic_target(model_, input));
       float* dy = slot + per_layer_ * layers_;
       kernels::mse(dy, cur_, target_, T_ * h_, m_, loss_, compute_stream_);
+      input_consumed();
       ++losses_;
+    } else {
+      copy_out(out, cur_);
     }
-    copy_out(out, cur_);
     held_ += per_layer_ * layers_ * sizeof(float);
   }
 
@@ -195,6 +237,7 @@ class CudaBackend : public ComputeBackend {
     } else {
       copy_in(in_, grad_out);
       CUDA_CHECK(cudaMemcpyAsync(grad_, in_, bytes_th(), cudaMemcpyDeviceToDevice, compute_stream_));
+      input_consumed();
     }
     for (int l = layers_ - 1; l >= 0; --l) {
       const float* w1 = params_ + l * P_;
@@ -216,8 +259,6 @@ class CudaBackend : public ComputeBackend {
     }
     if (stage_ > 0) {
       copy_out(grad_in, grad_);
-    } else {
-      CUDA_CHECK(cudaStreamSynchronize(compute_stream_));
     }
     free_slots_.push_back(slot);
     slots_.erase(it);
@@ -248,6 +289,7 @@ class CudaBackend : public ComputeBackend {
   }
 
   double loss() const override { return last_ ? last_loss_ : std::numeric_limits<double>::quiet_NaN(); }
+  pipeline::Completion take_completion() override { return std::exchange(pending_, {}); }
   std::uint64_t held_bytes() const override { return held_; }
 
   std::vector<std::vector<float>> layer(const float* base, int l) const {
@@ -271,21 +313,62 @@ class CudaBackend : public ComputeBackend {
  private:
   std::size_t bytes_th() const { return static_cast<std::size_t>(T_) * h_ * sizeof(float); }
 
-  // Host to device on the copy stream; the compute stream waits for it.
+  // Host to device through the pinned staging buffer on the copy stream, after the compute stream
+  // is done with the previous input; the compute stream waits for the copy. The host does not wait
+  // for the device: the staging buffer is reused only once the previous copy finished.
   void copy_in(float* dst, const std::vector<float>& src) {
-    CUDA_CHECK(cudaMemcpyAsync(dst, src.data(), bytes_th(), cudaMemcpyHostToDevice, h2d_));
+    CONTEND_CHECK(src.size() * sizeof(float) == bytes_th(), "cuda: an input of the wrong size");
+    CUDA_CHECK(cudaEventSynchronize(copied_in_));
+    std::memcpy(in_staging_, src.data(), bytes_th());
+    CUDA_CHECK(cudaStreamWaitEvent(h2d_, consumed_in_, 0));
+    CUDA_CHECK(cudaMemcpyAsync(dst, in_staging_, bytes_th(), cudaMemcpyHostToDevice, h2d_));
     CUDA_CHECK(cudaEventRecord(copied_in_, h2d_));
     CUDA_CHECK(cudaStreamWaitEvent(compute_stream_, copied_in_, 0));
-    // `src` is pageable host memory the caller may reuse at once: finish the copy first.
-    CUDA_CHECK(cudaStreamSynchronize(h2d_));
   }
-  // Device to host on the other copy stream, after the compute stream is done with `src`.
+  // The compute stream is done reading the input buffer (it was copied on).
+  void input_consumed() { CUDA_CHECK(cudaEventRecord(consumed_in_, compute_stream_)); }
+
+  // `src` copied into an output slot on the compute stream (so the next action may overwrite it)
+  // and from there to pinned memory on the other copy stream, while the next action computes.
+  // `dst` is filled by the completion (take_completion), which the transport runs on its sending
+  // thread: it waits for the copy and releases the slot, also when dropped unrun.
   void copy_out(std::vector<float>& dst, const float* src) {
-    dst.resize(message_floats());
-    CUDA_CHECK(cudaEventRecord(computed_, compute_stream_));
-    CUDA_CHECK(cudaStreamWaitEvent(d2h_, computed_, 0));
-    CUDA_CHECK(cudaMemcpyAsync(dst.data(), src, bytes_th(), cudaMemcpyDeviceToHost, d2h_));
-    CUDA_CHECK(cudaStreamSynchronize(d2h_));
+    (void)dst;  // filled by the completion
+    const std::size_t j = acquire_out_slot();
+    CUDA_CHECK(cudaMemcpyAsync(dev_out_[j], src, bytes_th(), cudaMemcpyDeviceToDevice, compute_stream_));
+    CUDA_CHECK(cudaEventRecord(slot_events_[j], compute_stream_));
+    CUDA_CHECK(cudaStreamWaitEvent(d2h_, slot_events_[j], 0));
+    CUDA_CHECK(cudaMemcpyAsync(host_out_[j], dev_out_[j], bytes_th(), cudaMemcpyDeviceToHost, d2h_));
+    CUDA_CHECK(cudaEventRecord(slot_events_[j], d2h_));
+    struct Slot {
+      CudaBackend* self;
+      std::size_t j;
+      ~Slot() { self->release_out_slot(j); }
+    };
+    std::shared_ptr<Slot> slot(new Slot{this, j});
+    pending_ = [slot, floats = message_floats()](std::vector<float>& out) {
+      CudaBackend* self = slot->self;
+      CUDA_CHECK(cudaSetDevice(self->device_));  // the transport's thread
+      CUDA_CHECK(cudaEventSynchronize(self->slot_events_[slot->j]));
+      out.resize(floats);
+      std::memcpy(out.data(), self->host_out_[slot->j], floats * sizeof(float));
+    };
+  }
+
+  std::size_t acquire_out_slot() {
+    std::unique_lock<std::mutex> lock(out_mutex_);
+    out_cv_.wait(lock, [&] { return !free_out_.empty(); });  // the transport is behind by a whole iteration
+    const std::size_t j = free_out_.back();
+    free_out_.pop_back();
+    return j;
+  }
+  void release_out_slot(std::size_t j) {
+    if (cudaEventSynchronize(slot_events_[j]) != cudaSuccess) {
+      std::fprintf(stderr, "contend cuda: an output copy failed\n");
+    }
+    std::lock_guard<std::mutex> lock(out_mutex_);
+    free_out_.push_back(j);
+    out_cv_.notify_all();
   }
 
   // Row-major C = alpha op(A) op(B) + beta C, as cblas_sgemm(CblasRowMajor, ...) takes it: cuBLAS
@@ -313,7 +396,17 @@ class CudaBackend : public ComputeBackend {
   std::vector<float*> free_slots_;
   std::map<int, float*> slots_;
   cudaStream_t compute_stream_ = nullptr, h2d_ = nullptr, d2h_ = nullptr;
-  cudaEvent_t copied_in_ = nullptr, computed_ = nullptr;
+  cudaEvent_t copied_in_ = nullptr, consumed_in_ = nullptr;
+  int device_ = 0;
+  void* pinned_ = nullptr;  // the input's staging buffer, then one buffer per output slot
+  std::uint64_t pinned_bytes_ = 0;
+  float* in_staging_ = nullptr;
+  std::vector<float*> dev_out_, host_out_;
+  std::vector<cudaEvent_t> slot_events_;  // per slot: the copy to the host is done
+  std::mutex out_mutex_;
+  std::condition_variable out_cv_;
+  std::vector<std::size_t> free_out_;
+  pipeline::Completion pending_;
   cublasHandle_t blas_ = nullptr;
   std::uint64_t held_ = 0;
   int steps_ = 0;

@@ -16,6 +16,7 @@
 
 #include "contend/common/result.h"
 #include "contend/pipeline/model.h"
+#include "contend/pipeline/transport.h"
 
 namespace contend::pipeline {
 
@@ -36,6 +37,11 @@ class ComputeBackend {
   virtual double loss() const = 0;
   // Activation bytes held now (forwards whose backward has not run).
   virtual std::uint64_t held_bytes() const = 0;
+  // The completion of the tensor the last forward or backward wrote (`out`, `grad_in`) when it
+  // is still being produced (cuda: its device-to-host copy runs on a copy stream while the next
+  // action computes); empty when the tensor is complete. The executor hands it to the transport
+  // with the tensor (Transport::send). Dropping it unrun releases what it holds.
+  virtual Completion take_completion() { return {}; }
 };
 
 struct EmulatedCompute {

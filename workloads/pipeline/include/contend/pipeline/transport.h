@@ -12,6 +12,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -23,7 +24,8 @@
 
 namespace contend::pipeline {
 
-// kControl: small messages of the adaptive scheduler's protocol (coordinator.h).
+// kControl: small messages of the adaptive scheduler's protocol (coordinator.h), and with
+// iteration kBootstrapIteration those of a transport's bootstrap (nccl: unique ids).
 enum class Kind : std::uint8_t { kActivation = 0, kGradient = 1, kControl = 4 };
 
 struct Tag {
@@ -36,8 +38,15 @@ struct Tag {
 };
 
 std::string describe(const Tag& tag);  // "activation of micro-batch 3 (iteration 0)"
+inline constexpr int kBootstrapIteration = -1;
 
 using Deadline = std::chrono::steady_clock::time_point;
+
+// Completes a tensor a compute backend is still producing (cuda: waits for its device-to-host copy
+// and fills it in). A transport runs it on its sending thread just before the tensor goes out, so
+// the copy overlaps the stage's next computation and the socket takes the tensor as soon as it is
+// there. Empty: the tensor is complete.
+using Completion = std::function<void(std::vector<float>&)>;
 
 // Reusable tensor buffers, so steady-state iterations allocate (and zero, and fault in) nothing.
 // Thread-safe.
@@ -80,8 +89,9 @@ class Transport {
   // Buffers for tensors to send, and the way back for received ones once used.
   std::vector<float> buffer(std::size_t floats) { return pool_.take(floats); }
   void recycle(std::vector<float> buffer) { pool_.give(std::move(buffer)); }
-  // Queues `data` for `peer`; returns at once. Fails when the link to `peer` is broken.
-  virtual Result<void> send(int peer, Tag tag, std::vector<float> data) = 0;
+  // Queues `data` for `peer`; returns at once. `complete` (if any) runs on the sending thread
+  // before `data` is written. Fails when the link to `peer` is broken.
+  virtual Result<void> send(int peer, Tag tag, std::vector<float> data, Completion complete = {}) = 0;
   // The message `tag` from `peer`, waiting until `deadline` (kTimeout) or until the link breaks.
   virtual Result<std::vector<float>> recv(int peer, Tag tag, Deadline deadline) = 0;
   // Blocks until everything queued has been handed to the kernel (or the link broke).
@@ -106,6 +116,16 @@ class Transport {
   };
   std::map<int, std::vector<Frame>> recent_;  // the last frames per peer
 };
+
+// Transports built as optional parts (nccl) register here, so the runtime needs no dependency on
+// them. A factory gets the TCP transport the worker connected first (its bootstrap connection,
+// which it may keep for small messages), the rank and the world size.
+using TransportFactory =
+    std::function<Result<std::unique_ptr<Transport>>(std::unique_ptr<Transport> bootstrap, int rank, int world_size)>;
+// Registers `name` (call at startup, before any run; not thread-safe with lookups).
+void register_transport(const std::string& name, TransportFactory factory);
+// The factory of `name`, or nullptr.
+const TransportFactory* find_transport(const std::string& name);
 
 // Received messages waiting for their receive, per (peer, tag), and the error of each broken
 // peer. Thread-safe.

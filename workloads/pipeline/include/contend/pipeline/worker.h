@@ -28,6 +28,7 @@ struct RunConfig {
   std::optional<OracleTruth> oracle;  // the oracle policy's ground truth (rank 0)
   std::string backend = "cpu";        // cpu, emulated, or a registered one (cuda)
   std::string backend_options;        // for a registered backend (cuda: fp32, tf32 or bf16)
+  std::string transport = "tcp";      // tcp, or a registered one (nccl), bootstrapped over tcp
   ModelConfig model;                  // cpu backend (and profiling)
   EmulatedCompute emulated;           // emulated backend
   bool profile = false;               // emulated: take durations from the cpu backend's profile
@@ -56,7 +57,8 @@ Result<void> run_rank(const RunConfig& config, int rank, ComputeBackend& backend
 // One JSON line (contend.iteration/1) for `m`.
 std::string metrics_line(const RunConfig& config, const IterationMetrics& m);
 
-// Runs `rank` over TCP for every iteration, calling `on_iteration` after each. Errors name the
+// Runs `rank` over TCP (or the registered transport config.transport, bootstrapped over TCP) for
+// every iteration, calling `on_iteration` after each. Errors name the
 // rank, action and peer.
 Result<void> run_worker(const RunConfig& config, const TcpOptions& tcp,
                         const std::function<void(const IterationMetrics&)>& on_iteration,

@@ -5,7 +5,11 @@
 // host-to-device and device-to-host copies; every device buffer carved at start from one
 // allocation sized for the stage's parameters, gradients, optimizer state, scratch and the stash
 // of every micro-batch that can be in flight, so the peak is known before the first step.
-// Tensors cross the ComputeBackend interface in host memory: transports stay host-staged (tcp).
+// Tensors cross the ComputeBackend interface in host memory (host-staged transports): inputs
+// through a pinned staging buffer without the host waiting for the copy; each output copied on
+// the compute stream into one of 2m device slots and from there to pinned memory on a copy stream
+// while the next action computes, the tensor filled in by its completion (take_completion),
+// which the transport runs on its sending thread just before the socket takes it.
 // Built only with CONTEND_WITH_CUDA (workloads/pipeline/cuda). Not thread-safe: one compute thread
 // per stage.
 

@@ -1,0 +1,490 @@
+#include "contend/pipeline_cuda/nccl_transport.h"
+
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace contend::pipeline_cuda {
+namespace {
+
+using pipeline::Deadline;
+using pipeline::Kind;
+using pipeline::Tag;
+using pipeline::Transport;
+using Clock = std::chrono::steady_clock;
+
+constexpr std::int64_t kCloseKind = 255;  // the last header a sender sends
+constexpr int kHeaderWords = 4;           // kind, iteration, micro-batch, floats
+constexpr std::size_t kUuidBytes = 16;
+constexpr std::size_t kHostIdBytes = 8;
+// The bootstrap message: GPU UUID, hash of NCCL_HOSTID, the unique id.
+constexpr std::size_t kBootstrapBytes = kUuidBytes + kHostIdBytes + sizeof(ncclUniqueId);
+constexpr std::size_t kBootstrapFloats = (kBootstrapBytes + sizeof(float) - 1) / sizeof(float);
+constexpr auto kBootstrapTimeout = std::chrono::seconds(60);
+constexpr auto kCloseTimeout = std::chrono::seconds(10);
+
+double now_s() {
+  return std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
+}
+
+Error nccl_error(ncclResult_t r, ncclComm_t comm, const std::string& what) {
+  const char* detail = ncclGetLastError(comm);
+  return make_error(Errc::kIo, what + ": " + ncclGetErrorString(r) +
+                                   (detail != nullptr && *detail != '\0' ? std::string(" (") + detail + ")" : ""));
+}
+
+Error cuda_error(cudaError_t e, const std::string& what) {
+  return make_error(Errc::kIo, what + ": " + cudaGetErrorString(e));
+}
+
+#define NCCL_TRY(expr, comm)                           \
+  do {                                                 \
+    if (ncclResult_t r_ = (expr); r_ != ncclSuccess) { \
+      return nccl_error(r_, comm, #expr);              \
+    }                                                  \
+  } while (0)
+#define CUDA_TRY(expr)                                \
+  do {                                                \
+    if (cudaError_t e_ = (expr); e_ != cudaSuccess) { \
+      return cuda_error(e_, #expr);                   \
+    }                                                 \
+  } while (0)
+
+// FNV-1a of NCCL_HOSTID ("" when unset): NCCL tells hosts apart by it, and refuses two ranks on
+// one GPU only within one host.
+std::uint64_t host_id_hash() {
+  const char* id = std::getenv("NCCL_HOSTID");
+  std::uint64_t h = 1469598103934665603ull;
+  for (const char* c = id != nullptr ? id : ""; *c != '\0'; ++c) {
+    h = (h ^ static_cast<unsigned char>(*c)) * 1099511628211ull;
+  }
+  return h;
+}
+
+std::string hex(const unsigned char* bytes, std::size_t n) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  for (std::size_t i = 0; i < n; ++i) {
+    out += digits[bytes[i] >> 4];
+    out += digits[bytes[i] & 15];
+  }
+  return out;
+}
+
+// One direction of one neighbour's link: its two-rank communicator, a stream, and device and
+// pinned host buffers that grow to the largest message. Used by one thread.
+struct Channel {
+  int peer = 0;
+  bool sends = false;
+  ncclComm_t comm = nullptr;
+  cudaStream_t stream = nullptr;
+  std::int64_t* dev_header = nullptr;
+  std::int64_t* host_header = nullptr;  // pinned
+  float* dev = nullptr;
+  float* host = nullptr;  // pinned
+  std::size_t floats = 0;
+  std::thread thread;
+  std::atomic<bool> done{false};
+
+  Result<void> init() {
+    CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    CUDA_TRY(cudaMalloc(reinterpret_cast<void**>(&dev_header), kHeaderWords * sizeof(std::int64_t)));
+    CUDA_TRY(cudaMallocHost(reinterpret_cast<void**>(&host_header), kHeaderWords * sizeof(std::int64_t)));
+    return {};
+  }
+  Result<void> reserve(std::size_t n) {
+    if (n <= floats) {
+      return {};
+    }
+    cudaFree(dev);
+    cudaFreeHost(host);
+    dev = nullptr;
+    host = nullptr;
+    floats = 0;
+    CUDA_TRY(cudaMalloc(reinterpret_cast<void**>(&dev), n * sizeof(float)));
+    CUDA_TRY(cudaMallocHost(reinterpret_cast<void**>(&host), n * sizeof(float)));
+    floats = n;
+    return {};
+  }
+  // Waits for the stream's work, watching the communicator for errors and `stop`.
+  Result<void> wait(const std::atomic<bool>& stop, const std::string& what) const {
+    for (int spins = 0;; ++spins) {
+      const cudaError_t q = cudaStreamQuery(stream);
+      if (q == cudaSuccess) {
+        return {};
+      }
+      if (q != cudaErrorNotReady) {
+        return cuda_error(q, what);
+      }
+      ncclResult_t async = ncclSuccess;
+      ncclCommGetAsyncError(comm, &async);
+      if (async != ncclSuccess && async != ncclInProgress) {
+        return nccl_error(async, comm, what);
+      }
+      if (stop.load()) {
+        return make_error(Errc::kIo, what + ": stopped");
+      }
+      if (spins < 2000) {
+        std::this_thread::yield();
+      } else {
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+      }
+    }
+  }
+  ~Channel() {
+    if (comm != nullptr) {
+      ncclCommAbort(comm);  // after a clean close there is nothing left to abort
+    }
+    if (stream != nullptr) {
+      cudaStreamDestroy(stream);
+    }
+    cudaFree(dev_header);
+    cudaFreeHost(host_header);
+    cudaFree(dev);
+    cudaFreeHost(host);
+  }
+};
+
+class NcclTransport : public Transport {
+ public:
+  NcclTransport(std::unique_ptr<Transport> bootstrap, int device) : bootstrap_(std::move(bootstrap)), device_(device) {}
+
+  ~NcclTransport() override { shutdown(); }
+
+  // Creates both channels of every neighbour in one NCCL group: this rank is 0 of the
+  // communicators it sends on (`send_ids`) and 1 of those it receives on (`recv_ids`).
+  Result<void> start(const std::map<int, ncclUniqueId>& send_ids, const std::map<int, ncclUniqueId>& recv_ids) {
+    for (const auto& [peer, id] : send_ids) {
+      queues_[peer];  // the neighbours: sends to anyone else are a bug
+      for (bool sends : {true, false}) {
+        auto c = std::make_unique<Channel>();
+        c->peer = peer;
+        c->sends = sends;
+        if (auto ok = c->init(); !ok) {
+          return ok;
+        }
+        channels_.push_back(std::move(c));
+      }
+    }
+    NCCL_TRY(ncclGroupStart(), nullptr);
+    for (auto& c : channels_) {
+      const ncclUniqueId& id = c->sends ? send_ids.at(c->peer) : recv_ids.at(c->peer);
+      if (ncclResult_t r = ncclCommInitRank(&c->comm, 2, id, c->sends ? 0 : 1); r != ncclSuccess) {
+        ncclGroupEnd();
+        return nccl_error(r, nullptr, "ncclCommInitRank with rank " + std::to_string(c->peer));
+      }
+    }
+    NCCL_TRY(ncclGroupEnd(), nullptr);
+    for (auto& c : channels_) {
+      Channel* ch = c.get();
+      ch->thread = std::thread([this, ch] {
+        cudaSetDevice(device_);  // the current device is per thread
+        if (ch->sends) {
+          send_loop(*ch);
+        } else {
+          recv_loop(*ch);
+        }
+        ch->done = true;
+      });
+    }
+    return {};
+  }
+
+  Result<void> send(int peer, Tag tag, std::vector<float> data, pipeline::Completion complete = {}) override {
+    if (tag.kind == Kind::kControl) {
+      return bootstrap_->send(peer, tag, std::move(data), std::move(complete));
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    CONTEND_CHECK(queues_.count(peer) != 0, "nccl: send to a rank that is not a neighbour");
+    auto it = send_errors_.find(peer);
+    if (it != send_errors_.end()) {
+      return it->second;
+    }
+    bytes_ += data.size() * sizeof(float);
+    queues_[peer].push_back({tag, std::move(data), std::move(complete)});
+    cv_.notify_all();
+    return {};
+  }
+
+  Result<std::vector<float>> recv(int peer, Tag tag, Deadline deadline) override {
+    if (tag.kind == Kind::kControl) {
+      return bootstrap_->recv(peer, tag, deadline);
+    }
+    return box_.take(peer, tag, deadline, "rank " + std::to_string(peer) + " (nccl)");
+  }
+
+  Result<void> flush() override {
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      cv_.wait(lock, [&] {
+        for (const auto& [peer, q] : queues_) {
+          if (!q.empty() && send_errors_.count(peer) == 0) {
+            return false;
+          }
+        }
+        return busy_ == 0;
+      });
+      if (!send_errors_.empty()) {
+        return send_errors_.begin()->second;
+      }
+    }
+    return bootstrap_->flush();
+  }
+
+  std::uint64_t bytes_sent() const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return bytes_ + bootstrap_->bytes_sent();
+  }
+
+ private:
+  struct Item {
+    Tag tag;
+    std::vector<float> data;
+    pipeline::Completion complete;
+  };
+
+  void send_loop(Channel& ch) {
+    for (;;) {
+      Item item;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        cv_.wait(lock, [&] { return closing_ || !queues_[ch.peer].empty(); });
+        if (queues_[ch.peer].empty()) {
+          break;  // closing, everything sent
+        }
+        item = std::move(queues_[ch.peer].front());
+        queues_[ch.peer].pop_front();
+        ++busy_;
+      }
+      if (item.complete) {
+        item.complete(item.data);
+        item.complete = nullptr;  // releases what the backend held for it
+      }
+      auto ok = send_one(ch, item.tag, item.data);
+      recycle(std::move(item.data));
+      std::lock_guard<std::mutex> lock(mutex_);
+      --busy_;
+      if (!ok) {
+        send_errors_.emplace(ch.peer, with_context(ok.error(), "sending to rank " + std::to_string(ch.peer)));
+      }
+      cv_.notify_all();
+      if (!ok) {
+        return;
+      }
+    }
+    // The peer's receiver stops at this header.
+    ch.host_header[0] = kCloseKind;
+    if (cudaMemcpyAsync(ch.dev_header, ch.host_header, kHeaderWords * sizeof(std::int64_t), cudaMemcpyHostToDevice,
+                        ch.stream) == cudaSuccess &&
+        ncclSend(ch.dev_header, kHeaderWords, ncclInt64, 1, ch.comm, ch.stream) == ncclSuccess) {
+      (void)ch.wait(stop_, "the closing header");
+    }
+  }
+
+  // A header, then the payload in two halves (the receiver times the second apart).
+  Result<void> send_one(Channel& ch, Tag tag, const std::vector<float>& data) {
+    const std::size_t n = data.size();
+    if (auto ok = ch.reserve(n); !ok) {
+      return ok;
+    }
+    ch.host_header[0] = static_cast<std::int64_t>(tag.kind);
+    ch.host_header[1] = tag.iteration;
+    ch.host_header[2] = tag.microbatch;
+    ch.host_header[3] = static_cast<std::int64_t>(n);
+    std::memcpy(ch.host, data.data(), n * sizeof(float));
+    CUDA_TRY(cudaMemcpyAsync(ch.dev_header, ch.host_header, kHeaderWords * sizeof(std::int64_t), cudaMemcpyHostToDevice,
+                             ch.stream));
+    CUDA_TRY(cudaMemcpyAsync(ch.dev, ch.host, n * sizeof(float), cudaMemcpyHostToDevice, ch.stream));
+    NCCL_TRY(ncclSend(ch.dev_header, kHeaderWords, ncclInt64, 1, ch.comm, ch.stream), ch.comm);
+    const std::size_t first = n - n / 2;
+    if (first > 0) {
+      NCCL_TRY(ncclSend(ch.dev, first, ncclFloat, 1, ch.comm, ch.stream), ch.comm);
+    }
+    if (n / 2 > 0) {
+      NCCL_TRY(ncclSend(ch.dev + first, n / 2, ncclFloat, 1, ch.comm, ch.stream), ch.comm);
+    }
+    return ch.wait(stop_, "ncclSend of " + pipeline::describe(tag));
+  }
+
+  void recv_loop(Channel& ch) {
+    const std::string name = "rank " + std::to_string(ch.peer) + " (nccl)";
+    for (;;) {
+      auto ok = recv_one(ch);
+      if (!ok) {
+        box_.fail(ch.peer, with_context(ok.error(), "receiving from " + name));
+        return;
+      }
+      if (!*ok) {
+        box_.fail(ch.peer, make_error(Errc::kIo, name + " finished and closed the connection"));
+        return;
+      }
+    }
+  }
+
+  // One message into the mailbox; false at the closing header.
+  Result<bool> recv_one(Channel& ch) {
+    if (ncclResult_t r = ncclRecv(ch.dev_header, kHeaderWords, ncclInt64, 0, ch.comm, ch.stream); r != ncclSuccess) {
+      return nccl_error(r, ch.comm, "ncclRecv of a header");
+    }
+    CUDA_TRY(cudaMemcpyAsync(ch.host_header, ch.dev_header, kHeaderWords * sizeof(std::int64_t), cudaMemcpyDeviceToHost,
+                             ch.stream));
+    if (auto ok = ch.wait(stop_, "ncclRecv of a header"); !ok) {
+      return ok.error();
+    }
+    const double t0 = now_s();
+    if (ch.host_header[0] == kCloseKind) {
+      return false;
+    }
+    const Tag tag{static_cast<Kind>(ch.host_header[0]), static_cast<int>(ch.host_header[1]),
+                  static_cast<int>(ch.host_header[2])};
+    const std::size_t n = static_cast<std::size_t>(ch.host_header[3]);
+    if (auto ok = ch.reserve(n); !ok) {
+      return ok.error();
+    }
+    const std::size_t first = n - n / 2;
+    double t_half = t0;
+    if (first > 0) {
+      NCCL_TRY(ncclRecv(ch.dev, first, ncclFloat, 0, ch.comm, ch.stream), ch.comm);
+      if (auto ok = ch.wait(stop_, "ncclRecv of " + pipeline::describe(tag)); !ok) {
+        return ok.error();
+      }
+      t_half = now_s();
+    }
+    if (n / 2 > 0) {
+      NCCL_TRY(ncclRecv(ch.dev + first, n / 2, ncclFloat, 0, ch.comm, ch.stream), ch.comm);
+    }
+    if (auto ok = ch.wait(stop_, "ncclRecv of " + pipeline::describe(tag)); !ok) {
+      return ok.error();
+    }
+    const double t_end = now_s();
+    CUDA_TRY(cudaMemcpyAsync(ch.host, ch.dev, n * sizeof(float), cudaMemcpyDeviceToHost, ch.stream));
+    if (auto ok = ch.wait(stop_, "copying " + pipeline::describe(tag) + " to the host"); !ok) {
+      return ok.error();
+    }
+    std::vector<float> v = buffer(n);
+    std::memcpy(v.data(), ch.host, n * sizeof(float));
+    box_.put(ch.peer, tag, std::move(v));
+    record_transfer(ch.peer, n * sizeof(float), t_end - t0, (n / 2) * sizeof(float), t_end - t_half);
+    return true;
+  }
+
+  // Senders send what is queued and their closing header, receivers wait for the peers'; after
+  // kCloseTimeout (a peer gone) the rest is stopped and the communicators aborted.
+  void shutdown() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      closing_ = true;
+    }
+    cv_.notify_all();
+    const auto deadline = Clock::now() + kCloseTimeout;
+    for (auto& c : channels_) {
+      while (c->thread.joinable() && !c->done.load() && Clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    }
+    stop_ = true;
+    for (auto& c : channels_) {
+      if (c->thread.joinable()) {
+        c->thread.join();
+      }
+    }
+    channels_.clear();  // aborts the communicators, frees the buffers
+  }
+
+  std::unique_ptr<Transport> bootstrap_;
+  int device_;
+  std::vector<std::unique_ptr<Channel>> channels_;
+  pipeline::Mailbox box_;
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  std::map<int, std::deque<Item>> queues_;
+  std::map<int, Error> send_errors_;
+  int busy_ = 0;
+  bool closing_ = false;
+  std::atomic<bool> stop_{false};
+  std::uint64_t bytes_ = 0;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Transport>> connect_nccl(std::unique_ptr<Transport> bootstrap, int rank, int world_size,
+                                                int device) {
+  int count = 0;
+  if (auto e = cudaGetDeviceCount(&count); e != cudaSuccess || count == 0) {
+    return make_error(Errc::kUnsupported, std::string("the nccl transport needs a CUDA device: ") +
+                                              (e != cudaSuccess ? cudaGetErrorString(e) : "none visible"));
+  }
+  const int dev = device >= 0 ? device : rank % count;
+  CUDA_TRY(cudaSetDevice(dev));
+  cudaDeviceProp prop{};
+  CUDA_TRY(cudaGetDeviceProperties(&prop, dev));
+  unsigned char uuid[kUuidBytes];
+  std::memcpy(uuid, prop.uuid.bytes, kUuidBytes);
+
+  // Bootstrap: to each neighbour, this GPU's UUID and the id of the communicator this rank sends on.
+  const std::uint64_t host_id = host_id_hash();
+  std::map<int, ncclUniqueId> send_ids, recv_ids;
+  const Tag tag{Kind::kControl, pipeline::kBootstrapIteration, 0};
+  for (int peer : {rank - 1, rank + 1}) {
+    if (peer < 0 || peer >= world_size) {
+      continue;
+    }
+    NCCL_TRY(ncclGetUniqueId(&send_ids[peer]), nullptr);
+    std::vector<float> msg(kBootstrapFloats, 0.0f);
+    auto* bytes = reinterpret_cast<unsigned char*>(msg.data());
+    std::memcpy(bytes, uuid, kUuidBytes);
+    std::memcpy(bytes + kUuidBytes, &host_id, kHostIdBytes);
+    std::memcpy(bytes + kUuidBytes + kHostIdBytes, &send_ids[peer], sizeof(ncclUniqueId));
+    if (auto ok = bootstrap->send(peer, tag, std::move(msg)); !ok) {
+      return ok.error();
+    }
+  }
+  for (const auto& [peer, unused] : send_ids) {
+    auto got = bootstrap->recv(peer, tag, Clock::now() + kBootstrapTimeout);
+    if (!got) {
+      return got.error();
+    }
+    if (got->size() != kBootstrapFloats) {
+      return make_error(Errc::kIo, "rank " + std::to_string(peer) + " sent a bootstrap message of " +
+                                       std::to_string(got->size()) + " floats, not " +
+                                       std::to_string(kBootstrapFloats) + ": is it running the nccl transport?");
+    }
+    const auto* bytes = reinterpret_cast<const unsigned char*>(got->data());
+    std::uint64_t peer_host_id = 0;
+    std::memcpy(&peer_host_id, bytes + kUuidBytes, kHostIdBytes);
+    if (std::memcmp(bytes, uuid, kUuidBytes) == 0 && peer_host_id == host_id) {
+      return make_error(Errc::kUnsupported,
+                        "ranks " + std::to_string(rank) + " and " + std::to_string(peer) + " are both on GPU " +
+                            std::to_string(dev) + " (" + prop.name + ", UUID " + hex(uuid, kUuidBytes) +
+                            ") of one host: NCCL refuses two ranks of a communicator on one GPU; give each rank "
+                            "its own GPU (CUDA_VISIBLE_DEVICES), or its own NCCL_HOSTID so NCCL treats them as "
+                            "hosts apart and connects them through sockets (contend run does, per namespace), or "
+                            "use the tcp transport");
+    }
+    std::memcpy(&recv_ids[peer], bytes + kUuidBytes + kHostIdBytes, sizeof(ncclUniqueId));
+  }
+  auto transport = std::make_unique<NcclTransport>(std::move(bootstrap), dev);
+  if (auto ok = transport->start(send_ids, recv_ids); !ok) {
+    return ok.error();
+  }
+  return std::unique_ptr<Transport>(std::move(transport));
+}
+
+void register_nccl_transport() {
+  pipeline::register_transport("nccl", [](std::unique_ptr<Transport> bootstrap, int rank, int world_size) {
+    return connect_nccl(std::move(bootstrap), rank, world_size);
+  });
+}
+
+}  // namespace contend::pipeline_cuda
