@@ -18,6 +18,7 @@
 #include "contend/common/child_process.h"
 #include "contend/common/fd.h"
 #include "contend/common/json.h"
+#include "contend/common/units.h"
 #include "contend/runner/hosts.h"
 #include "contend/runner/launcher.h"
 #include "contend/runner/results.h"
@@ -176,6 +177,19 @@ int run(RunOptions& o) {
   auto e = runner::load_experiment(o.experiment);
   if (!e) {
     return fail(e.error().message);
+  }
+  if (o.simulate) {
+    auto simulated = runner::simulated_workload(e->workload);
+    if (!simulated) {
+      return fail(simulated.error().message);
+    }
+    if (e->workload.backend != "emulated") {
+      std::fprintf(stderr,
+                   "contend run: simulating the %s model with stage times profiled here: fwd %s, bwd %s, %s a tensor\n",
+                   e->workload.backend.c_str(), format_duration(simulated->forward).c_str(),
+                   format_duration(simulated->backward).c_str(), format_size(simulated->activation_bytes).c_str());
+    }
+    e->workload = *simulated;
   }
   auto tolerance = parse_fraction(o.tolerance);
   if (!tolerance) {

@@ -4,6 +4,8 @@
 #include <map>
 
 #include "contend/emulator/htb_params.h"
+#include "contend/pipeline/backend.h"
+#include "contend/pipeline/model.h"
 #include "contend/pipeline/policy.h"
 #include "contend/schedule/generators.h"
 #include "contend/schedule/registry.h"
@@ -86,6 +88,36 @@ Result<std::vector<RateTrace>> workload_rates(const emulator::Scenario& s) {
 
 std::uint64_t shaper_burst_bytes(double goodput_bps) {
   return emulator::burst_bytes_for(goodput_bps / kTcpGoodput);
+}
+
+Result<Workload> simulated_workload(const Workload& w, int repeats) {
+  if (w.backend == "emulated") {
+    return w;
+  }
+  if (w.backend != "cpu") {
+    return make_error(Errc::kUnsupported, "--simulate cannot time " + w.backend +
+                                              " stages without their device: run it for real, or simulate an "
+                                              "emulated workload with the fwd, bwd and activation measured there");
+  }
+  pipeline::ModelConfig model;
+  model.hidden = w.hidden;
+  model.layers = w.layers;
+  model.microbatch_size = w.microbatch_size;
+  model.seq_len = w.seq_len;
+  if (auto ok = pipeline::validate_model(model, w.stages); !ok) {
+    return ok.error();
+  }
+  Workload out = w;
+  std::chrono::nanoseconds fwd{0}, bwd{0};
+  for (int stage = 0; stage < w.stages; ++stage) {
+    const auto [f, b] = pipeline::profile_cpu_backend(model, stage, w.stages, repeats);
+    fwd += f;
+    bwd += b;
+  }
+  out.forward = fwd / w.stages;
+  out.backward = bwd / w.stages;
+  out.activation_bytes = model.activation_floats() * sizeof(float);
+  return out;
 }
 
 Result<SimCell> simulate_cell(const Workload& w, const std::string& schedule, const std::vector<RateTrace>& links) {

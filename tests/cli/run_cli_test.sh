@@ -29,6 +29,16 @@ expect_error '{"schema": "contend.experiment/1", "name": "x", "scenarios": ["ste
   "schedules": ["1f1b", "kfkb:k=two"]}' "/schedules/1"
 expect_error '{"schema": "contend.experiment/1", "name": "x", "scenarios": ["steady.json"],
   "workload": {"activation": "big"}, "schedules": ["1f1b"]}' "/workload/activation" "big"
+# cuda stages cannot be timed without their GPU; cpu stages are profiled here and simulated.
+expect_error '{"schema": "contend.experiment/1", "name": "x", "scenarios": ["steady.json"],
+  "workload": {"backend": "cuda"}, "schedules": ["1f1b"]}' "cannot time cuda stages"
+echo '{"schema": "contend.experiment/1", "name": "cpu", "scenarios": ["steady.json"], "repetitions": 1,
+  "workload": {"backend": "cpu", "hidden": 64, "layers": 8, "iterations": 2, "warmup": 0}, "schedules": ["1f1b"]}' \
+  >"$tmp/cpu.json"
+"$contend" run "$tmp/cpu.json" --simulate --no-report --out "$tmp/cpu-out" >/dev/null 2>"$tmp/err.txt" ||
+  fail "simulating a cpu workload: $(cat "$tmp/err.txt")"
+grep -q "simulating the cpu model with stage times profiled here: fwd [0-9.]*[mun]*s, bwd [0-9.]*[mun]*s, 16KiB a tensor" "$tmp/err.txt" ||
+  fail "no profiled stage times: $(cat "$tmp/err.txt")"
 if "$contend" run "$src/experiments/quickstart.json" --simulate --tolerance lots 2>"$tmp/err.txt"; then
   fail "accepted --tolerance lots"
 fi

@@ -7,7 +7,7 @@
 //    or a policy, each iteration starting where the last ended on the scenario's clock. Policies
 //    decide from what the runtime would measure in band: the goodput each link gave over the
 //    iteration before.
-// Pure; thread-safe.
+// Pure (but simulated_workload); thread-safe.
 
 #include <optional>
 #include <string>
@@ -47,6 +47,12 @@ struct SimCell {
   std::vector<SimIteration> iterations;
   sim::SimResult last;  // the last iteration, with its trace (times from its start)
 };
+
+// The workload the simulator runs for `w`: emulated as it is; cpu with each stage's forward and
+// backward time profiled here (the mean over stages of the real model, `repeats` runs each) and
+// the model's activation size; cuda is kUnsupported (its stages can only be timed on a GPU). Not
+// pure: profiling runs the model.
+Result<Workload> simulated_workload(const Workload& w, int repeats = 5);
 
 // Simulates `w.warmup + w.iterations` iterations of `schedule` (a static schedule or a policy)
 // starting at scenario time 0 on `links`.
