@@ -157,8 +157,10 @@ Result<PlayReport> play(const Scenario& scenario, LinkControl& net, EventLog& lo
                  {"link", e.link},
                  {"rate_bps", e.rate_bps},
                  {"origin", e.origin}});
-    } else if (flows != nullptr && !flows->source_here(e.flow)) {
-      // Hosts mode: the host the flow leaves starts and stops it.
+    } else if (flows == nullptr || !flows->source_here(e.flow)) {
+      // Not run by this play: no flow generator, or (hosts mode) the host the flow leaves runs it.
+      const bool elsewhere = flows != nullptr;
+      report.skipped_flows += elsewhere ? 0 : 1;
       log.write({{"kind", e.kind == Event::Kind::kFlowStart ? "flow_start" : "flow_stop"},
                  {"scheduled_s", e.at_s},
                  {"applied_s", nullptr},
@@ -167,20 +169,9 @@ Result<PlayReport> play(const Scenario& scenario, LinkControl& net, EventLog& lo
                  {"to", e.flow.to},
                  {"protocol", protocol_name(e.flow.protocol)},
                  {"origin", e.origin},
-                 {"status", "elsewhere"},
-                 {"reason", "its source runs on " + e.flow.from}});
-    } else if (flows == nullptr) {
-      report.skipped_flows++;
-      log.write({{"kind", e.kind == Event::Kind::kFlowStart ? "flow_start" : "flow_stop"},
-                 {"scheduled_s", e.at_s},
-                 {"applied_s", nullptr},
-                 {"flow", e.flow.name},
-                 {"from", e.flow.from},
-                 {"to", e.flow.to},
-                 {"protocol", protocol_name(e.flow.protocol)},
-                 {"origin", e.origin},
-                 {"status", "skipped"},
-                 {"reason", "no flow generator attached to this play"}});
+                 {"status", elsewhere ? "elsewhere" : "skipped"},
+                 {"reason", elsewhere ? "its source runs on " + e.flow.from
+                                      : std::string("no flow generator attached to this play")}});
     } else {
       const bool start = e.kind == Event::Kind::kFlowStart;
       auto ok = start ? flows->start(e.flow) : flows->stop(e.flow.name);
