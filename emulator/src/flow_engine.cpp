@@ -146,7 +146,8 @@ struct FlowEngine::Flow {
     sockaddr_in a = address(ends.dst_address.empty() ? "0.0.0.0" : ends.dst_address, port);
     if (::bind(listener.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
         (tcp && ::listen(listener.get(), 128) != 0)) {
-      ready.set_value(errno_error(errno, what + ": bind " + ends.dst_address + ":" + std::to_string(port)));
+      ready.set_value(errno_error(
+          errno, what + ": bind " + (ends.dst_address.empty() ? "*" : ends.dst_address) + ":" + std::to_string(port)));
       return;
     }
     Fd ep(::epoll_create1(EPOLL_CLOEXEC));
@@ -289,8 +290,10 @@ struct FlowEngine::Flow {
         next = (next + 1) % socks.size();
         if (w > 0) {
           sent += static_cast<std::uint64_t>(w);
-        } else if (errno == EAGAIN || errno == ENOBUFS) {
-          break;  // the queue is full: try again at the next tick
+        } else if (errno == EAGAIN || errno == ENOBUFS || errno == ECONNREFUSED) {
+          // The queue is full, or (hosts mode) the sink's host is not listening yet and an ICMP
+          // port-unreachable came back: try again at the next tick.
+          break;
         } else {
           set_error(std::string("send: ") + std::strerror(errno));
           return;
@@ -364,7 +367,7 @@ Result<void> FlowEngine::start(const FlowSpec& spec) {
   }
   FlowEndpoints ends{host_->netns, "", host_->address, to->second, "host " + spec.from + "->" + spec.to};
   std::lock_guard<std::mutex> lock(mutex_);
-  return start_flow(spec, ends, host_port(spec.name), spec.to == host_->node, true);
+  return start_flow(spec, ends, host_port(spec.name), false, true);  // its sink is the other host's
 }
 
 // Starts the sink and/or the source of one flow; the caller holds mutex_ (or owns the engine alone).
@@ -412,9 +415,6 @@ Result<void> FlowEngine::stop(const std::string& name) {
       f->running = false;
       return {};
     }
-  }
-  if (host_ && std::binary_search(host_flow_names_.begin(), host_flow_names_.end(), name)) {
-    return {};  // its source runs elsewhere
   }
   return make_error(Errc::kNotFound, "no running flow " + name);
 }

@@ -3,6 +3,7 @@
 # namespaces on a bridge stand in for hosts, each running `contend emu host` for its own node. A
 # TCP flow n0 -> n1 in the scenario's timeline is sourced by n0 (on n0's clock) and sunk by n1
 # (listening from the start), through n0's per-peer class: its goodput is the link's shaped rate;
+# a TCP and a UDP flow that start before n1 is up get through once it is;
 # n1 logs the flow as elsewhere and counts the bytes it received; nothing is left behind.
 source "$(dirname "$0")/lib.sh"
 need_root
@@ -10,7 +11,10 @@ star_hosts 2
 cat >"$tmp/two.json" <<JSON
 {"schema": "contend.scenario/1", "name": "two", "duration": "4s", "nodes": ["n0", "n1"],
  "links": [{"name": "a", "from": "n0", "to": "n1", "rate": "200Mbit", "direction": "forward"}],
- "timeline": [{"at": "1s", "flow": {"name": "bulk", "from": "n0", "to": "n1", "duration": "2s"}}]}
+ "timeline": [{"at": "0s", "flow": {"name": "early-udp", "from": "n0", "to": "n1", "protocol": "udp",
+                                     "rate": "20Mbit", "duration": "900ms"}},
+              {"at": "0s", "flow": {"name": "early-tcp", "from": "n0", "to": "n1", "duration": "900ms"}},
+              {"at": "1s", "flow": {"name": "bulk", "from": "n0", "to": "n1", "duration": "2s"}}]}
 JSON
 host() {  # host I: node nI, on its namespace's eth0, peer the other
   local i=$1 j=$((1 - $1))
@@ -29,10 +33,14 @@ d = sys.argv[1]
 n0 = [json.loads(l) for l in open(f"{d}/n0.jsonl")]
 n1 = [json.loads(l) for l in open(f"{d}/n1.jsonl")]
 starts0 = [e for e in n0 if e["kind"] == "flow_start"]
-assert [e["status"] for e in starts0] == ["applied"], starts0
-assert [e["status"] for e in n1 if e["kind"] in ("flow_start", "flow_stop")] == ["elsewhere", "elsewhere"], n1
-last0 = [e for e in n0 if e["kind"] == "flow_sample"][-1]
-last1 = [e for e in n1 if e["kind"] == "flow_sample"][-1]
+assert [e["status"] for e in starts0] == ["applied"] * 3, starts0
+assert {e["status"] for e in n1 if e["kind"] in ("flow_start", "flow_stop")} == {"elsewhere"}, n1
+last = lambda log, flow: [e for e in log if e["kind"] == "flow_sample" and e["flow"] == flow][-1]
+# The early flows started before n1 listened: TCP retried its connection, UDP kept sending
+# through the port-unreachable replies, and both got through once n1 was up.
+for flow in ("early-tcp", "early-udp"):
+    assert last(n1, flow)["bytes_received"] > 0, (flow, last(n1, flow), last(n0, flow))
+last0, last1 = last(n0, "bulk"), last(n1, "bulk")
 # 2 s through a 200 Mbit/s class: TCP goodput 0.956 x 200 Mbit/s = 47.8 MB (the sender's count
 # includes what sat in buffers at the stop).
 goodput = last1["bytes_received"] * 8 / 2.0

@@ -79,8 +79,7 @@ class FlowEngine {
   // Starts `flow`; returns when its sink listens and its source connected. kInvalidArgument when
   // a flow of that name runs; errors from the namespaces or sockets name the flow.
   Result<void> start(const FlowSpec& flow);
-  // Stops a running flow (kNotFound otherwise; ok in hosts mode for a flow whose source is
-  // elsewhere); its counters stay in stats().
+  // Stops a running flow (kNotFound otherwise); its counters stay in stats().
   Result<void> stop(const std::string& name);
   void stop_all();
   // One entry per flow name, in name order: a flow started several times (an on/off pattern)
