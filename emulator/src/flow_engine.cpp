@@ -130,6 +130,19 @@ struct FlowEngine::Flow {
     return source_stopped;
   }
 
+  // Runs `body` (run_sink or run_source) on `thread` and waits until it is ready; on failure
+  // stops the flow and returns why.
+  Result<void> launch(std::thread& thread, void (Flow::*body)(std::promise<Result<void>>&)) {
+    std::promise<Result<void>> ready;
+    auto done = ready.get_future();
+    thread = std::thread([this, body, &ready] { (this->*body)(ready); });
+    auto ok = done.get();
+    if (!ok) {
+      (void)join();
+    }
+    return ok;
+  }
+
   // Sink: accepts the streams (TCP) or binds (UDP) and counts what arrives.
   void run_sink(std::promise<Result<void>>& ready) {
     const std::string what = "flow " + spec.name + " sink" + (ends.dst_netns.empty() ? "" : " in " + ends.dst_netns);
@@ -384,20 +397,12 @@ Result<void> FlowEngine::start_flow(const FlowSpec& spec, FlowEndpoints ends, in
   flow->connect_timeout_s = host_ ? host_->connect_timeout_s : 0;
   Flow* f = flow.get();
   if (sink) {
-    std::promise<Result<void>> sink_ready;
-    auto sink_done = sink_ready.get_future();
-    f->sink = std::thread([f, &sink_ready] { f->run_sink(sink_ready); });
-    if (auto ok = sink_done.get(); !ok) {
-      (void)f->join();
+    if (auto ok = f->launch(f->sink, &Flow::run_sink); !ok) {
       return ok;
     }
   }
   if (source) {
-    std::promise<Result<void>> source_ready;
-    auto source_done = source_ready.get_future();
-    f->source = std::thread([f, &source_ready] { f->run_source(source_ready); });
-    if (auto ok = source_done.get(); !ok) {
-      (void)f->join();
+    if (auto ok = f->launch(f->source, &Flow::run_source); !ok) {
       return ok;
     }
     f->running = true;

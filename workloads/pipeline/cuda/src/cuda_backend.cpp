@@ -134,7 +134,6 @@ class CudaBackend : public ComputeBackend {
       return make_error(Errc::kIo, "cudaMallocHost(" + std::to_string(pinned_bytes) +
                                        " bytes, the stage's pinned buffers): " + cudaGetErrorString(e));
     }
-    pinned_bytes_ = pinned_bytes;
     in_staging_ = static_cast<float*>(pinned_);
     for (std::size_t j = 0; j < out_slots(); ++j) {
       cudaEvent_t e = nullptr;
@@ -185,7 +184,8 @@ class CudaBackend : public ComputeBackend {
 
   std::size_t message_floats() const override { return model_.activation_floats(); }
 
-  void forward(int iteration, int mb, const std::vector<float>& in, std::vector<float>& out) override {
+  // `out` and `grad_in` are filled in by the completions (take_completion), not here.
+  void forward(int iteration, int mb, const std::vector<float>& in, std::vector<float>& /*out*/) override {
     std::vector<float> input;
     const std::vector<float>* x = &in;
     if (stage_ == 0 || last_) {
@@ -222,12 +222,12 @@ class CudaBackend : public ComputeBackend {
       input_consumed();
       ++losses_;
     } else {
-      copy_out(out, cur_);
+      copy_out(cur_);
     }
     held_ += per_layer_ * layers_ * sizeof(float);
   }
 
-  void backward(int, int mb, const std::vector<float>& grad_out, std::vector<float>& grad_in) override {
+  void backward(int, int mb, const std::vector<float>& grad_out, std::vector<float>& /*grad_in*/) override {
     auto it = slots_.find(mb);
     CONTEND_CHECK(it != slots_.end(), "cuda: backward of micro-batch " + std::to_string(mb) + " without its forward");
     float* slot = it->second;
@@ -258,7 +258,7 @@ class CudaBackend : public ComputeBackend {
       gemm(CUBLAS_OP_N, CUBLAS_OP_T, T_, h_, f_, dact_, f_, w1, f_, 1.0f, grad_, h_);  // dx = dy + da W1^T
     }
     if (stage_ > 0) {
-      copy_out(grad_in, grad_);
+      copy_out(grad_);
     }
     free_slots_.push_back(slot);
     slots_.erase(it);
@@ -330,10 +330,9 @@ class CudaBackend : public ComputeBackend {
 
   // `src` copied into an output slot on the compute stream (so the next action may overwrite it)
   // and from there to pinned memory on the other copy stream, while the next action computes.
-  // `dst` is filled by the completion (take_completion), which the transport runs on its sending
-  // thread: it waits for the copy and releases the slot, also when dropped unrun.
-  void copy_out(std::vector<float>& dst, const float* src) {
-    (void)dst;  // filled by the completion
+  // The output tensor is filled in by the completion (take_completion), which the transport runs
+  // on its sending thread: it waits for the copy and releases the slot, also when dropped unrun.
+  void copy_out(const float* src) {
     const std::size_t j = acquire_out_slot();
     CUDA_CHECK(cudaMemcpyAsync(dev_out_[j], src, bytes_th(), cudaMemcpyDeviceToDevice, compute_stream_));
     CUDA_CHECK(cudaEventRecord(slot_events_[j], compute_stream_));
@@ -399,7 +398,6 @@ class CudaBackend : public ComputeBackend {
   cudaEvent_t copied_in_ = nullptr, consumed_in_ = nullptr;
   int device_ = 0;
   void* pinned_ = nullptr;  // the input's staging buffer, then one buffer per output slot
-  std::uint64_t pinned_bytes_ = 0;
   float* in_staging_ = nullptr;
   std::vector<float*> dev_out_, host_out_;
   std::vector<cudaEvent_t> slot_events_;  // per slot: the copy to the host is done
