@@ -131,11 +131,12 @@ struct FlowEngine::Flow {
   }
 
   // Runs `body` (run_sink or run_source) on `thread` and waits until it is ready; on failure
-  // stops the flow and returns why.
+  // stops the flow and returns why. The thread owns the promise: destroying it here while the
+  // thread is still inside set_value would be a race.
   Result<void> launch(std::thread& thread, void (Flow::*body)(std::promise<Result<void>>&)) {
     std::promise<Result<void>> ready;
     auto done = ready.get_future();
-    thread = std::thread([this, body, &ready] { (this->*body)(ready); });
+    thread = std::thread([this, body, ready = std::move(ready)]() mutable { (this->*body)(ready); });
     auto ok = done.get();
     if (!ok) {
       (void)join();
