@@ -59,6 +59,18 @@ Result<void> JsonReader::expect_array() const {
   return {};
 }
 
+Result<void> JsonReader::expect_schema(const std::string& kind, int version) const {
+  const std::string expected = "contend." + kind + "/" + std::to_string(version);
+  auto schema = string("schema");
+  if (!schema) {
+    return schema.error();
+  }
+  if (*schema != expected) {
+    return error_at("schema", "expected \"" + expected + "\", got \"" + *schema + "\"");
+  }
+  return {};
+}
+
 Result<void> JsonReader::check_keys(std::initializer_list<const char*> allowed) const {
   if (auto ok = expect_object(); !ok) {
     return ok;

@@ -18,12 +18,8 @@ Result<FlowJob> parse_flow_job(const std::string& text, const std::string& sourc
   if (auto ok = r.check_keys({"schema", "duration", "flows"}); !ok) {
     return ok.error();
   }
-  auto schema = r.string("schema");
-  if (!schema) {
-    return schema.error();
-  }
-  if (*schema != "contend.flow-job/1") {
-    return r.error_at("schema", "expected \"contend.flow-job/1\", got \"" + *schema + "\"");
+  if (auto ok = r.expect_schema("flow-job", 1); !ok) {
+    return ok.error();
   }
   auto duration = r.duration("duration");
   if (!duration) {
@@ -66,11 +62,8 @@ Result<FlowJob> parse_flow_job(const std::string& text, const std::string& sourc
     auto length = f.optional_duration("duration");
     auto on = f.optional_duration("on");
     auto off = f.optional_duration("off");
-    for (const Error* e : {start ? nullptr : &start.error(), length ? nullptr : &length.error(),
-                           on ? nullptr : &on.error(), off ? nullptr : &off.error()}) {
-      if (e != nullptr) {
-        return *e;
-      }
+    if (auto e = first_error(start, length, on, off)) {
+      return *e;
     }
     if (on->has_value() != off->has_value()) {
       return f.error("an on/off pattern needs both \"on\" and \"off\"");

@@ -69,11 +69,8 @@ Result<LinkSpec> parse_link(const JsonReader& r, const Scenario& s) {
   auto from = r.string("from");
   auto to = r.string("to");
   auto rate = r.rate_bps("rate");
-  for (const Error* e : {name ? nullptr : &name.error(), from ? nullptr : &from.error(), to ? nullptr : &to.error(),
-                         rate ? nullptr : &rate.error()}) {
-    if (e != nullptr) {
-      return *e;
-    }
+  if (auto e = first_error(name, from, to, rate)) {
+    return *e;
   }
   l.name = *name;
   l.from = *from;
@@ -107,11 +104,8 @@ Result<LinkSpec> parse_link(const JsonReader& r, const Scenario& s) {
   auto qdisc = r.optional_string("qdisc");
   auto preemption = r.optional_string("preemption");
   auto share = r.optional_number("workload_share");
-  for (const Error* e : {direction ? nullptr : &direction.error(), qdisc ? nullptr : &qdisc.error(),
-                         preemption ? nullptr : &preemption.error(), share ? nullptr : &share.error()}) {
-    if (e != nullptr) {
-      return *e;
-    }
+  if (auto e = first_error(direction, qdisc, preemption, share)) {
+    return *e;
   }
   const std::string d = direction->value_or("both");
   if (d == "both") {
@@ -175,12 +169,8 @@ Result<Scenario> parse_scenario(const std::string& text, const std::string& sour
       !ok) {
     return ok.error();
   }
-  auto schema = r.string("schema");
-  if (!schema) {
-    return schema.error();
-  }
-  if (*schema != "contend.scenario/1") {
-    return r.error_at("schema", "expected \"contend.scenario/1\", got \"" + *schema + "\"");
+  if (auto ok = r.expect_schema("scenario", 1); !ok) {
+    return ok.error();
   }
   Scenario s;
   s.source = source;
@@ -188,11 +178,8 @@ Result<Scenario> parse_scenario(const std::string& text, const std::string& sour
   auto description = r.optional_string("description");
   auto duration = r.duration("duration");
   auto seed = r.optional_integer("seed");
-  for (const Error* e : {name ? nullptr : &name.error(), description ? nullptr : &description.error(),
-                         duration ? nullptr : &duration.error(), seed ? nullptr : &seed.error()}) {
-    if (e != nullptr) {
-      return *e;
-    }
+  if (auto e = first_error(name, description, duration, seed)) {
+    return *e;
   }
   s.name = *name;
   if (!plain_name(s.name, 64)) {

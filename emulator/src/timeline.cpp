@@ -218,11 +218,8 @@ class Expander {
     auto period = p.duration("period");
     auto on = p.duration("on");
     auto end = until(p);
-    for (const Error* e :
-         {period ? nullptr : &period.error(), on ? nullptr : &on.error(), end ? nullptr : &end.error()}) {
-      if (e != nullptr) {
-        return *e;
-      }
+    if (auto e = first_error(period, on, end)) {
+      return *e;
     }
     const double period_s = to_seconds(*period);
     const double on_s = to_seconds(*on);
@@ -251,12 +248,8 @@ class Expander {
     auto dist = p.optional_string("duration_dist");
     auto seed = p.optional_integer("seed");
     auto end = until(p);
-    for (const Error* e :
-         {gap ? nullptr : &gap.error(), length ? nullptr : &length.error(), dist ? nullptr : &dist.error(),
-          seed ? nullptr : &seed.error(), end ? nullptr : &end.error()}) {
-      if (e != nullptr) {
-        return *e;
-      }
+    if (auto e = first_error(gap, length, dist, seed, end)) {
+      return *e;
     }
     const std::string d = dist->value_or("exponential");
     if (d != "exponential" && d != "fixed") {
@@ -301,11 +294,8 @@ class Expander {
     auto to = p.rate_bps("to");
     auto over = p.duration("over");
     auto steps = p.optional_integer("steps");
-    for (const Error* e : {from ? nullptr : &from.error(), to ? nullptr : &to.error(), over ? nullptr : &over.error(),
-                           steps ? nullptr : &steps.error()}) {
-      if (e != nullptr) {
-        return *e;
-      }
+    if (auto e = first_error(from, to, over, steps)) {
+      return *e;
     }
     const std::int64_t n = steps->value_or(10);
     if (n < 1 || n > 100000) {
@@ -338,12 +328,8 @@ class Expander {
     auto loop = p.optional_boolean("loop");
     auto period = p.optional_duration("period");
     auto scale = p.optional_number("scale");
-    for (const Error* e :
-         {file ? nullptr : &file.error(), format ? nullptr : &format.error(), bin ? nullptr : &bin.error(),
-          loop ? nullptr : &loop.error(), period ? nullptr : &period.error(), scale ? nullptr : &scale.error()}) {
-      if (e != nullptr) {
-        return *e;
-      }
+    if (auto e = first_error(file, format, bin, loop, period, scale)) {
+      return *e;
     }
     if (auto ok = need_links(entry, links); !ok) {
       return ok;
@@ -415,10 +401,8 @@ class Expander {
     }
     auto every = p.duration("every");
     auto end = until(p);
-    for (const Error* e : {every ? nullptr : &every.error(), end ? nullptr : &end.error()}) {
-      if (e != nullptr) {
-        return *e;
-      }
+    if (auto e = first_error(every, end)) {
+      return *e;
     }
     if (!p.has("timeline")) {
       return p.error_at("timeline", "missing; expected the events of one pass, at times relative to its start");
@@ -461,13 +445,8 @@ Result<FlowSpec> parse_flow(const JsonReader& r, const Scenario& scenario) {
   auto rate = r.optional_string("rate");
   auto congestion = r.optional_string("congestion");
   auto message = r.optional_size_bytes("message_size");
-  for (const Error* e :
-       {name ? nullptr : &name.error(), from ? nullptr : &from.error(), to ? nullptr : &to.error(),
-        protocol ? nullptr : &protocol.error(), streams ? nullptr : &streams.error(), rate ? nullptr : &rate.error(),
-        congestion ? nullptr : &congestion.error(), message ? nullptr : &message.error()}) {
-    if (e != nullptr) {
-      return *e;
-    }
+  if (auto e = first_error(name, from, to, protocol, streams, rate, congestion, message)) {
+    return *e;
   }
   f.from = *from;
   f.to = *to;

@@ -89,12 +89,8 @@ Result<Experiment> parse_experiment(const std::string& text, const std::string& 
   }
   Experiment e;
   e.source = source;
-  auto schema = r.string("schema");
-  if (!schema) {
-    return schema.error();
-  }
-  if (*schema != "contend.experiment/1") {
-    return r.error_at("schema", "expected \"contend.experiment/1\", got \"" + *schema + "\"");
+  if (auto ok = r.expect_schema("experiment", 1); !ok) {
+    return ok.error();
   }
   auto name = r.string("name");
   if (!name) {

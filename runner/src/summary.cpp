@@ -136,12 +136,8 @@ Result<Summary> read_summary(const std::string& path) {
     return json.error();
   }
   const JsonReader r(*json, path);
-  auto schema = r.string("schema");
-  if (!schema) {
-    return schema.error();
-  }
-  if (*schema != "contend.summary/1") {
-    return r.error_at("schema", "expected \"contend.summary/1\", got \"" + *schema + "\"");
+  if (auto ok = r.expect_schema("summary", 1); !ok) {
+    return ok.error();
   }
   Summary s;
   auto baseline = r.string("baseline");

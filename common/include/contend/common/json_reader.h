@@ -39,6 +39,8 @@ class JsonReader {
   // and lists what is allowed.
   Result<void> check_keys(std::initializer_list<const char*> allowed) const;
   Result<void> expect_object() const;
+  // kParse unless member "schema" is "contend.<kind>/<version>" (every file contend reads has one).
+  Result<void> expect_schema(const std::string& kind, int version) const;
   Result<void> expect_array() const;
 
   // Required members (kParse when missing or of the wrong type).

@@ -4,6 +4,7 @@
 // the project needs. Bugs are not Results: they are CONTEND_CHECK failures that abort.
 // Thread-safety: a Result is a plain value; distinct objects may be used from distinct threads.
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <variant>
@@ -102,5 +103,15 @@ Error errno_error(int err, const std::string& what);
 
 // Prepends `context + ": "` to the message, keeping the code.
 Error with_context(Error error, const std::string& context);
+
+// The error of the first failed Result among `results`, in order; nullopt when all succeeded.
+// For parsers that read several fields and report the first bad one:
+//   if (auto e = first_error(name, rate, delay)) { return *e; }
+template <typename... Results>
+std::optional<Error> first_error(const Results&... results) {
+  std::optional<Error> out;
+  ((out || results.ok() ? void() : void(out = results.error())), ...);
+  return out;
+}
 
 }  // namespace contend
