@@ -1,6 +1,7 @@
 #pragma once
-// CLI11 validators from common/units' parsers, so that a bad size, rate or duration fails at
-// parse time with the parser's own message ("expected a duration like "250ms", got "10" ...").
+// CLI11 validators from common/units' and the registries' parsers, so that a bad size, rate,
+// duration or spec fails at parse time with the parser's own message ("expected a duration like
+// "250ms", got "10" ...").
 
 #include <CLI/CLI.hpp>
 #include <string>
@@ -27,6 +28,13 @@ inline CLI::Validator rate_check() {
 }
 inline CLI::Validator size_check() {
   return unit_validator("SIZE", parse_size_bytes);
+}
+
+// A spec (common/spec.h) checked by the parser of its registry, e.g.
+// spec_check("SCHEDULE", pipeline::parse_schedule_or_policy).
+template <typename Parse>
+CLI::Validator spec_check(const char* name, Parse parse) {
+  return unit_validator(name, parse);
 }
 
 }  // namespace contend::tools

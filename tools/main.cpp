@@ -12,6 +12,8 @@
 #if CONTEND_BUILT_NCCL
 #include "contend/pipeline_cuda/nccl_transport.h"
 #endif
+#include "contend/pipeline/backend.h"
+#include "contend/pipeline/transport.h"
 #include "dpdk_command.h"
 #include "emu_command.h"
 #include "flows_command.h"
@@ -21,6 +23,21 @@
 #include "worker_command.h"
 
 namespace {
+
+// Optional parts add themselves to their registries; those not built are noted, so that naming
+// one says it is not built here rather than unknown.
+void register_optional_parts() {
+#if CONTEND_BUILT_CUDA
+  contend::pipeline_cuda::register_cuda_backend();
+#else
+  contend::pipeline::backends().note_not_built("cuda", "the CUDA toolkit with cuBLAS");
+#endif
+#if CONTEND_BUILT_NCCL
+  contend::pipeline_cuda::register_nccl_transport();
+#else
+  contend::pipeline::transports().note_not_built("nccl", "the CUDA toolkit and NCCL");
+#endif
+}
 
 void print_version() {
   std::printf("contend %s (commit %s)\n", CONTEND_VERSION, CONTEND_GIT_COMMIT);
@@ -35,12 +52,7 @@ void print_version() {
 
 int main(int argc, char** argv) {
   try {
-#if CONTEND_BUILT_CUDA
-    contend::pipeline_cuda::register_cuda_backend();
-#endif
-#if CONTEND_BUILT_NCCL
-    contend::pipeline_cuda::register_nccl_transport();
-#endif
+    register_optional_parts();
     CLI::App app{
         "contend: pipeline-parallel training under network contention.\n"
         "Sizes take B/KiB/MiB/GiB/kB/MB/GB, rates bit/kbit/Mbit/Gbit (bits per second), "

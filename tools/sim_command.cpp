@@ -59,89 +59,110 @@ int fail(const std::string& message) {
   return 1;
 }
 
-int write_output(const std::string& path, const std::string& text) {
+Result<void> write_output(const std::string& path, const std::string& text) {
   if (path == "-") {
     std::cout << text;
-    return 0;
+    return {};
   }
-  if (auto ok = write_file_atomic(path, text); !ok) {
-    return fail(ok.error().message);
-  }
-  return 0;
+  return write_file_atomic(path, text);
 }
 
-int run(const SimOptions& o) {
-  const double fwd_s = to_seconds(*parse_duration(o.fwd));
-  const double bwd_s = o.bwd.empty() ? 2 * fwd_s : to_seconds(*parse_duration(o.bwd));
-  const std::uint64_t activation = *parse_size_bytes(o.activation);
+// Every link's model from the options; an error message on failure.
+Result<sim::LinkModel> link_model(const SimOptions& o) {
   sim::LinkModel link;
   link.latency_s = to_seconds(*parse_duration(o.latency));
   link.burst_bytes = *parse_size_bytes(o.burst);
   if (!o.bandwidth.empty()) {
     const double rate = *parse_rate_bps(o.bandwidth);
     if (rate <= 0) {
-      return fail("--bandwidth must be positive, got \"" + o.bandwidth + "\"");
+      return make_error(Errc::kInvalidArgument, "--bandwidth must be positive, got \"" + o.bandwidth + "\"");
     }
     link.rate = RateTrace::constant(rate);
   } else if (!o.bandwidth_trace.empty()) {
     auto text = read_file(o.bandwidth_trace);
     if (!text) {
-      return fail(text.error().message);
+      return text.error();
     }
     auto trace = parse_rate_trace_csv(*text, o.bandwidth_trace);
     if (!trace) {
-      return fail(trace.error().message);
+      return trace.error();
     }
     link.rate = std::move(*trace);
   }
+  return link;
+}
+
+// Simulates one schedule and writes its CSV and trace when asked.
+Result<sim::SimResult> simulate_one(const SimOptions& o, const Spec& spec, const sim::LinkModel& link) {
+  auto schedule = schedule::make_schedule(spec, o.stages, o.microbatches);
+  if (!schedule) {
+    return schedule.error();
+  }
+  if (auto valid = schedule::validate(*schedule); !valid) {
+    return valid.error();
+  }
+  const double fwd_s = to_seconds(*parse_duration(o.fwd));
+  const double bwd_s = o.bwd.empty() ? 2 * fwd_s : to_seconds(*parse_duration(o.bwd));
+  auto config = sim::uniform_config(schedule->num_stages, schedule->chunks_per_rank(), fwd_s, bwd_s,
+                                    *parse_size_bytes(o.activation), link);
+  config.record_trace = !o.chrome_trace_path.empty();
+  auto result = sim::simulate(*schedule, config);
+  if (!result) {
+    return result.error();
+  }
   const bool several = o.schedules.size() > 1;
+  if (!o.csv_path.empty()) {
+    const auto layout = o.csv_layout == "compact" ? schedule::CsvLayout::kCompact : schedule::CsvLayout::kAligned;
+    auto csv = schedule::to_csv(o.csv_layout == "lowered" ? schedule::lower(*schedule) : *schedule, layout);
+    if (!csv) {
+      return csv.error();
+    }
+    if (auto ok = write_output(path_for(o.csv_path, spec.str(), several), *csv); !ok) {
+      return ok.error();
+    }
+  }
+  if (!o.chrome_trace_path.empty()) {
+    if (auto ok = write_output(path_for(o.chrome_trace_path, spec.str(), several), sim::chrome_trace_json(*result));
+        !ok) {
+      return ok.error();
+    }
+    result->trace.clear();
+  }
+  return result;
+}
+
+int run(const SimOptions& o) {
+  auto link = link_model(o);
+  if (!link) {
+    return fail(link.error().message);
+  }
   std::vector<sim::SimResult> results;
-  for (const std::string& spec : o.schedules) {
-    auto schedule = schedule::make_schedule(spec, o.stages, o.microbatches);
-    if (!schedule) {
-      return fail(schedule.error().message);
-    }
-    if (auto valid = schedule::validate(*schedule); !valid) {
-      return fail(valid.error().message);
-    }
-    auto config =
-        sim::uniform_config(schedule->num_stages, schedule->chunks_per_rank(), fwd_s, bwd_s, activation, link);
-    config.record_trace = !o.chrome_trace_path.empty();
-    auto result = sim::simulate(*schedule, config);
+  for (const std::string& text : o.schedules) {
+    auto result = simulate_one(o, schedule::parse_schedule(text).value(), *link);
     if (!result) {
       return fail(result.error().message);
-    }
-    if (!o.csv_path.empty()) {
-      const auto layout = o.csv_layout == "compact" ? schedule::CsvLayout::kCompact : schedule::CsvLayout::kAligned;
-      auto csv = schedule::to_csv(o.csv_layout == "lowered" ? schedule::lower(*schedule) : *schedule, layout);
-      if (!csv) {
-        return fail(csv.error().message);
-      }
-      if (int rc = write_output(path_for(o.csv_path, spec, several), *csv); rc != 0) {
-        return rc;
-      }
-    }
-    if (!o.chrome_trace_path.empty()) {
-      if (int rc = write_output(path_for(o.chrome_trace_path, spec, several), sim::chrome_trace_json(*result));
-          rc != 0) {
-        return rc;
-      }
-      result->trace.clear();
     }
     results.push_back(std::move(*result));
   }
   // With JSON on stdout, the table goes to stderr so stdout stays machine-readable.
   (o.json_path == "-" ? std::cerr : std::cout) << sim::sim_table(results);
-  if (!o.json_path.empty()) {
-    nlohmann::ordered_json inputs = {
-        {"stages", o.stages}, {"microbatches", o.microbatches}, {"fwd_s", fwd_s},
-        {"bwd_s", bwd_s},     {"activation_bytes", activation}, {"latency_s", link.latency_s}};
-    if (!o.bandwidth.empty()) {
-      inputs["bandwidth_bps"] = link.rate.points().front().rate_bps;
-    } else if (!o.bandwidth_trace.empty()) {
-      inputs["bandwidth_trace"] = o.bandwidth_trace;
-    }
-    return write_output(o.json_path, sim::sim_json(results, inputs).dump(2) + "\n");
+  if (o.json_path.empty()) {
+    return 0;
+  }
+  const double fwd_s = to_seconds(*parse_duration(o.fwd));
+  nlohmann::ordered_json inputs = {{"stages", o.stages},
+                                   {"microbatches", o.microbatches},
+                                   {"fwd_s", fwd_s},
+                                   {"bwd_s", o.bwd.empty() ? 2 * fwd_s : to_seconds(*parse_duration(o.bwd))},
+                                   {"activation_bytes", *parse_size_bytes(o.activation)},
+                                   {"latency_s", link->latency_s}};
+  if (!o.bandwidth.empty()) {
+    inputs["bandwidth_bps"] = link->rate.points().front().rate_bps;
+  } else if (!o.bandwidth_trace.empty()) {
+    inputs["bandwidth_trace"] = o.bandwidth_trace;
+  }
+  if (auto ok = write_output(o.json_path, sim::sim_json(results, inputs).dump(2) + "\n"); !ok) {
+    return fail(ok.error().message);
   }
   return 0;
 }
@@ -151,8 +172,8 @@ int run(const SimOptions& o) {
 std::function<int()> add_sim_command(CLI::App& app) {
   auto o = std::make_shared<SimOptions>();
   std::string names;
-  for (const auto& g : schedule::generators()) {
-    names += "\n    " + g.syntax + ": " + g.help;
+  for (const SpecEntry* e : schedule::schedule_entries()) {
+    names += "\n    " + syntax(*e) + ": " + e->help;
   }
   CLI::App* sim = app.add_subcommand("sim",
                                      "Simulate pipeline schedules (no root, no network): makespan, "
@@ -162,7 +183,8 @@ std::function<int()> add_sim_command(CLI::App& app) {
       ->required()
       ->check(CLI::PositiveNumber);
   sim->add_option("--schedule,-s", o->schedules, "Schedule to simulate; repeat to compare (default 1f1b):" + names)
-      ->take_all();
+      ->take_all()
+      ->check(spec_check("SCHEDULE", schedule::parse_schedule));
   sim->add_option("--fwd", o->fwd, "Forward time of one micro-batch on one rank (duration, e.g. 10ms)")
       ->required()
       ->check(duration_check());

@@ -19,6 +19,9 @@ namespace {
 
 struct WorkerOptions {
   pipeline::RunConfig run;
+  std::string schedule = "1f1b";
+  std::string backend = "cpu";
+  std::string transport = "tcp";
   pipeline::TcpOptions tcp;
   std::string peers;
   std::string split;
@@ -70,6 +73,10 @@ int fail(int rank, const std::string& message) {
 int run(WorkerOptions& o) {
   auto& c = o.run;
   auto& t = o.tcp;
+  // Checked by the options' validators already.
+  c.schedule = pipeline::parse_schedule_or_policy(o.schedule).value();
+  c.backend = pipeline::backends().parse(o.backend).value();
+  c.transport = pipeline::transports().parse(o.transport).value();
   t.world_size = c.world_size;
   t.peers = split_list(o.peers);
   for (const std::string& n : split_list(o.split)) {
@@ -116,7 +123,7 @@ int run(WorkerOptions& o) {
   }
   if (!o.trace.empty()) {
     sim::SimResult r;
-    r.schedule = c.schedule;
+    r.schedule = c.schedule.str();
     r.num_ranks = c.world_size;
     r.trace = std::move(trace);
     if (auto ok = write_file_atomic(o.trace, sim::chrome_trace_json(r)); !ok) {
@@ -142,18 +149,17 @@ std::function<int()> add_worker_command(CLI::App& app) {
   w->add_option("--peers", o->peers, "host:port of every rank, comma-separated; each rank listens on its own")
       ->envname("CONTEND_PEERS")
       ->required();
-  w->add_option("--schedule", o->run.schedule,
-                "1f1b, kfkb:k=N, gpipe, or a policy choosing k every iteration: fixed:k=N, "
-                "adaptive[:kmax=N,mem=SIZE,inflight=N,period=N,hysteresis=F,lean=F], oracle[:...] (default 1f1b)");
+  w->add_option("--schedule", o->schedule,
+                "A schedule (1f1b, kfkb:k=N, gpipe) or a policy choosing k every iteration (fixed:k=N, "
+                "adaptive[:kmax=N,mem=SIZE,...], oracle[:...]); docs/schedules.md, docs/adaptive.md (default 1f1b)")
+      ->check(spec_check("SCHEDULE", pipeline::parse_schedule_or_policy));
   w->add_option("--microbatches", o->run.microbatches, "Micro-batches per iteration (default 8)")
       ->check(CLI::PositiveNumber);
   w->add_option("--iterations", o->run.iterations, "Iterations to run (default 10)")->check(CLI::PositiveNumber);
-  w->add_option("--backend", o->run.backend,
-                "cpu (real model, OpenBLAS), emulated (given durations) or cuda (the model on a GPU, when "
-                "built); default cpu")
-      ->check(CLI::IsMember({"cpu", "emulated", "cuda"}));
-  w->add_option("--cuda-math", o->run.backend_options, "cuda: GEMM math, fp32, tf32 or bf16 (default fp32)")
-      ->check(CLI::IsMember({"fp32", "tf32", "bf16"}));
+  w->add_option("--backend", o->backend,
+                "cpu (real model, OpenBLAS), emulated (given durations) or cuda[:math=fp32|tf32|bf16] (the model on "
+                "a GPU, when built); default cpu")
+      ->check(spec_check("BACKEND", [](const std::string& t) { return pipeline::backends().parse(t); }));
   w->add_option("--hidden", o->run.model.hidden, "Model width h (default 64)")->check(CLI::PositiveNumber);
   w->add_option("--ffn-mult", o->run.model.ffn_mult, "Inner width multiple (default 4)")->check(CLI::PositiveNumber);
   w->add_option("--layers", o->run.model.layers, "Blocks over all stages (default 8)")->check(CLI::PositiveNumber);
@@ -172,10 +178,10 @@ std::function<int()> add_worker_command(CLI::App& app) {
       ->check(size_check());
   w->add_flag("--spin", o->spin, "emulated: busy-wait instead of sleeping");
   w->add_flag("--profile", o->run.profile, "emulated: take durations and sizes from profiling the cpu model");
-  w->add_option("--transport", o->run.transport,
+  w->add_option("--transport", o->transport,
                 "tcp, or nccl (activations and gradients through NCCL on each rank's GPU, bootstrapped over TCP; "
                 "when built); default tcp")
-      ->check(CLI::IsMember({"tcp", "nccl"}));
+      ->check(spec_check("TRANSPORT", [](const std::string& t) { return pipeline::transports().parse(t); }));
   w->add_option("--congestion", o->tcp.congestion, "TCP congestion control per socket (default cubic)");
   w->add_option("--timeout", o->timeout, "Longest wait for a peer's tensor before failing (duration; default 30s)")
       ->check(duration_check());

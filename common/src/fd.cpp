@@ -1,9 +1,12 @@
 #include "contend/common/fd.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 
@@ -48,10 +51,14 @@ void Fd::reset() {
   }
 }
 
-Result<std::string> read_all(const Fd& fd) {
+Result<std::string> read_all(const Fd& fd, std::size_t max_bytes) {
   std::string out;
   char buf[65536];
   for (;;) {
+    if (out.size() > max_bytes) {
+      return make_error(Errc::kInvalidArgument, "more than " + std::to_string(max_bytes >> 20) +
+                                                    " MiB, the most contend reads from one file");
+    }
     const ssize_t n = ::read(fd.get(), buf, sizeof buf);
     if (n < 0) {
       if (errno == EINTR) {
@@ -66,12 +73,20 @@ Result<std::string> read_all(const Fd& fd) {
   }
 }
 
-Result<std::string> read_file(const std::string& path) {
+Result<std::string> read_file(const std::string& path, std::size_t max_bytes) {
   auto fd = Fd::open(path, O_RDONLY);
   if (!fd) {
     return fd.error();
   }
-  auto text = read_all(*fd);
+  struct stat st {};
+  if (::fstat(fd->get(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    return make_error(Errc::kInvalidArgument, path + ": a folder, not a file");
+  }
+  if (S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) > max_bytes) {
+    return make_error(Errc::kInvalidArgument, path + ": " + std::to_string(st.st_size) + " bytes, more than the " +
+                                                  std::to_string(max_bytes >> 20) + " MiB contend reads from one file");
+  }
+  auto text = read_all(*fd, max_bytes);
   if (!text) {
     return with_context(text.error(), path);
   }
@@ -79,9 +94,10 @@ Result<std::string> read_file(const std::string& path) {
 }
 
 Result<void> write_file_atomic(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  static std::atomic<unsigned> counter{0};
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
   {
-    auto fd = Fd::open(tmp, O_WRONLY | O_CREAT | O_TRUNC);
+    auto fd = Fd::open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW);
     if (!fd) {
       return fd.error();
     }

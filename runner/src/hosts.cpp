@@ -56,11 +56,17 @@ Result<int> playbook(const std::string& book, const HostsOptions& o, const std::
   }
 }
 
+// Whether the transport asks for an environment (nccl: the role sets NCCL's on each host).
+bool transport_environment(const Spec& transport) {
+  const auto* kind = pipeline::transports().find(transport);
+  return kind != nullptr && static_cast<bool>(kind->kind.environment);
+}
+
 }  // namespace
 
 Result<void> run_cell_hosts(const Experiment& e, const Cell& cell, const CellFiles& files, const HostsOptions& o,
                             const std::atomic<bool>& stop) {
-  if (cell.schedule.rfind("oracle", 0) == 0) {
+  if (pipeline::reads_truth(cell.schedule)) {
     return make_error(Errc::kUnsupported,
                       "the oracle reads the player's clock, which is one host's: single-host runs only");
   }
@@ -74,7 +80,7 @@ Result<void> run_cell_hosts(const Experiment& e, const Cell& cell, const CellFil
                          {"contend_results", o.results},
                          {"contend_worker_args", worker_options(e, cell)},
                          {"contend_trace", !files.trace_prefix.empty()},
-                         {"contend_nccl", e.workload.transport == "nccl"}};
+                         {"contend_nccl", transport_environment(e.workload.transport)}};
   const std::string vars_file = o.results + "/runs/" + cell.id + ".vars.json";
   if (auto ok = write_file_atomic(vars_file, vars.dump(2)); !ok) {
     return ok.error();

@@ -45,18 +45,16 @@ Result<std::vector<std::string>> rank_addresses(const emulator::Scenario& s, con
 
 std::vector<std::string> worker_options(const Experiment& e, const Cell& cell) {
   const Workload& w = e.workload;
-  std::vector<std::string> argv = {"--schedule",        cell.schedule,
+  std::vector<std::string> argv = {"--schedule",        cell.schedule.str(),
                                    "--microbatches",    std::to_string(w.microbatches),
                                    "--iterations",      std::to_string(w.warmup + w.iterations),
-                                   "--backend",         w.backend,
+                                   "--backend",         w.backend.str(),
                                    "--microbatch-size", std::to_string(w.microbatch_size),
                                    "--seq-len",         std::to_string(w.seq_len),
                                    "--timeout",         "120s"};
-  if (w.transport != "tcp") {
-    argv.push_back("--transport");
-    argv.push_back(w.transport);
-  }
-  if (w.backend == "emulated") {
+  argv.push_back("--transport");
+  argv.push_back(w.transport.str());
+  if (!pipeline::backends().find(w.backend)->kind.uses_model) {
     for (const std::string& a :
          {std::string("--fwd"), seconds_text(w.forward), std::string("--bwd"), seconds_text(w.backward),
           std::string("--activation"), std::to_string(w.activation_bytes) + "B"}) {
@@ -90,7 +88,7 @@ std::vector<std::vector<std::string>> worker_commands(const Experiment& e, const
       argv.push_back("--trace");
       argv.push_back(files.trace_prefix + ".rank" + std::to_string(r) + ".json");
     }
-    if (cell.schedule.rfind("oracle", 0) == 0 && r == 0) {
+    if (pipeline::reads_truth(cell.schedule) && r == 0) {
       argv.push_back("--oracle-scenario");
       argv.push_back(e.scenario_files[cell.scenario]);
       argv.push_back("--oracle-start");
@@ -101,19 +99,23 @@ std::vector<std::vector<std::string>> worker_commands(const Experiment& e, const
   return out;
 }
 
-std::vector<std::string> nccl_environment(const emulator::TopologyPlan& plan, const std::string& node) {
-  std::string ifnames;
+std::vector<std::string> worker_environment(const Spec& transport, const emulator::TopologyPlan& plan,
+                                            const std::string& node) {
+  const auto* kind = pipeline::transports().find(transport);
+  if (kind == nullptr || !kind->kind.environment) {
+    return {};
+  }
+  std::vector<std::string> ifnames;
   std::string netns;
   for (const auto& l : plan.links) {
     for (const auto* end : {&l.from, &l.to}) {
       if (end->node == node) {
-        ifnames += (ifnames.empty() ? "=" : ",") + end->ifname;
+        ifnames.push_back(end->ifname);
         netns = end->netns;
       }
     }
   }
-  return {"NCCL_SOCKET_IFNAME=" + ifnames, "NCCL_P2P_DISABLE=1", "NCCL_SHM_DISABLE=1", "NCCL_IB_DISABLE=1",
-          "NCCL_HOSTID=" + netns};
+  return kind->kind.environment(ifnames, netns);
 }
 
 Result<void> run_cell(const Experiment& e, const Cell& cell, const CellFiles& files, const LaunchOptions& o,
@@ -161,8 +163,8 @@ Result<void> run_cell(const Experiment& e, const Cell& cell, const CellFiles& fi
   const auto commands = worker_commands(e, cell, *addresses, files, o, start_s);
   for (int r = 0; r < e.workload.stages; ++r) {
     std::vector<std::string> argv = {"ip", "netns", "exec", net->plan().nodes[r].second};
-    if (e.workload.transport == "nccl") {
-      const auto env = nccl_environment(net->plan(), net->plan().nodes[r].first);
+    if (const auto env = worker_environment(e.workload.transport, net->plan(), net->plan().nodes[r].first);
+        !env.empty()) {
       argv.push_back("env");
       argv.insert(argv.end(), env.begin(), env.end());
     }

@@ -49,7 +49,7 @@ Result<void> write_simulated_cell(const CellFiles& files, const std::string& tra
     auto doc = json_document("iteration", 1);
     doc["rank"] = 0;
     doc["iteration"] = row.iteration;
-    doc["schedule"] = cell.schedule;
+    doc["schedule"] = cell.schedule.str();
     doc["k"] = row.k;
     doc["backend"] = "simulated";
     doc["start_s"] = row.start_s;
@@ -57,7 +57,7 @@ Result<void> write_simulated_cell(const CellFiles& files, const std::string& tra
     doc["samples_per_s"] = samples_per_iteration(e.workload) / row.iteration_s;
     doc["peak_activation_bytes"] = row.peak_activation_bytes;
     if (row.decision) {
-      doc["decision"] = {{"policy", cell.schedule.substr(0, cell.schedule.find(':'))},
+      doc["decision"] = {{"policy", cell.schedule.name()},
                          {"evaluated", row.decision->evaluated},
                          {"switched", row.decision->switched},
                          {"k", row.decision->k},
@@ -73,7 +73,7 @@ void describe_experiment(nlohmann::ordered_json& doc, const Experiment& e) {
   const Workload& w = e.workload;
   doc["workload"] = {{"stages", w.stages},         {"microbatches", w.microbatches},
                      {"iterations", w.iterations}, {"warmup", w.warmup},
-                     {"backend", w.backend},       {"samples_per_iteration", samples_per_iteration(w)}};
+                     {"backend", w.backend.str()},       {"samples_per_iteration", samples_per_iteration(w)}};
   nlohmann::ordered_json scenarios = nlohmann::ordered_json::object();
   for (const auto& s : e.scenarios) {
     double bottleneck = 0;

@@ -96,38 +96,65 @@ nlohmann::ordered_json summary_json(const Summary& s) {
                        {"ci95", c.stats.ci95},
                        {"samples", c.throughput}};
     j["speedup"] = {{"median", c.speedup}, {"ci95", c.speedup_ci95}};
-    if (c.schedule.rfind("oracle", 0) == 0) {
-      j["note"] = "oracle: reads the scenario's ground truth; a bound for comparison, not a real scheduler";
+    if (!c.note.empty()) {
+      j["note"] = c.note;
     }
     doc["cells"].push_back(j);
   }
   return doc;
 }
 
-std::string summary_csv(const Summary& s) {
-  std::ostringstream out;
-  out << "scenario,schedule,repetitions,throughput_median,throughput_mean,throughput_stdev,throughput_ci95,"
-         "speedup_median,speedup_ci95\n";
+Result<void> write_summary_rows(const Summary& s, RecordWriter& out) {
   for (const CellSummary& c : s.cells) {
-    out << c.scenario << ',' << c.schedule << ',' << c.stats.n << ',' << fmt("%.6g", c.stats.median) << ','
-        << fmt("%.6g", c.stats.mean) << ',' << fmt("%.6g", c.stats.stdev) << ',' << fmt("%.6g", c.stats.ci95) << ','
-        << fmt("%.4f", c.speedup) << ',' << fmt("%.4f", c.speedup_ci95) << '\n';
+    // A cell that never ran (a stopped run) shows no numbers, not zeros.
+    const auto value = [&c](double v) { return c.stats.n > 0 ? nlohmann::ordered_json(v) : nlohmann::ordered_json(); };
+    const bool has_speedup = c.stats.n > 0 && c.speedup > 0;
+    nlohmann::ordered_json row;
+    row["scenario"] = c.scenario;
+    row["schedule"] = c.schedule;
+    row["repetitions"] = c.stats.n;
+    row["throughput_median"] = value(c.stats.median);
+    row["throughput_mean"] = value(c.stats.mean);
+    row["throughput_stdev"] = value(c.stats.stdev);
+    row["throughput_ci95"] = value(c.stats.ci95);
+    row["speedup_median"] = has_speedup ? nlohmann::ordered_json(c.speedup) : nlohmann::ordered_json();
+    row["speedup_ci95"] = has_speedup ? nlohmann::ordered_json(c.speedup_ci95) : nlohmann::ordered_json();
+    if (auto ok = out.write(row); !ok) {
+      return ok;
+    }
   }
-  return out.str();
+  return {};
+}
+
+std::string summary_csv(const Summary& s) {
+  std::vector<Column> columns;
+  for (const char* key : {"scenario", "schedule", "repetitions", "throughput_median", "throughput_mean",
+                          "throughput_stdev", "throughput_ci95"}) {
+    columns.push_back({key, "", 0, "%.6g", nullptr});
+  }
+  columns[2].format = "%.0f";
+  columns.push_back({"speedup_median", "", 0, "%.4f", nullptr});
+  columns.push_back({"speedup_ci95", "", 0, "%.4f", nullptr});
+  CsvWriter csv(columns);
+  (void)write_summary_rows(s, csv);  // in memory: cannot fail
+  return csv.text();
 }
 
 std::string summary_table(const Summary& s) {
-  std::ostringstream out;
-  char line[256];
-  std::snprintf(line, sizeof line, "%-16s %-22s %14s %10s %16s\n", "scenario", "schedule", "samples/s", "+/-95%",
-                ("speedup vs " + s.baseline).c_str());
-  out << line;
-  for (const CellSummary& c : s.cells) {
-    std::snprintf(line, sizeof line, "%-16s %-22s %14.1f %10.1f %9.3f +/-%.3f\n", c.scenario.c_str(),
-                  c.schedule.c_str(), c.stats.median, c.stats.ci95, c.speedup, c.speedup_ci95);
-    out << line;
-  }
-  return out.str();
+  TableWriter table({{"scenario", "", -16, "", nullptr},
+                     {"schedule", "", -22, "", nullptr},
+                     {"throughput_median", "samples/s", 14, "%.1f", nullptr},
+                     {"throughput_ci95", "+/-95%", 10, "%.1f", nullptr},
+                     {"speedup_median", "speedup vs " + s.baseline, 18, "",
+                      [](const nlohmann::ordered_json& r) {
+                        if (r.at("speedup_median").is_null()) {
+                          return std::string(r.at("repetitions") == 0 ? "not run" : "-");
+                        }
+                        return fmt("%.3f", r.at("speedup_median").get<double>()) + " +/-" +
+                               fmt("%.3f", r.at("speedup_ci95").get<double>());
+                      }}});
+  (void)write_summary_rows(s, table);
+  return table.text();
 }
 
 Result<Summary> read_summary(const std::string& path) {
@@ -141,10 +168,14 @@ Result<Summary> read_summary(const std::string& path) {
   }
   Summary s;
   auto baseline = r.string("baseline");
-  if (!baseline) {
-    return baseline.error();
+  auto experiment = r.string("experiment");
+  auto mode = r.string("mode");
+  if (auto e = first_error(baseline, experiment, mode)) {
+    return *e;
   }
   s.baseline = *baseline;
+  s.experiment = *experiment;
+  s.mode = *mode;
   if (!r.has("cells") || !r.at("cells").json().is_array()) {
     return r.error("expected an array \"cells\"");
   }
@@ -169,9 +200,24 @@ Result<Summary> read_summary(const std::string& path) {
     cell.schedule = *schedule;
     cell.speedup = *speedup;
     cell.stats.median = *median;
+    cell.stats.n = c.has("repetitions") && c.json()["repetitions"].is_number_integer()
+                       ? c.json()["repetitions"].get<int>()
+                       : 1;
     s.cells.push_back(std::move(cell));
   }
   return s;
+}
+
+Result<void> check_comparable(const Summary& now, const Summary& reference, const std::string& reference_path) {
+  if (now.mode != reference.mode) {
+    return make_error(Errc::kInvalidArgument, reference_path + " is a " + reference.mode + " run; this one is " +
+                                                  now.mode + ": compare real runs with real, simulated with simulated");
+  }
+  if (now.experiment != reference.experiment) {
+    return make_error(Errc::kInvalidArgument, reference_path + " is of experiment \"" + reference.experiment +
+                                                  "\"; this run is of \"" + now.experiment + "\"");
+  }
+  return {};
 }
 
 std::vector<Regression> compare(const Summary& now, const Summary& reference, double tolerance) {
@@ -183,7 +229,7 @@ std::vector<Regression> compare(const Summary& now, const Summary& reference, do
         cur = &c;
       }
     }
-    if (cur == nullptr) {
+    if (cur == nullptr || cur->stats.n == 0) {
       out.push_back({ref.scenario, ref.schedule, ref.speedup, 0, "missing"});
     } else if (ref.speedup > 0 && cur->speedup < ref.speedup * (1 - tolerance)) {
       out.push_back({ref.scenario, ref.schedule, ref.speedup, cur->speedup,

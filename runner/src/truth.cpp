@@ -6,8 +6,8 @@
 #include "contend/emulator/htb_params.h"
 #include "contend/pipeline/backend.h"
 #include "contend/pipeline/model.h"
+#include "contend/pipeline/lowered_cache.h"
 #include "contend/pipeline/policy.h"
-#include "contend/schedule/generators.h"
 #include "contend/schedule/registry.h"
 #include "contend/sim/simulator.h"
 
@@ -91,11 +91,13 @@ std::uint64_t shaper_burst_bytes(double goodput_bps) {
 }
 
 Result<Workload> simulated_workload(const Workload& w, int repeats) {
-  if (w.backend == "emulated") {
+  const auto* backend = pipeline::backends().find(w.backend);
+  CONTEND_CHECK(backend != nullptr, "simulated_workload: not a backend spec: " + w.backend.str());
+  if (!backend->kind.uses_model) {
     return w;
   }
-  if (w.backend != "cpu") {
-    return make_error(Errc::kUnsupported, "--simulate cannot time " + w.backend +
+  if (backend->kind.needs_device) {
+    return make_error(Errc::kUnsupported, "--simulate cannot time " + w.backend.str() +
                                               " stages without their device: run it for real, or simulate an "
                                               "emulated workload with the fwd, bwd and activation measured there");
   }
@@ -120,69 +122,91 @@ Result<Workload> simulated_workload(const Workload& w, int repeats) {
   return out;
 }
 
-Result<SimCell> simulate_cell(const Workload& w, const std::string& schedule, const std::vector<RateTrace>& links) {
-  const int p = w.stages;
-  const int m = w.microbatches;
+namespace {
+
+// The simulator's pipeline for an iteration starting at `now` on the scenario's clock.
+sim::SimConfig iteration_config(const Workload& w, const std::vector<RateTrace>& links, double now) {
+  const double fwd = std::chrono::duration<double>(w.forward).count();
+  const double bwd = std::chrono::duration<double>(w.backward).count();
+  sim::SimConfig config;
+  config.stages.assign(w.stages, sim::StageCost{fwd, bwd, w.activation_bytes, w.activation_bytes, w.activation_bytes});
+  for (int r = 0; r + 1 < w.stages; ++r) {
+    sim::LinkModel link;
+    link.rate = links[r].from(now);
+    link.burst_bytes = shaper_burst_bytes(links[r].rate_at(now));
+    config.links[{r, r + 1}] = link;
+    config.links[{r + 1, r}] = link;
+  }
+  return config;
+}
+
+// What each rank would have measured in band over an iteration from `now` lasting `seconds`: the
+// links' mean goodput, their last quarter standing for the iteration's last frames.
+std::vector<pipeline::StageReport> inband_reports(const Workload& w, const std::vector<RateTrace>& links, double now,
+                                                  double seconds) {
+  const double fwd = std::chrono::duration<double>(w.forward).count();
+  const double bwd = std::chrono::duration<double>(w.backward).count();
+  std::vector<pipeline::StageReport> reports(
+      w.stages, pipeline::StageReport{fwd, bwd, w.activation_bytes, w.activation_bytes, {}, {}});
+  const auto bytes = static_cast<std::uint64_t>(w.microbatches) * w.activation_bytes;
+  for (int r = 0; r + 1 < w.stages; ++r) {
+    const double bps = std::max(links[r].bits_between(now, now + seconds) / seconds, 1.0);
+    const double transfer_s = 8.0 * static_cast<double>(bytes) / bps;
+    const double recent_bps =
+        std::max(links[r].bits_between(now + 0.75 * seconds, now + seconds) / (0.25 * seconds), 1.0);
+    const auto recent_bytes = bytes / 4;
+    const pipeline::TransferTotals t{bytes,
+                                     transfer_s,
+                                     w.microbatches,
+                                     bytes,
+                                     transfer_s,
+                                     static_cast<double>(shaper_burst_bytes(links[r].rate_at(now))),
+                                     recent_bytes,
+                                     8.0 * static_cast<double>(recent_bytes) / recent_bps,
+                                     static_cast<double>(shaper_burst_bytes(links[r].rate_at(now + seconds)))};
+    reports[r + 1].from_prev = t;
+    reports[r].from_next = t;
+  }
+  return reports;
+}
+
+}  // namespace
+
+Result<SimCell> simulate_cell(const Workload& w, const Spec& schedule, const std::vector<RateTrace>& links) {
   double now = 0;
   std::unique_ptr<pipeline::KPolicy> policy;
-  std::map<int, schedule::Schedule> by_k;
+  pipeline::LoweredCache cache(w.stages, w.microbatches);
   std::optional<schedule::Schedule> fixed;
-  int fixed_k = 0;
   if (pipeline::is_policy(schedule)) {
-    auto spec = pipeline::parse_policy(schedule);
-    if (!spec) {
-      return spec.error();
-    }
-    auto made =
-        pipeline::make_policy(*spec, p, m, pipeline::OracleTruth{links, [&now] { return now; }, shaper_burst_bytes});
+    auto made = pipeline::make_policy(
+        schedule, {w.stages, w.microbatches, pipeline::OracleTruth{links, [&now] { return now; }, shaper_burst_bytes}});
     if (!made) {
       return made.error();
     }
     policy = std::move(*made);
   } else {
-    auto s = schedule::make_schedule(schedule, p, m);
+    auto s = schedule::make_schedule(schedule, w.stages, w.microbatches);
     if (!s) {
       return s.error();
     }
     fixed = schedule::lower(*s);
-    fixed_k = schedule == "1f1b" ? 1 : schedule == "gpipe" ? m : 0;
-    if (schedule.rfind("kfkb:", 0) == 0) {
-      fixed_k = std::atoi(schedule.c_str() + schedule.find_last_of(":=") + 1);
-    }
   }
-  const double fwd = std::chrono::duration<double>(w.forward).count();
-  const double bwd = std::chrono::duration<double>(w.backward).count();
   SimCell out;
   std::vector<pipeline::StageReport> reports;
   for (int it = 0; it < w.warmup + w.iterations; ++it) {
-    SimIteration row;
-    row.iteration = it;
-    row.start_s = now;
+    SimIteration row{it, schedule::group_size(schedule, w.microbatches), now, 0, 0, std::nullopt};
     const schedule::Schedule* run = fixed ? &*fixed : nullptr;
-    row.k = fixed_k;
     if (policy) {
       auto d = policy->decide(it, reports);
       if (!d) {
         return d.error();
       }
       row.k = d->k;
-      auto [pos, fresh] = by_k.try_emplace(d->k);
-      if (fresh) {
-        pos->second = schedule::lower(schedule::kfkb(p, m, d->k));
-      }
-      run = &pos->second;
+      run = &cache.kfkb(d->k);
       row.decision = std::move(*d);
     }
-    sim::SimConfig config;
+    sim::SimConfig config = iteration_config(w, links, now);
     config.record_trace = it + 1 == w.warmup + w.iterations;
-    config.stages.assign(p, sim::StageCost{fwd, bwd, w.activation_bytes, w.activation_bytes, w.activation_bytes});
-    for (int r = 0; r + 1 < p; ++r) {
-      sim::LinkModel link;
-      link.rate = links[r].from(now);
-      link.burst_bytes = shaper_burst_bytes(links[r].rate_at(now));
-      config.links[{r, r + 1}] = link;
-      config.links[{r + 1, r}] = link;
-    }
     auto result = sim::simulate(*run, config);
     if (!result) {
       return result.error();
@@ -191,30 +215,7 @@ Result<SimCell> simulate_cell(const Workload& w, const std::string& schedule, co
     for (const sim::RankStats& rank : result->ranks) {
       row.peak_activation_bytes = std::max(row.peak_activation_bytes, rank.peak_memory_bytes);
     }
-    // What each rank would have measured in band: the links' mean goodput over the iteration.
-    reports.assign(p, pipeline::StageReport{fwd, bwd, w.activation_bytes, w.activation_bytes, {}, {}});
-    for (int r = 0; r + 1 < p; ++r) {
-      const double bits = links[r].bits_between(now, now + row.iteration_s);
-      const double bps = std::max(bits / row.iteration_s, 1.0);
-      const auto bytes = static_cast<std::uint64_t>(m) * w.activation_bytes;
-      const double seconds = 8.0 * static_cast<double>(bytes) / bps;
-      // The last quarter of the iteration stands for its last frames.
-      const double recent_bps = std::max(
-          links[r].bits_between(now + 0.75 * row.iteration_s, now + row.iteration_s) / (0.25 * row.iteration_s), 1.0);
-      const auto recent_bytes = bytes / 4;
-      const pipeline::TransferTotals t{
-          bytes,
-          seconds,
-          m,
-          bytes,
-          seconds,
-          static_cast<double>(config.links[{r, r + 1}].burst_bytes),
-          recent_bytes,
-          8.0 * static_cast<double>(recent_bytes) / recent_bps,
-          static_cast<double>(shaper_burst_bytes(links[r].rate_at(now + row.iteration_s)))};
-      reports[r + 1].from_prev = t;
-      reports[r].from_next = t;
-    }
+    reports = inband_reports(w, links, now, row.iteration_s);
     now += row.iteration_s;
     out.iterations.push_back(std::move(row));
     out.last = std::move(*result);

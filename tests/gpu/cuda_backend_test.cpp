@@ -98,11 +98,11 @@ TEST_CASE("a 4-stage pipeline of cuda stages trains as the cpu pipeline does", "
     c.world_size = 4;
     c.microbatches = 8;
     c.iterations = 3;
-    c.schedule = schedule;
+    c.schedule = contend::pipeline::parse_schedule_or_policy(schedule).value();
     c.model = model("sgd");
     c.model.layers = 8;
     auto cpu = run_in_process(c);
-    c.backend = "cuda";
+    c.backend = contend::pipeline::backends().parse("cuda").value();
     auto gpu = run_in_process(c);
     REQUIRE(cpu.ok());
     REQUIRE(gpu.ok());

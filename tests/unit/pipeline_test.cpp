@@ -18,7 +18,7 @@ RunConfig small(const std::string& schedule, int p = 4, int m = 8) {
   c.world_size = p;
   c.microbatches = m;
   c.iterations = 1;
-  c.schedule = schedule;
+  c.schedule = parse_schedule_or_policy(schedule).value();
   c.model.hidden = 16;
   c.model.layers = 8;
   c.model.microbatch_size = 2;
@@ -98,7 +98,7 @@ TEST_CASE("the loss decreases over 50 iterations", "[pipeline]") {
 TEST_CASE("peak activation memory per stage equals the schedule's prediction", "[pipeline]") {
   for (const char* spec : {"1f1b", "kfkb:k=2", "gpipe"}) {
     RunConfig c = small(spec);
-    c.backend = "emulated";
+    c.backend = backends().parse("emulated").value();
     c.emulated.activation_bytes = 1000;
     auto run = run_in_process(c);
     REQUIRE(run.ok());
@@ -112,7 +112,7 @@ TEST_CASE("peak activation memory per stage equals the schedule's prediction", "
 
 TEST_CASE("a rank that fails ends the others with an error naming the peer", "[pipeline]") {
   RunConfig c = small("1f1b");
-  c.backend = "emulated";
+  c.backend = backends().parse("emulated").value();
   c.iterations = 1;
   c.executor.timeout = std::chrono::milliseconds(300);
   InProcHub hub(4);
@@ -147,7 +147,7 @@ TEST_CASE("a rank that fails ends the others with an error naming the peer", "[p
 
 TEST_CASE("a receive that never comes times out naming what it waited for", "[pipeline]") {
   RunConfig c = small("1f1b", 2, 2);
-  c.backend = "emulated";
+  c.backend = backends().parse("emulated").value();
   c.executor.timeout = std::chrono::milliseconds(200);
   InProcHub hub(2);
   auto lowered = runtime_schedule(c);
@@ -167,7 +167,7 @@ TEST_CASE("emulated stages can take their durations and sizes from the cpu model
   const auto [fwd, bwd] = profile_cpu_backend(c.model, 0, 2, 3);
   CHECK(fwd.count() > 0);
   CHECK(bwd.count() > 0);
-  c.backend = "emulated";
+  c.backend = backends().parse("emulated").value();
   c.profile = true;
   auto run = run_in_process(c);
   REQUIRE(run.ok());
@@ -185,8 +185,11 @@ TEST_CASE("the runtime refuses what it cannot run, saying why", "[pipeline]") {
   c = small("1f1b");
   c.model.optimizer = "lion";
   CHECK_THAT(runtime_schedule(c).error().message, Catch::Contains("optimizer must be sgd or adam"));
-  CHECK(schedule_k("kfkb:k=3", 8) == 3);
-  CHECK(schedule_k("gpipe", 8) == 8);
+  const auto k_of = [](const char* text) { return schedule::group_size(*schedule::parse_schedule(text), 8); };
+  CHECK(k_of("kfkb:k=3") == 3);
+  CHECK(k_of("kfkb:3") == 3);  // the shorthand logs its k too
+  CHECK(k_of("gpipe") == 8);
+  CHECK(k_of("1f1b") == 1);
 }
 
 namespace {

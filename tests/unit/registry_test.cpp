@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include "contend/schedule/generators.h"
@@ -13,7 +14,20 @@ TEST_CASE("the registry builds every generator by name", "[registry]") {
   CHECK(*make_schedule("kfkb:3", 4, 8) == kfkb(4, 8, 3));
   CHECK(*make_schedule("interleaved:v=3", 4, 8) == *interleaved_1f1b(4, 8, 3));
   CHECK(make_schedule("interleaved", 4, 8)->num_stages == 8);  // v defaults to 2
-  CHECK(generators().size() == 4);
+  for (const SpecEntry* e : schedule_entries()) {
+    CHECK(e->kind == "schedule");
+    CHECK(parse_schedule(e->name).ok() == std::none_of(e->params.begin(), e->params.end(), [](const ParamDef& d) {
+            return !d.fallback.has_value();
+          }));
+  }
+}
+
+TEST_CASE("schedule specs have one canonical text, so experiments compare them as values", "[registry]") {
+  CHECK(parse_schedule("kfkb:2")->str() == "kfkb:k=2");
+  CHECK(parse_schedule("kfkb:k=2").value() == parse_schedule("kfkb:2").value());
+  CHECK(parse_schedule("interleaved")->str() == "interleaved");  // defaults are not written out
+  CHECK(parse_schedule("interleaved:v=2")->str() == "interleaved:v=2");
+  CHECK(parse_schedule("1f1b")->kind() == "schedule");
 }
 
 TEST_CASE("bad schedule specs say what is allowed", "[registry]") {
@@ -23,9 +37,15 @@ TEST_CASE("bad schedule specs say what is allowed", "[registry]") {
   CHECK_THAT(err("kfkb:k=0"), Catch::Contains("expected a whole number >= 1, got \"0\""));
   CHECK_THAT(err("kfkb:k=two"), Catch::Contains("got \"two\""));
   CHECK_THAT(err("kfkb:j=2"), Catch::Contains("unknown parameter \"j\""));
+  CHECK_THAT(err("kfkb:k=2,k=3"), Catch::Contains("k is given twice"));
+  CHECK_THAT(err("kfkb:k=2.5"), Catch::Contains("whole number"));
+  CHECK_THAT(err("kfkb:k=1e3"), Catch::Contains("whole number"));
+  CHECK_THAT(err("kfkb:k="), Catch::Contains("got \"\""));
+  CHECK_THAT(err("kfkb:=2"), Catch::Contains("expected key=value"));
+  CHECK_THAT(err("kfkb:2,3"), Catch::Contains("expected key=value"));
   CHECK_THAT(err("1f1b:k=2"), Catch::Contains("takes no parameters"));
   CHECK_THAT(err("interleaved:v=2", 4, 6), Catch::Contains("multiple of the number of ranks"));
-  CHECK_THAT(err("interleaved:v=1"), Catch::Contains("must be >= 2"));
+  CHECK_THAT(err("interleaved:v=1"), Catch::Contains("v: expected a whole number >= 2"));
   CHECK_THAT(err("1f1b", 0, 8), Catch::Contains("at least 1 stage"));
   CHECK(make_schedule("zigzag", 4, 8).error().code == Errc::kInvalidArgument);
 }

@@ -35,7 +35,7 @@ TEST_CASE("an experiment parses with defaults and expands scenario, schedule, re
   CHECK(e->workload.forward == std::chrono::milliseconds(5));
   CHECK(e->workload.backward == std::chrono::milliseconds(20));  // default
   CHECK(e->workload.activation_bytes == 256u * 1024);
-  CHECK(e->baseline == "1f1b");
+  CHECK(e->baseline.str() == "1f1b");
   const auto cells = expand(*e);
   REQUIRE(cells.size() == 2 * 3 * 2);
   CHECK(cells[0].id == "steady.1f1b.r1");
@@ -67,36 +67,43 @@ TEST_CASE("bad experiment files say where and what", "[runner]") {
              Catch::Contains("/baseline") && Catch::Contains("not one of the schedules"));
   CHECK_THAT(error_of(R"("scenarios": ["../emulator/scenarios/steady.json"], "workload": {"transport": "gloo"},
     "schedules": ["1f1b"])"),
-             Catch::Contains("/workload/transport") && Catch::Contains("nccl"));
+             Catch::Contains("/workload/transport") && Catch::Contains("known: tcp"));
   CHECK_THAT(error_of(R"("scenarios": ["../emulator/scenarios/steady.json"], "workload": {"backend": "tpu"},
     "schedules": ["1f1b"])"),
-             Catch::Contains("/workload/backend") && Catch::Contains("cuda"));
+             Catch::Contains("/workload/backend") && Catch::Contains("known: cpu, emulated"));
+  CHECK_THAT(error_of(R"("scenarios": ["../emulator/scenarios/steady.json"], "workload": {},
+    "schedules": ["kfkb:2", "kfkb:k=2"])"),
+             Catch::Contains("/schedules/1") && Catch::Contains("appears twice"));
   CHECK_THAT(error_of(R"("scenarios": ["../emulator/scenarios/steady.json"], "workload": {},
     "schedules": ["adaptive:wobble=1"])"),
              Catch::Contains("wobble"));
 }
 
-TEST_CASE("nccl runs: workers get --transport nccl and NCCL pinned to their node's links", "[runner]") {
+TEST_CASE("a transport that asks for an environment gets its node's link interfaces and a host id", "[runner]") {
+  pipeline::transports().add(
+      {"", "test-env", "a transport that wants an environment (this test's)", {}},
+      {nullptr, [](const std::vector<std::string>& ifnames, const std::string& host_id) {
+         std::vector<std::string> out = ifnames;
+         out.push_back("HOST=" + host_id);
+         return out;
+       }});
   auto e = parse(R"("scenarios": ["../emulator/scenarios/steady.json"],
-    "workload": {"stages": 4, "backend": "cuda", "transport": "nccl"}, "schedules": ["1f1b"])");
+    "workload": {"stages": 4, "backend": "cpu", "transport": "test-env"}, "schedules": ["1f1b"])");
   REQUIRE(e.ok());
   const auto argv = worker_options(*e, expand(*e)[0]);
   const auto at = std::find(argv.begin(), argv.end(), "--transport");
   REQUIRE(at + 1 < argv.end());
-  CHECK(*(at + 1) == "nccl");
-  CHECK(std::find(argv.begin(), argv.end(), "cuda") != argv.end());
-  // The middle node of a chain has two links; NCCL gets exactly those, and a host id of its own.
+  CHECK(*(at + 1) == "test-env");
+  CHECK(std::find(argv.begin(), argv.end(), "--hidden") != argv.end());  // cpu: the model's options
+  // The middle node of a chain has two links; the transport gets exactly those, and its namespace.
   const auto plan = emulator::plan_topology(e->scenarios[0], "r");
   const std::string n1 = e->scenarios[0].nodes[1];
-  const auto env = nccl_environment(plan, n1);
-  const std::string ifnames = "NCCL_SOCKET_IFNAME==" + plan.links[0].to.ifname + "," + plan.links[1].from.ifname;
-  CHECK(env == std::vector<std::string>{ifnames, "NCCL_P2P_DISABLE=1", "NCCL_SHM_DISABLE=1", "NCCL_IB_DISABLE=1",
-                                        "NCCL_HOSTID=" + emulator::node_netns("r", n1)});
-  // Without nccl, nothing about transports is passed.
+  CHECK(worker_environment(e->workload.transport, plan, n1) ==
+        std::vector<std::string>{plan.links[0].to.ifname, plan.links[1].from.ifname,
+                                 "HOST=" + emulator::node_netns("r", n1)});
   auto tcp = parse(kGood);
   REQUIRE(tcp.ok());
-  const auto plain = worker_options(*tcp, expand(*tcp)[0]);
-  CHECK(std::find(plain.begin(), plain.end(), "--transport") == plain.end());
+  CHECK(worker_environment(tcp->workload.transport, plan, n1).empty());
 }
 
 TEST_CASE("the workload's share of a link follows the scenario's rate changes and flows", "[runner]") {
@@ -127,7 +134,8 @@ TEST_CASE("simulated cells follow the clock: a step slows 1F1B and adaptive move
   w.activation_bytes = 256 * 1024;
   const RateTrace step = *RateTrace::from_points({{0, 956e6}, {5, 95.6e6}});
   const std::vector<RateTrace> links(3, step);
-  auto one_cell = simulate_cell(w, "1f1b", links);
+  const auto spec = [](const char* text) { return pipeline::parse_schedule_or_policy(text).value(); };
+  auto one_cell = simulate_cell(w, spec("1f1b"), links);
   REQUIRE(one_cell.ok());
   const auto* one = &one_cell->iterations;
   CHECK_FALSE(one_cell->last.trace.empty());
@@ -135,13 +143,13 @@ TEST_CASE("simulated cells follow the clock: a step slows 1F1B and adaptive move
   REQUIRE(one->size() == 20);
   CHECK((*one)[1].start_s == Approx((*one)[0].iteration_s));
   CHECK(one->back().iteration_s > 1.1 * one->front().iteration_s);
-  auto adaptive_cell = simulate_cell(w, "adaptive", links);
+  auto adaptive_cell = simulate_cell(w, spec("adaptive"), links);
   REQUIRE(adaptive_cell.ok());
   const auto* adaptive = &adaptive_cell->iterations;
   CHECK(adaptive->front().k == 1);
   CHECK(adaptive->back().k > 1);
   CHECK(adaptive->back().iteration_s < one->back().iteration_s);
-  auto oracle_cell = simulate_cell(w, "oracle", links);
+  auto oracle_cell = simulate_cell(w, spec("oracle"), links);
   REQUIRE(oracle_cell.ok());
   const auto* oracle = &oracle_cell->iterations;
   CHECK(oracle->back().decision->link_bps[0] == Approx(95.6e6));

@@ -3,13 +3,44 @@
 #include <algorithm>
 #include <limits>
 
-#include "contend/schedule/generators.h"
 #include "contend/sim/simulator.h"
 
 namespace contend::pipeline {
+namespace {
+
+// The simulator's view of the measurements; appends the rate it uses per link to `link_bps`.
+sim::SimConfig simulator_config(const Measurements& m, int stages, std::vector<double>& link_bps) {
+  sim::SimConfig config;
+  for (const StageMeasurement& s : m.stages) {
+    config.stages.push_back({s.forward_s, s.backward_s, s.activation_bytes, s.activation_bytes, s.stash_bytes});
+  }
+  const double unlimited = std::numeric_limits<double>::infinity();
+  for (int r = 0; r + 1 < stages; ++r) {
+    const LinkMeasurement& l = m.links[r];
+    sim::LinkModel link;
+    link.latency_s = l.latency_s;
+    link.burst_bytes = l.burst_bytes;
+    if (r < static_cast<int>(m.link_traces.size())) {
+      link.rate = m.link_traces[r];
+      config.links[{r, r + 1}] = link;
+      config.links[{r + 1, r}] = link;
+      link_bps.push_back(link.rate.rate_at(0));
+      continue;
+    }
+    link.rate = RateTrace::constant(l.goodput_bps > 0 ? l.goodput_bps : unlimited);
+    config.links[{r, r + 1}] = link;
+    const double back = l.backward_bps > 0 ? l.backward_bps : l.goodput_bps;
+    link.rate = RateTrace::constant(back > 0 ? back : unlimited);
+    config.links[{r + 1, r}] = link;
+    link_bps.push_back(l.goodput_bps);
+  }
+  return config;
+}
+
+}  // namespace
 
 AdaptiveController::AdaptiveController(int stages, int microbatches, AdaptiveOptions options)
-    : p_(stages), m_(microbatches), options_(options), k_(std::max(1, options.k_min)) {
+    : p_(stages), m_(microbatches), options_(options), k_(std::max(1, options.k_min)), lowered_(stages, microbatches) {
   CONTEND_CHECK(stages >= 1 && microbatches >= 1 && options.k_min >= 1, "adaptive: bad pipeline shape");
   if (options_.k_max <= 0 || options_.k_max > m_) {
     options_.k_max = m_;
@@ -39,14 +70,31 @@ std::vector<int> AdaptiveController::feasible(const Measurements& m) const {
   return out;
 }
 
-const schedule::Schedule& AdaptiveController::lowered(int k) {
-  for (const auto& [key, s] : cache_) {
-    if (key == k) {
-      return s;
+void AdaptiveController::choose(Decision& d, double current_time) {
+  double fastest = d.predicted_s.front().second;
+  for (const auto& [k, t] : d.predicted_s) {
+    fastest = std::min(fastest, t);
+  }
+  // The leanest k that is about as fast as the fastest (predicted_s is in ascending k).
+  int best_k = 0;
+  double best_time = 0;
+  for (const auto& [k, t] : d.predicted_s) {
+    if (t <= fastest * (1 + options_.lean)) {
+      best_k = k;
+      best_time = t;
+      break;
     }
   }
-  cache_.emplace_back(k, schedule::lower(schedule::kfkb(p_, m_, k)));
-  return cache_.back().second;
+  d.evaluated = true;
+  // Hysteresis: leave the current k only for a clear win, or when it no longer fits.
+  // Going leaner (a smaller k about as fast as the current one) costs nothing, so it needs no
+  // margin: the pipeline gives memory back once a preemption is over.
+  const bool current_fits = current_time >= 0;
+  const bool leaner = best_k < k_ && best_time <= current_time * (1 + options_.lean);
+  if (!decided_ || !current_fits || leaner || best_time < current_time * (1 - options_.hysteresis)) {
+    d.switched = decided_ && best_k != k_;
+    k_ = best_k;
+  }
 }
 
 Result<Decision> AdaptiveController::decide(int iteration, const Measurements& m) {
@@ -66,35 +114,10 @@ Result<Decision> AdaptiveController::decide(int iteration, const Measurements& m
     return make_error(Errc::kInvalidArgument, "adaptive: no k in " + std::to_string(options_.k_min) + ".." +
                                                   std::to_string(options_.k_max) + " fits the memory limit");
   }
-  sim::SimConfig config;
-  for (const StageMeasurement& s : m.stages) {
-    config.stages.push_back({s.forward_s, s.backward_s, s.activation_bytes, s.activation_bytes, s.stash_bytes});
-  }
-  const double unlimited = std::numeric_limits<double>::infinity();
-  for (int r = 0; r + 1 < p_; ++r) {
-    const LinkMeasurement& l = m.links[r];
-    sim::LinkModel link;
-    link.latency_s = l.latency_s;
-    link.burst_bytes = l.burst_bytes;
-    if (r < static_cast<int>(m.link_traces.size())) {
-      link.rate = m.link_traces[r];
-      config.links[{r, r + 1}] = link;
-      config.links[{r + 1, r}] = link;
-      d.link_bps.push_back(link.rate.rate_at(0));
-      continue;
-    }
-    link.rate = RateTrace::constant(l.goodput_bps > 0 ? l.goodput_bps : unlimited);
-    config.links[{r, r + 1}] = link;
-    const double back = l.backward_bps > 0 ? l.backward_bps : l.goodput_bps;
-    link.rate = RateTrace::constant(back > 0 ? back : unlimited);
-    config.links[{r + 1, r}] = link;
-    d.link_bps.push_back(l.goodput_bps);
-  }
-  double best_time = 0;
-  int best_k = 0;
+  const sim::SimConfig config = simulator_config(m, p_, d.link_bps);
   double current_time = -1;
   for (int k : ks) {
-    auto r = sim::simulate(lowered(k), config);
+    auto r = sim::simulate(lowered_.kfkb(k), config);
     if (!r) {
       return r.error();
     }
@@ -103,51 +126,10 @@ Result<Decision> AdaptiveController::decide(int iteration, const Measurements& m
       current_time = r->makespan_s;
     }
   }
-  double fastest = d.predicted_s.front().second;
-  for (const auto& [k, t] : d.predicted_s) {
-    fastest = std::min(fastest, t);
-  }
-  // The leanest k that is about as fast as the fastest (predicted_s is in ascending k).
-  for (const auto& [k, t] : d.predicted_s) {
-    if (t <= fastest * (1 + options_.lean)) {
-      best_k = k;
-      best_time = t;
-      break;
-    }
-  }
-  d.evaluated = true;
-  // Hysteresis: leave the current k only for a clear win, or when it no longer fits.
-  // Going leaner (a smaller k about as fast as the current one) costs nothing, so it needs no
-  // margin: the pipeline gives memory back once a preemption is over.
-  const bool current_fits = current_time >= 0;
-  const bool leaner = best_k < k_ && best_time <= current_time * (1 + options_.lean);
-  if (!decided_ || !current_fits || leaner || best_time < current_time * (1 - options_.hysteresis)) {
-    d.switched = decided_ && best_k != k_;
-    k_ = best_k;
-  }
+  choose(d, current_time);
   decided_ = true;
   d.k = k_;
   return d;
-}
-
-void Median3::add(double value) {
-  last_[count_ % 3] = value;
-  ++count_;
-}
-
-double Median3::value() const {
-  if (count_ < 3) {
-    return count_ == 0 ? 0.0 : last_[(count_ - 1) % 3];
-  }
-  double v[3] = {last_[0], last_[1], last_[2]};
-  std::sort(v, v + 3);
-  return v[1];
-}
-
-void RateEstimator::add(double bytes, double seconds) {
-  if (seconds > 0) {
-    median_.add(8.0 * bytes / seconds);
-  }
 }
 
 }  // namespace contend::pipeline

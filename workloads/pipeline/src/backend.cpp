@@ -1,167 +1,40 @@
 #include "contend/pipeline/backend.h"
 
-#include <cblas.h>
-
-#include <cmath>
-#include <limits>
-#include <map>
-#include <thread>
-
 namespace contend::pipeline {
 namespace {
 
-class CpuBackend : public ComputeBackend {
- public:
-  CpuBackend(const ModelConfig& model, int stage, int num_stages, int microbatches)
-      : model_(model),
-        stage_(stage),
-        last_(stage == num_stages - 1),
-        m_(microbatches),
-        mlp_(model, stage, num_stages) {}
+Result<std::unique_ptr<ComputeBackend>> make_cpu(const Spec&, const BackendContext& c, int rank) {
+  return make_cpu_backend(c.model, rank, c.world_size, c.microbatches);
+}
 
-  std::size_t message_floats() const override { return model_.activation_floats(); }
-
-  void forward(int iteration, int mb, const std::vector<float>& in, std::vector<float>& out) override {
-    std::vector<float> input;
-    const std::vector<float>* x = &in;
-    if (stage_ == 0 || last_) {
-      input = synthetic_input(model_, iteration, mb);
-      if (stage_ == 0) {
-        x = &input;
-      }
-    }
-    out.resize(message_floats());
-    mlp_.forward(mb, x->data(), out.data());
-    if (last_) {
-      // The target needs the model's input, which the last stage regenerates from the seed.
-      const std::vector<float> target = synthetic_target(model_, input);
-      loss_sum_ += mse_loss(out, target, m_, grads_[mb]);
-      ++losses_;
-    }
+Result<std::unique_ptr<ComputeBackend>> make_emulated(const Spec&, const BackendContext& c, int rank) {
+  EmulatedCompute e = c.emulated;
+  if (c.profile) {
+    const auto [fwd, bwd] = profile_cpu_backend(c.model, rank, c.world_size, 5);
+    e.forward = fwd;
+    e.backward = bwd;
+    e.activation_bytes = c.model.activation_floats() * sizeof(float);
   }
-
-  void backward(int, int mb, const std::vector<float>& grad_out, std::vector<float>& grad_in) override {
-    grad_in.resize(message_floats());
-    const std::vector<float>& dy = last_ ? grads_.at(mb) : grad_out;
-    mlp_.backward(mb, dy.data(), stage_ == 0 ? nullptr : grad_in.data());
-    if (last_) {
-      grads_.erase(mb);
-    }
-  }
-
-  void step() override {
-    mlp_.step();
-    last_loss_ = losses_ > 0 ? loss_sum_ / losses_ : std::numeric_limits<double>::quiet_NaN();
-    loss_sum_ = 0;
-    losses_ = 0;
-  }
-
-  double loss() const override { return last_ ? last_loss_ : std::numeric_limits<double>::quiet_NaN(); }
-  std::uint64_t held_bytes() const override { return mlp_.stash_bytes(); }
-  const MlpStage& mlp() const { return mlp_; }
-
- private:
-  ModelConfig model_;
-  int stage_;
-  bool last_;
-  int m_;
-  MlpStage mlp_;
-  std::map<int, std::vector<float>> grads_;  // last stage: loss gradient per micro-batch
-  double loss_sum_ = 0;
-  int losses_ = 0;
-  double last_loss_ = std::numeric_limits<double>::quiet_NaN();
-};
-
-class EmulatedBackend : public ComputeBackend {
- public:
-  EmulatedBackend(const EmulatedCompute& config, int stage, int num_stages)
-      : c_(config), last_(stage == num_stages - 1) {}
-
-  std::size_t message_floats() const override { return (c_.activation_bytes + 3) / 4; }
-
-  void forward(int, int, const std::vector<float>&, std::vector<float>& out) override {
-    take(c_.forward);
-    out.resize(message_floats());
-    held_ += c_.activation_bytes;
-  }
-  void backward(int, int, const std::vector<float>&, std::vector<float>& grad_in) override {
-    take(c_.backward);
-    grad_in.resize(message_floats());
-    held_ -= c_.activation_bytes;
-  }
-  void step() override {}
-  double loss() const override { return std::numeric_limits<double>::quiet_NaN(); }
-  std::uint64_t held_bytes() const override { return held_; }
-
- private:
-  void take(std::chrono::nanoseconds d) const {
-    if (d.count() <= 0) {
-      return;
-    }
-    if (!c_.spin) {
-      std::this_thread::sleep_for(d);
-      return;
-    }
-    const auto end = std::chrono::steady_clock::now() + d;
-    while (std::chrono::steady_clock::now() < end) {
-    }
-  }
-  EmulatedCompute c_;
-  bool last_;
-  std::uint64_t held_ = 0;
-};
+  return make_emulated_backend(e, rank, c.world_size);
+}
 
 }  // namespace
 
-std::unique_ptr<ComputeBackend> make_cpu_backend(const ModelConfig& model, int stage, int num_stages,
-                                                 int microbatches) {
-  openblas_set_num_threads(1);
-  return std::make_unique<CpuBackend>(model, stage, num_stages, microbatches);
-}
-
-std::unique_ptr<ComputeBackend> make_emulated_backend(const EmulatedCompute& config, int stage, int num_stages) {
-  return std::make_unique<EmulatedBackend>(config, stage, num_stages);
-}
-
-namespace {
-std::map<std::string, BackendFactory>& backend_table() {
-  static std::map<std::string, BackendFactory> table;
+// One line per built-in backend.
+Registry<BackendKind>& backends() {
+  static Registry<BackendKind> table("backend", {
+      {{"", "cpu", "the real model on this CPU (OpenBLAS), gradients checked against one process", {}},
+       {true, false, make_cpu}},
+      {{"", "emulated", "each forward and backward takes a given (or profiled) time and moves a given tensor", {}},
+       {false, false, make_emulated}},
+  });
   return table;
 }
-}  // namespace
 
-void register_backend(const std::string& name, BackendFactory factory) {
-  backend_table()[name] = std::move(factory);
-}
-
-const BackendFactory* find_backend(const std::string& name) {
-  auto& table = backend_table();
-  auto it = table.find(name);
-  return it == table.end() ? nullptr : &it->second;
-}
-
-const MlpStage* cpu_stage(const ComputeBackend& backend) {
-  const auto* cpu = dynamic_cast<const CpuBackend*>(&backend);
-  return cpu == nullptr ? nullptr : &cpu->mlp();
-}
-
-std::pair<std::chrono::nanoseconds, std::chrono::nanoseconds> profile_cpu_backend(const ModelConfig& model, int stage,
-                                                                                  int num_stages, int repeats) {
-  auto backend = make_cpu_backend(model, stage, num_stages, repeats);
-  std::vector<float> in(backend->message_floats(), 0.1f), out, grad(backend->message_floats(), 0.01f), grad_in;
-  using Clock = std::chrono::steady_clock;
-  Clock::duration fwd{}, bwd{};
-  for (int i = 0; i < repeats; ++i) {
-    const auto t0 = Clock::now();
-    backend->forward(0, i, in, out);
-    const auto t1 = Clock::now();
-    backend->backward(0, i, grad, grad_in);
-    bwd += Clock::now() - t1;
-    fwd += t1 - t0;
-  }
-  const auto n = std::max(repeats, 1);
-  return {std::chrono::duration_cast<std::chrono::nanoseconds>(fwd) / n,
-          std::chrono::duration_cast<std::chrono::nanoseconds>(bwd) / n};
+Result<std::unique_ptr<ComputeBackend>> make_backend(const Spec& spec, const BackendContext& context, int rank) {
+  const auto* item = backends().find(spec);
+  CONTEND_CHECK(item != nullptr, "make_backend: \"" + spec.str() + "\" is not a backend spec");
+  return item->kind.make(spec, context, rank);
 }
 
 }  // namespace contend::pipeline

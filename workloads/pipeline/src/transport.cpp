@@ -18,20 +18,16 @@ std::string describe(const Tag& tag) {
          std::to_string(tag.microbatch) + " (iteration " + std::to_string(tag.iteration) + ")";
 }
 
-namespace {
-std::map<std::string, TransportFactory>& transports() {
-  static std::map<std::string, TransportFactory> table;
+// One line per built-in transport.
+Registry<TransportKind>& transports() {
+  static Registry<TransportKind> table(
+      "transport",
+      {{{"", "tcp", "TCP between the stages' addresses (host-staged for GPU tensors)", {}},
+        {[](const Spec&, std::unique_ptr<Transport> tcp, int, int) -> Result<std::unique_ptr<Transport>> {
+          return tcp;
+        },
+         nullptr}}});
   return table;
-}
-}  // namespace
-
-void register_transport(const std::string& name, TransportFactory factory) {
-  transports()[name] = std::move(factory);
-}
-
-const TransportFactory* find_transport(const std::string& name) {
-  auto it = transports().find(name);
-  return it == transports().end() ? nullptr : &it->second;
 }
 
 TransferTotals Transport::take_transfers(int peer) {

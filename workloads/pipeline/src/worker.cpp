@@ -1,11 +1,11 @@
 #include "contend/pipeline/worker.h"
 
 #include <cmath>
-#include <map>
 #include <thread>
 
 #include "contend/common/json.h"
 #include "contend/pipeline/coordinator.h"
+#include "contend/pipeline/lowered_cache.h"
 #include "contend/schedule/generators.h"
 #include "contend/schedule/registry.h"
 #include "contend/schedule/validation.h"
@@ -13,43 +13,36 @@
 namespace contend::pipeline {
 
 Result<schedule::Schedule> runtime_schedule(const RunConfig& c) {
-  std::string name = c.schedule;
+  Result<schedule::Schedule> made = make_error(Errc::kInternal, "");
   if (is_policy(c.schedule)) {
-    auto spec = parse_policy(c.schedule);
-    if (!spec) {
-      return spec.error();
-    }
     // The oracle's truth is rank 0's alone; run_rank checks it there.
-    if (spec->kind != "oracle" || c.oracle) {
-      if (auto policy = make_policy(*spec, c.world_size, c.microbatches, c.oracle); !policy) {
+    if (!reads_truth(c.schedule) || c.oracle) {
+      if (auto policy = make_policy(c.schedule, PolicyContext{c.world_size, c.microbatches, c.oracle}); !policy) {
         return policy.error();
       }
     }
-    name = "kfkb:k=" + std::to_string(spec->kind == "fixed" ? spec->k : spec->options.k_min);
+    made = schedule::kfkb(c.world_size, c.microbatches, initial_k(c.schedule));
+  } else {
+    made = schedule::make_schedule(c.schedule, c.world_size, c.microbatches);
   }
-  auto s = schedule::make_schedule(name, c.world_size, c.microbatches);
-  if (!s) {
-    return s.error();
+  if (!made) {
+    return made.error();
   }
-  if (s->num_stages != s->num_ranks) {
-    return make_error(Errc::kUnsupported, "schedule \"" + c.schedule +
+  if (made->num_stages != made->num_ranks) {
+    return make_error(Errc::kUnsupported, "schedule \"" + c.schedule.str() +
                                               "\" puts several stages on a rank; the runtime "
                                               "runs one stage per rank (simulate it with contend sim)");
   }
-  auto lowered = schedule::lower(*s);
+  auto lowered = schedule::lower(*made);
   if (auto ok = schedule::validate(lowered); !ok) {
     return ok.error();
   }
-  const bool model_backend = c.backend == "cpu" || find_backend(c.backend) != nullptr;
-  if (model_backend || c.profile) {
+  const auto* backend = backends().find(c.backend);
+  CONTEND_CHECK(backend != nullptr, "runtime_schedule: not a backend spec: " + c.backend.str());
+  if (backend->kind.uses_model || c.profile) {
     if (auto ok = validate_model(c.model, c.world_size); !ok) {
       return ok.error();
     }
-  }
-  if (c.backend != "emulated" && !model_backend) {
-    return make_error(Errc::kInvalidArgument,
-                      "backend must be cpu, emulated" + std::string(find_backend("cuda") != nullptr ? " or cuda" : "") +
-                          ", got \"" + c.backend + "\"" + (c.backend == "cuda" ? " (this build has no CUDA)" : ""));
   }
   return lowered;
 }
@@ -81,20 +74,7 @@ std::pair<std::vector<MlpStage>, double> reference_iteration(const ModelConfig& 
 }
 
 Result<std::unique_ptr<ComputeBackend>> make_backend(const RunConfig& c, int rank) {
-  if (c.backend == "cpu") {
-    return make_cpu_backend(c.model, rank, c.world_size, c.microbatches);
-  }
-  if (const BackendFactory* factory = find_backend(c.backend)) {
-    return (*factory)(RunConfigView{c.model, c.world_size, c.microbatches, c.backend_options}, rank);
-  }
-  EmulatedCompute e = c.emulated;
-  if (c.profile) {
-    const auto [fwd, bwd] = profile_cpu_backend(c.model, rank, c.world_size, 5);
-    e.forward = fwd;
-    e.backward = bwd;
-    e.activation_bytes = c.model.activation_floats() * sizeof(float);
-  }
-  return make_emulated_backend(e, rank, c.world_size);
+  return make_backend(c.backend, BackendContext{c.model, c.world_size, c.microbatches, c.emulated, c.profile}, rank);
 }
 
 std::string metrics_line(const RunConfig& c, const IterationMetrics& m) {
@@ -102,9 +82,9 @@ std::string metrics_line(const RunConfig& c, const IterationMetrics& m) {
   const double samples = static_cast<double>(c.microbatches) * c.model.microbatch_size;
   doc["rank"] = m.rank;
   doc["iteration"] = m.iteration;
-  doc["schedule"] = c.schedule;
-  doc["k"] = m.k > 0 ? m.k : schedule_k(c.schedule, c.microbatches);
-  doc["backend"] = c.backend;
+  doc["schedule"] = c.schedule.str();
+  doc["k"] = m.k > 0 ? m.k : schedule::group_size(c.schedule, c.microbatches);
+  doc["backend"] = c.backend.str();
   doc["start_s"] = m.start_s;
   doc["iteration_s"] = m.iteration_s;
   doc["samples_per_s"] = m.iteration_s > 0 ? samples / m.iteration_s : 0.0;
@@ -119,7 +99,7 @@ std::string metrics_line(const RunConfig& c, const IterationMetrics& m) {
   if (m.decision) {
     const Decision& d = *m.decision;
     nlohmann::ordered_json j;
-    j["policy"] = c.schedule.substr(0, c.schedule.find(':'));
+    j["policy"] = c.schedule.name();
     j["evaluated"] = d.evaluated;
     j["switched"] = d.switched;
     j["k"] = d.k;
@@ -160,11 +140,11 @@ Result<void> run_rank(const RunConfig& config, int rank, ComputeBackend& backend
   options.record_trace = options.record_trace || trace != nullptr;
   StageExecutor executor(*lowered, rank, backend, transport, options);
   std::optional<Coordinator> coordinator;
-  std::map<int, schedule::Schedule> by_k;  // lowered kFkB per k, built once
+  LoweredCache cache(config.world_size, config.microbatches);
   if (is_policy(config.schedule)) {
     std::unique_ptr<KPolicy> policy;
     if (rank == 0) {
-      auto made = make_policy(*parse_policy(config.schedule), config.world_size, config.microbatches, config.oracle);
+      auto made = make_policy(config.schedule, PolicyContext{config.world_size, config.microbatches, config.oracle});
       if (!made) {
         return with_context(made.error(), "rank 0");
       }
@@ -181,11 +161,7 @@ Result<void> run_rank(const RunConfig& config, int rank, ComputeBackend& backend
         return make_error(d.error().code, "rank " + std::to_string(rank) + ", choosing k for iteration " +
                                               std::to_string(it) + ": " + d.error().message);
       }
-      auto [pos, fresh] = by_k.try_emplace(d->k);
-      if (fresh) {
-        pos->second = schedule::lower(schedule::kfkb(config.world_size, config.microbatches, d->k));
-      }
-      executor.use_schedule(pos->second, d->k);
+      executor.use_schedule(cache.kfkb(d->k), d->k);
       if (rank == 0) {
         decision = std::move(*d);
       }
@@ -218,24 +194,15 @@ Result<void> run_worker(const RunConfig& config, const TcpOptions& tcp,
   if (!backend) {
     return backend.error();
   }
-  const TransportFactory* factory = nullptr;
-  if (config.transport != "tcp") {
-    factory = find_transport(config.transport);
-    if (factory == nullptr) {
-      return make_error(Errc::kUnsupported, "rank " + std::to_string(tcp.rank) + ": the " + config.transport +
-                                                " transport is not built here (contend --version lists the optional "
-                                                "parts; nccl needs the CUDA toolkit and NCCL at build time)");
-    }
-  }
   auto transport = connect_tcp(tcp);
   if (!transport) {
     return with_context(transport.error(), "rank " + std::to_string(tcp.rank));
   }
-  if (factory != nullptr) {
-    transport = (*factory)(std::move(*transport), tcp.rank, tcp.world_size);
-    if (!transport) {
-      return with_context(transport.error(), "rank " + std::to_string(tcp.rank) + ", " + config.transport);
-    }
+  const auto* kind = transports().find(config.transport);
+  CONTEND_CHECK(kind != nullptr, "run_worker: not a transport spec: " + config.transport.str());
+  transport = kind->kind.make(config.transport, std::move(*transport), tcp.rank, tcp.world_size);
+  if (!transport) {
+    return with_context(transport.error(), "rank " + std::to_string(tcp.rank) + ", " + config.transport.str());
   }
   return run_rank(config, tcp.rank, **backend, **transport, on_iteration, trace);
 }

@@ -1,8 +1,9 @@
 #include "contend/sim/report.h"
 
-#include <cstdio>
+#include <algorithm>
 
 #include "contend/common/json.h"
+#include "contend/common/records.h"
 #include "contend/common/units.h"
 
 namespace contend::sim {
@@ -47,12 +48,14 @@ nlohmann::ordered_json sim_json(const std::vector<SimResult>& results, const nlo
 }
 
 std::string sim_table(const std::vector<SimResult>& results) {
-  std::string out;
-  char line[256];
-  std::snprintf(line, sizeof line, "%-18s %12s %14s %8s %12s %12s %9s\n", "schedule", "makespan", "micro-batch/s",
-                "bubble", "max inflight", "max memory", "vs first");
-  out += line;
-  double base = 0;
+  TableWriter table({{"schedule", "", -18, "", nullptr},
+                     {"makespan", "", 12, "", nullptr},
+                     {"throughput", "micro-batch/s", 14, "%.2f", nullptr},
+                     {"bubble", "", 8, "%.1f%%", nullptr},
+                     {"inflight", "max inflight", 12, "", nullptr},
+                     {"memory", "max memory", 12, "", nullptr},
+                     {"relative", "vs first", 9, "%.3fx", nullptr}});
+  const double base = results.empty() ? 0 : results.front().throughput_mb_per_s;
   for (const SimResult& r : results) {
     int inflight = 0;
     std::uint64_t memory = 0;
@@ -60,15 +63,15 @@ std::string sim_table(const std::vector<SimResult>& results) {
       inflight = std::max(inflight, s.peak_inflight);
       memory = std::max(memory, s.peak_memory_bytes);
     }
-    if (base == 0) {
-      base = r.throughput_mb_per_s;
-    }
-    std::snprintf(line, sizeof line, "%-18s %12s %14.2f %7.1f%% %12d %12s %8.3fx\n", r.schedule.c_str(),
-                  format_seconds(r.makespan_s).c_str(), r.throughput_mb_per_s, 100.0 * r.bubble_fraction, inflight,
-                  format_size(memory).c_str(), base > 0 ? r.throughput_mb_per_s / base : 0.0);
-    out += line;
+    (void)table.write({{"schedule", r.schedule},
+                       {"makespan", format_seconds(r.makespan_s)},
+                       {"throughput", r.throughput_mb_per_s},
+                       {"bubble", 100.0 * r.bubble_fraction},
+                       {"inflight", inflight},
+                       {"memory", format_size(memory)},
+                       {"relative", base > 0 ? r.throughput_mb_per_s / base : 0.0}});
   }
-  return out;
+  return table.text();
 }
 
 }  // namespace contend::sim

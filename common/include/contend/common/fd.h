@@ -2,6 +2,7 @@
 // Fd: the one owner of a file descriptor. Move-only; closes on destruction (errors from close are
 // logged, never thrown). Not thread-safe: one owner, one thread at a time.
 
+#include <cstddef>
 #include <string>
 
 #include "contend/common/result.h"
@@ -35,15 +36,20 @@ class Fd {
   int fd_ = -1;
 };
 
-// Reads everything from `fd` until end of file.
-Result<std::string> read_all(const Fd& fd);
-// Reads a whole file. Errors name the path.
-Result<std::string> read_file(const std::string& path);
+// The most any of contend's input files may hold (scenarios, traces, experiments, jobs, logs read
+// back): larger ones are refused before they are read into memory.
+inline constexpr std::size_t kMaxFileBytes = 64u << 20;
+// Reads everything from `fd` until end of file, at most `max_bytes` (kInvalidArgument beyond).
+Result<std::string> read_all(const Fd& fd, std::size_t max_bytes = kMaxFileBytes);
+// Reads a whole file of at most `max_bytes`. Errors name the path; kInvalidArgument saying the
+// limit when the file is larger (a device like /dev/zero is read only up to the limit).
+Result<std::string> read_file(const std::string& path, std::size_t max_bytes = kMaxFileBytes);
 // The last `max_bytes` of a text file (a log), prefixed "..." when cut, trailing newlines
 // dropped; "" when it cannot be read. For error messages that quote a log.
 std::string file_tail(const std::string& path, std::size_t max_bytes);
-// Writes `text` to `path` through a temporary file in the same folder and rename(), so readers
-// never see half a file. Errors name the path.
+// Writes `text` to `path` through a temporary file in the same folder (created exclusively, never
+// through a link) and rename(), so readers never see half a file and a planted link is replaced,
+// not followed. Errors name the path.
 Result<void> write_file_atomic(const std::string& path, const std::string& text);
 
 }  // namespace contend

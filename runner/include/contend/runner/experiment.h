@@ -9,7 +9,11 @@
 #include <vector>
 
 #include "contend/common/result.h"
+#include "contend/common/spec.h"
 #include "contend/emulator/scenario.h"
+#include "contend/pipeline/backend.h"
+#include "contend/pipeline/policy.h"
+#include "contend/pipeline/transport.h"
 
 namespace contend::runner {
 
@@ -18,8 +22,8 @@ struct Workload {
   int microbatches = 16;
   int iterations = 12;               // measured, after the warm-up
   int warmup = 2;                    // iterations run first and left out of the throughput
-  std::string backend = "emulated";  // emulated or cpu
-  std::string transport = "tcp";
+  Spec backend = pipeline::backends().parse("emulated").value();  // emulated, cpu, or cuda where built
+  Spec transport = pipeline::transports().parse("tcp").value();  // tcp, or nccl where built
   std::chrono::nanoseconds forward{std::chrono::milliseconds(10)};  // emulated
   std::chrono::nanoseconds backward{std::chrono::milliseconds(20)};
   std::uint64_t activation_bytes = 1 << 20;  // emulated: per micro-batch, each way
@@ -37,22 +41,22 @@ struct Experiment {
   std::vector<emulator::Scenario> scenarios;
   std::vector<std::string> scenario_files;  // as resolved, beside each scenario
   Workload workload;
-  std::vector<std::string> schedules;
+  std::vector<Spec> schedules;  // static schedules and policies (pipeline/policy.h)
   int repetitions = 3;
-  std::string baseline = "1f1b";
+  Spec baseline = pipeline::parse_schedule_or_policy("1f1b").value();
 };
 
 // One run: a scenario, a schedule, a repetition.
 struct Cell {
   int scenario = 0;  // index into Experiment::scenarios
-  std::string schedule;
+  Spec schedule;
   int repetition = 0;
   std::string id;  // file-name safe and unique: "periodic.kfkb-k-2.r1"
 };
 
-// Parses `text`; scenario paths are relative to `source`'s directory. Every schedule is checked
-// (registry or policy name), every scenario must have `stages` nodes, and the baseline must be
-// one of the schedules.
+// Parses `text`; scenario paths are relative to `source`'s directory. Every schedule, backend and
+// transport is parsed by its registry, every scenario must have `stages` nodes, and the baseline
+// must be one of the schedules.
 Result<Experiment> parse_experiment(const std::string& text, const std::string& source);
 Result<Experiment> load_experiment(const std::string& path);
 

@@ -40,12 +40,11 @@ std::vector<std::vector<std::string>> worker_commands(const Experiment& e, const
                                                       const std::vector<std::string>& addresses, const CellFiles& files,
                                                       const LaunchOptions& options, double oracle_start_s);
 
-// The environment of the worker on `node` for the nccl transport: NCCL's sockets on the node's
-// link interfaces (exact names; the topology's host routes make every address reachable from each
-// neighbour through the shaped link), no P2P, shared memory or InfiniBand paths around the links,
-// and a host id per namespace, so NCCL treats the namespaces as hosts apart (and stages that share
-// a GPU are allowed). "KEY=VALUE" items.
-std::vector<std::string> nccl_environment(const emulator::TopologyPlan& plan, const std::string& node);
+// The environment of the worker on `node` that its transport asks for (TransportKind::environment,
+// given the node's link interfaces and its namespace as host id); empty for most transports.
+// "KEY=VALUE" items.
+std::vector<std::string> worker_environment(const Spec& transport, const emulator::TopologyPlan& plan,
+                                            const std::string& node);
 
 // Runs `cell` as described above. Errors: kPermission without CAP_NET_ADMIN, a worker's failure
 // with the end of its log, kTimeout, kIo "stopped" when `stop` was set.

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "contend/common/records.h"
 #include "contend/common/result.h"
 
 namespace contend::runner {
@@ -30,6 +31,7 @@ struct CellSummary {
   Stats stats;
   double speedup = 0;       // median over the baseline's median
   double speedup_ci95 = 0;  // delta-method half-width from both cells' relative standard errors
+  std::string note;         // shown with the cell (the oracle: a bound, not a scheduler)
 };
 
 struct Summary {
@@ -46,8 +48,11 @@ Summary summarize(const std::string& experiment, const std::string& baseline, co
                   const std::map<std::pair<std::string, std::string>, std::vector<double>>& throughput);
 
 nlohmann::ordered_json summary_json(const Summary& s);
+// Every cell as one flat record (scenario, schedule, repetitions, throughput_median, _mean,
+// _stdev, _ci95, speedup_median, speedup_ci95) to `out`: summary.csv's rows, the table's.
+Result<void> write_summary_rows(const Summary& s, RecordWriter& out);
+// The CSV (summary.csv) and the aligned console table of the same rows.
 std::string summary_csv(const Summary& s);
-// Aligned: scenario, schedule, median samples/s, +/- CI, speedup.
 std::string summary_table(const Summary& s);
 // Reads a summary.json (kParse naming the file and field when it is not contend.summary/1).
 Result<Summary> read_summary(const std::string& path);
@@ -59,6 +64,9 @@ struct Regression {
   double speedup = 0;           // now; 0 when the cell is missing
   std::string what;             // "slower by 7.2%" or "missing"
 };
+// kInvalidArgument when `reference` is of another experiment or mode (simulated against real):
+// their speedups do not compare.
+Result<void> check_comparable(const Summary& now, const Summary& reference, const std::string& reference_path);
 // Cells whose speedup fell by more than `tolerance` (0.05: 5%) against `reference`, and cells of
 // the reference missing now. Ratios are compared, not absolute times: machines differ.
 std::vector<Regression> compare(const Summary& now, const Summary& reference, double tolerance);

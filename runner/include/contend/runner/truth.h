@@ -50,12 +50,12 @@ struct SimCell {
 
 // The workload the simulator runs for `w`: emulated as it is; cpu with each stage's forward and
 // backward time profiled here (the mean over stages of the real model, `repeats` runs each) and
-// the model's activation size; cuda is kUnsupported (its stages can only be timed on a GPU). Not
-// pure: profiling runs the model.
+// the model's activation size; a backend that needs a device
+// (cuda) is kUnsupported: only its device can time it. Not pure: profiling runs the model.
 Result<Workload> simulated_workload(const Workload& w, int repeats = 5);
 
 // Simulates `w.warmup + w.iterations` iterations of `schedule` (a static schedule or a policy)
 // starting at scenario time 0 on `links`.
-Result<SimCell> simulate_cell(const Workload& w, const std::string& schedule, const std::vector<RateTrace>& links);
+Result<SimCell> simulate_cell(const Workload& w, const Spec& schedule, const std::vector<RateTrace>& links);
 
 }  // namespace contend::runner

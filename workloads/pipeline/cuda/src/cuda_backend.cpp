@@ -453,11 +453,15 @@ std::uint64_t cuda_arena_bytes(const ComputeBackend& backend) {
 }
 
 void register_cuda_backend() {
-  pipeline::register_backend("cuda", [](const pipeline::RunConfigView& c, int rank) {
-    CudaOptions o;
-    o.math = c.options.empty() ? "fp32" : c.options;
-    return make_cuda_backend(c.model, rank, c.world_size, c.microbatches, o);
-  });
+  pipeline::backends().add(
+      {"", "cuda", "the model on a GPU: cuBLAS GEMMs and kernels, one device arena per stage",
+       {ParamDef::choice("math", "GEMM math: cuBLAS compute type (storage stays fp32)", "fp32",
+                         {"fp32", "tf32", "bf16"})}},
+      {true, true, [](const Spec& spec, const pipeline::BackendContext& c, int rank) {
+         CudaOptions o;
+         o.math = spec.text("math");
+         return make_cuda_backend(c.model, rank, c.world_size, c.microbatches, o);
+       }});
 }
 
 }  // namespace contend::pipeline_cuda

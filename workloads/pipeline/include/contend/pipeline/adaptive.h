@@ -11,6 +11,7 @@
 
 #include "contend/common/rate_trace.h"
 #include "contend/common/result.h"
+#include "contend/pipeline/lowered_cache.h"
 #include "contend/schedule/schedule.h"
 
 namespace contend::pipeline {
@@ -73,39 +74,16 @@ class AdaptiveController {
   int k() const { return k_; }
 
  private:
-  const schedule::Schedule& lowered(int k);
+  // Picks the k of `d` from its predictions (the leanest about as fast as the fastest), with
+  // hysteresis against the current k's predicted time (-1: the current k no longer fits).
+  void choose(Decision& d, double current_time);
 
   int p_;
   int m_;
   AdaptiveOptions options_;
   int k_;
   bool decided_ = false;
-  std::vector<std::pair<int, schedule::Schedule>> cache_;  // lowered kFkB schedules by k
-};
-
-// The median of the last three values: one outlier is ignored, and a step is followed exactly after
-// two values, however large (an average would take many iterations to forget 400 Gbit/s). Before
-// three values, the newest. Plain value.
-class Median3 {
- public:
-  void add(double value);
-  bool ready() const { return count_ > 0; }
-  double value() const;  // 0 before the first value
-
- private:
-  double last_[3] = {0, 0, 0};
-  int count_ = 0;
-};
-
-// Smooths a measured rate (bytes over the seconds a transfer had the link) with Median3.
-class RateEstimator {
- public:
-  void add(double bytes, double seconds);
-  bool ready() const { return median_.ready(); }
-  double bps() const { return median_.value(); }
-
- private:
-  Median3 median_;
+  LoweredCache lowered_;
 };
 
 }  // namespace contend::pipeline

@@ -5,7 +5,7 @@
 //    input, the last computes the loss;
 //  - emulated: each forward/backward takes a given duration (sleep or spin) and moves a tensor
 //    of a given size, so 8 or 16 stages fit on 2 cores.
-// The CUDA backend (its own issue) plugs in here. Not thread-safe: one compute thread per stage.
+// Further backends (cuda) plug in through backends(). Not thread-safe: one compute thread per stage.
 
 #include <chrono>
 #include <cstdint>
@@ -14,7 +14,9 @@
 #include <string>
 #include <vector>
 
+#include "contend/common/registry.h"
 #include "contend/common/result.h"
+#include "contend/common/spec.h"
 #include "contend/pipeline/model.h"
 #include "contend/pipeline/transport.h"
 
@@ -56,19 +58,28 @@ struct EmulatedCompute {
 std::unique_ptr<ComputeBackend> make_cpu_backend(const ModelConfig& model, int stage, int num_stages, int microbatches);
 std::unique_ptr<ComputeBackend> make_emulated_backend(const EmulatedCompute& config, int stage, int num_stages);
 
-// Backends built as optional parts (cuda) register here, so the runtime needs no dependency on
-// them. What a factory gets: the parts of the run configuration a backend needs.
-struct RunConfigView {
+// What a backend is made with: the parts of the run configuration backends read.
+struct BackendContext {
   const ModelConfig& model;
   int world_size = 1;
   int microbatches = 1;
-  std::string options;  // backend-specific (cuda: the math mode)
+  EmulatedCompute emulated;  // emulated
+  bool profile = false;      // emulated: durations and sizes from profiling the cpu model
 };
-using BackendFactory = std::function<Result<std::unique_ptr<ComputeBackend>>(const RunConfigView&, int rank)>;
-// Registers `name` (call at startup, before any run; not thread-safe with lookups).
-void register_backend(const std::string& name, BackendFactory factory);
-// The factory of `name`, or nullptr.
-const BackendFactory* find_backend(const std::string& name);
+
+struct BackendKind {
+  bool uses_model = false;    // runs (or profiles) the model: ModelConfig must be valid
+  bool needs_device = false;  // runs on a device this host may lack (cuda): only it can time it
+  std::function<Result<std::unique_ptr<ComputeBackend>>(const Spec& spec, const BackendContext& context, int rank)>
+      make;
+};
+
+// The backends by name: cpu and emulated built in (one line each in backend.cpp); optional parts
+// (cuda) add themselves at startup, before any run. Specs: "cpu", "emulated", "cuda:math=bf16".
+Registry<BackendKind>& backends();
+
+// The backend `spec` (from backends().parse) names, for `rank`.
+Result<std::unique_ptr<ComputeBackend>> make_backend(const Spec& spec, const BackendContext& context, int rank);
 
 // The model stage inside a cpu backend (for tests comparing weights); nullptr for other backends.
 const MlpStage* cpu_stage(const ComputeBackend& backend);

@@ -64,6 +64,11 @@ class StageExecutor {
   const std::vector<sim::TraceEvent>& trace() const { return trace_; }
 
  private:
+  struct Iteration;  // the tensors and counters of the iteration being run (executor.cpp)
+  // One action; the error without the rank/action context run_iteration adds.
+  Result<void> run_action(const schedule::Action& a, Iteration& it);
+  Result<IterationMetrics> finish(Iteration& it);
+
   const schedule::Schedule* schedule_;
   int k_ = 0;
   int rank_;
@@ -72,8 +77,5 @@ class StageExecutor {
   ExecutorOptions options_;
   std::vector<sim::TraceEvent> trace_;
 };
-
-// The k of a schedule name: kfkb:k=N -> N, 1f1b -> 1, gpipe -> m; 0 when unknown.
-int schedule_k(const std::string& name, int microbatches);
 
 }  // namespace contend::pipeline

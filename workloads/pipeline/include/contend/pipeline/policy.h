@@ -1,39 +1,24 @@
 #pragma once
-// Policies that choose each iteration's k, behind one interface, so a comparison runs all of them
-// through the same protocol (coordinator.h) and logs them alike:
-//  - fixed:k      the same k every iteration (kFkB through the adaptive path, for comparisons);
-//  - adaptive     Ada-Grouper from in-band measurements only (adaptive.h);
-//  - oracle       the scenario's ground truth of every link's rate, for experiments only: it reads
-//                 what a real system cannot know, and results label it so.
-// Options follow the name: `adaptive:kmax=8,mem=64MiB,period=2`, `oracle:inflight=8`,
-// `fixed:k=2` (or `fixed:2`). Not thread-safe: one policy, at rank 0.
+// Policies choose each iteration's schedule at rank 0, behind one interface, so a comparison runs
+// all of them through the same protocol (coordinator.h) and logs them alike. They share the spec
+// grammar and the namespace of schedule names (common/spec.h): `fixed:k=2`,
+// `adaptive:kmax=8,mem=64MiB`, `oracle`. The table is in policy.cpp, one line per policy
+// (docs/adaptive.md lists every option). Not thread-safe: one policy, at rank 0.
 
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
-#include <string>
+#include <string_view>
 #include <vector>
 
 #include "contend/common/rate_trace.h"
 #include "contend/common/result.h"
+#include "contend/common/spec.h"
 #include "contend/pipeline/adaptive.h"
 #include "contend/pipeline/transport.h"
 
 namespace contend::pipeline {
-
-struct PolicySpec {
-  std::string kind;  // "fixed", "adaptive" or "oracle"
-  int k = 1;         // fixed
-  AdaptiveOptions options;
-};
-
-// True when `schedule` names a policy rather than a static schedule.
-bool is_policy(const std::string& schedule);
-
-// Parses a policy name with its options. kInvalidArgument names the bad option and lists the
-// known ones: kmin, kmax, mem (size), inflight, period, hysteresis, lean; fixed takes k.
-Result<PolicySpec> parse_policy(const std::string& text);
 
 // What one rank measured in the iteration it just ran, sent to rank 0.
 struct StageReport {
@@ -62,9 +47,33 @@ class KPolicy {
   virtual Result<Decision> decide(int iteration, const std::vector<StageReport>& reports) = 0;
 };
 
-// A policy for a pipeline of `stages` stages and `microbatches` micro-batches. The oracle
-// requires `truth` with one trace per link.
-Result<std::unique_ptr<KPolicy>> make_policy(const PolicySpec& spec, int stages, int microbatches,
-                                             std::optional<OracleTruth> truth = std::nullopt);
+// What a policy is made for.
+struct PolicyContext {
+  int stages = 1;
+  int microbatches = 1;
+  std::optional<OracleTruth> truth;  // policies that read the truth (the oracle) require it
+};
+
+// Every registered policy (kind "policy").
+std::vector<const SpecEntry*> policy_entries();
+
+// Parses what a user may write wherever a schedule is accepted: a policy or a static schedule
+// (schedule/registry.h), one grammar, one namespace of names.
+Result<Spec> parse_schedule_or_policy(std::string_view text);
+
+// Whether `spec` names a policy (else a static schedule).
+bool is_policy(const Spec& spec);
+// Whether the policy reads the scenario's ground truth (the oracle: experiments only, labelled).
+bool reads_truth(const Spec& spec);
+
+// The k a policy runs before anything is measured (fixed: its k; the others: kmin).
+int initial_k(const Spec& spec);
+
+// The adaptive controller's options that a policy spec sets.
+AdaptiveOptions adaptive_options(const Spec& spec);
+
+// The policy `spec` names. kInvalidArgument when its k does not fit the micro-batches, or a
+// policy that reads the truth gets none (one trace per link and a clock).
+Result<std::unique_ptr<KPolicy>> make_policy(const Spec& spec, const PolicyContext& context);
 
 }  // namespace contend::pipeline

@@ -20,7 +20,9 @@
 #include <tuple>
 #include <vector>
 
+#include "contend/common/registry.h"
 #include "contend/common/result.h"
+#include "contend/common/spec.h"
 
 namespace contend::pipeline {
 
@@ -117,15 +119,19 @@ class Transport {
   std::map<int, std::vector<Frame>> recent_;  // the last frames per peer
 };
 
-// Transports built as optional parts (nccl) register here, so the runtime needs no dependency on
-// them. A factory gets the TCP transport the worker connected first (its bootstrap connection,
-// which it may keep for small messages), the rank and the world size.
-using TransportFactory =
-    std::function<Result<std::unique_ptr<Transport>>(std::unique_ptr<Transport> bootstrap, int rank, int world_size)>;
-// Registers `name` (call at startup, before any run; not thread-safe with lookups).
-void register_transport(const std::string& name, TransportFactory factory);
-// The factory of `name`, or nullptr.
-const TransportFactory* find_transport(const std::string& name);
+// Transports by name: tcp built in (the worker's own connections), optional parts (nccl) add
+// themselves at startup. A transport is made from the TCP transport the worker connected first
+// (its bootstrap connection, which it may keep for small messages), the rank and the world size.
+struct TransportKind {
+  std::function<Result<std::unique_ptr<Transport>>(const Spec& spec, std::unique_ptr<Transport> bootstrap, int rank,
+                                                   int world_size)>
+      make;
+  // The environment ("KEY=VALUE" items) a worker needs on a node whose link interfaces are
+  // `ifnames` and whose namespace or host is `host_id`; unset for transports that need none.
+  std::function<std::vector<std::string>(const std::vector<std::string>& ifnames, const std::string& host_id)>
+      environment;
+};
+Registry<TransportKind>& transports();
 
 // Received messages waiting for their receive, per (peer, tag), and the error of each broken
 // peer. Thread-safe.

@@ -24,19 +24,19 @@ struct RunConfig {
   int world_size = 1;
   int microbatches = 8;
   int iterations = 10;
-  std::string schedule = "1f1b";      // 1f1b, kfkb:k=N, gpipe, or a policy: fixed:k=N, adaptive, oracle
-  std::optional<OracleTruth> oracle;  // the oracle policy's ground truth (rank 0)
-  std::string backend = "cpu";        // cpu, emulated, or a registered one (cuda)
-  std::string backend_options;        // for a registered backend (cuda: fp32, tf32 or bf16)
-  std::string transport = "tcp";      // tcp, or a registered one (nccl), bootstrapped over tcp
-  ModelConfig model;                  // cpu backend (and profiling)
-  EmulatedCompute emulated;           // emulated backend
-  bool profile = false;               // emulated: take durations from the cpu backend's profile
+  Spec schedule = parse_schedule_or_policy("1f1b").value();  // a static schedule or a policy
+  std::optional<OracleTruth> oracle;                          // the oracle policy's ground truth (rank 0)
+  Spec backend = backends().parse("cpu").value();             // cpu, emulated, or a registered one (cuda)
+  Spec transport = transports().parse("tcp").value();         // tcp, or a registered one (nccl)
+  ModelConfig model;                                          // cpu backend (and profiling)
+  EmulatedCompute emulated;                                   // emulated backend
+  bool profile = false;  // emulated: take durations from the cpu backend's profile
   ExecutorOptions executor;
 };
 
-// The lowered, validated schedule of `config` (for a policy: kFkB with its first k), or why not
-// (unknown schedule or policy, interleaved, bad model for the world size).
+// The lowered, validated schedule of `config` (for a policy: kFkB with the k it starts with), or
+// why not (a policy whose k does not fit, a schedule with several stages per rank, a bad model for
+// the world size).
 Result<schedule::Schedule> runtime_schedule(const RunConfig& config);
 
 // The single-process reference of one iteration: every stage's layers run micro-batch by
@@ -57,9 +57,8 @@ Result<void> run_rank(const RunConfig& config, int rank, ComputeBackend& backend
 // One JSON line (contend.iteration/1) for `m`.
 std::string metrics_line(const RunConfig& config, const IterationMetrics& m);
 
-// Runs `rank` over TCP (or the registered transport config.transport, bootstrapped over TCP) for
-// every iteration, calling `on_iteration` after each. Errors name the
-// rank, action and peer.
+// Runs `rank` over config.transport (bootstrapped over TCP) for every iteration, calling
+// `on_iteration` after each. Errors name the rank, action and peer.
 Result<void> run_worker(const RunConfig& config, const TcpOptions& tcp,
                         const std::function<void(const IterationMetrics&)>& on_iteration,
                         std::vector<sim::TraceEvent>* trace);

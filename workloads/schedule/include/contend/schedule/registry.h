@@ -1,29 +1,32 @@
 #pragma once
-// The name -> generator table. A spec is "<name>" or "<name>:<key>=<value>[,<key>=<value>]", or
-// "<name>:<value>" for the generator's first parameter: "1f1b", "gpipe", "kfkb:k=2", "kfkb:2",
-// "interleaved:v=2". Thread-safe (the table is immutable).
+// The name -> generator table of static schedules, in the spec grammar of common/spec.h:
+// "1f1b", "gpipe", "kfkb:k=2" (or "kfkb:2"), "interleaved:v=2". Adding a schedule is a generator
+// file plus one line in registry.cpp (docs/extending.md). Thread-safe (the table is immutable).
 
-#include <string>
 #include <string_view>
 #include <vector>
 
 #include "contend/common/result.h"
+#include "contend/common/spec.h"
 #include "contend/schedule/schedule.h"
 
 namespace contend::schedule {
 
-struct GeneratorInfo {
-  std::string name;    // "kfkb"
-  std::string syntax;  // "kfkb:k=N"
-  std::string help;    // one line
-};
+// Every registered schedule (kind "schedule"), in the order `contend sim --help` lists them.
+std::vector<const SpecEntry*> schedule_entries();
 
-// Every registered generator, in the order `contend sim --help` lists them.
-const std::vector<GeneratorInfo>& generators();
+// Parses a schedule spec strictly against the table (common/spec.h's errors).
+Result<Spec> parse_schedule(std::string_view text);
 
-// Builds the compute schedule that `spec` names for `ranks` ranks and `microbatches`
-// micro-batches. kInvalidArgument for an unknown name, an unknown or missing parameter, a value
-// out of range or ranks/microbatches < 1, quoting the spec and listing what is allowed.
-Result<Schedule> make_schedule(std::string_view spec, int ranks, int microbatches);
+// The compute schedule that `spec` (from parse_schedule) names for `ranks` ranks and
+// `microbatches` micro-batches. kInvalidArgument for ranks or microbatches < 1, or a shape the
+// generator refuses (interleaved: m a multiple of p), quoting the spec.
+Result<Schedule> make_schedule(const Spec& spec, int ranks, int microbatches);
+// parse_schedule, then make_schedule: for tests and tools that hold only the text.
+Result<Schedule> make_schedule(std::string_view text, int ranks, int microbatches);
+
+// The group size k a schedule runs with (1f1b: 1, kfkb:k=N: N, gpipe: m), for logs; 0 for schedules
+// that do not group micro-batches that way.
+int group_size(const Spec& spec, int microbatches);
 
 }  // namespace contend::schedule

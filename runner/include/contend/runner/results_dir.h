@@ -1,0 +1,31 @@
+#pragma once
+// A run's results folder: created exclusively, never overwritten, and continued only by the same
+// experiment in the same mode. Layout (docs/experiment-format.md): env.json, cells.jsonl (one
+// line per finished cell, contend.cell/1), runs/, events/, traces/, summary.json/.csv, report/.
+// Thread-safe (no shared state); two runs never get the same folder.
+
+#include <map>
+#include <string>
+
+#include "contend/common/result.h"
+
+namespace contend::runner {
+
+// Creates `requested` (which must not exist) or, when empty, `default_path`, taking
+// `default_path`-2, -3, ... when it is taken (by another run started in the same second), with its
+// runs/, events/ and traces/ folders. Returns the folder. kInvalidArgument when `requested`
+// exists; errors name the path.
+Result<std::string> create_results_dir(const std::string& requested, const std::string& default_path);
+
+// Checks that `dir` is a results folder of `experiment` run in `mode` ("real" or "simulated"),
+// from its env.json; kInvalidArgument saying which differs.
+Result<void> check_resume(const std::string& dir, const std::string& experiment, const std::string& mode);
+
+// The cells finished in `dir` (cells.jsonl): id -> samples/s. kParse naming the file and line of
+// a damaged entry, so a resumed run never mixes in what it cannot read.
+Result<std::map<std::string, double>> finished_cells(const std::string& dir);
+
+// Appends one finished cell to `dir`/cells.jsonl.
+Result<void> record_cell(const std::string& dir, const std::string& id, double throughput);
+
+}  // namespace contend::runner

@@ -1,0 +1,44 @@
+#pragma once
+// Running an experiment: every cell of the matrix not finished yet, for real in namespaces on
+// this host, on cluster hosts (hosts.h), or in the simulator, into a results folder
+// (results_dir.h) that it creates or continues; then the summary (summary.h). Progress goes to
+// stderr. `stop` (SIGINT/SIGTERM) ends the cell in flight, removes what it created, and keeps the
+// finished cells for --resume. Not thread-safe: one run per process.
+
+#include <atomic>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "contend/common/result.h"
+#include "contend/runner/experiment.h"
+#include "contend/runner/hosts.h"
+#include "contend/runner/launcher.h"
+#include "contend/runner/summary.h"
+
+namespace contend::runner {
+
+struct RunOptions {
+  std::string out;     // results folder to create; empty: results/NAME-TIMESTAMP[-sim] (renamed if taken)
+  std::string resume;  // or: a results folder of the same experiment and mode to continue
+  bool simulate = false;
+  std::optional<HostsOptions> hosts;  // run on cluster hosts (its `results` is filled in)
+  LaunchOptions launch;               // single-host real runs
+  nlohmann::ordered_json env;         // recorded in env.json beside the experiment (argv, version, build)
+};
+
+struct RunOutcome {
+  std::string dir;
+  Summary summary;
+  std::size_t cells_done = 0;  // finished, this run and earlier ones
+  std::size_t cells_total = 0;
+  bool stopped = false;
+  std::optional<Error> failed;  // the cell that failed (named), after which the run ended
+};
+
+// Runs `e` as described above. Errors before the first cell: the results folder, a resumed
+// folder's experiment and mode, the scenarios' rates. A cell that fails ends the run with
+// `failed` set; the summary of the finished cells is written either way.
+Result<RunOutcome> run_experiment(const Experiment& e, RunOptions options, const std::atomic<bool>& stop);
+
+}  // namespace contend::runner

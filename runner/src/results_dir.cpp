@@ -1,0 +1,131 @@
+#include "contend/runner/results_dir.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <sstream>
+
+#include "contend/common/fd.h"
+#include "contend/common/json.h"
+#include "contend/common/json_reader.h"
+#include "contend/common/records.h"
+
+namespace contend::runner {
+namespace {
+
+// mkdir -p of the parents, then an exclusive mkdir of `path` itself: false when it exists.
+Result<bool> make_fresh(const std::string& path) {
+  std::error_code ec;
+  const auto parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty()) {
+    std::filesystem::create_directories(parent, ec);
+    if (ec) {
+      return make_error(Errc::kIo, "create " + parent.string() + ": " + ec.message());
+    }
+  }
+  if (::mkdir(path.c_str(), 0755) == 0) {
+    return true;
+  }
+  if (errno == EEXIST) {
+    return false;
+  }
+  return errno_error(errno, "mkdir(" + path + ")");
+}
+
+}  // namespace
+
+Result<std::string> create_results_dir(const std::string& requested, const std::string& default_path) {
+  std::string dir = requested;
+  if (!requested.empty()) {
+    auto fresh = make_fresh(requested);
+    if (!fresh) {
+      return fresh.error();
+    }
+    if (!*fresh) {
+      return make_error(Errc::kInvalidArgument, requested +
+                                                    " exists: results are never overwritten (choose another --out, "
+                                                    "or --resume " +
+                                                    requested + ")");
+    }
+  } else {
+    for (int n = 1;; ++n) {
+      dir = n == 1 ? default_path : default_path + "-" + std::to_string(n);
+      auto fresh = make_fresh(dir);
+      if (!fresh) {
+        return fresh.error();
+      }
+      if (*fresh) {
+        break;
+      }
+    }
+  }
+  for (const char* sub : {"runs", "events", "traces"}) {
+    if (::mkdir((dir + "/" + sub).c_str(), 0755) != 0) {
+      return errno_error(errno, "mkdir(" + dir + "/" + sub + ")");
+    }
+  }
+  return dir;
+}
+
+Result<void> check_resume(const std::string& dir, const std::string& experiment, const std::string& mode) {
+  auto env = read_json_file(dir + "/env.json");
+  if (!env) {
+    return make_error(Errc::kInvalidArgument, "--resume " + dir + ": not a results folder (" + env.error().message + ")");
+  }
+  const JsonReader r(*env, dir + "/env.json");
+  auto name = r.string("experiment");
+  auto was = r.string("mode");
+  if (auto e = first_error(name, was)) {
+    return *e;
+  }
+  if (*name != experiment) {
+    return make_error(Errc::kInvalidArgument, "--resume " + dir + ": holds experiment \"" + *name +
+                                                  "\", not \"" + experiment + "\"");
+  }
+  if (*was != mode) {
+    return make_error(Errc::kInvalidArgument, "--resume " + dir + ": a " + *was + " run; this one is " + mode +
+                                                  " (they do not mix)");
+  }
+  return {};
+}
+
+Result<std::map<std::string, double>> finished_cells(const std::string& dir) {
+  std::map<std::string, double> out;
+  const std::string path = dir + "/cells.jsonl";
+  if (::access(path.c_str(), F_OK) != 0) {
+    return out;
+  }
+  auto text = read_file(path);
+  if (!text) {
+    return text.error();
+  }
+  std::istringstream in(*text);
+  int n = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++n;
+    auto json = parse_json(line, path + ":" + std::to_string(n));
+    if (!json) {
+      return json.error();
+    }
+    const JsonReader r(*json, path + ":" + std::to_string(n));
+    auto id = r.string("id");
+    auto throughput = r.number("throughput");
+    if (auto e = first_error(id, throughput)) {
+      return *e;
+    }
+    out[*id] = *throughput;
+  }
+  return out;
+}
+
+Result<void> record_cell(const std::string& dir, const std::string& id, double throughput) {
+  auto log = JsonLinesWriter::open(dir + "/cells.jsonl", "contend.cell/1", JsonLinesWriter::Mode::kAppend);
+  if (!log) {
+    return log.error();
+  }
+  return (*log)->write({{"id", id}, {"throughput", throughput}});
+}
+
+}  // namespace contend::runner

@@ -1,0 +1,181 @@
+#include "contend/runner/run.h"
+
+#include <ctime>
+#include <filesystem>
+#include <map>
+
+#include "contend/common/json.h"
+#include "contend/common/records.h"
+#include "contend/runner/progress.h"
+#include "contend/runner/results.h"
+#include "contend/runner/results_dir.h"
+#include "contend/runner/truth.h"
+
+namespace contend::runner {
+namespace {
+
+std::string timestamp() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", std::localtime(&t));
+  return buf;
+}
+
+std::string mode_of(const RunOptions& o) {
+  return o.simulate ? "simulated" : "real";
+}
+
+// The results folder: a new one (env.json written) or the resumed one (checked).
+Result<std::string> open_results(const Experiment& e, const RunOptions& o) {
+  if (!o.resume.empty()) {
+    if (auto ok = check_resume(o.resume, e.name, mode_of(o)); !ok) {
+      return ok.error();
+    }
+    return o.resume;
+  }
+  auto dir = create_results_dir(o.out, "results/" + e.name + "-" + timestamp() + (o.simulate ? "-sim" : ""));
+  if (!dir) {
+    return dir.error();
+  }
+  nlohmann::ordered_json env = json_document("env", 1);
+  env["experiment"] = e.name;
+  env["experiment_file"] = std::filesystem::absolute(e.source).string();
+  env["mode"] = mode_of(o);
+  for (const auto& item : o.env.items()) {
+    env[item.key()] = item.value();
+  }
+  env["started"] = timestamp();
+  if (auto ok = write_json_document(*dir + "/env.json", env); !ok) {
+    return ok.error();
+  }
+  return dir;
+}
+
+// Runs one cell into `files`: simulated, on hosts, or in namespaces here.
+Result<void> run_one(const Experiment& e, const Cell& cell, const CellFiles& files, const RunOptions& o,
+                     const std::vector<RateTrace>& truth, const std::atomic<bool>& stop) {
+  if (o.simulate) {
+    auto rows = simulate_cell(e.workload, cell.schedule, truth);
+    if (!rows) {
+      return rows.error();
+    }
+    return write_simulated_cell(files, files.trace_prefix.empty() ? "" : files.trace_prefix + ".json", e, cell,
+                                *rows);
+  }
+  if (o.hosts) {
+    return run_cell_hosts(e, cell, files, *o.hosts, stop);
+  }
+  return run_cell(e, cell, files, o.launch, stop);
+}
+
+// The summary of the cells finished in `done`, in the matrix's order.
+Summary summary_of(const Experiment& e, const std::vector<Cell>& cells, const std::map<std::string, double>& done,
+                   const std::string& mode) {
+  std::vector<std::pair<std::string, std::string>> order;
+  std::map<std::pair<std::string, std::string>, std::vector<double>> throughput;
+  std::map<std::string, const Spec*> specs;
+  for (const auto& cell : cells) {
+    const auto key = std::pair{e.scenarios[cell.scenario].name, cell.schedule.str()};
+    specs[key.second] = &cell.schedule;
+    if (cell.repetition == 0) {
+      order.push_back(key);
+    }
+    if (auto it = done.find(cell.id); it != done.end()) {
+      throughput[key].push_back(it->second);
+    }
+  }
+  Summary s = summarize(e.name, e.baseline.str(), mode, order, throughput);
+  for (CellSummary& c : s.cells) {
+    if (pipeline::reads_truth(*specs[c.schedule])) {
+      c.note = "oracle: reads the scenario's ground truth; a bound for comparison, not a real scheduler";
+    }
+  }
+  return s;
+}
+
+Result<void> write_summary(const std::string& dir, const Experiment& e, const Summary& s) {
+  auto doc = summary_json(s);
+  describe_experiment(doc, e);
+  if (auto ok = write_json_document(dir + "/summary.json", doc); !ok) {
+    return ok;
+  }
+  return write_file_atomic(dir + "/summary.csv", summary_csv(s));
+}
+
+CellFiles files_of(const std::string& dir, const Cell& cell) {
+  CellFiles files{dir + "/runs/" + cell.id + ".jsonl", dir + "/events/" + cell.id + ".jsonl",
+                  dir + "/runs/" + cell.id + ".log", ""};
+  if (cell.repetition == 0) {
+    files.trace_prefix = dir + "/traces/" + cell.id;
+  }
+  return files;
+}
+
+}  // namespace
+
+Result<RunOutcome> run_experiment(const Experiment& e, RunOptions o, const std::atomic<bool>& stop) {
+  std::vector<std::vector<RateTrace>> truths;
+  for (const auto& s : e.scenarios) {
+    auto t = workload_rates(s);
+    if (!t) {
+      return t.error();
+    }
+    truths.push_back(std::move(*t));
+  }
+  auto dir = open_results(e, o);
+  if (!dir) {
+    return dir.error();
+  }
+  auto done = finished_cells(*dir);
+  if (!done) {
+    return done.error();
+  }
+  if (o.hosts) {
+    o.hosts->results = std::filesystem::absolute(*dir).string();
+  }
+  RunOutcome out;
+  out.dir = *dir;
+  const std::vector<Cell> cells = expand(e);
+  out.cells_total = cells.size();
+  Progress progress(cells.size());
+  const std::string where = o.simulate ? "simulated" : o.hosts ? "on cluster hosts" : "real, in network namespaces";
+  std::fprintf(stderr, "contend run: %s, %zu cells (%s), results in %s\n", e.name.c_str(), cells.size(), where.c_str(),
+               dir->c_str());
+  std::size_t ran = 0;
+  for (std::size_t i = 0; i < cells.size() && !stop.load() && !out.failed; ++i) {
+    const Cell& cell = cells[i];
+    if (done->count(cell.id) != 0) {
+      continue;
+    }
+    progress.cell(i, cell.id, ran++);
+    const CellFiles files = files_of(*dir, cell);
+    std::error_code ec;
+    std::filesystem::remove(files.metrics, ec);  // a cell interrupted before, rerun from scratch
+    Result<double> throughput = make_error(Errc::kInternal, "");
+    if (auto ok = run_one(e, cell, files, o, truths[cell.scenario], stop); !ok) {
+      throughput = ok.error();
+    } else {
+      throughput = cell_throughput(files.metrics, e.workload);
+    }
+    if (!throughput) {
+      if (!stop.load()) {
+        out.failed = with_context(throughput.error(), cell.id);
+      }
+      continue;
+    }
+    (*done)[cell.id] = *throughput;
+    if (auto ok = record_cell(*dir, cell.id, *throughput); !ok) {
+      out.failed = ok.error();
+    }
+  }
+  progress.end();
+  out.stopped = stop.load();
+  out.cells_done = done->size();
+  out.summary = summary_of(e, cells, *done, mode_of(o));
+  if (auto ok = write_summary(*dir, e, out.summary); !ok) {
+    return ok.error();
+  }
+  return out;
+}
+
+}  // namespace contend::runner

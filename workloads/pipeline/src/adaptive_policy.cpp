@@ -1,0 +1,97 @@
+#include <algorithm>
+
+#include "policies.h"
+
+namespace contend::pipeline::detail {
+namespace {
+
+// Rank 0's view of the links from every rank's report, per direction: the sustained rate (second
+// halves of the iteration's last frames, so a change late in an iteration counts) and the burst
+// the token bucket gave on top, as the last iteration measured them. No smoothing across
+// iterations: the last frames already average four transfers, the controller's hysteresis keeps
+// noise from moving k, and any lag costs throughput both ways (after a preemption the best k may
+// be smaller or larger than during it).
+class LinkEstimates {
+ public:
+  explicit LinkEstimates(int stages) : links_(stages > 1 ? stages - 1 : 0) {}
+  void add(const std::vector<StageReport>& reports) {
+    for (std::size_t r = 0; r + 1 < reports.size(); ++r) {
+      add(links_[r].forward, reports[r + 1].from_prev);
+      add(links_[r].backward, reports[r].from_next);
+    }
+  }
+  Measurements measurements(const std::vector<StageReport>& reports) const {
+    Measurements m;
+    for (const StageReport& s : reports) {
+      m.stages.push_back({s.forward_s, s.backward_s, s.message_bytes, s.stash_bytes});
+    }
+    for (const Link& link : links_) {
+      LinkMeasurement l;
+      l.goodput_bps = link.forward.rate;
+      l.backward_bps = link.backward.rate;
+      l.burst_bytes = static_cast<std::uint64_t>(std::max(0.0, link.forward.burst));
+      m.links.push_back(l);
+    }
+    return m;
+  }
+
+ private:
+  struct Direction {
+    double rate = 0;  // bits per second; 0 until measured
+    double burst = 0;
+  };
+  struct Link {
+    Direction forward;
+    Direction backward;
+  };
+  static void add(Direction& d, const TransferTotals& t) {
+    if (t.frames > 0 && t.recent_seconds > 0) {
+      d.rate = 8.0 * static_cast<double>(t.recent_bytes) / t.recent_seconds;
+      d.burst = t.recent_burst_bytes;
+    }
+  }
+  std::vector<Link> links_;
+};
+
+class AdaptivePolicy : public KPolicy {
+ public:
+  AdaptivePolicy(const PolicyContext& context, const AdaptiveOptions& options)
+      : controller_(context.stages, context.microbatches, options),
+        links_(context.stages),
+        truth_(context.truth) {}
+
+  Result<Decision> decide(int iteration, const std::vector<StageReport>& reports) override {
+    if (reports.empty()) {
+      // Nothing measured yet: the leanest k, until the first iteration says more.
+      Decision d;
+      d.iteration = iteration;
+      d.k = controller_.k();
+      return d;
+    }
+    links_.add(reports);
+    Measurements m = links_.measurements(reports);
+    if (truth_) {
+      const double now = truth_->now_s();
+      for (std::size_t r = 0; r < truth_->links.size(); ++r) {
+        m.link_traces.push_back(truth_->links[r].from(now));
+        if (truth_->burst_bytes) {
+          m.links[r].burst_bytes = truth_->burst_bytes(truth_->links[r].rate_at(now));
+        }
+      }
+    }
+    return controller_.decide(iteration, m);
+  }
+
+ private:
+  AdaptiveController controller_;
+  LinkEstimates links_;
+  std::optional<OracleTruth> truth_;
+};
+
+}  // namespace
+
+std::unique_ptr<KPolicy> make_adaptive_policy(const PolicyContext& context, const AdaptiveOptions& options) {
+  return std::make_unique<AdaptivePolicy>(context, options);
+}
+
+}  // namespace contend::pipeline::detail

@@ -1,0 +1,26 @@
+#include "policies.h"
+
+namespace contend::pipeline::detail {
+namespace {
+
+class FixedPolicy : public KPolicy {
+ public:
+  explicit FixedPolicy(int k) : k_(k) {}
+  Result<Decision> decide(int iteration, const std::vector<StageReport>&) override {
+    Decision d;
+    d.iteration = iteration;
+    d.k = k_;
+    return d;
+  }
+
+ private:
+  int k_;
+};
+
+}  // namespace
+
+std::unique_ptr<KPolicy> make_fixed_policy(int k) {
+  return std::make_unique<FixedPolicy>(k);
+}
+
+}  // namespace contend::pipeline::detail
