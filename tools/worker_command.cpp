@@ -8,6 +8,7 @@
 
 #include "cli_units.h"
 #include "contend/common/fd.h"
+#include "contend/common/records.h"
 #include "contend/common/units.h"
 #include "contend/emulator/scenario.h"
 #include "contend/pipeline/worker.h"
@@ -96,27 +97,29 @@ int run(WorkerOptions& o) {
     }
     c.oracle = std::move(*truth);
   }
-  std::FILE* metrics = nullptr;
-  if (o.metrics == "-") {
-    metrics = stdout;
-  } else if (!o.metrics.empty()) {
-    metrics = std::fopen(o.metrics.c_str(), "ae");
-    if (metrics == nullptr) {
-      return fail(t.rank, errno_error(errno, "open " + o.metrics).message);
+  std::unique_ptr<JsonLinesWriter> metrics;
+  if (!o.metrics.empty()) {
+    // Every rank appends to one file (the runner's); each line is one write.
+    auto opened = JsonLinesWriter::open(o.metrics, pipeline::kIterationSchema, JsonLinesWriter::Mode::kAppend);
+    if (!opened) {
+      return fail(t.rank, opened.error().message);
     }
+    metrics = std::move(*opened);
   }
   std::vector<sim::TraceEvent> trace;
+  std::optional<Error> write_error;
   auto done = pipeline::run_worker(
       c, t,
       [&](const pipeline::IterationMetrics& m) {
-        if (metrics != nullptr) {
-          std::fprintf(metrics, "%s\n", pipeline::metrics_line(c, m).c_str());
-          std::fflush(metrics);
+        if (metrics != nullptr && !write_error) {
+          if (auto ok = metrics->write(pipeline::metrics_record(c, m)); !ok) {
+            write_error = ok.error();
+          }
         }
       },
       o.trace.empty() ? nullptr : &trace);
-  if (metrics != nullptr && metrics != stdout) {
-    std::fclose(metrics);
+  if (done && write_error) {
+    done = *write_error;
   }
   if (!done) {
     return fail(t.rank, done.error().message);

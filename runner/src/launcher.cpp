@@ -118,6 +118,68 @@ std::vector<std::string> worker_environment(const Spec& transport, const emulato
   return kind->kind.environment(ifnames, netns);
 }
 
+namespace {
+
+// One worker per stage in its node's namespace, with its transport's environment; their output
+// in files.log.
+Result<std::vector<ChildProcess>> start_workers(const Experiment& e, const Cell& cell, const CellFiles& files,
+                                                const LaunchOptions& o, const emulator::TopologyPlan& plan,
+                                                const std::vector<std::string>& addresses, double start_s) {
+  std::vector<ChildProcess> workers;
+  const auto commands = worker_commands(e, cell, addresses, files, o, start_s);
+  for (int r = 0; r < e.workload.stages; ++r) {
+    std::vector<std::string> argv = {"ip", "netns", "exec", plan.nodes[r].second};
+    if (const auto env = worker_environment(e.workload.transport, plan, plan.nodes[r].first); !env.empty()) {
+      argv.push_back("env");
+      argv.insert(argv.end(), env.begin(), env.end());
+    }
+    argv.insert(argv.end(), commands[r].begin(), commands[r].end());
+    ChildOptions co;
+    co.output_path = files.log;
+    auto child = ChildProcess::spawn(argv, co);
+    if (!child) {
+      return child.error();
+    }
+    workers.push_back(std::move(*child));
+  }
+  return workers;
+}
+
+// Waits until every worker has ended: an error for the first that fails, on `stop`, or at the
+// deadline (the workers are killed as they go out of scope).
+Result<void> wait_workers(std::vector<ChildProcess>& workers, const Cell& cell, const CellFiles& files,
+                          const LaunchOptions& o, const std::atomic<bool>& stop) {
+  const auto deadline = std::chrono::steady_clock::now() + o.timeout;
+  for (;;) {
+    int running = 0;
+    for (std::size_t r = 0; r < workers.size(); ++r) {
+      if (!workers[r].running()) {
+        continue;
+      }
+      auto code = workers[r].wait(std::chrono::milliseconds(20));
+      if (!code) {
+        ++running;
+      } else if (*code != 0) {
+        return make_error(Errc::kIo, "worker " + std::to_string(r) + " of " + cell.id + " exited with " +
+                                         std::to_string(*code) + "; its log " + files.log + " ends:\n" +
+                                         file_tail(files.log, 600));
+      }
+    }
+    if (running == 0) {
+      return {};
+    }
+    if (stop.load()) {
+      return make_error(Errc::kIo, "stopped");
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      return make_error(Errc::kTimeout,
+                        cell.id + " took longer than " + std::to_string(o.timeout.count()) + " s; see " + files.log);
+    }
+  }
+}
+
+}  // namespace
+
 Result<void> run_cell(const Experiment& e, const Cell& cell, const CellFiles& files, const LaunchOptions& o,
                       const std::atomic<bool>& stop) {
   const emulator::Scenario& scenario = e.scenarios[cell.scenario];
@@ -155,56 +217,23 @@ Result<void> run_cell(const Experiment& e, const Cell& cell, const CellFiles& fi
     std::thread& thread;
     ~PlayerGuard() {
       stop = true;
-      thread.join();
+      if (thread.joinable()) {
+        thread.join();
+      }
     }
   } player_guard{player_stop, player};
-
-  std::vector<ChildProcess> workers;
-  const auto commands = worker_commands(e, cell, *addresses, files, o, start_s);
-  for (int r = 0; r < e.workload.stages; ++r) {
-    std::vector<std::string> argv = {"ip", "netns", "exec", net->plan().nodes[r].second};
-    if (const auto env = worker_environment(e.workload.transport, net->plan(), net->plan().nodes[r].first);
-        !env.empty()) {
-      argv.push_back("env");
-      argv.insert(argv.end(), env.begin(), env.end());
-    }
-    argv.insert(argv.end(), commands[r].begin(), commands[r].end());
-    ChildOptions co;
-    co.output_path = files.log;
-    auto child = ChildProcess::spawn(argv, co);
-    if (!child) {
-      return child.error();
-    }
-    workers.push_back(std::move(*child));
+  auto workers = start_workers(e, cell, files, o, net->plan(), *addresses, start_s);
+  if (!workers) {
+    return workers.error();
   }
-  const auto deadline = std::chrono::steady_clock::now() + o.timeout;
-  for (;;) {
-    int running = 0;
-    for (std::size_t r = 0; r < workers.size(); ++r) {
-      if (!workers[r].running()) {
-        continue;
-      }
-      auto code = workers[r].wait(std::chrono::milliseconds(20));
-      if (!code) {
-        ++running;
-      } else if (*code != 0) {
-        return make_error(Errc::kIo, "worker " + std::to_string(r) + " of " + cell.id + " exited with " +
-                                         std::to_string(*code) + "; its log " + files.log + " ends:\n" +
-                                         file_tail(files.log, 600));
-      }
-    }
-    if (running == 0) {
-      break;
-    }
-    if (stop.load()) {
-      return make_error(Errc::kIo, "stopped");
-    }
-    if (std::chrono::steady_clock::now() > deadline) {
-      return make_error(Errc::kTimeout,
-                        cell.id + " took longer than " + std::to_string(o.timeout.count()) + " s; see " + files.log);
-    }
+  if (auto ok = wait_workers(*workers, cell, files, o, stop); !ok) {
+    return ok;
   }
   player_stop = true;
+  player.join();
+  if (!played) {
+    return with_context(played.error(), cell.id + ": the scenario player");
+  }
   return {};
 }
 

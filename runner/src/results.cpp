@@ -4,39 +4,78 @@
 
 #include "contend/common/fd.h"
 #include "contend/common/json.h"
+#include "contend/common/records.h"
 #include "contend/sim/chrome_trace.h"
 
 namespace contend::runner {
 
 // Writes a simulated cell as a real one is written: the runtime's rank-0 lines (backend
 // "simulated"), the scenario's rate changes as the player logs them, and the last iteration's trace.
-Result<void> write_simulated_cell(const CellFiles& files, const std::string& trace_path, const Experiment& e,
-                                  const Cell& cell, const SimCell& sim) {
-  const emulator::Scenario& scenario = e.scenarios[cell.scenario];
+namespace {
+
+// events/CELL.jsonl of a simulated cell: the scenario's rate changes as the player logs them.
+Result<void> write_simulated_events(const std::string& path, const emulator::Scenario& scenario, double end_s) {
+  auto log = JsonLinesWriter::open(path, "contend.events/1", JsonLinesWriter::Mode::kCreate);
+  if (!log) {
+    return log.error();
+  }
   nlohmann::ordered_json base = nlohmann::ordered_json::object();
   for (const auto& l : scenario.links) {
     base[l.name] = l.rate_bps;
   }
-  std::string events = nlohmann::ordered_json{{"schema", "contend.events/1"},
-                                              {"kind", "start"},
-                                              {"scenario", scenario.name},
-                                              {"simulated", true},
-                                              {"steady_s", 0.0},
-                                              {"base_rates_bps", base}}
-                           .dump() +
-                       "\n";
+  std::vector<nlohmann::ordered_json> lines = {{{"kind", "start"},
+                                                {"scenario", scenario.name},
+                                                {"simulated", true},
+                                                {"steady_s", 0.0},
+                                                {"base_rates_bps", base}}};
   for (const auto& ev : scenario.events) {
     if (ev.kind == emulator::Event::Kind::kSetRate) {
-      events += nlohmann::ordered_json{{"schema", "contend.events/1"}, {"kind", "rate"},  {"scheduled_s", ev.at_s},
-                                       {"applied_s", ev.at_s},         {"link", ev.link}, {"rate_bps", ev.rate_bps}}
-                    .dump() +
-                "\n";
+      lines.push_back({{"kind", "rate"},
+                       {"scheduled_s", ev.at_s},
+                       {"applied_s", ev.at_s},
+                       {"link", ev.link},
+                       {"rate_bps", ev.rate_bps}});
     }
   }
+  lines.push_back({{"kind", "end"}, {"t_s", end_s}});
+  for (const auto& line : lines) {
+    if (auto ok = (*log)->write(line); !ok) {
+      return ok;
+    }
+  }
+  return {};
+}
+
+nlohmann::ordered_json simulated_record(const Experiment& e, const Cell& cell, const SimIteration& row) {
+  nlohmann::ordered_json doc;
+  doc["rank"] = 0;
+  doc["iteration"] = row.iteration;
+  doc["schedule"] = cell.schedule.str();
+  doc["k"] = row.k;
+  doc["backend"] = "simulated";
+  doc["start_s"] = row.start_s;
+  doc["iteration_s"] = row.iteration_s;
+  doc["samples_per_s"] = samples_per_iteration(e.workload) / row.iteration_s;
+  doc["peak_activation_bytes"] = row.peak_activation_bytes;
+  if (row.decision) {
+    doc["decision"] = {{"policy", cell.schedule.name()},
+                       {"evaluated", row.decision->evaluated},
+                       {"switched", row.decision->switched},
+                       {"k", row.decision->k},
+                       {"link_bps", row.decision->link_bps}};
+  }
+  return doc;
+}
+
+}  // namespace
+
+// Writes a simulated cell as a real one is written: the runtime's rank-0 lines (backend
+// "simulated"), the scenario's rate changes as the player logs them, and the last iteration's trace.
+Result<void> write_simulated_cell(const CellFiles& files, const std::string& trace_path, const Experiment& e,
+                                  const Cell& cell, const SimCell& sim) {
   const auto& rows = sim.iterations;
   const double end = rows.empty() ? 0 : rows.back().start_s + rows.back().iteration_s;
-  events += nlohmann::ordered_json{{"schema", "contend.events/1"}, {"kind", "end"}, {"t_s", end}}.dump() + "\n";
-  if (auto ok = write_file_atomic(files.events, events); !ok) {
+  if (auto ok = write_simulated_events(files.events, e.scenarios[cell.scenario], end); !ok) {
     return ok;
   }
   if (!trace_path.empty()) {
@@ -44,28 +83,16 @@ Result<void> write_simulated_cell(const CellFiles& files, const std::string& tra
       return ok;
     }
   }
-  std::string text;
-  for (const auto& row : rows) {
-    auto doc = json_document("iteration", 1);
-    doc["rank"] = 0;
-    doc["iteration"] = row.iteration;
-    doc["schedule"] = cell.schedule.str();
-    doc["k"] = row.k;
-    doc["backend"] = "simulated";
-    doc["start_s"] = row.start_s;
-    doc["iteration_s"] = row.iteration_s;
-    doc["samples_per_s"] = samples_per_iteration(e.workload) / row.iteration_s;
-    doc["peak_activation_bytes"] = row.peak_activation_bytes;
-    if (row.decision) {
-      doc["decision"] = {{"policy", cell.schedule.name()},
-                         {"evaluated", row.decision->evaluated},
-                         {"switched", row.decision->switched},
-                         {"k", row.decision->k},
-                         {"link_bps", row.decision->link_bps}};
-    }
-    text += doc.dump() + "\n";
+  auto runs = JsonLinesWriter::open(files.metrics, "contend.iteration/1", JsonLinesWriter::Mode::kCreate);
+  if (!runs) {
+    return runs.error();
   }
-  return write_file_atomic(files.metrics, text);
+  for (const auto& row : rows) {
+    if (auto ok = (*runs)->write(simulated_record(e, cell, row)); !ok) {
+      return ok;
+    }
+  }
+  return {};
 }
 
 // What the report needs to know of the experiment beyond the cells.

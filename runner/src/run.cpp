@@ -150,7 +150,9 @@ Result<RunOutcome> run_experiment(const Experiment& e, RunOptions o, const std::
     progress.cell(i, cell.id, ran++);
     const CellFiles files = files_of(*dir, cell);
     std::error_code ec;
-    std::filesystem::remove(files.metrics, ec);  // a cell interrupted before, rerun from scratch
+    for (const std::string& stale : {files.metrics, files.events, files.log}) {
+      std::filesystem::remove(stale, ec);  // a cell interrupted before runs again from scratch
+    }
     Result<double> throughput = make_error(Errc::kInternal, "");
     if (auto ok = run_one(e, cell, files, o, truths[cell.scenario], stop); !ok) {
       throughput = ok.error();

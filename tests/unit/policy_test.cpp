@@ -300,7 +300,7 @@ TEST_CASE("a pipeline under fixed:k runs exactly kFkB and logs its k on every ra
     }
   }
   RunConfig c = emulated("fixed:k=2");
-  auto line = nlohmann::json::parse(metrics_line(c, (*fixed)[0][1]));
+  auto line = metrics_record(c, (*fixed)[0][1]);
   CHECK(line["k"] == 2);
   CHECK(line["decision"]["policy"] == "fixed");
 }

@@ -77,8 +77,8 @@ Result<std::unique_ptr<ComputeBackend>> make_backend(const RunConfig& c, int ran
   return make_backend(c.backend, BackendContext{c.model, c.world_size, c.microbatches, c.emulated, c.profile}, rank);
 }
 
-std::string metrics_line(const RunConfig& c, const IterationMetrics& m) {
-  auto doc = json_document("iteration", 1);
+nlohmann::ordered_json metrics_record(const RunConfig& c, const IterationMetrics& m) {
+  nlohmann::ordered_json doc;
   const double samples = static_cast<double>(c.microbatches) * c.model.microbatch_size;
   doc["rank"] = m.rank;
   doc["iteration"] = m.iteration;
@@ -111,7 +111,7 @@ std::string metrics_line(const RunConfig& c, const IterationMetrics& m) {
     j["predicted_s"] = predicted;
     doc["decision"] = j;
   }
-  return doc.dump();
+  return doc;
 }
 
 namespace {

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "contend/common/result.h"
 #include "contend/pipeline/backend.h"
 #include "contend/pipeline/executor.h"
@@ -54,8 +56,11 @@ Result<void> run_rank(const RunConfig& config, int rank, ComputeBackend& backend
                       const std::function<void(const IterationMetrics&)>& on_iteration,
                       std::vector<sim::TraceEvent>* trace);
 
-// One JSON line (contend.iteration/1) for `m`.
-std::string metrics_line(const RunConfig& config, const IterationMetrics& m);
+// The record of `m` in the iteration log (contend.iteration/1, docs/runtime.md), for a
+// JsonLinesWriter.
+nlohmann::ordered_json metrics_record(const RunConfig& config, const IterationMetrics& m);
+
+inline constexpr const char* kIterationSchema = "contend.iteration/1";
 
 // Runs `rank` over config.transport (bootstrapped over TCP) for every iteration, calling
 // `on_iteration` after each. Errors name the rank, action and peer.
