@@ -17,6 +17,7 @@
 #include "dpdk_command.h"
 #include "emu_command.h"
 #include "flows_command.h"
+#include "list_command.h"
 #include "report_command.h"
 #include "run_command.h"
 #include "sim_command.h"
@@ -67,6 +68,7 @@ int main(int argc, char** argv) {
     auto run_flows = contend::tools::add_flows_command(app);
     auto run_dpdk = contend::tools::add_dpdk_command(app);
     auto run_worker = contend::tools::add_worker_command(app);
+    auto run_list = contend::tools::add_list_command(app);
     try {
       app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -96,6 +98,9 @@ int main(int argc, char** argv) {
     }
     if (app.got_subcommand("worker")) {
       return run_worker();
+    }
+    if (app.got_subcommand("list")) {
+      return run_list();
     }
     std::cout << app.help();
     return 2;

@@ -80,6 +80,8 @@ class Registry {
     return parse_spec(text, entries(), kind_);
   }
   const std::string& kind() const { return kind_; }
+  // Optional parts this build lacks: (name, what building it needs).
+  const std::vector<std::pair<std::string, std::string>>& not_built() const { return missing_; }
 
  private:
   std::string kind_;
