@@ -1,5 +1,6 @@
 #include "worker_command.h"
 
+#include <charconv>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -12,6 +13,7 @@
 #include "contend/common/units.h"
 #include "contend/emulator/scenario.h"
 #include "contend/pipeline/worker.h"
+#include "contend/schedule/schedule.h"
 #include "contend/runner/truth.h"
 #include "contend/sim/chrome_trace.h"
 
@@ -81,7 +83,12 @@ int run(WorkerOptions& o) {
   t.world_size = c.world_size;
   t.peers = split_list(o.peers);
   for (const std::string& n : split_list(o.split)) {
-    c.model.split.push_back(std::atoi(n.c_str()));
+    int layers = 0;
+    const auto [end, ec] = std::from_chars(n.data(), n.data() + n.size(), layers);
+    if (n.empty() || ec != std::errc() || end != n.data() + n.size() || layers < 1) {
+      return fail(t.rank, "--split: expected whole numbers >= 1 separated by commas, got \"" + n + "\"");
+    }
+    c.model.split.push_back(layers);
   }
   const auto fwd = *parse_duration(o.fwd);
   c.emulated.forward = fwd;
@@ -145,10 +152,10 @@ std::function<int()> add_worker_command(CLI::App& app) {
       ->envname("CONTEND_RANK")
       ->required()
       ->check(CLI::NonNegativeNumber);
-  w->add_option("--world-size", o->run.world_size, "Number of stages")
+  w->add_option("--world-size", o->run.world_size, "Number of stages (1 to 1024)")
       ->envname("CONTEND_WORLD_SIZE")
       ->required()
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, schedule::kMaxRanks));
   w->add_option("--peers", o->peers, "host:port of every rank, comma-separated; each rank listens on its own")
       ->envname("CONTEND_PEERS")
       ->required();
@@ -156,9 +163,10 @@ std::function<int()> add_worker_command(CLI::App& app) {
                 "A schedule (1f1b, kfkb:k=N, gpipe) or a policy choosing k every iteration (fixed:k=N, "
                 "adaptive[:kmax=N,mem=SIZE,...], oracle[:...]); docs/schedules.md, docs/adaptive.md (default 1f1b)")
       ->check(spec_check("SCHEDULE", pipeline::parse_schedule_or_policy));
-  w->add_option("--microbatches", o->run.microbatches, "Micro-batches per iteration (default 8)")
-      ->check(CLI::PositiveNumber);
-  w->add_option("--iterations", o->run.iterations, "Iterations to run (default 10)")->check(CLI::PositiveNumber);
+  w->add_option("--microbatches", o->run.microbatches, "Micro-batches per iteration (1 to 65536; default 8)")
+      ->check(CLI::Range(1, schedule::kMaxMicrobatches));
+  w->add_option("--iterations", o->run.iterations, "Iterations to run (1 to 1000000; default 10)")
+      ->check(CLI::Range(1, 1000000));
   w->add_option("--backend", o->backend,
                 "cpu (real model, OpenBLAS), emulated (given durations) or cuda[:math=fp32|tf32|bf16] (the model on "
                 "a GPU, when built); default cpu")

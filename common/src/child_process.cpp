@@ -2,13 +2,17 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <thread>
+
+#include "contend/common/fd.h"
 
 extern char** environ;
 
@@ -51,26 +55,91 @@ ChildProcess& ChildProcess::operator=(ChildProcess&& other) noexcept {
   return *this;
 }
 
+namespace {
+
+// The program's path: argv0 itself when it has a '/', else the first executable match on PATH.
+Result<std::string> resolve(const std::string& argv0) {
+  if (argv0.find('/') != std::string::npos) {
+    return argv0;
+  }
+  const char* path = std::getenv("PATH");
+  const std::string dirs = path != nullptr ? path : "/usr/bin:/bin";
+  int first_error = ENOENT;
+  for (std::size_t start = 0; start <= dirs.size();) {
+    const std::size_t end = std::min(dirs.find(':', start), dirs.size());
+    const std::string candidate = (end > start ? dirs.substr(start, end - start) : ".") + "/" + argv0;
+    if (::access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
+    }
+    if (errno == EACCES) {
+      first_error = EACCES;
+    }
+    start = end + 1;
+  }
+  return errno_error(first_error, "spawn " + argv0);
+}
+
+// In the child, between fork and exec: only async-signal-safe calls. Reports a failure through
+// `report` (the errno) and exits 127.
+[[noreturn]] void exec_child(const std::string& program, char* const* args, const ChildOptions& o, pid_t parent,
+                             int report) {
+  if (o.die_with_parent) {
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != parent) {
+      ::_exit(127);  // the parent died before the signal was armed
+    }
+  }
+  if (!o.output_path.empty()) {
+    const int fd = ::open(o.output_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0 || ::dup2(fd, 1) < 0 || ::dup2(fd, 2) < 0) {
+      const int err = errno;
+      (void)!::write(report, &err, sizeof err);
+      ::_exit(127);
+    }
+  }
+  ::execve(program.c_str(), args, environ);
+  const int err = errno;
+  (void)!::write(report, &err, sizeof err);
+  ::_exit(127);
+}
+
+}  // namespace
+
 Result<ChildProcess> ChildProcess::spawn(const std::vector<std::string>& argv, ChildOptions options) {
   CONTEND_CHECK(!argv.empty(), "ChildProcess::spawn needs a program");
+  auto program = resolve(argv[0]);
+  if (!program) {
+    return program.error();
+  }
   std::vector<char*> args;
   args.reserve(argv.size() + 1);
   for (const auto& a : argv) {
     args.push_back(const_cast<char*>(a.c_str()));
   }
   args.push_back(nullptr);
-  pid_t pid = -1;
-  posix_spawn_file_actions_t actions;
-  ::posix_spawn_file_actions_init(&actions);
-  if (!options.output_path.empty()) {
-    ::posix_spawn_file_actions_addopen(&actions, 1, options.output_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    ::posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  // The exec's errno comes back through a close-on-exec pipe: nothing read means it ran.
+  auto pipe = Fd::pipe();
+  if (!pipe) {
+    return pipe.error();
   }
-  // posix_spawnp reports exec failures (ENOENT, EACCES) through its return value on glibc.
-  const int rc = ::posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
-  ::posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) {
-    return errno_error(rc, "spawn " + argv[0]);
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    return errno_error(errno, "fork for " + argv[0]);
+  }
+  if (pid == 0) {
+    exec_child(*program, args.data(), options, parent, pipe->second.get());
+  }
+  pipe->second.reset();
+  int err = 0;
+  ssize_t n = 0;
+  do {
+    n = ::read(pipe->first.get(), &err, sizeof err);
+  } while (n < 0 && errno == EINTR);
+  if (n == static_cast<ssize_t>(sizeof err)) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return errno_error(err, "spawn " + argv[0] + (options.output_path.empty() ? "" : " > " + options.output_path));
   }
   return ChildProcess(pid, options);
 }

@@ -6,6 +6,7 @@
 #include "contend/common/fd.h"
 #include "contend/common/json.h"
 #include "contend/common/json_reader.h"
+#include "contend/common/units.h"
 #include "contend/pipeline/policy.h"
 #include "contend/schedule/registry.h"
 
@@ -14,19 +15,40 @@
 namespace contend::runner {
 namespace {
 
-// Reads an optional member into `out` when present; the first error wins.
-template <typename T, typename Read>
-void optional_into(const JsonReader& r, const std::string& key, T& out, Read read, std::optional<Error>& error) {
-  if (error || !r.has(key)) {
-    return;
-  }
-  auto v = (r.*read)(key);
+// The optional integer `key` into `out`, refused outside [lo, hi] before it is narrowed.
+Result<void> read_count(const JsonReader& r, const char* key, long long lo, long long hi, int& out) {
+  auto v = r.optional_integer(key);
   if (!v) {
-    error = v.error();
-  } else if (*v) {
-    out = static_cast<T>(**v);
+    return v.error();
   }
+  if (*v) {
+    if (**v < lo || **v > hi) {
+      return r.error_at(key, "expected " + std::to_string(lo) + " to " + std::to_string(hi) + ", got " +
+                                 std::to_string(**v));
+    }
+    out = static_cast<int>(**v);
+  }
+  return {};
 }
+
+// The optional duration `key` into `out`, refused outside (0, 1 h].
+Result<void> read_duration(const JsonReader& r, const char* key, std::chrono::nanoseconds& out) {
+  auto v = r.optional_duration(key);
+  if (!v) {
+    return v.error();
+  }
+  if (*v) {
+    if (**v <= std::chrono::nanoseconds(0) || **v > std::chrono::hours(1)) {
+      return r.error_at(key, "expected a duration above 0 and at most 1h (a stage that takes no time gives no "
+                             "measurement), got " + format_duration(**v));
+    }
+    out = **v;
+  }
+  return {};
+}
+
+constexpr long long kMaxIterations = 1000000;
+constexpr long long kMaxRepetitions = 1000;
 
 Result<Spec> parse_backend(std::string_view text) {
   return pipeline::backends().parse(text);
@@ -42,36 +64,34 @@ Result<Workload> parse_workload(const JsonReader& r) {
     return ok.error();
   }
   Workload w;
-  std::optional<Error> error;
-  using J = JsonReader;
-  optional_into(r, "stages", w.stages, &J::optional_integer, error);
-  optional_into(r, "microbatches", w.microbatches, &J::optional_integer, error);
-  optional_into(r, "iterations", w.iterations, &J::optional_integer, error);
-  optional_into(r, "warmup", w.warmup, &J::optional_integer, error);
-  optional_into(r, "fwd", w.forward, &J::optional_duration, error);
-  optional_into(r, "bwd", w.backward, &J::optional_duration, error);
-  optional_into(r, "activation", w.activation_bytes, &J::optional_size_bytes, error);
-  optional_into(r, "hidden", w.hidden, &J::optional_integer, error);
-  optional_into(r, "layers", w.layers, &J::optional_integer, error);
-  optional_into(r, "microbatch_size", w.microbatch_size, &J::optional_integer, error);
-  optional_into(r, "seq_len", w.seq_len, &J::optional_integer, error);
-  if (error) {
-    return *error;
-  }
-  const std::pair<const char*, int> positive[] = {
-      {"stages", w.stages}, {"microbatches", w.microbatches},       {"iterations", w.iterations}, {"hidden", w.hidden},
-      {"layers", w.layers}, {"microbatch_size", w.microbatch_size}, {"seq_len", w.seq_len}};
-  for (const auto& [key, value] : positive) {
-    if (value < 1) {
-      return r.error_at(key, "expected a positive integer, got " + std::to_string(value));
+  const std::tuple<const char*, long long, long long, int*> counts[] = {
+      {"stages", 2, schedule::kMaxRanks, &w.stages},
+      {"microbatches", 1, schedule::kMaxMicrobatches, &w.microbatches},
+      {"iterations", 1, kMaxIterations, &w.iterations},
+      {"warmup", 0, kMaxIterations, &w.warmup},
+      {"hidden", 1, pipeline::kMaxHidden, &w.hidden},
+      {"layers", 1, pipeline::kMaxLayers, &w.layers},
+      {"microbatch_size", 1, pipeline::kMaxTokens, &w.microbatch_size},
+      {"seq_len", 1, pipeline::kMaxTokens, &w.seq_len}};
+  for (const auto& [key, lo, hi, out] : counts) {
+    if (auto ok = read_count(r, key, lo, hi, *out); !ok) {
+      return ok.error();
     }
   }
-  if (w.stages < 2) {
-    return r.error_at("stages", "a pipeline needs at least 2 stages");
+  for (const auto& [key, out] : {std::pair{"fwd", &w.forward}, std::pair{"bwd", &w.backward}}) {
+    if (auto ok = read_duration(r, key, *out); !ok) {
+      return ok.error();
+    }
   }
-  if (w.warmup < 0) {
-    return r.error_at("warmup", "expected 0 or more iterations");
+  auto activation = r.optional_size_bytes("activation");
+  if (!activation) {
+    return activation.error();
   }
+  if (*activation && **activation > pipeline::kMaxActivationBytes) {
+    return r.error_at("activation", "expected at most " + format_size(pipeline::kMaxActivationBytes) + ", got " +
+                                        format_size(**activation));
+  }
+  w.activation_bytes = activation->value_or(w.activation_bytes);
   for (const auto& [key, registry_parse, out] :
        {std::tuple{"backend", &parse_backend, &w.backend}, std::tuple{"transport", &parse_transport, &w.transport}}) {
     auto text = r.optional_string(key);
@@ -84,6 +104,14 @@ Result<Workload> parse_workload(const JsonReader& r) {
         return r.error_at(key, spec.error().message);
       }
       *out = std::move(*spec);
+    }
+  }
+  if (auto ok = schedule::check_shape(w.stages, w.microbatches); !ok) {
+    return r.error(ok.error().message);
+  }
+  if (pipeline::backends().find(w.backend)->kind.uses_model) {
+    if (auto ok = pipeline::validate_model(model_of(w), w.stages); !ok) {
+      return r.error(ok.error().message);
     }
   }
   return w;
@@ -130,7 +158,11 @@ Result<void> parse_schedules(const JsonReader& r, Experiment& e) {
     if (!spec) {
       return entry.error(spec.error().message);
     }
-    if (!pipeline::is_policy(*spec)) {
+    if (pipeline::is_policy(*spec)) {
+      if (auto ok = pipeline::check_policy(*spec, e.workload.stages, e.workload.microbatches); !ok) {
+        return entry.error(ok.error().message);
+      }
+    } else {
       auto made = schedule::make_schedule(*spec, e.workload.stages, e.workload.microbatches);
       if (!made) {
         return entry.error(made.error().message);
@@ -157,21 +189,29 @@ Result<void> parse_header(const JsonReader& r, Experiment& e) {
     return name.error();
   }
   e.name = *name;
-  std::optional<Error> error;
-  optional_into(r, "description", e.description, &JsonReader::optional_string, error);
-  optional_into(r, "topology", e.topology, &JsonReader::optional_string, error);
-  optional_into(r, "repetitions", e.repetitions, &JsonReader::optional_integer, error);
-  if (error) {
-    return *error;
+  // The name becomes part of the results folder's name: no path, nothing hidden.
+  const bool plain = !e.name.empty() && e.name.size() <= 64 && e.name.front() != '.' &&
+                     std::all_of(e.name.begin(), e.name.end(), [](char c) {
+                       return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' || c == '.';
+                     });
+  if (!plain) {
+    return r.error_at("name", "expected 1-64 letters, digits, '-', '_' or '.' (not first), got \"" + e.name + "\"");
+  }
+  auto description = r.optional_string("description");
+  auto topology = r.optional_string("topology");
+  if (auto err = first_error(description, topology)) {
+    return *err;
+  }
+  e.description = description->value_or("");
+  e.topology = topology->value_or(e.topology);
+  if (auto ok = read_count(r, "repetitions", 1, kMaxRepetitions, e.repetitions); !ok) {
+    return ok;
   }
   if (e.topology != "netns") {
     return r.error_at("topology",
                       "expected \"netns\" (every node a namespace on this host; clusters run through "
                       "ansible/), got \"" +
                           e.topology + "\"");
-  }
-  if (e.repetitions < 1) {
-    return r.error_at("repetitions", "expected 1 or more");
   }
   for (const char* key : {"workload", "scenarios", "schedules"}) {
     if (!r.has(key)) {
@@ -262,6 +302,15 @@ std::vector<Cell> expand(const Experiment& e) {
     }
   }
   return out;
+}
+
+pipeline::ModelConfig model_of(const Workload& w) {
+  pipeline::ModelConfig model;
+  model.hidden = w.hidden;
+  model.layers = w.layers;
+  model.microbatch_size = w.microbatch_size;
+  model.seq_len = w.seq_len;
+  return model;
 }
 
 double samples_per_iteration(const Workload& w) {

@@ -185,17 +185,20 @@ Result<void> run_cell(const Experiment& e, const Cell& cell, const CellFiles& fi
   const emulator::Scenario& scenario = e.scenarios[cell.scenario];
   const std::string run = "r" + std::to_string(::getpid() % 100000) + "-" + std::to_string(cell.repetition) +
                           std::to_string(std::chrono::steady_clock::now().time_since_epoch().count() % 1000);
-  auto net = emulator::Network::create(scenario, run, &stop);
-  if (!net) {
-    return net.error();
-  }
-  if (auto ok = emulator::write_run_state({run, e.scenario_files[cell.scenario], net->plan().namespaces()}); !ok) {
+  // Intent first: a runner killed while the network is being built leaves a state that
+  // `contend emu down` finds, naming every namespace it was going to create.
+  const auto planned = emulator::plan_topology(scenario, run).namespaces();
+  if (auto ok = emulator::write_run_state({run, e.scenario_files[cell.scenario], planned}); !ok) {
     return ok.error();
   }
   struct StateGuard {
     std::string run;
     ~StateGuard() { (void)emulator::remove_run_state(run); }
   } state_guard{run};
+  auto net = emulator::Network::create(scenario, run, &stop);
+  if (!net) {
+    return net.error();
+  }
   auto addresses = rank_addresses(scenario, net->plan());
   if (!addresses) {
     return addresses.error();

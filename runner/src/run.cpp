@@ -114,6 +114,13 @@ CellFiles files_of(const std::string& dir, const Cell& cell) {
 }  // namespace
 
 Result<RunOutcome> run_experiment(const Experiment& e, RunOptions o, const std::atomic<bool>& stop) {
+  // A real run on this host needs what its backend needs here (cuda: a device), before anything.
+  if (const auto& available = pipeline::backends().find(e.workload.backend)->kind.available;
+      available && !o.simulate && !o.hosts) {
+    if (auto ok = available(); !ok) {
+      return with_context(ok.error(), e.source + ": /workload/backend");
+    }
+  }
   std::vector<std::vector<RateTrace>> truths;
   for (const auto& s : e.scenarios) {
     auto t = workload_rates(s);

@@ -101,11 +101,7 @@ Result<Workload> simulated_workload(const Workload& w, int repeats) {
                                               " stages without their device: run it for real, or simulate an "
                                               "emulated workload with the fwd, bwd and activation measured there");
   }
-  pipeline::ModelConfig model;
-  model.hidden = w.hidden;
-  model.layers = w.layers;
-  model.microbatch_size = w.microbatch_size;
-  model.seq_len = w.seq_len;
+  const pipeline::ModelConfig model = model_of(w);
   if (auto ok = pipeline::validate_model(model, w.stages); !ok) {
     return ok.error();
   }

@@ -12,6 +12,34 @@
 using namespace contend;
 using namespace std::chrono_literals;
 
+namespace {
+// Polls `condition` every 5 ms for up to 5 s.
+template <typename Condition>
+bool eventually(Condition condition) {
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (condition()) {
+      return true;
+    }
+    std::this_thread::sleep_for(5ms);
+  }
+  return condition();
+}
+
+// The program name of `pid` ("" when it is gone or a zombie).
+std::string command_of(pid_t pid) {
+  auto text = read_file("/proc/" + std::to_string(pid) + "/comm");
+  if (!text || text->empty()) {
+    return "";
+  }
+  auto state = read_file("/proc/" + std::to_string(pid) + "/stat");
+  if (state && state->find(") Z") != std::string::npos) {
+    return "";
+  }
+  return text->substr(0, text->find('\n'));
+}
+}  // namespace
+
 TEST_CASE("a child's exit code comes back from wait", "[child]") {
   auto t = ChildProcess::spawn({"true"});
   REQUIRE(t.ok());
@@ -32,7 +60,7 @@ TEST_CASE("a program that does not exist is kNotFound naming it", "[child]") {
 TEST_CASE("wait times out on a running child and the owner ends and reaps it", "[child]") {
   pid_t pid = -1;
   {
-    auto c = ChildProcess::spawn({"sleep", "30"}, ChildOptions{SIGTERM, 1000ms, {}});
+    auto c = ChildProcess::spawn({"sleep", "30"}, ChildOptions{SIGTERM, 1000ms, {}, true});
     REQUIRE(c.ok());
     pid = c->pid();
     auto w = c->wait(50ms);
@@ -47,10 +75,10 @@ TEST_CASE("wait times out on a running child and the owner ends and reaps it", "
 }
 
 TEST_CASE("terminate escalates to SIGKILL when the child ignores SIGTERM", "[child]") {
-  auto c = ChildProcess::spawn({"sh", "-c", "trap '' TERM; exec sleep 30"}, ChildOptions{SIGTERM, 200ms, {}});
+  auto c = ChildProcess::spawn({"sh", "-c", "trap '' TERM; exec sleep 30"}, ChildOptions{SIGTERM, 200ms, {}, true});
   REQUIRE(c.ok());
-  // Let the shell install its trap and exec (an ignored signal stays ignored across exec).
-  std::this_thread::sleep_for(100ms);
+  // Until the shell has installed its trap and exec'd sleep (an ignored signal stays ignored).
+  REQUIRE(eventually([&] { return command_of(c->pid()) == "sleep"; }));
   const auto start = std::chrono::steady_clock::now();
   CHECK(c->terminate() == 128 + SIGKILL);
   CHECK(std::chrono::steady_clock::now() - start < 5s);
@@ -69,4 +97,29 @@ TEST_CASE("a child's output can go to a file, appended", "[child]") {
   }
   CHECK(*read_file(path) == "one\nerr\ntwo\nerr\n");
   ::unlink(path.c_str());
+}
+
+TEST_CASE("a child dies with the process that started it, also when that one is killed outright", "[child]") {
+  // A stand-in runner: a forked copy of this process spawns `sleep 30`, reports its pid, then
+  // waits to be SIGKILLed (no destructor runs).
+  auto report = Fd::pipe();
+  REQUIRE(report.ok());
+  const pid_t runner = ::fork();
+  REQUIRE(runner >= 0);
+  if (runner == 0) {
+    auto c = ChildProcess::spawn({"sleep", "30"});
+    const pid_t pid = c ? c->pid() : -1;
+    (void)!::write(report->second.get(), &pid, sizeof pid);
+    ::pause();
+    ::_exit(0);
+  }
+  report->second.reset();
+  pid_t sleeper = -1;
+  REQUIRE(::read(report->first.get(), &sleeper, sizeof sleeper) == static_cast<ssize_t>(sizeof sleeper));
+  REQUIRE(sleeper > 0);
+  CHECK(command_of(sleeper) == "sleep");
+  ::kill(runner, SIGKILL);
+  ::waitpid(runner, nullptr, 0);
+  // The orphan is reparented and reaped by init once the signal has ended it.
+  CHECK(eventually([&] { return command_of(sleeper).empty(); }));
 }

@@ -45,7 +45,11 @@ TEST_CASE("bad schedule specs say what is allowed", "[registry]") {
   CHECK_THAT(err("kfkb:2,3"), Catch::Contains("expected key=value"));
   CHECK_THAT(err("1f1b:k=2"), Catch::Contains("takes no parameters"));
   CHECK_THAT(err("interleaved:v=2", 4, 6), Catch::Contains("multiple of the number of ranks"));
-  CHECK_THAT(err("interleaved:v=1"), Catch::Contains("v: expected a whole number >= 2"));
-  CHECK_THAT(err("1f1b", 0, 8), Catch::Contains("at least 1 stage"));
+  CHECK_THAT(err("interleaved:v=1"), Catch::Contains("v: expected a whole number from 2 to 64, got \"1\""));
+  CHECK_THAT(err("1f1b", 0, 8), Catch::Contains("stages: expected 1 to 1024, got 0"));
+  CHECK_THAT(err("1f1b", 4, 1000000000), Catch::Contains("micro-batches: expected 1 to 65536"));
+  CHECK_THAT(err("gpipe", 1024, 65536), Catch::Contains("more than the"));
+  CHECK_THAT(err("interleaved:v=65"), Catch::Contains("v: expected a whole number from 2 to 64"));
+  CHECK_THAT(err("interleaved:v=64", 1024, 1024), Catch::Contains("chunks"));
   CHECK(make_schedule("zigzag", 4, 8).error().code == Errc::kInvalidArgument);
 }

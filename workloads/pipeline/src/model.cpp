@@ -6,6 +6,8 @@
 #include <cmath>
 #include <random>
 
+#include "contend/common/units.h"
+
 namespace contend::pipeline {
 namespace {
 
@@ -25,14 +27,43 @@ std::vector<float> teacher(const ModelConfig& c) {
 
 }  // namespace
 
+namespace {
+
+// Refuses a model whose largest stage would hold more than kMaxStageBytes of state, before any of
+// it is allocated (a typo like hidden 2000000000 must not run the machine out of memory).
+Result<void> check_stage_bytes(const ModelConfig& c, int num_stages) {
+  int most_layers = 0;
+  for (int s = 0; s < num_stages; ++s) {
+    most_layers = std::max(most_layers, c.split.empty() ? (c.layers + num_stages - 1) / num_stages : c.split[s]);
+  }
+  const std::uint64_t bytes = stage_state_bytes(c, most_layers);
+  if (bytes > kMaxStageBytes) {
+    return make_error(Errc::kInvalidArgument,
+                      "model: " + format_size(bytes) + " of weights, gradients and optimizer state on one stage (" +
+                          std::to_string(most_layers) + " layers of hidden " + std::to_string(c.hidden) +
+                          "), more than the " + format_size(kMaxStageBytes) + " contend allows per stage");
+  }
+  return {};
+}
+
+}  // namespace
+
 Result<void> validate_model(const ModelConfig& c, int num_stages) {
-  for (auto [name, value] :
-       {std::pair{"hidden", c.hidden}, std::pair{"ffn_mult", c.ffn_mult}, std::pair{"layers", c.layers},
-        std::pair{"microbatch_size", c.microbatch_size}, std::pair{"seq_len", c.seq_len}}) {
-    if (value < 1) {
-      return make_error(Errc::kInvalidArgument,
-                        std::string("model ") + name + " must be >= 1, got " + std::to_string(value));
+  for (auto [name, value, most] : {std::tuple{"hidden", c.hidden, kMaxHidden},
+                                   std::tuple{"ffn_mult", c.ffn_mult, 64},
+                                   std::tuple{"layers", c.layers, kMaxLayers},
+                                   std::tuple{"microbatch_size", c.microbatch_size, kMaxTokens},
+                                   std::tuple{"seq_len", c.seq_len, kMaxTokens}}) {
+    if (value < 1 || value > most) {
+      return make_error(Errc::kInvalidArgument, std::string("model ") + name + " must be 1 to " +
+                                                    std::to_string(most) + ", got " + std::to_string(value));
     }
+  }
+  const long long tokens = static_cast<long long>(c.microbatch_size) * c.seq_len;
+  if (tokens > kMaxTokens) {
+    return make_error(Errc::kInvalidArgument, "model: " + std::to_string(tokens) +
+                                                  " tokens per micro-batch (microbatch_size x seq_len), more than " +
+                                                  std::to_string(kMaxTokens));
   }
   if (c.optimizer != "sgd" && c.optimizer != "adam") {
     return make_error(Errc::kInvalidArgument, "optimizer must be sgd or adam, got \"" + c.optimizer + "\"");
@@ -42,7 +73,7 @@ Result<void> validate_model(const ModelConfig& c, int num_stages) {
       return make_error(Errc::kInvalidArgument, "model of " + std::to_string(c.layers) + " layers cannot fill " +
                                                     std::to_string(num_stages) + " stages");
     }
-    return {};
+    return check_stage_bytes(c, num_stages);
   }
   if (static_cast<int>(c.split.size()) != num_stages) {
     return make_error(Errc::kInvalidArgument, "split has " + std::to_string(c.split.size()) + " entries for " +
@@ -59,7 +90,14 @@ Result<void> validate_model(const ModelConfig& c, int num_stages) {
     return make_error(Errc::kInvalidArgument,
                       "split sums to " + std::to_string(sum) + " layers, the model has " + std::to_string(c.layers));
   }
-  return {};
+  return check_stage_bytes(c, num_stages);
+}
+
+std::uint64_t stage_state_bytes(const ModelConfig& c, int layers) {
+  const std::uint64_t h = static_cast<std::uint64_t>(c.hidden);
+  const std::uint64_t f = h * static_cast<std::uint64_t>(c.ffn_mult);
+  // Weights, gradients and Adam's two moments of W1, b1, W2, b2, in fp32.
+  return 4 * 4 * (2 * h * f + h + f) * static_cast<std::uint64_t>(layers);
 }
 
 std::pair<int, int> stage_layers(const ModelConfig& c, int stage, int num_stages) {

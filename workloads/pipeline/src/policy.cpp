@@ -127,6 +127,20 @@ AdaptiveOptions adaptive_options(const Spec& spec) {
   return o;
 }
 
+Result<void> check_policy(const Spec& spec, int stages, int microbatches) {
+  PolicyContext c{stages, microbatches, std::nullopt};
+  if (reads_truth(spec)) {
+    // A stand-in truth: only its shape matters to the checks.
+    c.truth = OracleTruth{std::vector<RateTrace>(stages > 1 ? stages - 1 : 0, RateTrace::constant(1e9)),
+                          [] { return 0.0; }, nullptr};
+  }
+  auto made = make_policy(spec, c);
+  if (!made) {
+    return made.error();
+  }
+  return {};
+}
+
 Result<std::unique_ptr<KPolicy>> make_policy(const Spec& spec, const PolicyContext& context) {
   const PolicyKind* p = find(spec);
   CONTEND_CHECK(p != nullptr, "make_policy: \"" + spec.str() + "\" is not a policy spec");

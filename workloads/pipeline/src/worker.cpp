@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "contend/common/json.h"
+#include "contend/common/units.h"
 #include "contend/pipeline/coordinator.h"
 #include "contend/pipeline/lowered_cache.h"
 #include "contend/schedule/generators.h"
@@ -13,6 +14,13 @@
 namespace contend::pipeline {
 
 Result<schedule::Schedule> runtime_schedule(const RunConfig& c) {
+  if (auto ok = schedule::check_shape(c.world_size, c.microbatches); !ok) {
+    return ok.error();
+  }
+  if (c.emulated.activation_bytes > kMaxActivationBytes) {
+    return make_error(Errc::kInvalidArgument, "emulated activation of " + format_size(c.emulated.activation_bytes) +
+                                                  ": at most " + format_size(kMaxActivationBytes));
+  }
   Result<schedule::Schedule> made = make_error(Errc::kInternal, "");
   if (is_policy(c.schedule)) {
     // The oracle's truth is rank 0's alone; run_rank checks it there.

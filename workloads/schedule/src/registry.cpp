@@ -32,8 +32,14 @@ const Registry<Generator>& table() {
        [](const Spec&, int p, int m) -> Result<Schedule> { return gpipe(p, m); },
        [](const Spec&, int m) { return m; }},
       {{"", "interleaved", "Megatron interleaved 1F1B with v chunks per rank; m a multiple of p",
-        {ParamDef::integer("v", "model chunks per rank", "2", 2)}},
-       [](const Spec& s, int p, int m) { return interleaved_1f1b(p, m, static_cast<int>(s.integer("v"))); },
+        {ParamDef::integer("v", "model chunks per rank", "2", 2, 64)}},
+       [](const Spec& s, int p, int m) -> Result<Schedule> {
+         const int v = static_cast<int>(s.integer("v"));
+         if (auto ok = check_shape(p, m, v); !ok) {
+           return ok.error();
+         }
+         return interleaved_1f1b(p, m, v);
+       },
        [](const Spec&, int) { return 0; }},
   });
   return kTable;
@@ -58,9 +64,8 @@ Result<Schedule> make_schedule(const Spec& spec, int ranks, int microbatches) {
   const Generator* g = find(spec);
   CONTEND_CHECK(g != nullptr, "make_schedule: \"" + spec.str() + "\" is not a schedule spec");
   const std::string quoted = "schedule \"" + spec.str() + "\"";
-  if (ranks < 1 || microbatches < 1) {
-    return make_error(Errc::kInvalidArgument, quoted + ": needs at least 1 stage and 1 micro-batch, got " +
-                                                  std::to_string(ranks) + " and " + std::to_string(microbatches));
+  if (auto ok = check_shape(ranks, microbatches); !ok) {
+    return with_context(ok.error(), quoted);
   }
   auto s = g->make(spec, ranks, microbatches);
   if (!s) {

@@ -4,6 +4,26 @@
 
 namespace contend::schedule {
 
+Result<void> check_shape(int ranks, int microbatches, int chunks) {
+  if (ranks < 1 || ranks > kMaxRanks) {
+    return make_error(Errc::kInvalidArgument,
+                      "stages: expected 1 to " + std::to_string(kMaxRanks) + ", got " + std::to_string(ranks));
+  }
+  if (microbatches < 1 || microbatches > kMaxMicrobatches) {
+    return make_error(Errc::kInvalidArgument, "micro-batches: expected 1 to " + std::to_string(kMaxMicrobatches) +
+                                                  ", got " + std::to_string(microbatches));
+  }
+  const long long total = static_cast<long long>(ranks) * microbatches * std::max(chunks, 1);
+  if (total > kMaxStageMicrobatches) {
+    return make_error(Errc::kInvalidArgument,
+                      std::to_string(ranks) + " stages x " + std::to_string(microbatches) + " micro-batches" +
+                          (chunks > 1 ? " x " + std::to_string(chunks) + " chunks" : std::string()) + " is " +
+                          std::to_string(total) + " stage-micro-batches, more than the " +
+                          std::to_string(kMaxStageMicrobatches) + " contend schedules");
+  }
+  return {};
+}
+
 bool Schedule::lowered() const {
   return std::any_of(ranks.begin(), ranks.end(), [](const std::vector<Action>& actions) {
     return std::any_of(actions.begin(), actions.end(), [](const Action& a) { return !is_compute(a.op); });

@@ -22,6 +22,11 @@ struct ChildOptions {
   std::chrono::milliseconds grace{2000};
   // When set, the child's stdout and stderr are appended to this file (created 0644).
   std::string output_path;
+  // The child gets SIGTERM when the thread that spawned it ends, also when its owner is killed
+  // with SIGKILL or aborts before any destructor runs (Linux's parent-death signal, kept across
+  // exec): no worker outlives the runner that started it. A child whose parent is already gone
+  // when it starts exits at once.
+  bool die_with_parent = true;
 };
 
 class ChildProcess {
@@ -35,7 +40,8 @@ class ChildProcess {
 
   // Starts argv[0] (searched in PATH) with argv. Fails with kNotFound when the program does not
   // exist, kPermission when it is not executable; the error names the program. Requires a
-  // non-empty argv.
+  // non-empty argv. With die_with_parent, the calling thread must outlive the child (spawn from
+  // the thread that owns it, as the runner's main thread does).
   static Result<ChildProcess> spawn(const std::vector<std::string>& argv, ChildOptions options = {});
 
   pid_t pid() const { return pid_; }

@@ -12,6 +12,7 @@
 #include "contend/common/spec.h"
 #include "contend/emulator/scenario.h"
 #include "contend/pipeline/backend.h"
+#include "contend/pipeline/model.h"
 #include "contend/pipeline/policy.h"
 #include "contend/pipeline/transport.h"
 
@@ -62,6 +63,9 @@ Result<Experiment> load_experiment(const std::string& path);
 
 // The matrix, scenario-major, then schedule, then repetition.
 std::vector<Cell> expand(const Experiment& e);
+
+// The model a workload's cpu (or cuda) stages train.
+pipeline::ModelConfig model_of(const Workload& w);
 
 // Samples per iteration: micro-batches x sequences per micro-batch.
 double samples_per_iteration(const Workload& w);

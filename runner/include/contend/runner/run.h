@@ -36,8 +36,9 @@ struct RunOutcome {
   std::optional<Error> failed;  // the cell that failed (named), after which the run ended
 };
 
-// Runs `e` as described above. Errors before the first cell: the results folder, a resumed
-// folder's experiment and mode, the scenarios' rates. A cell that fails ends the run with
+// Runs `e` as described above. Errors before the first cell: a backend this host cannot run (a
+// cuda workload without a device), the results folder, a resumed folder's experiment and mode, the
+// scenarios' rates. A cell that fails ends the run with
 // `failed` set; the summary of the finished cells is written either way.
 Result<RunOutcome> run_experiment(const Experiment& e, RunOptions options, const std::atomic<bool>& stop);
 

@@ -461,6 +461,14 @@ void register_cuda_backend() {
          CudaOptions o;
          o.math = spec.text("math");
          return make_cuda_backend(c.model, rank, c.world_size, c.microbatches, o);
+       },
+       []() -> Result<void> {
+         int count = 0;
+         if (auto e = cudaGetDeviceCount(&count); e != cudaSuccess || count == 0) {
+           return make_error(Errc::kUnsupported, std::string("the cuda backend needs a CUDA device: ") +
+                                                     (e != cudaSuccess ? cudaGetErrorString(e) : "none visible"));
+         }
+         return {};
        }});
 }
 

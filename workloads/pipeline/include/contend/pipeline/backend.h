@@ -46,6 +46,9 @@ class ComputeBackend {
   virtual Completion take_completion() { return {}; }
 };
 
+// The largest tensor an emulated stage sends: buffers of it are held per in-flight micro-batch.
+inline constexpr std::uint64_t kMaxActivationBytes = 1ull << 30;
+
 struct EmulatedCompute {
   std::chrono::nanoseconds forward{0};
   std::chrono::nanoseconds backward{0};
@@ -72,6 +75,9 @@ struct BackendKind {
   bool needs_device = false;  // runs on a device this host may lack (cuda): only it can time it
   std::function<Result<std::unique_ptr<ComputeBackend>>(const Spec& spec, const BackendContext& context, int rank)>
       make;
+  // Whether this host can run it (cuda: a device is there); unset: always. What a runner checks
+  // before its first cell.
+  std::function<Result<void>()> available;
 };
 
 // The backends by name: cpu and emulated built in (one line each in backend.cpp); optional parts

@@ -29,9 +29,18 @@ struct ModelConfig {
   std::size_t activation_floats() const { return static_cast<std::size_t>(tokens()) * hidden; }
 };
 
-// kInvalidArgument naming the field when sizes are not positive, the optimizer is unknown, or
-// `split` does not have one positive entry per stage summing to `layers`.
+// The limits validate_model() enforces, so that no input allocates absurd memory.
+inline constexpr int kMaxHidden = 65536;
+inline constexpr int kMaxLayers = 65536;
+inline constexpr int kMaxTokens = 1 << 20;                       // per micro-batch
+inline constexpr std::uint64_t kMaxStageBytes = 64ull << 30;     // weights and optimizer state
+
+// kInvalidArgument naming the field when sizes are not positive or over the limits above, the
+// optimizer is unknown, `split` does not have one positive entry per stage summing to `layers`, or
+// one stage would hold more than kMaxStageBytes.
 Result<void> validate_model(const ModelConfig& config, int num_stages);
+// Bytes of weights, gradients and Adam's moments of `layers` blocks.
+std::uint64_t stage_state_bytes(const ModelConfig& config, int layers);
 // The first layer and the layer count of `stage`. Requires validate_model() to pass.
 std::pair<int, int> stage_layers(const ModelConfig& config, int stage, int num_stages);
 

@@ -72,6 +72,10 @@ int initial_k(const Spec& spec);
 // The adaptive controller's options that a policy spec sets.
 AdaptiveOptions adaptive_options(const Spec& spec);
 
+// Checks what make_policy() would refuse for a pipeline of `stages` and `microbatches` (its k
+// range), without a ground truth: what an experiment checks before its first cell.
+Result<void> check_policy(const Spec& spec, int stages, int microbatches);
+
 // The policy `spec` names. kInvalidArgument when its k does not fit the micro-batches, or a
 // policy that reads the truth gets none (one trace per link and a clock).
 Result<std::unique_ptr<KPolicy>> make_policy(const Spec& spec, const PolicyContext& context);

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "contend/common/result.h"
+
 #include "contend/schedule/action.h"
 
 namespace contend::schedule {
@@ -28,6 +30,16 @@ struct Schedule {
 
   friend bool operator==(const Schedule&, const Schedule&) = default;
 };
+
+// The largest pipeline contend builds schedules for: enough for any real one, small enough that a
+// typo (--microbatches 1000000000) is refused before gigabytes of actions are allocated.
+inline constexpr int kMaxRanks = 1024;
+inline constexpr int kMaxMicrobatches = 65536;
+inline constexpr long long kMaxStageMicrobatches = 1 << 22;  // ranks x micro-batches (x chunks)
+
+// kInvalidArgument naming the limit unless 1 <= ranks <= kMaxRanks, 1 <= microbatches <=
+// kMaxMicrobatches and ranks x microbatches x chunks <= kMaxStageMicrobatches.
+Result<void> check_shape(int ranks, int microbatches, int chunks = 1);
 
 // Adds communication to a compute schedule: after each F of a stage whose successor lives on
 // another rank, a SEND_F; before each F of a stage whose predecessor lives on another rank, a
