@@ -67,10 +67,12 @@ peers=""; for r in 0 1 2 3; do peers+="${peers:+,}127.0.0.1:$((base + r))"; done
 kill_pids=()
 for r in 0 1 2 3; do
   "$contend" worker --rank $r --world-size 4 --peers "$peers" --backend emulated --fwd 5ms --iterations 1000 \
-    --timeout 3s 2>"$tmp/kill.$r.err" &
+    --timeout 3s --metrics "$tmp/kill.$r.jsonl" 2>"$tmp/kill.$r.err" &
   kill_pids+=($!); pids+=($!)
 done
-sleep 1.5
+# Until the pipeline is running (rank 3 has finished an iteration), at most 20 s.
+for i in $(seq 200); do [ -s "$tmp/kill.3.jsonl" ] && break; sleep 0.1; done
+[ -s "$tmp/kill.3.jsonl" ] || fail "the pipeline did not start: $(cat "$tmp"/kill.*.err)"
 kill -9 "${kill_pids[2]}"
 start=$(date +%s)
 for r in 0 1 3; do
@@ -83,7 +85,9 @@ took=$(( $(date +%s) - start ))
 grep -Eq "contend worker 1: rank 1, action [0-9]+ \(1[A-Z_]+[0-9]+\).*rank 2 \(127.0.0.1:$((base + 2))\) (closed the connection|exited or crashed)" \
   "$tmp/kill.1.err" || fail "rank 1 said: $(cat "$tmp/kill.1.err")"
 grep -q "rank 2" "$tmp/kill.3.err" || fail "rank 3 said: $(cat "$tmp/kill.3.err")"
-grep -q "contend worker 0: rank 0, action" "$tmp/kill.0.err" || fail "rank 0 said: $(cat "$tmp/kill.0.err")"
+# Rank 0 names the root cause: rank 1 failed, because rank 2 went away (not "rank 1 finished").
+grep -Eq "contend worker 0: rank 0, action .*rank 1 \(127.0.0.1:$((base + 1))\) failed: rank 1, action .*rank 2" \
+  "$tmp/kill.0.err" || fail "rank 0 said: $(cat "$tmp/kill.0.err")"
 for p in "${kill_pids[@]}"; do kill -0 "$p" 2>/dev/null && fail "worker $p still running"; done
 echo "rank 1: $(cat "$tmp/kill.1.err")"
 
@@ -102,7 +106,7 @@ for r in 0 1; do
     grep -q "contend worker $r: rank $r, nccl: the nccl transport needs a CUDA device" "$tmp/nccl.$r.err" ||
       fail "nccl rank $r said: $(cat "$tmp/nccl.$r.err")"
   else
-    grep -q "the nccl transport is not built here" "$tmp/nccl.$r.err" || fail "nccl rank $r said: $(cat "$tmp/nccl.$r.err")"
+    grep -q "transport \"nccl\" is not built here" "$tmp/nccl.$r.err" || fail "nccl rank $r said: $(cat "$tmp/nccl.$r.err")"
   fi
 done
 echo "nccl: $(cat "$tmp/nccl.0.err")"

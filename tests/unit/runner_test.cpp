@@ -187,3 +187,22 @@ TEST_CASE("summaries give speedups over the baseline and compare by speedup", "[
   CHECK(json["cells"][1]["speedup"]["median"] == Approx(1.2));
   CHECK_THAT(summary_csv(ref), Catch::StartsWith("scenario,schedule,repetitions,throughput_median"));
 }
+
+TEST_CASE("cells that never ran show no numbers, not zeros, and are missing to a comparison", "[runner]") {
+  const std::vector<std::pair<std::string, std::string>> order = {{"s", "1f1b"}, {"s", "kfkb:k=2"}};
+  auto stopped = summarize("e", "1f1b", "real", order, {{{"s", "1f1b"}, {100, 101}}});
+  const std::string table = summary_table(stopped);
+  CHECK_THAT(table, Catch::Contains("not run"));
+  CHECK_THAT(table, !Catch::Contains("0.000"));
+  CHECK_THAT(summary_csv(stopped), Catch::Contains("s,kfkb:k=2,0,,,,,,"));
+  auto ref = summarize("e", "1f1b", "real", order, {{{"s", "1f1b"}, {100}}, {{"s", "kfkb:k=2"}, {120}}});
+  auto r = compare(stopped, ref, 0.03);
+  REQUIRE(r.size() == 1);
+  CHECK(r[0].what == "missing");
+  auto simulated = ref;
+  simulated.mode = "simulated";
+  CHECK_THAT(check_comparable(stopped, simulated, "ref.json").error().message, Catch::Contains("simulated run"));
+  auto other = ref;
+  other.experiment = "paper";
+  CHECK_THAT(check_comparable(stopped, other, "ref.json").error().message, Catch::Contains("experiment \"paper\""));
+}

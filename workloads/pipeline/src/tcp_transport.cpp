@@ -24,6 +24,7 @@ namespace {
 constexpr std::uint32_t kMagic = 0x444E5443;  // "CTND"
 constexpr std::uint8_t kHello = 2;
 constexpr std::uint8_t kBye = 3;
+constexpr std::uint8_t kFailed = 5;  // the sender failed; the payload says why (text)
 constexpr std::uint8_t kFlagChecksum = 1;
 
 struct FrameHeader {
@@ -183,6 +184,12 @@ class Link {
     return send_error_;
   }
 
+  // Makes the closing frame say that this rank failed and why (Transport::abort).
+  void fail(const std::string& why) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    failure_ = why;
+  }
+
   // Sends the closing frame, waits briefly for the peer's, and stops both threads.
   void close() {
     if (closed_.exchange(true)) {
@@ -251,9 +258,16 @@ class Link {
         return;
       }
     }
+    std::string failure;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      failure = failure_.substr(0, 4096);
+    }
     FrameHeader bye;
-    bye.kind = kBye;
+    bye.kind = failure.empty() ? kBye : kFailed;
+    bye.bytes = failure.size();
     (void)write_all(fd_.get(), &bye, sizeof bye);
+    (void)write_all(fd_.get(), failure.data(), failure.size());
   }
 
   void receive_loop() {
@@ -277,6 +291,13 @@ class Link {
       if (h.kind == kBye) {
         peer_done_ = true;
         box_.fail(peer_, make_error(Errc::kIo, name_ + " finished and closed the connection"));
+        continue;
+      }
+      if (h.kind == kFailed) {
+        std::string why(std::min<std::uint64_t>(h.bytes, 4096), '\0');
+        auto text = read_all(fd_.get(), why.data(), why.size());
+        peer_done_ = true;
+        box_.fail(peer_, make_error(Errc::kIo, name_ + " failed: " + (text && *text ? why : "(no reason given)")));
         continue;
       }
       std::vector<float> data = pool_.take(h.bytes / sizeof(float));
@@ -320,6 +341,7 @@ class Link {
   bool writing_ = false;
   bool stopping_ = false;
   Result<void> send_error_;
+  std::string failure_;  // set by fail(): the closing frame carries it
   std::atomic<bool> closed_{false};
   std::atomic<bool> peer_done_{false};
   std::thread receiver_;
@@ -350,6 +372,13 @@ class TcpTransport : public Transport {
     return {};
   }
   std::uint64_t bytes_sent() const override { return bytes_; }
+  void abort(const std::string& why) override {
+    for (auto* l : {prev_.get(), next_.get()}) {
+      if (l != nullptr) {
+        l->fail(why);
+      }
+    }
+  }
   BufferPool& pool() { return pool_; }
   Link::Meter meter() {
     return [this](int peer, std::uint64_t bytes, double seconds, std::uint64_t tail_bytes, double tail_seconds) {

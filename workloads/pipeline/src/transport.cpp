@@ -151,6 +151,7 @@ class InProcTransport : public Transport {
   }
   Result<void> flush() override { return {}; }
   std::uint64_t bytes_sent() const override { return bytes_; }
+  void abort(const std::string& why) override { hub_.fail_rank(rank_, "rank " + std::to_string(rank_) + " failed: " + why); }
 
  private:
   InProcHub& hub_;

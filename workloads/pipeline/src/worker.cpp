@@ -212,7 +212,11 @@ Result<void> run_worker(const RunConfig& config, const TcpOptions& tcp,
   if (!transport) {
     return with_context(transport.error(), "rank " + std::to_string(tcp.rank) + ", " + config.transport.str());
   }
-  return run_rank(config, tcp.rank, **backend, **transport, on_iteration, trace);
+  auto ok = run_rank(config, tcp.rank, **backend, **transport, on_iteration, trace);
+  if (!ok) {
+    (*transport)->abort(ok.error().message);
+  }
+  return ok;
 }
 
 Result<std::vector<std::vector<IterationMetrics>>> run_in_process(
@@ -239,7 +243,7 @@ Result<std::vector<std::vector<IterationMetrics>>> run_in_process(
           config, r, **backend, *transport, [&](const IterationMetrics& m) { metrics[r].push_back(m); }, nullptr);
       if (!ok) {
         results[r] = ok.error();
-        hub.fail_rank(r, "rank " + std::to_string(r) + " failed");
+        transport->abort(ok.error().message);
         return;
       }
       if (inspect) {

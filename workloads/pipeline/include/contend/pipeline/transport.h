@@ -99,6 +99,10 @@ class Transport {
   // Blocks until everything queued has been handed to the kernel (or the link broke).
   virtual Result<void> flush() = 0;
   virtual std::uint64_t bytes_sent() const = 0;
+  // Tells the neighbours that this rank failed and why, before it goes away: their receives from
+  // it then fail with "rank R failed: <why>", so an error names its root cause rather than a
+  // dropped connection. Best effort; call once, right before the transport is destroyed.
+  virtual void abort(const std::string& why) { (void)why; }
   // Transfers received from `peer` since the last call (zero where the transport does not time
   // them, as the in-process one). Thread-safe.
   TransferTotals take_transfers(int peer);

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Hostile inputs to `contend run` and `contend worker` (issue 16, findings 5 to 8): every memory
+# bomb and absurd value is refused before anything runs, within 1 s and 200 MB, naming the file and
+# key or the option; no cell runs and no results folder is left for an experiment refused.
+source "$(dirname "$0")/../integration/lib.sh"
+source "$(dirname "$0")/lib.sh"
+src=$(cd "$(dirname "$0")/../.." && pwd)
+
+run_refused() {  # WHAT PATTERN BODY: contend run of an experiment with BODY is refused
+  experiment "$tmp/e.json" "$3"
+  refused "$1" "$2" "$contend" run "$tmp/e.json" --simulate --no-report --out "$tmp/res"
+  [ ! -e "$tmp/res" ] || fail "$1: a results folder was created for a refused experiment"
+}
+# Finding 5: sizes that grow to gigabytes.
+run_refused "1e9 micro-batches" "/workload/microbatches.*65536" '"workload": {"microbatches": 1000000000}'
+run_refused "2^32+1 micro-batches (wraps to 1 as an int)" "/workload/microbatches" '"workload": {"microbatches": 4294967297}'
+run_refused "hidden 2e9" "hidden must be 1 to 65536" '"workload": {"backend": "cpu", "hidden": 2000000000}'
+run_refused "a 1 TiB model per stage" "contend allows per stage" '"workload": {"backend": "cpu", "hidden": 65536, "layers": 64}'
+run_refused "1e9 iterations" "/workload/iterations" '"workload": {"iterations": 1000000000}'
+run_refused "a 100 GiB activation" "/workload/activation.*at most 1GiB" '"workload": {"activation": "100GiB"}'
+refused "worker --microbatches 1e9" "microbatches.*65536" \
+  "$contend" worker --rank 0 --world-size 2 --peers 127.0.0.1:1,127.0.0.1:2 --microbatches 1000000000
+refused "worker --hidden 2e9" "hidden must be 1 to 65536" \
+  "$contend" worker --rank 0 --world-size 2 --peers 127.0.0.1:1,127.0.0.1:2 --hidden 2000000000
+refused "worker --activation 100GiB" "at most 1GiB" \
+  "$contend" worker --rank 0 --world-size 2 --peers 127.0.0.1:1,127.0.0.1:2 --backend emulated --activation 100GiB
+refused "sim of 1024 stages x 65536 micro-batches" "more than the" \
+  "$contend" sim -p 1024 -m 65536 --fwd 1ms
+printf '{"schema": "contend.experiment/1", "name": "z", "scenarios": ["/dev/zero"], "workload": {}, "schedules": ["1f1b"]}' >"$tmp/zero.json"
+refused "a scenario file that never ends (/dev/zero)" "most contend reads|/scenarios/0" \
+  "$contend" run "$tmp/zero.json" --simulate --no-report --out "$tmp/res"
+# Finding 6: what used to fail mid-run is checked before the first cell.
+run_refused "fixed:k=100 with 4 micro-batches" "/schedules/1.*1\.\.4" '"schedules": ["1f1b", "fixed:k=100"]'
+run_refused "zero compute time" "/workload/fwd.*above 0" '"workload": {"fwd": "0s", "bwd": "0s"}'
+run_refused "adaptive:kmax=0" "kmax" '"schedules": ["1f1b", "adaptive:kmax=0"]'
+run_refused "a repeated parameter" "k is given twice" '"schedules": ["1f1b", "kfkb:k=2,k=3"]'
+run_refused "inflight=0" "inflight" '"schedules": ["1f1b", "adaptive:inflight=0"]'
+run_refused "mem=0B" "mem" '"schedules": ["1f1b", "adaptive:mem=0B"]'
+if ! "$contend" --version | grep -q "cuda=built"; then
+  run_refused "cuda where it is not built" "not built here" '"workload": {"backend": "cuda"}'
+elif ! nvidia-smi >/dev/null 2>&1; then
+  experiment "$tmp/e.json" '"workload": {"backend": "cuda"}'
+  refused "cuda without a device (real run)" "needs a CUDA device" "$contend" run "$tmp/e.json" --no-report --out "$tmp/res"
+  [ ! -e "$tmp/res" ] || fail "cuda without a device: a results folder was created"
+fi
+# Finding 8: names that would escape results/.
+run_refused "an experiment named ../../escaped" "/name.*letters" '"name": "../../escaped"'
+run_refused "an experiment named .hidden" "/name" '"name": ".hidden"'
+echo "inputs: all refused"

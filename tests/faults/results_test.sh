@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Results folders under contention and damage (issue 16, findings 3 and 9): runs started in the
+# same second never share a folder; a resumed run refuses another experiment, another mode and a
+# damaged cells.jsonl, naming the line, without a raw parser exception, and completes a stopped
+# run. (A stopped run's table shows unfinished cells as "not run": tests/unit/runner_test.cpp.)
+source "$(dirname "$0")/../integration/lib.sh"
+source "$(dirname "$0")/lib.sh"
+src=$(cd "$(dirname "$0")/../.." && pwd)
+experiment "$tmp/e.json" '"schedules": ["1f1b", "kfkb:k=2"], "repetitions": 2'
+mkdir -p "$tmp/work"
+# Finding 3: five times, two runs at once into the default folder (results/NAME-TIMESTAMP-sim).
+for trial in 1 2 3 4 5; do
+  (cd "$tmp/work" && "$contend" run "$tmp/e.json" --simulate --no-report >"$tmp/a.out" 2>&1) &
+  a=$!
+  (cd "$tmp/work" && "$contend" run "$tmp/e.json" --simulate --no-report >"$tmp/b.out" 2>&1) &
+  b=$!
+  wait $a || fail "trial $trial: run a failed: $(cat "$tmp/a.out")"
+  wait $b || fail "trial $trial: run b failed: $(cat "$tmp/b.out")"
+  da=$(sed -n 's/^results: //p' "$tmp/a.out")
+  db=$(sed -n 's/^results: //p' "$tmp/b.out")
+  [ -n "$da" ] && [ -n "$db" ] && [ "$da" != "$db" ] || fail "trial $trial: both runs wrote into '$da' and '$db'"
+  for d in "$da" "$db"; do
+    n=$(wc -l <"$tmp/work/$d/cells.jsonl")
+    [ "$n" -eq 4 ] || fail "trial $trial: $d/cells.jsonl has $n lines, expected the run's 4 cells"
+  done
+done
+echo "ok: 5 trials, every run its own folder ($(ls "$tmp/work/results" | wc -l) folders)"
+# Finding 9: resume refuses what it cannot trust, saying why.
+"$contend" run "$tmp/e.json" --simulate --no-report --out "$tmp/sim" >/dev/null 2>&1 || fail "simulated run"
+experiment "$tmp/other.json" '"name": "other"'
+refused "resume into another experiment's folder" "holds experiment \"fault\", not \"other\"" \
+  "$contend" run "$tmp/other.json" --simulate --no-report --resume "$tmp/sim"
+refused "resume a simulated folder for real" "a simulated run; this one is real" \
+  "$contend" run "$tmp/e.json" --no-report --resume "$tmp/sim"
+cp -r "$tmp/sim" "$tmp/damaged"
+printf '{"schema": "contend.cell/1", "id": "steady.1f1b.r1", "throughput": \n' >>"$tmp/damaged/cells.jsonl"
+refused "resume with a damaged cells.jsonl" "cells.jsonl:5" \
+  "$contend" run "$tmp/e.json" --simulate --no-report --resume "$tmp/damaged"
+grep -q "nlohmann\|parse_error\|terminate" "$tmp/refused.err" && fail "a raw exception: $(cat "$tmp/refused.err")"
+refused "compare with a simulated reference for real" "simulated run; this one is real" \
+  "$contend" run "$tmp/e.json" --no-report --compare "$tmp/sim/summary.json" --out "$tmp/real"
+# A run stopped after some cells: --resume runs only the rest and completes the matrix.
+cp -r "$tmp/sim" "$tmp/partial"
+head -1 "$tmp/sim/cells.jsonl" >"$tmp/partial/cells.jsonl"
+"$contend" run "$tmp/e.json" --simulate --no-report --resume "$tmp/partial" >"$tmp/resumed.out" 2>&1 ||
+  fail "resume: $(cat "$tmp/resumed.out")"
+[ "$(grep -c '^\[' "$tmp/resumed.out")" -eq 3 ] || fail "resume ran other than the 3 missing cells: $(cat "$tmp/resumed.out")"
+[ "$(wc -l <"$tmp/partial/cells.jsonl")" -eq 4 ] || fail "resume did not complete the matrix"
+echo "results: all checks passed"
