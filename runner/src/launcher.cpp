@@ -145,8 +145,14 @@ Result<std::vector<ChildProcess>> start_workers(const Experiment& e, const Cell&
   return workers;
 }
 
-// Waits until every worker has ended: an error for the first that fails, on `stop`, or at the
-// deadline (the workers are killed as they go out of scope).
+// How a worker ended, for people: "exited with 1", "was killed by signal 9".
+std::string ending(int code) {
+  return code > 128 ? "was killed by signal " + std::to_string(code - 128) : "exited with " + std::to_string(code);
+}
+
+// Waits until every worker has ended: an error naming the first that failed (the others usually
+// fail because it did, and their errors say so), on `stop`, or at the deadline (the workers are
+// killed as they go out of scope).
 Result<void> wait_workers(std::vector<ChildProcess>& workers, const Cell& cell, const CellFiles& files,
                           const LaunchOptions& o, const std::atomic<bool>& stop) {
   const auto deadline = std::chrono::steady_clock::now() + o.timeout;
@@ -156,13 +162,13 @@ Result<void> wait_workers(std::vector<ChildProcess>& workers, const Cell& cell, 
       if (!workers[r].running()) {
         continue;
       }
-      auto code = workers[r].wait(std::chrono::milliseconds(20));
+      auto code = workers[r].wait(std::chrono::milliseconds(0));
       if (!code) {
         ++running;
       } else if (*code != 0) {
-        return make_error(Errc::kIo, "worker " + std::to_string(r) + " of " + cell.id + " exited with " +
-                                         std::to_string(*code) + "; its log " + files.log + " ends:\n" +
-                                         file_tail(files.log, 600));
+        return make_error(Errc::kIo, "worker " + std::to_string(r) + " of " + cell.id + " " + ending(*code) +
+                                         " (the first to fail); the workers' log " + files.log + " ends:\n" +
+                                         file_tail(files.log, 900));
       }
     }
     if (running == 0) {
@@ -175,6 +181,7 @@ Result<void> wait_workers(std::vector<ChildProcess>& workers, const Cell& cell, 
       return make_error(Errc::kTimeout,
                         cell.id + " took longer than " + std::to_string(o.timeout.count()) + " s; see " + files.log);
     }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
 }
 

@@ -204,7 +204,6 @@ void MlpStage::forward(int mb, const float* x, float* y) {
   }
   std::copy(scratch_a_.begin(), scratch_a_.end(), y);
   stash_bytes_ += stash.size() * sizeof(float);
-  peak_stash_bytes_ = std::max(peak_stash_bytes_, stash_bytes_);
   stash_[mb] = std::move(stash);
 }
 

@@ -66,7 +66,6 @@ class MlpStage {
   std::vector<const std::vector<float>*> params(int i) const;
   std::vector<const std::vector<float>*> grads(int i) const;
   std::uint64_t stash_bytes() const { return stash_bytes_; }
-  std::uint64_t peak_stash_bytes() const { return peak_stash_bytes_; }
 
  private:
   struct Layer {
@@ -80,7 +79,6 @@ class MlpStage {
   std::vector<std::vector<float>> free_;     // stash buffers to reuse
   std::vector<float> scratch_a_, scratch_b_, scratch_c_;
   std::uint64_t stash_bytes_ = 0;
-  std::uint64_t peak_stash_bytes_ = 0;
   int steps_ = 0;
 };
 
