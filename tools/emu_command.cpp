@@ -159,7 +159,7 @@ nlohmann::ordered_json status_of(const std::string& run, const Scenario& scenari
     if (auto net = Network::attach(scenario, run)) {
       if (auto samples = net->sample()) {
         for (const LinkSample& s : *samples) {
-          if (s.stats.name == "link" || s.stats.name == "tbf") {
+          if (s.stats.link_level) {
             rates[s.link][s.node] = s.stats.rate_bps;
           }
         }

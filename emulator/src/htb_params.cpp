@@ -10,37 +10,35 @@ std::uint32_t burst_bytes_for(double rate_bps) {
   return static_cast<std::uint32_t>(std::min(bytes, 2147483647.0));
 }
 
-namespace {
-HtbClass make_class(double rate, double ceil, int prio) {
+HtbClass htb_class(double rate_bps, double ceil_bps, int prio) {
   HtbClass c;
-  c.rate_bps = rate;
-  c.ceil_bps = ceil;
-  c.burst_bytes = burst_bytes_for(rate);
-  c.cburst_bytes = burst_bytes_for(ceil);
+  c.rate_bps = rate_bps;
+  c.ceil_bps = ceil_bps;
+  c.burst_bytes = burst_bytes_for(rate_bps);
+  c.cburst_bytes = burst_bytes_for(ceil_bps);
   c.prio = prio;
   return c;
 }
-}  // namespace
 
 HtbLinkClasses htb_classes(double rate_bps, Preemption preemption, double workload_share) {
   CONTEND_CHECK(rate_bps > 0, "htb_classes needs a positive rate");
   HtbLinkClasses out;
-  out.link = make_class(rate_bps, rate_bps, 0);
+  out.link = htb_class(rate_bps, rate_bps, 0);
   switch (preemption) {
     case Preemption::kBackgroundFirst: {
       const double kept = std::min(std::max(rate_bps * 0.001, 8000.0), rate_bps / 2);
-      out.background = make_class(rate_bps - kept, rate_bps, 0);
-      out.workload = make_class(kept, rate_bps, 1);
+      out.background = htb_class(rate_bps - kept, rate_bps, 0);
+      out.workload = htb_class(kept, rate_bps, 1);
       break;
     }
     case Preemption::kFair:
-      out.workload = make_class(rate_bps / 2, rate_bps, 0);
-      out.background = make_class(rate_bps / 2, rate_bps, 0);
+      out.workload = htb_class(rate_bps / 2, rate_bps, 0);
+      out.background = htb_class(rate_bps / 2, rate_bps, 0);
       break;
     case Preemption::kSplit:
       CONTEND_CHECK(workload_share > 0 && workload_share < 1, "split share must be in (0, 1)");
-      out.workload = make_class(rate_bps * workload_share, rate_bps * workload_share, 0);
-      out.background = make_class(rate_bps * (1 - workload_share), rate_bps * (1 - workload_share), 0);
+      out.workload = htb_class(rate_bps * workload_share, rate_bps * workload_share, 0);
+      out.background = htb_class(rate_bps * (1 - workload_share), rate_bps * (1 - workload_share), 0);
       break;
   }
   return out;

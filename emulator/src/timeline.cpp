@@ -4,6 +4,7 @@
 #include <random>
 
 #include "contend/common/units.h"
+#include "contend/emulator/discipline_registry.h"
 #include "contend/emulator/mahimahi.h"
 
 namespace contend::emulator::detail {
@@ -117,8 +118,10 @@ class Expander {
       return r.error_at("rate", "expected a positive rate; a link at 0 would stall TCP for good");
     }
     for (const LinkSpec* l : links) {
-      if (l->qdisc == QdiscKind::kTbf && rate > 17e9) {
-        return r.error_at("rate", "link \"" + l->name + "\" uses tbf, whose rate stops at 17Gbit");
+      const DisciplineInfo& d = *find_discipline(l->qdisc);
+      if (rate > d.max_rate_bps) {
+        return r.error_at("rate", "link \"" + l->name + "\" uses " + std::string(d.name) + ", whose rate stops at " +
+                                      format_rate(d.max_rate_bps));
       }
     }
     if (t >= ctx_.scenario.duration_s) {

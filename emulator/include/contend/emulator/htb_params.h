@@ -26,6 +26,9 @@ struct HtbClass {
   int prio = 0;  // lower borrows first
 };
 
+// A class guaranteed `rate_bps`, borrowing up to `ceil_bps`, with bursts from burst_bytes_for.
+HtbClass htb_class(double rate_bps, double ceil_bps, int prio);
+
 // The classes under one link's HTB root: 1:1 (the link), 1:10 (workload), 1:20 (background).
 struct HtbLinkClasses {
   HtbClass link;
