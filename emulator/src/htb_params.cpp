@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+
+#include "contend/emulator/discipline_registry.h"
 
 namespace contend::emulator {
 
@@ -42,6 +45,36 @@ HtbLinkClasses htb_classes(double rate_bps, Preemption preemption, double worklo
       break;
   }
   return out;
+}
+
+namespace {
+// What a class that wants `want` more gets of `spare` beside one that wants `other` more.
+double borrowed(double spare, double want, int prio, double other, int other_prio) {
+  if (prio < other_prio) {
+    return std::min(want, spare);
+  }
+  if (other_prio < prio) {
+    return std::min(want, spare - std::min(other, spare));
+  }
+  // Equal prios: HTB's round robin with equal quanta gives each half, and the other's unused part.
+  const double half = spare / 2;
+  return std::min(want, std::max(half, spare - std::min(other, half)));
+}
+}  // namespace
+
+double workload_rate_bps(const LinkSpec& link, double rate_bps, double background_bps, bool background_running) {
+  const DisciplineInfo* d = find_discipline(link.qdisc);
+  const Preemption policy = d == nullptr || d->preemption_classes ? link.preemption : Preemption::kFair;
+  const HtbLinkClasses c = htb_classes(rate_bps, policy, link.workload_share);
+  const double background_wants = !background_running  ? 0
+                                  : background_bps > 0 ? background_bps
+                                                       : std::numeric_limits<double>::infinity();
+  const double background = std::min(background_wants, c.background.rate_bps);
+  const double workload = c.workload.rate_bps;  // the workload takes all it can
+  const double spare = std::max(0.0, c.link.rate_bps - background - workload);
+  const double background_more = std::min(background_wants, c.background.ceil_bps) - background;
+  return workload +
+         borrowed(spare, c.workload.ceil_bps - workload, c.workload.prio, background_more, c.background.prio);
 }
 
 TbfParams tbf_params(double rate_bps) {

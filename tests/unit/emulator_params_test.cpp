@@ -34,6 +34,38 @@ TEST_CASE("HTB classes implement the three preemption policies", "[shaping]") {
   CHECK(split.workload.burst_bytes == burst_bytes_for(0.7e9));
 }
 
+TEST_CASE("the preemption model gives the workload what the HTB classes leave it", "[shaping]") {
+  const double link = 1e9;
+  LinkSpec l;
+  l.rate_bps = link;
+  const auto model = [&](Preemption p, double background_bps, bool running, double share = 0.5) {
+    l.preemption = p;
+    l.workload_share = share;
+    return workload_rate_bps(l, link, background_bps, running);
+  };
+  // background-first: unpaced background takes all but the workload class's guaranteed rate.
+  const auto first = htb_classes(link, Preemption::kBackgroundFirst, 0.5);
+  CHECK(model(Preemption::kBackgroundFirst, 0, true) == Approx(first.workload.rate_bps));
+  CHECK(model(Preemption::kBackgroundFirst, 0, true) > 0);
+  CHECK(model(Preemption::kBackgroundFirst, 300e6, true) == Approx(link - 300e6));
+  CHECK(model(Preemption::kBackgroundFirst, 0, false) == Approx(first.workload.ceil_bps));
+  // fair: half each when both want more; a paced background leaves the workload the rest.
+  const auto fair = htb_classes(link, Preemption::kFair, 0.5);
+  CHECK(model(Preemption::kFair, 0, true) == Approx(fair.workload.rate_bps));
+  CHECK(model(Preemption::kFair, 200e6, true) == Approx(link - 200e6));
+  CHECK(model(Preemption::kFair, 800e6, true) == Approx(fair.workload.rate_bps));
+  CHECK(model(Preemption::kFair, 0, false) == Approx(fair.workload.ceil_bps));
+  // split: the workload's class is capped at its share, background or not.
+  const auto split = htb_classes(link, Preemption::kSplit, 0.7);
+  CHECK(model(Preemption::kSplit, 0, true, 0.7) == Approx(split.workload.ceil_bps));
+  CHECK(model(Preemption::kSplit, 0, false, 0.7) == Approx(split.workload.ceil_bps));
+  CHECK(model(Preemption::kSplit, 0, false, 0.7) == Approx(0.7 * link));
+  // No discipline classes (tbf): one queue shared about evenly, whatever "preemption" says.
+  l.qdisc = "tbf";
+  CHECK(model(Preemption::kBackgroundFirst, 0, true) == Approx(link / 2));
+  CHECK(model(Preemption::kBackgroundFirst, 100e6, true) == Approx(link - 100e6));
+}
+
 TEST_CASE("TBF holds a burst plus 50 ms of queue", "[shaping]") {
   const auto p = tbf_params(1e9);
   CHECK(p.burst_bytes == 500000);
