@@ -41,7 +41,7 @@ Result<Network> Network::create(const Scenario& scenario, const std::string& run
   }
   net.topology_.emplace(std::move(*topology));
   auto ok = net.shape(scenario, [](NlSocket sock, const LinkSpec& spec, const InterfacePlan& end) {
-    return Shaper::install(std::move(sock), end.ifname, spec, detail::address_only(end.background_address));
+    return Shaper::install(std::move(sock), end.ifname, spec, strip_prefix_length(end.background_address));
   });
   if (!ok) {
     return ok.error();

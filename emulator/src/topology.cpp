@@ -18,6 +18,10 @@ bool valid_run_name(const std::string& run) {
   });
 }
 
+std::string strip_prefix_length(const std::string& cidr) {
+  return cidr.substr(0, cidr.find('/'));
+}
+
 std::string node_netns(const std::string& run, const std::string& node) {
   return "contend-" + run + "-" + node;
 }
@@ -76,8 +80,8 @@ TopologyPlan plan_topology(const Scenario& scenario, const std::string& run) {
           if (&other == &l || far->node != peer->node || near->node == self->node) {
             continue;  // the shared link, or another link between the same two nodes: connected
           }
-          plan.routes.push_back({self->netns, detail::address_only(far->address) + "/32",
-                                 detail::address_only(peer->address), self->ifname});
+          plan.routes.push_back({self->netns, strip_prefix_length(far->address) + "/32",
+                                 strip_prefix_length(peer->address), self->ifname});
         }
       }
     }

@@ -130,6 +130,8 @@ TEST_CASE("the topology plan gives unique addresses and interface names that fit
   CHECK(route_in(plan.links[1].to.netns, "198.18.0.2/32")->via == "198.18.0.5");
   CHECK(route_in(plan.links[0].from.netns, "198.18.0.6/32") == nullptr);  // node2: not node0's neighbour
   CHECK(plan.routes.size() == 2 * 198);  // each inner link end reaches one address beyond
+  CHECK(strip_prefix_length(plan.links[0].from.address) == "198.18.0.1");
+  CHECK(strip_prefix_length("198.18.0.1") == "198.18.0.1");
   CHECK_FALSE(valid_run_name("has space"));
   CHECK_FALSE(valid_run_name(""));
 }

@@ -7,7 +7,6 @@
 #include <rte_ip.h>
 #include <rte_mbuf.h>
 #include <rte_udp.h>
-#include <sched.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -62,15 +61,9 @@ Result<DpdkSourceReport> run_dpdk_source(const DpdkSourceOptions& o) {
     return make_error(Errc::kInvalidArgument,
                       "expected IPv4 addresses, got " + o.src_address + " and " + o.dst_address);
   }
-  if (!o.netns.empty()) {
-    // EAL's threads and the af_packet socket inherit the namespace of this thread.
-    auto fd = open_netns(o.netns);
-    if (!fd) {
-      return fd.error();
-    }
-    if (::setns(fd->get(), CLONE_NEWNET) != 0) {
-      return errno_error(errno, "setns " + o.netns);
-    }
+  // EAL's threads and the af_packet socket inherit the namespace of this thread.
+  if (auto ok = enter_netns(o.netns); !ok) {
+    return ok.error();
   }
   const std::string prefix = "--file-prefix=contend-" + std::to_string(::getpid());
   const std::string vdev = "--vdev=net_af_packet0,iface=" + o.iface + ",qdisc_bypass=0";

@@ -42,6 +42,12 @@ Result<Fd> open_netns(const std::string& name);
 Result<void> remove_netns(const std::string& name);
 bool netns_exists(const std::string& name);
 
+// Moves the calling thread (only it) into the namespace `netns_fd` refers to, for good: its new
+// sockets live there. The one place contend calls setns.
+Result<void> enter_netns(const Fd& netns_fd);
+// The same for a named namespace; kNotFound when there is none; "" leaves the thread where it is.
+Result<void> enter_netns(const std::string& name);
+
 // Runs `fn` on a helper thread that has entered `netns_fd` (setns); returns its result.
 Result<void> run_in_netns(const Fd& netns_fd, const std::function<Result<void>()>& fn);
 

@@ -58,6 +58,9 @@ struct TopologyPlan {
 // Names a run may have: 1-24 letters, digits, '-' or '_'.
 bool valid_run_name(const std::string& run);
 std::string node_netns(const std::string& run, const std::string& node);
+// The address of a CIDR: "198.18.0.1/30" -> "198.18.0.1"; an address without a prefix length
+// comes back as it is.
+std::string strip_prefix_length(const std::string& cidr);
 
 // The plan for `scenario` under `run` (pure). Requires valid_run_name(run) and at most 16320 links.
 TopologyPlan plan_topology(const Scenario& scenario, const std::string& run);
