@@ -257,21 +257,28 @@ Topology::Topology(Topology&& other) noexcept : plan_(std::move(other.plan_)), o
 }
 
 Topology::~Topology() {
-  for (auto it = owned_.rbegin(); it != owned_.rend(); ++it) {
-    if (auto ok = remove_netns(*it); !ok) {
-      std::fprintf(stderr, "contend: %s\n", ok.error().message.c_str());
-    }
+  if (auto removed = remove_namespaces(owned_); !removed) {
+    std::fprintf(stderr, "contend: %s\n", removed.error().message.c_str());
   }
 }
 
-Result<void> remove_topology(const TopologyPlan& plan) {
+Result<std::size_t> remove_namespaces(const std::vector<std::string>& namespaces) {
+  std::size_t removed = 0;
   Result<void> first;
-  for (const std::string& ns : plan.namespaces()) {
-    if (auto ok = remove_netns(ns); !ok && first.ok()) {
-      first = ok;
+  for (auto it = namespaces.rbegin(); it != namespaces.rend(); ++it) {
+    if (!netns_exists(*it)) {
+      continue;
+    }
+    if (auto ok = remove_netns(*it); !ok) {
+      first = first.ok() ? ok : first;
+    } else {
+      ++removed;
     }
   }
-  return first;
+  if (!first) {
+    return first.error();
+  }
+  return removed;
 }
 
 }  // namespace contend::emulator

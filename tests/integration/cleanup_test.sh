@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Nothing of a run is left: after down, after SIGINT and SIGTERM to play, after a crash (SIGKILL)
-# followed by down; and a second up of a running run fails without touching it.
+# followed by down (by run name, or by scenario when the crash came before the state file); and a
+# second up of a running run fails without touching it.
 source "$(dirname "$0")/lib.sh"
 need_root
 two_nodes "$tmp/s.json" 100Mbit '[{"at": "1s", "link": "a-b", "rate": "50Mbit"}]' 30s
@@ -36,4 +37,10 @@ for _ in $(seq 50); do [ -e "$CONTEND_STATE_DIR/$run.json" ] && break; sleep 0.1
 kill -KILL "$player"; wait "$player" || true
 [ -e "/run/netns/contend-$run-a" ] || fail "a killed play left nothing to clean up (test is wrong)"
 "$contend" emu down --run "$run" | grep -q "removed 3 namespaces" || fail "down after a crash"
+no_leftovers
+
+# A run killed before it recorded its state: `down SCENARIO` removes what the scenario makes.
+"$contend" emu up "$tmp/s.json" >/dev/null
+rm "$CONTEND_STATE_DIR/$run.json"
+"$contend" emu down "$tmp/s.json" | grep -q "removed 3 namespaces" || fail "down SCENARIO without a state file"
 no_leftovers

@@ -66,7 +66,7 @@ std::string strip_prefix_length(const std::string& cidr);
 TopologyPlan plan_topology(const Scenario& scenario, const std::string& run);
 
 // Owns the created namespaces (and so everything in them). Move-only; the destructor removes them
-// unless release() was called. Not thread-safe.
+// (remove_namespaces) unless release() was called. Not thread-safe.
 class Topology {
  public:
   // Creates everything in `plan`. kInvalidArgument when any of its namespaces exists (a run of
@@ -89,7 +89,9 @@ class Topology {
   std::vector<std::string> owned_;
 };
 
-// Removes every namespace of `plan` that exists; reports the first failure after trying all.
-Result<void> remove_topology(const TopologyPlan& plan);
+// The one teardown (Topology's destructor, tear_down_run in run_state.h): removes each of
+// `namespaces` that exists, last first; everything a run made lives in them, so its interfaces,
+// bridge and qdiscs go with them. Tries all; returns how many it removed, or the first failure.
+Result<std::size_t> remove_namespaces(const std::vector<std::string>& namespaces);
 
 }  // namespace contend::emulator
