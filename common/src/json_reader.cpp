@@ -1,5 +1,6 @@
 #include "contend/common/json_reader.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "contend/common/fd.h"
@@ -72,18 +73,18 @@ Result<void> JsonReader::expect_schema(const std::string& kind, int version) con
 }
 
 Result<void> JsonReader::check_keys(std::initializer_list<const char*> allowed) const {
+  return check_keys(std::vector<std::string>(allowed.begin(), allowed.end()));
+}
+
+Result<void> JsonReader::check_keys(const std::vector<std::string>& allowed) const {
   if (auto ok = expect_object(); !ok) {
     return ok;
   }
   for (const auto& item : value_->items()) {
-    bool known = false;
-    for (const char* a : allowed) {
-      known = known || item.key() == a;
-    }
-    if (!known) {
+    if (std::find(allowed.begin(), allowed.end(), item.key()) == allowed.end()) {
       std::string list;
-      for (const char* a : allowed) {
-        list += (list.empty() ? "" : ", ") + std::string(a);
+      for (const std::string& a : allowed) {
+        list += (list.empty() ? "" : ", ") + a;
       }
       return error_at(item.key(), "unknown key; expected one of: " + list);
     }

@@ -1,12 +1,14 @@
 // The emulator's registries and their documentation agree: every shaping discipline and every
 // timeline pattern registered has its row in docs/scenario-format.md, and every row names a
 // registered one, so neither can change without the other.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <map>
 #include <sstream>
 
 #include "contend/emulator/discipline_registry.h"
+#include "contend/emulator/pattern_registry.h"
 #include "contend/emulator/scenario.h"
 
 using namespace contend::emulator;
@@ -65,4 +67,23 @@ TEST_CASE("the default discipline is registered and tbf's highest rate is libnl'
   REQUIRE(find_discipline("tbf") != nullptr);
   CHECK(find_discipline("tbf")->max_rate_bps == 17e9);
   CHECK(find_discipline("netem") == nullptr);
+}
+
+TEST_CASE("every registered timeline pattern is documented and every documented one registered", "[registry]") {
+  const auto rows = doc_rows("### Timeline patterns");
+  REQUIRE_FALSE(rows.empty());
+  for (const PatternInfo& p : timeline_patterns()) {
+    INFO("pattern " << p.key);
+    const auto row = rows.find(std::string(p.key));
+    REQUIRE(row != rows.end());
+    // | key | help | example | expands to |
+    REQUIRE(row->second.size() >= 3);
+    CHECK_THAT(row->second[1], Catch::Contains(std::string(p.help)));
+    CHECK_THAT(row->second[2], Catch::Contains("\"" + std::string(p.key) + "\":"));  // its example uses it
+  }
+  for (const auto& [key, cells] : rows) {
+    INFO("documented pattern " << key);
+    const auto& all = timeline_patterns();
+    CHECK(std::find_if(all.begin(), all.end(), [&](const PatternInfo& p) { return p.key == key; }) != all.end());
+  }
 }

@@ -38,6 +38,8 @@ class JsonReader {
   // kParse unless this is an object whose keys are all in `allowed`; names the first stranger
   // and lists what is allowed.
   Result<void> check_keys(std::initializer_list<const char*> allowed) const;
+  // The same with a list made at run time (keys from a registry).
+  Result<void> check_keys(const std::vector<std::string>& allowed) const;
   Result<void> expect_object() const;
   // kParse unless member "schema" is "contend.<kind>/<version>" (every file contend reads has one).
   Result<void> expect_schema(const std::string& kind, int version) const;
