@@ -82,6 +82,7 @@ Result<FlowJob> parse_flow_job(const std::string& text, const std::string& sourc
     return duration.error();
   }
   FlowJob job;
+  job.source = source;
   job.duration_s = to_seconds(*duration);
   if (job.duration_s <= 0) {
     return r.error_at("duration", "expected a positive duration");
@@ -112,6 +113,14 @@ Result<FlowJob> parse_flow_job(const std::string& text, const std::string& sourc
   std::stable_sort(job.events.begin(), job.events.end(),
                    [](const Event& a, const Event& b) { return a.at_s < b.at_s; });
   return job;
+}
+
+Scenario job_scenario(const FlowJob& job, const Scenario& run) {
+  Scenario s = run;
+  s.source = job.source;
+  s.duration_s = job.duration_s;
+  s.events = job.events;
+  return s;
 }
 
 }  // namespace contend::emulator

@@ -22,14 +22,23 @@ JSON
 python3 - "$tmp/udp.jsonl" <<'PY' || fail "UDP pacing"
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1])]
-assert all(l["schema"] == "contend.flows/1" for l in lines)
-assert sum(1 for l in lines if l["kind"] == "sample") >= 25, "no samples every 100 ms"
-flows = {f["flow"]: f for f in lines[-1]["flows"]}
+assert all(l["schema"] == "contend.events/1" for l in lines)
+assert lines[0]["kind"] == "start" and lines[-1]["kind"] == "end", (lines[0], lines[-1])
+samples = [l for l in lines if l["kind"] == "flow_sample"]
+assert sum(1 for l in samples if l["flow"] == "u") >= 25, "no samples every 100 ms"
+# Each sample's rate is its bytes over the time since the previous one.
+u = [l for l in samples if l["flow"] == "u"]
+for a, b in zip(u, u[1:]):
+    expected = 8 * (b["bytes_received"] - a["bytes_received"]) / (b["t_s"] - a["t_s"])
+    assert abs(b["rate_bps"] - expected) <= 1e-6 * max(expected, 1), (a, b)
+flows = {l["flow"]: l for l in lines if l["kind"] == "flow_summary"}
 u, t = flows["u"], flows["t"]
 print(f"UDP target 300 Mbit/s, received {u['achieved_bps'] / 1e6:.1f} Mbit/s via {u['via']}; "
       f"TCP paced (SO_MAX_PACING_RATE) at 200 Mbit/s over 2 streams: {t['achieved_bps'] / 1e6:.1f} Mbit/s")
 assert u["via"] == "switch" and abs(u["achieved_bps"] / 300e6 - 1) <= 0.05, u
 assert abs(t["achieved_bps"] / 200e6 - 1) <= 0.10, t
+mid = [l["rate_bps"] for l in samples if l["flow"] == "u" and 1.0 <= l["t_s"] <= 2.5]
+assert mid and all(abs(r / 300e6 - 1) <= 0.25 for r in mid), mid
 PY
 "$contend" emu down --run "$run" >/dev/null
 
@@ -57,7 +66,7 @@ JSON
 import json, sys
 policy = sys.argv[1]
 fg = json.load(open(sys.argv[2]))["end"]["sum_received"]["bits_per_second"]
-samples = [json.loads(l) for l in open(sys.argv[3]) if '"sample"' in l]
+samples = [l for l in map(json.loads, open(sys.argv[3])) if l["kind"] == "flow_sample"]
 # The background's rate over the same seconds iperf3 measured (its 2nd to 4th second of the job).
 window = [s for s in samples if 1.5 <= s["t_s"] <= 3.5]
 bg = 8 * (window[-1]["bytes_received"] - window[0]["bytes_received"]) / (window[-1]["t_s"] - window[0]["t_s"])
