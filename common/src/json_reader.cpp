@@ -185,14 +185,8 @@ Result<double> JsonReader::number(const std::string& key) const {
 Result<std::int64_t> JsonReader::integer(const std::string& key) const {
   return required(*this, key, optional_integer(key), "a whole number");
 }
-Result<bool> JsonReader::boolean(const std::string& key) const {
-  return required(*this, key, optional_boolean(key), "true or false");
-}
 Result<double> JsonReader::rate_bps(const std::string& key) const {
   return required(*this, key, optional_rate_bps(key), "a rate like \"500Mbit\"");
-}
-Result<std::uint64_t> JsonReader::size_bytes(const std::string& key) const {
-  return required(*this, key, optional_size_bytes(key), "a size like \"4MiB\"");
 }
 Result<std::chrono::nanoseconds> JsonReader::duration(const std::string& key) const {
   return required(*this, key, optional_duration(key), "a duration like \"250ms\"");

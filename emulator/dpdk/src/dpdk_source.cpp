@@ -48,6 +48,81 @@ void fill_frame(rte_mbuf* m, const rte_ether_addr& src_mac, std::uint32_t src_ip
       rte_cpu_to_be_16(static_cast<std::uint16_t>(frame_bytes - sizeof(rte_ether_hdr) - sizeof(rte_ipv4_hdr)));
 }
 
+constexpr std::uint16_t kPort = 0;
+
+// EAL without hugepages, PCI or shared config, on the af_packet socket of `o.iface`.
+Result<void> start_eal(const DpdkSourceOptions& o) {
+  const std::string prefix = "--file-prefix=contend-" + std::to_string(::getpid());
+  const std::string vdev = "--vdev=net_af_packet0,iface=" + o.iface + ",qdisc_bypass=0";
+  std::vector<std::string> args = {"contend-dpdk",     "--no-huge", "--no-pci", "-m", "1024",
+                                   "--no-shconf",      prefix,      vdev,       "-l", "0",
+                                   "--log-level=error"};
+  std::vector<char*> argv;
+  for (auto& a : args) {
+    argv.push_back(a.data());
+  }
+  if (rte_eal_init(static_cast<int>(argv.size()), argv.data()) < 0) {
+    return dpdk_error("rte_eal_init (" + vdev + ")");
+  }
+  return {};
+}
+
+// The af_packet port started with one queue each way; returns the pool its frames come from.
+Result<rte_mempool*> start_port(const std::string& iface) {
+  if (rte_eth_dev_count_avail() < 1) {
+    return make_error(Errc::kUnsupported, "DPDK found no port: the net_af_packet driver did not attach to " + iface);
+  }
+  rte_mempool* pool = rte_pktmbuf_pool_create("contend_pool", 8191, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, rte_socket_id());
+  if (pool == nullptr) {
+    return dpdk_error("rte_pktmbuf_pool_create");
+  }
+  rte_eth_conf conf{};
+  if (rte_eth_dev_configure(kPort, 1, 1, &conf) < 0 ||
+      rte_eth_rx_queue_setup(kPort, 0, 256, rte_socket_id(), nullptr, pool) < 0 ||
+      rte_eth_tx_queue_setup(kPort, 0, 1024, rte_socket_id(), nullptr) < 0 || rte_eth_dev_start(kPort) < 0) {
+    return dpdk_error("configuring and starting the af_packet port on " + iface);
+  }
+  return pool;
+}
+
+// Bursts of frames for o.duration_s, paced to o.rate_bps (0: as fast as the port takes them).
+DpdkSourceReport send_frames(const DpdkSourceOptions& o, rte_mempool* pool, std::uint32_t src, std::uint32_t dst) {
+  rte_ether_addr mac{};
+  rte_eth_macaddr_get(kPort, &mac);
+  DpdkSourceReport report;
+  constexpr int kBurst = 32;
+  rte_mbuf* burst[kBurst];
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  const double frame_bits = 8.0 * o.frame_bytes;
+  for (double elapsed = 0; elapsed < o.duration_s;
+       elapsed = std::chrono::duration<double>(Clock::now() - start).count()) {
+    int n = kBurst;
+    if (o.rate_bps > 0) {
+      const double due = o.rate_bps * elapsed / frame_bits - static_cast<double>(report.packets);
+      n = static_cast<int>(std::min<double>(kBurst, due));
+      if (n <= 0) {
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+        continue;
+      }
+    }
+    if (rte_pktmbuf_alloc_bulk(pool, burst, static_cast<unsigned>(n)) != 0) {
+      continue;
+    }
+    for (int i = 0; i < n; ++i) {
+      fill_frame(burst[i], mac, src, dst, static_cast<std::uint16_t>(o.frame_bytes));
+    }
+    const std::uint16_t sent = rte_eth_tx_burst(kPort, 0, burst, static_cast<std::uint16_t>(n));
+    for (int i = sent; i < n; ++i) {
+      rte_pktmbuf_free(burst[i]);
+    }
+    report.packets += sent;
+    report.bytes += static_cast<std::uint64_t>(sent) * o.frame_bytes;
+  }
+  report.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return report;
+}
+
 }  // namespace
 
 Result<DpdkSourceReport> run_dpdk_source(const DpdkSourceOptions& o) {
@@ -65,73 +140,19 @@ Result<DpdkSourceReport> run_dpdk_source(const DpdkSourceOptions& o) {
   if (auto ok = enter_netns(o.netns); !ok) {
     return ok.error();
   }
-  const std::string prefix = "--file-prefix=contend-" + std::to_string(::getpid());
-  const std::string vdev = "--vdev=net_af_packet0,iface=" + o.iface + ",qdisc_bypass=0";
-  std::vector<std::string> args = {"contend-dpdk",     "--no-huge", "--no-pci", "-m", "1024",
-                                   "--no-shconf",      prefix,      vdev,       "-l", "0",
-                                   "--log-level=error"};
-  std::vector<char*> argv;
-  for (auto& a : args) {
-    argv.push_back(a.data());
-  }
-  if (rte_eal_init(static_cast<int>(argv.size()), argv.data()) < 0) {
-    return dpdk_error("rte_eal_init (" + vdev + ")");
+  if (auto ok = start_eal(o); !ok) {
+    return ok.error();
   }
   struct Cleanup {
     ~Cleanup() { rte_eal_cleanup(); }
   } cleanup;
-  if (rte_eth_dev_count_avail() < 1) {
-    return make_error(Errc::kUnsupported, "DPDK found no port: the net_af_packet driver did not attach to " + o.iface);
+  auto pool = start_port(o.iface);
+  if (!pool) {
+    return pool.error();
   }
-  const std::uint16_t port = 0;
-  rte_mempool* pool = rte_pktmbuf_pool_create("contend_pool", 8191, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, rte_socket_id());
-  if (pool == nullptr) {
-    return dpdk_error("rte_pktmbuf_pool_create");
-  }
-  rte_eth_conf conf{};
-  if (rte_eth_dev_configure(port, 1, 1, &conf) < 0 ||
-      rte_eth_rx_queue_setup(port, 0, 256, rte_socket_id(), nullptr, pool) < 0 ||
-      rte_eth_tx_queue_setup(port, 0, 1024, rte_socket_id(), nullptr) < 0 || rte_eth_dev_start(port) < 0) {
-    return dpdk_error("configuring and starting the af_packet port on " + o.iface);
-  }
-  rte_ether_addr mac{};
-  rte_eth_macaddr_get(port, &mac);
-  DpdkSourceReport report;
-  constexpr int kBurst = 32;
-  rte_mbuf* burst[kBurst];
-  using Clock = std::chrono::steady_clock;
-  const auto start = Clock::now();
-  const double frame_bits = 8.0 * o.frame_bytes;
-  for (;;) {
-    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-    if (elapsed >= o.duration_s) {
-      break;
-    }
-    int n = kBurst;
-    if (o.rate_bps > 0) {
-      const double due = o.rate_bps * elapsed / frame_bits - static_cast<double>(report.packets);
-      n = static_cast<int>(std::min<double>(kBurst, due));
-      if (n <= 0) {
-        std::this_thread::sleep_for(std::chrono::microseconds(100));
-        continue;
-      }
-    }
-    if (rte_pktmbuf_alloc_bulk(pool, burst, static_cast<unsigned>(n)) != 0) {
-      continue;
-    }
-    for (int i = 0; i < n; ++i) {
-      fill_frame(burst[i], mac, src.s_addr, dst.s_addr, static_cast<std::uint16_t>(o.frame_bytes));
-    }
-    const std::uint16_t sent = rte_eth_tx_burst(port, 0, burst, static_cast<std::uint16_t>(n));
-    for (int i = sent; i < n; ++i) {
-      rte_pktmbuf_free(burst[i]);
-    }
-    report.packets += sent;
-    report.bytes += static_cast<std::uint64_t>(sent) * o.frame_bytes;
-  }
-  report.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  rte_eth_dev_stop(port);
-  rte_eth_dev_close(port);
+  const DpdkSourceReport report = send_frames(o, *pool, src.s_addr, dst.s_addr);
+  rte_eth_dev_stop(kPort);
+  rte_eth_dev_close(kPort);
   return report;
 }
 

@@ -49,9 +49,7 @@ class JsonReader {
   Result<std::string> string(const std::string& key) const;
   Result<double> number(const std::string& key) const;
   Result<std::int64_t> integer(const std::string& key) const;
-  Result<bool> boolean(const std::string& key) const;
   Result<double> rate_bps(const std::string& key) const;                    // "500Mbit"
-  Result<std::uint64_t> size_bytes(const std::string& key) const;           // "4MiB"
   Result<std::chrono::nanoseconds> duration(const std::string& key) const;  // "250ms"
 
   // Optional members: std::nullopt when absent, an error when present but wrong.

@@ -1,7 +1,8 @@
 #pragma once
 // Named network namespaces (/run/netns/<name>, as `ip netns` makes them) and netlink route
 // sockets bound to one, all without forking `ip`. Works as root, or inside `unshare -Urnm` with a
-// tmpfs over /run/netns. Thread-safe: each call uses a short-lived helper thread for setns.
+// tmpfs over /run/netns. Thread-safe: each call but enter_netns uses a short-lived helper thread
+// for setns; enter_netns moves the thread that calls it.
 
 #include <functional>
 #include <memory>
