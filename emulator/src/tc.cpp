@@ -29,16 +29,25 @@ std::uint64_t bytes_per_s(double bps) {
   return static_cast<std::uint64_t>(std::llround(bps / 8.0));
 }
 
-Result<void> add_htb_root(const TcTarget& tc, std::uint32_t default_minor) {
+rtnl_qdisc* alloc_root_qdisc(const TcTarget& tc, const char* kind) {
   rtnl_qdisc* q = rtnl_qdisc_alloc();
   rtnl_tc_set_ifindex(TC_CAST(q), tc.ifindex);
   rtnl_tc_set_parent(TC_CAST(q), TC_H_ROOT);
   rtnl_tc_set_handle(TC_CAST(q), TC_HANDLE(1, 0));
-  int rc = rtnl_tc_set_kind(TC_CAST(q), "htb");
-  if (rc >= 0) {
-    rtnl_htb_set_defcls(q, TC_HANDLE(1, default_minor));
-    rc = rtnl_qdisc_add(tc.sock, q, NLM_F_CREATE | NLM_F_EXCL);
+  if (rtnl_tc_set_kind(TC_CAST(q), kind) < 0) {
+    rtnl_qdisc_put(q);
+    return nullptr;
   }
+  return q;
+}
+
+Result<void> add_htb_root(const TcTarget& tc, std::uint32_t default_minor) {
+  rtnl_qdisc* q = alloc_root_qdisc(tc, "htb");
+  if (q == nullptr) {
+    return nl_error(NLE_OPNOTSUPP, "rtnl_tc_set_kind(htb)");
+  }
+  rtnl_htb_set_defcls(q, TC_HANDLE(1, default_minor));
+  const int rc = rtnl_qdisc_add(tc.sock, q, NLM_F_CREATE | NLM_F_EXCL);
   rtnl_qdisc_put(q);
   if (rc < 0) {
     return nl_error(rc, "rtnl_qdisc_add(" + tc.ifname + " root htb 1:)");

@@ -13,6 +13,7 @@
 #include "contend/emulator/shaper.h"
 
 struct nl_sock;
+struct rtnl_qdisc;
 
 namespace contend::emulator::detail {
 
@@ -30,6 +31,10 @@ struct NetemParams {
 
 // HTB's rate fields are bytes per second.
 std::uint64_t bytes_per_s(double bps);
+
+// A root qdisc 1: of `kind` on `tc`'s interface, to configure and add; the caller puts it
+// (rtnl_qdisc_put). nullptr when libnl does not know the kind.
+rtnl_qdisc* alloc_root_qdisc(const TcTarget& tc, const char* kind);
 
 // An HTB root 1: sending unclassified traffic to 1:<default_minor>; fails (changing nothing) when
 // the interface has a root qdisc of ours already.

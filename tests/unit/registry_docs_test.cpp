@@ -1,10 +1,10 @@
 // The emulator's registries and their documentation agree: every shaping discipline and every
 // timeline pattern registered has its row in docs/scenario-format.md, and every row names a
 // registered one, so neither can change without the other.
-#include <algorithm>
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "contend/emulator/discipline_registry.h"
@@ -41,25 +41,40 @@ std::map<std::string, std::vector<std::string>> doc_rows(const std::string& head
   return rows;
 }
 
+using Row = std::vector<std::string>;
+
+// The rows under `heading` and the registry agree: each of `registered` has a row, which
+// `check_row` (name, its cells) checks further, and each row names one of `registered`.
+template <typename Info, typename Name, typename CheckRow>
+void check_agreement(const std::string& heading, const std::vector<Info>& registered, Name name, CheckRow check_row) {
+  const auto rows = doc_rows(heading);
+  REQUIRE_FALSE(rows.empty());
+  std::set<std::string> names;
+  for (const Info& info : registered) {
+    names.insert(std::string(name(info)));
+    INFO("registered " << name(info) << ", documented under " << heading);
+    const auto row = rows.find(std::string(name(info)));
+    REQUIRE(row != rows.end());
+    check_row(info, row->second);
+  }
+  for (const auto& [documented, cells] : rows) {
+    INFO("documented " << documented << " under " << heading);
+    CHECK(names.count(documented) == 1);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("every registered shaping discipline is documented and every documented one registered", "[registry]") {
-  const auto rows = doc_rows("## Shaping disciplines (`qdisc`)");
-  REQUIRE_FALSE(rows.empty());
-  for (const DisciplineInfo& d : disciplines()) {
-    INFO("discipline " << d.name);
-    const auto row = rows.find(std::string(d.name));
-    REQUIRE(row != rows.end());
-    // | name | help | highest rate | preemption classes | netem |
-    REQUIRE(row->second.size() >= 5);
-    CHECK_THAT(row->second[1], Catch::Contains(std::string(d.help)));
-    CHECK_THAT(row->second[3], Catch::StartsWith(d.preemption_classes ? "yes" : "no"));
-    CHECK_THAT(row->second[4], Catch::StartsWith(d.netem ? "yes" : "no"));
-  }
-  for (const auto& [name, cells] : rows) {
-    INFO("documented discipline " << name);
-    CHECK(find_discipline(name) != nullptr);
-  }
+  check_agreement(
+      "## Shaping disciplines (`qdisc`)", disciplines(), [](const DisciplineInfo& d) { return d.name; },
+      [](const DisciplineInfo& d, const Row& cells) {
+        // | name | help | highest rate | preemption classes | netem |
+        REQUIRE(cells.size() >= 5);
+        CHECK_THAT(cells[1], Catch::Contains(std::string(d.help)));
+        CHECK_THAT(cells[3], Catch::StartsWith(d.preemption_classes ? "yes" : "no"));
+        CHECK_THAT(cells[4], Catch::StartsWith(d.netem ? "yes" : "no"));
+      });
 }
 
 TEST_CASE("the default discipline is registered and tbf's highest rate is libnl's 17 Gbit", "[registry]") {
@@ -70,20 +85,12 @@ TEST_CASE("the default discipline is registered and tbf's highest rate is libnl'
 }
 
 TEST_CASE("every registered timeline pattern is documented and every documented one registered", "[registry]") {
-  const auto rows = doc_rows("### Timeline patterns");
-  REQUIRE_FALSE(rows.empty());
-  for (const PatternInfo& p : timeline_patterns()) {
-    INFO("pattern " << p.key);
-    const auto row = rows.find(std::string(p.key));
-    REQUIRE(row != rows.end());
-    // | key | help | example | expands to |
-    REQUIRE(row->second.size() >= 3);
-    CHECK_THAT(row->second[1], Catch::Contains(std::string(p.help)));
-    CHECK_THAT(row->second[2], Catch::Contains("\"" + std::string(p.key) + "\":"));  // its example uses it
-  }
-  for (const auto& [key, cells] : rows) {
-    INFO("documented pattern " << key);
-    const auto& all = timeline_patterns();
-    CHECK(std::find_if(all.begin(), all.end(), [&](const PatternInfo& p) { return p.key == key; }) != all.end());
-  }
+  check_agreement(
+      "### Timeline patterns", timeline_patterns(), [](const PatternInfo& p) { return p.key; },
+      [](const PatternInfo& p, const Row& cells) {
+        // | key | help | example | expands to |
+        REQUIRE(cells.size() >= 3);
+        CHECK_THAT(cells[1], Catch::Contains(std::string(p.help)));
+        CHECK_THAT(cells[2], Catch::Contains("\"" + std::string(p.key) + "\":"));  // its example uses it
+      });
 }

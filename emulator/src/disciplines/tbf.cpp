@@ -42,16 +42,13 @@ class TbfDiscipline final : public Discipline {
   // The root bucket: added (`create`, failing when the interface has a root) or replaced in place.
   static Result<void> put(const detail::TcTarget& tc, double rate_bps, bool create) {
     const TbfParams p = tbf_params(rate_bps);
-    rtnl_qdisc* q = rtnl_qdisc_alloc();
-    rtnl_tc_set_ifindex(TC_CAST(q), tc.ifindex);
-    rtnl_tc_set_parent(TC_CAST(q), TC_H_ROOT);
-    rtnl_tc_set_handle(TC_CAST(q), TC_HANDLE(1, 0));
-    int rc = rtnl_tc_set_kind(TC_CAST(q), "tbf");
-    if (rc >= 0) {
-      rtnl_qdisc_tbf_set_limit(q, static_cast<int>(p.limit_bytes));
-      rtnl_qdisc_tbf_set_rate(q, static_cast<int>(detail::bytes_per_s(rate_bps)), static_cast<int>(p.burst_bytes), 0);
-      rc = rtnl_qdisc_add(tc.sock, q, create ? NLM_F_CREATE | NLM_F_EXCL : NLM_F_CREATE | NLM_F_REPLACE);
+    rtnl_qdisc* q = detail::alloc_root_qdisc(tc, "tbf");
+    if (q == nullptr) {
+      return nl_error(NLE_OPNOTSUPP, "rtnl_tc_set_kind(tbf)");
     }
+    rtnl_qdisc_tbf_set_limit(q, static_cast<int>(p.limit_bytes));
+    rtnl_qdisc_tbf_set_rate(q, static_cast<int>(detail::bytes_per_s(rate_bps)), static_cast<int>(p.burst_bytes), 0);
+    const int rc = rtnl_qdisc_add(tc.sock, q, create ? NLM_F_CREATE | NLM_F_EXCL : NLM_F_CREATE | NLM_F_REPLACE);
     rtnl_qdisc_put(q);
     if (rc < 0) {
       return nl_error(rc, "rtnl_qdisc_add(" + tc.ifname + " root tbf)");
