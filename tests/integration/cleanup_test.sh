@@ -19,11 +19,12 @@ assert all(e["rate_bps"] == 1e8 for e in d["links"][0]["ends"]), d["links"]' || 
 no_leftovers
 
 for sig in INT TERM; do
+  rm -f "$tmp/e.jsonl"
   "$contend" emu play "$tmp/s.json" --log "$tmp/e.jsonl" --quiet &
   player=$!
   pids+=("$player")
-  for _ in $(seq 50); do [ -e "/run/netns/contend-$run-a" ] && break; sleep 0.1; done
-  sleep 1.5
+  # Mid-play: the network is up, recorded and shaped, and the player's clock runs.
+  wait_for_line "$tmp/e.jsonl" '"kind":"sample"'
   kill -"$sig" "$player"
   rc=0; wait "$player" || rc=$?
   [ "$rc" -eq $((128 + $(kill -l "$sig"))) ] || fail "play after SIG$sig exited $rc"
@@ -33,7 +34,7 @@ done
 
 "$contend" emu play "$tmp/s.json" --log "$tmp/e.jsonl" --quiet &
 player=$!
-for _ in $(seq 50); do [ -e "$CONTEND_STATE_DIR/$run.json" ] && break; sleep 0.1; done
+poll 10 test -e "$CONTEND_STATE_DIR/$run.json" || fail "play recorded no run state within 10s"
 kill -KILL "$player"; wait "$player" || true
 [ -e "/run/netns/contend-$run-a" ] || fail "a killed play left nothing to clean up (test is wrong)"
 "$contend" emu down --run "$run" | grep -q "removed 3 namespaces" || fail "down after a crash"

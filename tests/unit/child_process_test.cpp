@@ -49,8 +49,17 @@ TEST_CASE("wait times out on a running child and the owner ends and reaps it", "
 TEST_CASE("terminate escalates to SIGKILL when the child ignores SIGTERM", "[child]") {
   auto c = ChildProcess::spawn({"sh", "-c", "trap '' TERM; exec sleep 30"}, ChildOptions{SIGTERM, 200ms, {}});
   REQUIRE(c.ok());
-  // Let the shell install its trap and exec (an ignored signal stays ignored across exec).
-  std::this_thread::sleep_for(100ms);
+  // Until the shell has installed its trap and exec'd sleep (an ignored signal stays ignored
+  // across exec): the child's name is "sleep" then.
+  const auto exec_done = [&] {
+    auto comm = read_file("/proc/" + std::to_string(c->pid()) + "/comm");
+    return comm.ok() && *comm == "sleep\n";
+  };
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (!exec_done()) {
+    REQUIRE(std::chrono::steady_clock::now() < deadline);
+    std::this_thread::sleep_for(5ms);
+  }
   const auto start = std::chrono::steady_clock::now();
   CHECK(c->terminate() == 128 + SIGKILL);
   CHECK(std::chrono::steady_clock::now() - start < 5s);
