@@ -68,26 +68,35 @@ Result<std::pair<Scenario, std::string>> scenario_and_run(const EmuOptions& o) {
   return std::pair<Scenario, std::string>(std::move(*scenario), std::move(*run));
 }
 
+// Creates the run's network and records it in the run state, so that `contend emu down` can
+// remove it after a crash; on failure nothing is left.
+Result<Network> bring_up(const EmuOptions& o, const Scenario& scenario, const std::string& run,
+                         const std::atomic<bool>& stop) {
+  auto net = Network::create(scenario, run, &stop);
+  if (!net) {
+    return net.error();
+  }
+  if (auto ok = write_run_state({run, absolute(o.scenario), net->plan().namespaces()}); !ok) {
+    return with_context(ok.error(), "run " + run + " is removed again");
+  }
+  return net;
+}
+
 int up(const EmuOptions& o) {
   auto loaded = scenario_and_run(o);
   if (!loaded) {
     return fail(loaded.error().message);
   }
-  const Scenario* scenario = &loaded->first;
-  const std::string* run = &loaded->second;
-  const auto& stop = install_stop_handlers();
+  const auto& [scenario, run] = *loaded;
   const auto start = std::chrono::steady_clock::now();
-  auto net = Network::create(*scenario, *run, &stop);
+  auto net = bring_up(o, scenario, run, install_stop_handlers());
   if (!net) {
     return fail(net.error().message);
   }
-  if (auto ok = write_run_state({*run, absolute(o.scenario), net->plan().namespaces()}); !ok) {
-    return fail(ok.error().message + " (the network is removed again)");
-  }
   net->release();
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("run %s is up: %zu nodes, %zu links, in %s; `contend emu down --run %s` removes it\n", run->c_str(),
-              scenario->nodes.size(), scenario->links.size(), format_seconds(took).c_str(), run->c_str());
+  std::printf("run %s is up: %zu nodes, %zu links, in %s; `contend emu down --run %s` removes it\n", run.c_str(),
+              scenario.nodes.size(), scenario.links.size(), format_seconds(took).c_str(), run.c_str());
   return 0;
 }
 
@@ -104,29 +113,13 @@ int down(const EmuOptions& o) {
   if (!run) {
     return fail(run.error().message);
   }
-  auto state = read_run_state(*run);
-  if (!state) {
-    return fail(state.error().message);
+  // Without a state file (a run killed before it wrote one), what the scenario would have made.
+  auto removed =
+      tear_down_run(*run, scenario ? plan_topology(*scenario, *run).namespaces() : std::vector<std::string>{});
+  if (!removed) {
+    return fail(removed.error().message);
   }
-  std::vector<std::string> namespaces;
-  if (*state) {
-    namespaces = (*state)->namespaces;
-  } else if (scenario) {
-    namespaces = plan_topology(*scenario, *run).namespaces();
-  }
-  std::size_t removed = 0;
-  for (const std::string& ns : namespaces) {
-    if (netns_exists(ns)) {
-      if (auto ok = remove_netns(ns); !ok) {
-        return fail(ok.error().message);
-      }
-      ++removed;
-    }
-  }
-  if (auto ok = remove_run_state(*run); !ok) {
-    return fail(ok.error().message);
-  }
-  std::printf("run %s: removed %zu namespaces\n", run->c_str(), removed);
+  std::printf("run %s: removed %zu namespaces\n", run->c_str(), *removed);
   return 0;
 }
 
@@ -159,7 +152,7 @@ nlohmann::ordered_json status_of(const std::string& run, const Scenario& scenari
     if (auto net = Network::attach(scenario, run)) {
       if (auto samples = net->sample()) {
         for (const LinkSample& s : *samples) {
-          if (s.stats.name == "link" || s.stats.name == "tbf") {
+          if (s.stats.link_level) {
             rates[s.link][s.node] = s.stats.rate_bps;
           }
         }
@@ -239,38 +232,35 @@ int play_command(const EmuOptions& o) {
   if (!loaded) {
     return fail(loaded.error().message);
   }
-  const Scenario* scenario = &loaded->first;
-  const std::string* run = &loaded->second;
+  const auto& [scenario, run] = *loaded;
   const auto& stop = install_stop_handlers();
-  auto state = read_run_state(*run);
+  auto state = read_run_state(run);
   if (!state) {
     return fail(state.error().message);
   }
   const bool was_up = state->has_value();
-  auto net = was_up ? Network::attach(*scenario, *run) : Network::create(*scenario, *run, &stop);
+  auto net = was_up ? Network::attach(scenario, run) : bring_up(o, scenario, run, stop);
   if (!net) {
     return fail(net.error().message);
   }
-  if (!was_up) {
-    // Recorded now, so that `contend emu down` can clean up after a crash mid-play.
-    if (auto ok = write_run_state({*run, absolute(o.scenario), net->plan().namespaces()}); !ok) {
-      return fail(ok.error().message);
+  // A run this play brought up is torn down at its end, also when the play fails, unless --keep.
+  net->release();
+  struct TearDown {
+    const std::string& run;
+    bool active;
+    ~TearDown() {
+      if (auto removed = active ? tear_down_run(run) : Result<std::size_t>(std::size_t{0}); !removed) {
+        std::fprintf(stderr, "contend emu play: %s\n", removed.error().message.c_str());
+      }
     }
-  }
-  const std::string log_path = o.log.empty() ? *run + "-events.jsonl" : o.log;
+  } tear_down{run, !was_up && !o.keep};
+  const std::string log_path = o.log.empty() ? run + "-events.jsonl" : o.log;
   auto log = EventLog::open(log_path);
   if (!log) {
     return fail(log.error().message);
   }
   FlowEngine flows(net->plan());
-  auto report = play(*scenario, *net, *log, stop, PlayerOptions{std::chrono::milliseconds(100), o.quiet}, &flows);
-  if (o.keep && !was_up) {
-    net->release();
-  } else if (!was_up) {
-    if (auto ok = remove_run_state(*run); !ok) {
-      std::fprintf(stderr, "contend emu play: %s\n", ok.error().message.c_str());
-    }
-  }
+  auto report = play(scenario, *net, *log, stop, PlayerOptions{std::chrono::milliseconds(100), o.quiet}, &flows);
   if (!report) {
     return fail(report.error().message);
   }
@@ -278,7 +268,7 @@ int play_command(const EmuOptions& o) {
                "contend emu play: %zu rate changes applied (worst lateness %s), %zu flow starts and stops%s; "
                "log %s%s\n",
                report->applied, format_seconds(report->max_lateness_s).c_str(), report->flow_events,
-               report->stopped ? ", stopped early" : "", log_path.c_str(), was_up || o.keep ? "" : "; network removed");
+               report->stopped ? ", stopped early" : "", log_path.c_str(), tear_down.active ? "; network removed" : "");
   return report->stopped ? 128 + stop_signal() : 0;
 }
 

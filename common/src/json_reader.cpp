@@ -1,5 +1,6 @@
 #include "contend/common/json_reader.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "contend/common/fd.h"
@@ -72,18 +73,18 @@ Result<void> JsonReader::expect_schema(const std::string& kind, int version) con
 }
 
 Result<void> JsonReader::check_keys(std::initializer_list<const char*> allowed) const {
+  return check_keys(std::vector<std::string>(allowed.begin(), allowed.end()));
+}
+
+Result<void> JsonReader::check_keys(const std::vector<std::string>& allowed) const {
   if (auto ok = expect_object(); !ok) {
     return ok;
   }
   for (const auto& item : value_->items()) {
-    bool known = false;
-    for (const char* a : allowed) {
-      known = known || item.key() == a;
-    }
-    if (!known) {
+    if (std::find(allowed.begin(), allowed.end(), item.key()) == allowed.end()) {
       std::string list;
-      for (const char* a : allowed) {
-        list += (list.empty() ? "" : ", ") + std::string(a);
+      for (const std::string& a : allowed) {
+        list += (list.empty() ? "" : ", ") + a;
       }
       return error_at(item.key(), "unknown key; expected one of: " + list);
     }
@@ -184,14 +185,8 @@ Result<double> JsonReader::number(const std::string& key) const {
 Result<std::int64_t> JsonReader::integer(const std::string& key) const {
   return required(*this, key, optional_integer(key), "a whole number");
 }
-Result<bool> JsonReader::boolean(const std::string& key) const {
-  return required(*this, key, optional_boolean(key), "true or false");
-}
 Result<double> JsonReader::rate_bps(const std::string& key) const {
   return required(*this, key, optional_rate_bps(key), "a rate like \"500Mbit\"");
-}
-Result<std::uint64_t> JsonReader::size_bytes(const std::string& key) const {
-  return required(*this, key, optional_size_bytes(key), "a size like \"4MiB\"");
 }
 Result<std::chrono::nanoseconds> JsonReader::duration(const std::string& key) const {
   return required(*this, key, optional_duration(key), "a duration like \"250ms\"");

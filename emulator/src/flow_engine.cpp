@@ -27,25 +27,6 @@ double now_s() {
   return std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
 }
 
-std::string bare(const std::string& cidr) {
-  return cidr.substr(0, cidr.find('/'));
-}
-
-// Moves the calling thread into the namespace `netns` ("": stays).
-Result<void> enter(const std::string& netns, const std::string& what) {
-  if (netns.empty()) {
-    return {};
-  }
-  auto ns = open_netns(netns);
-  if (!ns) {
-    return ns.error();
-  }
-  if (::setns(ns->get(), CLONE_NEWNET) != 0) {
-    return errno_error(errno, what + ": setns");
-  }
-  return {};
-}
-
 sockaddr_in address(const std::string& ip, int port) {
   sockaddr_in a{};
   a.sin_family = AF_INET;
@@ -72,19 +53,21 @@ Result<FlowEndpoints> flow_endpoints(const TopologyPlan& plan, const FlowSpec& f
   }
   for (const auto& l : plan.links) {
     if (l.from.node == flow.from && l.to.node == flow.to) {
-      return FlowEndpoints{src_ns, dst_ns, bare(l.from.background_address), bare(l.to.background_address), l.link};
+      return FlowEndpoints{src_ns, dst_ns, strip_prefix_length(l.from.background_address),
+                           strip_prefix_length(l.to.background_address), l.link};
     }
     if (l.to.node == flow.from && l.from.node == flow.to) {
-      return FlowEndpoints{src_ns, dst_ns, bare(l.to.background_address), bare(l.from.background_address), l.link};
+      return FlowEndpoints{src_ns, dst_ns, strip_prefix_length(l.to.background_address),
+                           strip_prefix_length(l.from.background_address), l.link};
     }
   }
   std::string src_addr, dst_addr;
   for (const auto& p : plan.switch_ports) {
     if (p.node == flow.from) {
-      src_addr = bare(p.address);
+      src_addr = strip_prefix_length(p.address);
     }
     if (p.node == flow.to) {
-      dst_addr = bare(p.address);
+      dst_addr = strip_prefix_length(p.address);
     }
   }
   return FlowEndpoints{src_ns, dst_ns, src_addr, dst_addr, "switch"};
@@ -147,8 +130,8 @@ struct FlowEngine::Flow {
   // Sink: accepts the streams (TCP) or binds (UDP) and counts what arrives.
   void run_sink(std::promise<Result<void>>& ready) {
     const std::string what = "flow " + spec.name + " sink" + (ends.dst_netns.empty() ? "" : " in " + ends.dst_netns);
-    if (auto ok = enter(ends.dst_netns, what); !ok) {
-      ready.set_value(ok.error());
+    if (auto ok = enter_netns(ends.dst_netns); !ok) {
+      ready.set_value(with_context(ok.error(), what));
       return;
     }
     const bool tcp = spec.protocol == Protocol::kTcp;
@@ -245,8 +228,8 @@ struct FlowEngine::Flow {
   // Source: connects the streams and sends until stopped.
   void run_source(std::promise<Result<void>>& ready) {
     const std::string what = "flow " + spec.name + " source" + (ends.src_netns.empty() ? "" : " in " + ends.src_netns);
-    if (auto ok = enter(ends.src_netns, what); !ok) {
-      ready.set_value(ok.error());
+    if (auto ok = enter_netns(ends.src_netns); !ok) {
+      ready.set_value(with_context(ok.error(), what));
       return;
     }
     std::vector<Fd> socks;

@@ -5,9 +5,65 @@
 #include "contend/common/json.h"
 #include "contend/common/json_reader.h"
 #include "contend/common/units.h"
+#include "patterns/pattern.h"
 #include "timeline.h"
 
 namespace contend::emulator {
+namespace {
+
+// A job's flow: its own keys go to the scenario's flow parser, the timing keys are the job's.
+Result<FlowSpec> parse_job_flow(const JsonReader& f, const std::string& source, const Scenario& scenario) {
+  if (auto ok = f.check_keys({"name", "from", "to", "protocol", "streams", "rate", "congestion", "message_size",
+                              "start", "duration", "on", "off"});
+      !ok) {
+    return ok.error();
+  }
+  nlohmann::json spec = f.json();
+  for (const char* k : {"start", "on", "off"}) {
+    spec.erase(k);
+  }
+  return detail::parse_flow(JsonReader(spec, source, f.path()), scenario);
+}
+
+// The flow's starts and stops within the job's `end_s`: once from "start" for "duration", or on
+// and off from "start" (the on/off expansion the timeline's periodic pattern uses).
+Result<std::vector<Event>> job_flow_events(const JsonReader& f, const FlowSpec& flow, double end_s) {
+  auto start = f.optional_duration("start");
+  auto length = f.optional_duration("duration");
+  auto on = f.optional_duration("on");
+  auto off = f.optional_duration("off");
+  if (auto e = first_error(start, length, on, off)) {
+    return *e;
+  }
+  if (on->has_value() != off->has_value()) {
+    return f.error("an on/off pattern needs both \"on\" and \"off\"");
+  }
+  const double t0 = start->has_value() ? to_seconds(**start) : 0.0;
+  const double end = std::min(end_s, length->has_value() ? t0 + to_seconds(**length) : end_s);
+  const double on_s = on->has_value() ? to_seconds(**on) : end - t0;
+  const double off_s = off->has_value() ? to_seconds(**off) : 0.0;
+  if (on->has_value() && (on_s <= 0 || off_s <= 0)) {
+    return f.error("\"on\" and \"off\" must be positive durations");
+  }
+  std::vector<Event> out;
+  if (t0 >= end) {
+    return out;
+  }
+  for (const detail::Episode& episode : detail::on_off_episodes(t0, end, on_s, on_s + off_s)) {
+    for (auto [t, kind] : {std::pair{episode.start_s, Event::Kind::kFlowStart},
+                           std::pair{episode.start_s + episode.length_s, Event::Kind::kFlowStop}}) {
+      Event e;
+      e.at_s = t;
+      e.kind = kind;
+      e.flow = flow;
+      e.origin = f.path();
+      out.push_back(std::move(e));
+    }
+  }
+  return out;
+}
+
+}  // namespace
 
 Result<FlowJob> parse_flow_job(const std::string& text, const std::string& source, const Scenario& scenario) {
   auto json = parse_json(text, source);
@@ -26,6 +82,7 @@ Result<FlowJob> parse_flow_job(const std::string& text, const std::string& sourc
     return duration.error();
   }
   FlowJob job;
+  job.source = source;
   job.duration_s = to_seconds(*duration);
   if (job.duration_s <= 0) {
     return r.error_at("duration", "expected a positive duration");
@@ -39,65 +96,31 @@ Result<FlowJob> parse_flow_job(const std::string& text, const std::string& sourc
   }
   std::vector<std::string> names;
   for (std::size_t i = 0; i < flows.json().size(); ++i) {
-    const JsonReader f = flows.at(i);
-    if (auto ok = f.check_keys({"name", "from", "to", "protocol", "streams", "rate", "congestion", "message_size",
-                                "start", "duration", "on", "off"});
-        !ok) {
-      return ok.error();
-    }
-    // The flow's own keys go to the scenario's flow parser; the timing keys are the job's.
-    nlohmann::json spec = f.json();
-    for (const char* k : {"start", "on", "off"}) {
-      spec.erase(k);
-    }
-    auto flow = detail::parse_flow(JsonReader(spec, source, f.path()), scenario);
+    auto flow = parse_job_flow(flows.at(i), source, scenario);
     if (!flow) {
       return flow.error();
     }
     if (std::find(names.begin(), names.end(), flow->name) != names.end()) {
-      return f.error("flow \"" + flow->name + "\" is listed twice; give each a \"name\"");
+      return flows.at(i).error("flow \"" + flow->name + "\" is listed twice; give each a \"name\"");
     }
     names.push_back(flow->name);
-    auto start = f.optional_duration("start");
-    auto length = f.optional_duration("duration");
-    auto on = f.optional_duration("on");
-    auto off = f.optional_duration("off");
-    if (auto e = first_error(start, length, on, off)) {
-      return *e;
+    auto events = job_flow_events(flows.at(i), *flow, job.duration_s);
+    if (!events) {
+      return events.error();
     }
-    if (on->has_value() != off->has_value()) {
-      return f.error("an on/off pattern needs both \"on\" and \"off\"");
-    }
-    const double t0 = start->has_value() ? to_seconds(**start) : 0.0;
-    const double end = std::min(job.duration_s, length->has_value() ? t0 + to_seconds(**length) : job.duration_s);
-    const auto add = [&](double t, Event::Kind kind) {
-      Event e;
-      e.at_s = t;
-      e.kind = kind;
-      e.flow = *flow;
-      e.origin = f.path();
-      job.events.push_back(std::move(e));
-    };
-    if (!on->has_value()) {
-      if (t0 < end) {
-        add(t0, Event::Kind::kFlowStart);
-        add(end, Event::Kind::kFlowStop);
-      }
-      continue;
-    }
-    const double on_s = to_seconds(**on);
-    const double off_s = to_seconds(**off);
-    if (on_s <= 0 || off_s <= 0) {
-      return f.error("\"on\" and \"off\" must be positive durations");
-    }
-    for (double t = t0; t < end; t += on_s + off_s) {
-      add(t, Event::Kind::kFlowStart);
-      add(std::min(t + on_s, end), Event::Kind::kFlowStop);
-    }
+    job.events.insert(job.events.end(), events->begin(), events->end());
   }
   std::stable_sort(job.events.begin(), job.events.end(),
                    [](const Event& a, const Event& b) { return a.at_s < b.at_s; });
   return job;
+}
+
+Scenario job_scenario(const FlowJob& job, const Scenario& run) {
+  Scenario s = run;
+  s.source = job.source;
+  s.duration_s = job.duration_s;
+  s.events = job.events;
+  return s;
 }
 
 }  // namespace contend::emulator

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+
+#include "contend/emulator/discipline_registry.h"
 
 namespace contend::emulator {
 
@@ -10,40 +13,68 @@ std::uint32_t burst_bytes_for(double rate_bps) {
   return static_cast<std::uint32_t>(std::min(bytes, 2147483647.0));
 }
 
-namespace {
-HtbClass make_class(double rate, double ceil, int prio) {
+HtbClass htb_class(double rate_bps, double ceil_bps, int prio) {
   HtbClass c;
-  c.rate_bps = rate;
-  c.ceil_bps = ceil;
-  c.burst_bytes = burst_bytes_for(rate);
-  c.cburst_bytes = burst_bytes_for(ceil);
+  c.rate_bps = rate_bps;
+  c.ceil_bps = ceil_bps;
+  c.burst_bytes = burst_bytes_for(rate_bps);
+  c.cburst_bytes = burst_bytes_for(ceil_bps);
   c.prio = prio;
   return c;
 }
-}  // namespace
 
 HtbLinkClasses htb_classes(double rate_bps, Preemption preemption, double workload_share) {
   CONTEND_CHECK(rate_bps > 0, "htb_classes needs a positive rate");
   HtbLinkClasses out;
-  out.link = make_class(rate_bps, rate_bps, 0);
+  out.link = htb_class(rate_bps, rate_bps, 0);
   switch (preemption) {
     case Preemption::kBackgroundFirst: {
       const double kept = std::min(std::max(rate_bps * 0.001, 8000.0), rate_bps / 2);
-      out.background = make_class(rate_bps - kept, rate_bps, 0);
-      out.workload = make_class(kept, rate_bps, 1);
+      out.background = htb_class(rate_bps - kept, rate_bps, 0);
+      out.workload = htb_class(kept, rate_bps, 1);
       break;
     }
     case Preemption::kFair:
-      out.workload = make_class(rate_bps / 2, rate_bps, 0);
-      out.background = make_class(rate_bps / 2, rate_bps, 0);
+      out.workload = htb_class(rate_bps / 2, rate_bps, 0);
+      out.background = htb_class(rate_bps / 2, rate_bps, 0);
       break;
     case Preemption::kSplit:
       CONTEND_CHECK(workload_share > 0 && workload_share < 1, "split share must be in (0, 1)");
-      out.workload = make_class(rate_bps * workload_share, rate_bps * workload_share, 0);
-      out.background = make_class(rate_bps * (1 - workload_share), rate_bps * (1 - workload_share), 0);
+      out.workload = htb_class(rate_bps * workload_share, rate_bps * workload_share, 0);
+      out.background = htb_class(rate_bps * (1 - workload_share), rate_bps * (1 - workload_share), 0);
       break;
   }
   return out;
+}
+
+namespace {
+// What a class that wants `want` more gets of `spare` beside one that wants `other` more.
+double borrowed(double spare, double want, int prio, double other, int other_prio) {
+  if (prio < other_prio) {
+    return std::min(want, spare);
+  }
+  if (other_prio < prio) {
+    return std::min(want, spare - std::min(other, spare));
+  }
+  // Equal prios: HTB's round robin with equal quanta gives each half, and the other's unused part.
+  const double half = spare / 2;
+  return std::min(want, std::max(half, spare - std::min(other, half)));
+}
+}  // namespace
+
+double workload_rate_bps(const LinkSpec& link, double rate_bps, double background_bps, bool background_running) {
+  const DisciplineInfo* d = find_discipline(link.qdisc);
+  const Preemption policy = d == nullptr || d->preemption_classes ? link.preemption : Preemption::kFair;
+  const HtbLinkClasses c = htb_classes(rate_bps, policy, link.workload_share);
+  const double background_wants = !background_running  ? 0
+                                  : background_bps > 0 ? background_bps
+                                                       : std::numeric_limits<double>::infinity();
+  const double background = std::min(background_wants, c.background.rate_bps);
+  const double workload = c.workload.rate_bps;  // the workload takes all it can
+  const double spare = std::max(0.0, c.link.rate_bps - background - workload);
+  const double background_more = std::min(background_wants, c.background.ceil_bps) - background;
+  return workload +
+         borrowed(spare, c.workload.ceil_bps - workload, c.workload.prio, background_more, c.background.prio);
 }
 
 TbfParams tbf_params(double rate_bps) {

@@ -52,14 +52,34 @@ Result<NlSocket> open_route_socket() {
   return sock;
 }
 
+Result<void> enter_netns(const Fd& netns_fd) {
+  if (::setns(netns_fd.get(), CLONE_NEWNET) != 0) {
+    return errno_error(errno, "setns(CLONE_NEWNET)");
+  }
+  return {};
+}
+
+Result<void> enter_netns(const std::string& name) {
+  if (name.empty()) {
+    return {};
+  }
+  auto fd = open_netns(name);
+  if (!fd) {
+    return fd.error();
+  }
+  if (auto ok = enter_netns(*fd); !ok) {
+    return with_context(ok.error(), name);
+  }
+  return {};
+}
+
 Result<void> run_in_netns(const Fd& netns_fd, const std::function<Result<void>()>& fn) {
   Result<void> out;
   std::thread t([&] {
-    if (::setns(netns_fd.get(), CLONE_NEWNET) != 0) {
-      out = errno_error(errno, "setns(CLONE_NEWNET)");
-      return;
+    out = enter_netns(netns_fd);
+    if (out) {
+      out = fn();
     }
-    out = fn();
   });
   t.join();
   return out;

@@ -41,15 +41,7 @@ Result<Network> Network::create(const Scenario& scenario, const std::string& run
   }
   net.topology_.emplace(std::move(*topology));
   auto ok = net.shape(scenario, [](NlSocket sock, const LinkSpec& spec, const InterfacePlan& end) {
-    if (spec.qdisc == QdiscKind::kTbf) {
-      return Shaper::install_tbf(std::move(sock), end.ifname, spec.rate_bps);
-    }
-    std::optional<NetemParams> netem;
-    if (spec.delay.count() > 0 || spec.loss_fraction > 0) {
-      netem = NetemParams{spec.delay, spec.loss_fraction};
-    }
-    return Shaper::install_htb(std::move(sock), end.ifname, spec.rate_bps, spec.preemption, spec.workload_share,
-                               detail::address_only(end.background_address), netem);
+    return Shaper::install(std::move(sock), end.ifname, spec, strip_prefix_length(end.background_address));
   });
   if (!ok) {
     return ok.error();
@@ -61,7 +53,7 @@ Result<Network> Network::attach(const Scenario& scenario, const std::string& run
   Network net;
   net.plan_ = plan_topology(scenario, run);
   auto ok = net.shape(scenario, [](NlSocket sock, const LinkSpec& spec, const InterfacePlan& end) {
-    return Shaper::attach(std::move(sock), end.ifname, spec.qdisc, spec.preemption, spec.workload_share);
+    return Shaper::attach(std::move(sock), end.ifname, spec);
   });
   if (!ok) {
     return ok.error();

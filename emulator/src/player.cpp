@@ -1,7 +1,9 @@
 #include "contend/emulator/player.h"
 
 #include <algorithm>
+#include <map>
 #include <thread>
+#include <utility>
 
 #include "contend/common/json.h"
 #include "contend/common/units.h"
@@ -69,6 +71,208 @@ nlohmann::ordered_json base_rates(const Scenario& scenario) {
   return out;
 }
 
+// One play: the loop that applies events and samples on one clock, and what it logs.
+class Player {
+ public:
+  Player(const Scenario& scenario, LinkControl& net, EventLog& log, const PlayerOptions& options, FlowEngine* flows)
+      : scenario_(scenario), net_(net), log_(log), options_(options), flows_(flows) {}
+
+  Result<PlayReport> run(const std::atomic<bool>& stop) {
+    const double period = std::chrono::duration<double>(options_.sample_period).count();
+    log_start();
+    std::size_t next = 0;
+    double next_sample = 0;
+    for (;;) {
+      const double next_event = next < scenario_.events.size() ? scenario_.events[next].at_s : scenario_.duration_s;
+      const bool sample_first = period > 0 && next_sample <= next_event && next_sample < scenario_.duration_s;
+      if (!sleep_until(t0_, sample_first ? next_sample : next_event, stop)) {
+        report_.stopped = true;
+        break;
+      }
+      if (sample_first) {
+        if (auto ok = sample(); !ok) {
+          return ok.error();
+        }
+        next_sample += period;
+        continue;
+      }
+      if (next >= scenario_.events.size()) {
+        break;  // the scenario's duration is over
+      }
+      const Event& e = scenario_.events[next++];
+      if (auto ok = apply(e); !ok) {
+        return with_context(ok.error(), "event at " + format_seconds(e.at_s) + " (" + e.origin + ")");
+      }
+      progress(next);
+    }
+    log_end();
+    return report_;
+  }
+
+ private:
+  void log_start() {
+    log_.write({{"kind", "start"},
+                {"scenario", scenario_.name},
+                {"source", scenario_.source},
+                {"duration_s", scenario_.duration_s},
+                {"events", scenario_.events.size()},
+                {"wall_time_unix_s",
+                 std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count()},
+                // The same instant on the monotonic clock that the workers' iteration logs use.
+                {"steady_s", std::chrono::duration<double>(t0_.time_since_epoch()).count()},
+                {"base_rates_bps", base_rates(scenario_)}});
+  }
+
+  // The counters of every shaped class and of every flow.
+  Result<void> sample() {
+    auto samples = net_.sample();
+    if (!samples) {
+      return samples.error();
+    }
+    const double t = since(t0_);
+    for (const LinkSample& s : *samples) {
+      log_.write({{"kind", "sample"},
+                  {"t_s", t},
+                  {"link", s.link},
+                  {"node", s.node},
+                  {"class", s.stats.name},
+                  {"rate_bps", s.stats.rate_bps},
+                  {"bytes", s.stats.bytes},
+                  {"packets", s.stats.packets},
+                  {"drops", s.stats.drops},
+                  {"overlimits", s.stats.overlimits}});
+    }
+    if (flows_ != nullptr) {
+      for (const FlowStats& f : flows_->stats()) {
+        // Over the time since the last sample as it really passed (a busy machine wakes late).
+        const double dt = t - last_sample_s_;
+        const std::uint64_t before = std::exchange(last_received_[f.name], f.bytes_received);
+        log_.write({{"kind", "flow_sample"},
+                    {"t_s", t},
+                    {"flow", f.name},
+                    {"running", f.running},
+                    {"bytes_received", f.bytes_received},
+                    {"bytes_sent", f.bytes_sent},
+                    {"rate_bps", dt > 0 ? 8.0 * static_cast<double>(f.bytes_received - before) / dt : 0.0},
+                    {"via", f.via}});
+      }
+    }
+    last_sample_s_ = t;
+    return {};
+  }
+
+  Result<void> apply(const Event& e) {
+    if (e.kind == Event::Kind::kSetRate) {
+      return apply_rate(e);
+    }
+    if (flows_ == nullptr || !flows_->source_here(e.flow)) {
+      log_unrun_flow(e);
+      return {};
+    }
+    const bool start = e.kind == Event::Kind::kFlowStart;
+    auto ok = start ? flows_->start(e.flow) : flows_->stop(e.flow.name);
+    if (!ok && start) {
+      return ok;
+    }
+    report_.flow_events++;
+    log_.write({{"kind", start ? "flow_start" : "flow_stop"},
+                {"scheduled_s", e.at_s},
+                {"applied_s", since(t0_)},
+                {"flow", e.flow.name},
+                {"from", e.flow.from},
+                {"to", e.flow.to},
+                {"protocol", protocol_name(e.flow.protocol)},
+                {"streams", e.flow.streams},
+                {"rate_bps", e.flow.rate_bps},
+                {"origin", e.origin},
+                {"status", ok ? "applied" : "not running"}});
+    return {};
+  }
+
+  Result<void> apply_rate(const Event& e) {
+    const double start = since(t0_);
+    if (auto ok = net_.set_rate(e.link, e.rate_bps); !ok) {
+      return ok;
+    }
+    const double applied = since(t0_);
+    report_.applied++;
+    report_.max_lateness_s = std::max(report_.max_lateness_s, applied - e.at_s);
+    log_.write({{"kind", "rate"},
+                {"scheduled_s", e.at_s},
+                {"applied_s", applied},
+                {"call_s", applied - start},
+                {"link", e.link},
+                {"rate_bps", e.rate_bps},
+                {"origin", e.origin}});
+    return {};
+  }
+
+  // A flow event this play does not run: no flow generator, or (hosts mode) the host the flow
+  // leaves runs it.
+  void log_unrun_flow(const Event& e) {
+    const bool elsewhere = flows_ != nullptr;
+    report_.skipped_flows += elsewhere ? 0 : 1;
+    log_.write({{"kind", e.kind == Event::Kind::kFlowStart ? "flow_start" : "flow_stop"},
+                {"scheduled_s", e.at_s},
+                {"applied_s", nullptr},
+                {"flow", e.flow.name},
+                {"from", e.flow.from},
+                {"to", e.flow.to},
+                {"protocol", protocol_name(e.flow.protocol)},
+                {"origin", e.origin},
+                {"status", elsewhere ? "elsewhere" : "skipped"},
+                {"reason", elsewhere ? "its source runs on " + e.flow.from
+                                     : std::string("no flow generator attached to this play")}});
+  }
+
+  void progress(std::size_t applied_events) {
+    if (options_.quiet || since(t0_) - last_progress_s_ < 5.0) {
+      return;
+    }
+    last_progress_s_ = since(t0_);
+    std::fprintf(stderr, "contend emu play: %s of %s, %zu of %zu events\n", format_seconds(last_progress_s_).c_str(),
+                 format_seconds(scenario_.duration_s).c_str(), applied_events, scenario_.events.size());
+  }
+
+  // Every flow stopped, then a summary line per flow and the end line.
+  void log_end() {
+    if (flows_ != nullptr) {
+      flows_->stop_all();
+      for (const FlowStats& f : flows_->stats()) {
+        log_.write({{"kind", "flow_summary"},
+                    {"flow", f.name},
+                    {"protocol", protocol_name(f.protocol)},
+                    {"streams", f.streams},
+                    {"target_bps", f.target_bps},
+                    {"achieved_bps", f.achieved_bps()},
+                    {"bytes_received", f.bytes_received},
+                    {"bytes_sent", f.bytes_sent},
+                    {"active_s", f.active_s},
+                    {"via", f.via},
+                    {"error", f.error}});
+      }
+    }
+    log_.write({{"kind", "end"},
+                {"t_s", since(t0_)},
+                {"applied", report_.applied},
+                {"flow_events", report_.flow_events},
+                {"skipped_flows", report_.skipped_flows},
+                {"max_lateness_s", report_.max_lateness_s},
+                {"stopped", report_.stopped}});
+  }
+
+  const Scenario& scenario_;
+  LinkControl& net_;
+  EventLog& log_;
+  const PlayerOptions& options_;
+  FlowEngine* flows_;
+  const Clock::time_point t0_ = Clock::now();
+  PlayReport report_;
+  double last_progress_s_ = 0;
+  double last_sample_s_ = 0;
+  std::map<std::string, std::uint64_t> last_received_;  // by flow, at the last sample
+};
+
 }  // namespace
 
 Result<PlayReport> play(const Scenario& scenario, LinkControl& net, EventLog& log, const std::atomic<bool>& stop,
@@ -82,128 +286,7 @@ Result<PlayReport> play(const Scenario& scenario, LinkControl& net, EventLog& lo
       }
     }
   } stop_flows{flows};
-  PlayReport report;
-  const double period = std::chrono::duration<double>(options.sample_period).count();
-  const auto t0 = Clock::now();
-  log.write(
-      {{"kind", "start"},
-       {"scenario", scenario.name},
-       {"source", scenario.source},
-       {"duration_s", scenario.duration_s},
-       {"events", scenario.events.size()},
-       {"wall_time_unix_s", std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count()},
-       // The same instant on the monotonic clock that the workers' iteration logs use.
-       {"steady_s", std::chrono::duration<double>(t0.time_since_epoch()).count()},
-       {"base_rates_bps", base_rates(scenario)}});
-  std::size_t next = 0;
-  double next_sample = 0;
-  double last_progress = 0;
-  while (true) {
-    const double next_event = next < scenario.events.size() ? scenario.events[next].at_s : scenario.duration_s;
-    const bool sample_first = period > 0 && next_sample <= next_event && next_sample < scenario.duration_s;
-    const double wake = sample_first ? next_sample : next_event;
-    if (!sleep_until(t0, wake, stop)) {
-      report.stopped = true;
-      break;
-    }
-    if (sample_first) {
-      auto samples = net.sample();
-      if (!samples) {
-        return samples.error();
-      }
-      const double t = since(t0);
-      for (const LinkSample& s : *samples) {
-        log.write({{"kind", "sample"},
-                   {"t_s", t},
-                   {"link", s.link},
-                   {"node", s.node},
-                   {"class", s.stats.name},
-                   {"rate_bps", s.stats.rate_bps},
-                   {"bytes", s.stats.bytes},
-                   {"packets", s.stats.packets},
-                   {"drops", s.stats.drops},
-                   {"overlimits", s.stats.overlimits}});
-      }
-      if (flows != nullptr) {
-        for (const FlowStats& f : flows->stats()) {
-          log.write({{"kind", "flow_sample"},
-                     {"t_s", t},
-                     {"flow", f.name},
-                     {"running", f.running},
-                     {"bytes_received", f.bytes_received},
-                     {"bytes_sent", f.bytes_sent},
-                     {"via", f.via}});
-        }
-      }
-      next_sample += period;
-      continue;
-    }
-    if (next >= scenario.events.size()) {
-      break;  // the scenario's duration is over
-    }
-    const Event& e = scenario.events[next++];
-    if (e.kind == Event::Kind::kSetRate) {
-      const double start = since(t0);
-      if (auto ok = net.set_rate(e.link, e.rate_bps); !ok) {
-        return with_context(ok.error(), "event at " + format_seconds(e.at_s) + " (" + e.origin + ")");
-      }
-      const double applied = since(t0);
-      report.applied++;
-      report.max_lateness_s = std::max(report.max_lateness_s, applied - e.at_s);
-      log.write({{"kind", "rate"},
-                 {"scheduled_s", e.at_s},
-                 {"applied_s", applied},
-                 {"call_s", applied - start},
-                 {"link", e.link},
-                 {"rate_bps", e.rate_bps},
-                 {"origin", e.origin}});
-    } else if (flows == nullptr || !flows->source_here(e.flow)) {
-      // Not run by this play: no flow generator, or (hosts mode) the host the flow leaves runs it.
-      const bool elsewhere = flows != nullptr;
-      report.skipped_flows += elsewhere ? 0 : 1;
-      log.write({{"kind", e.kind == Event::Kind::kFlowStart ? "flow_start" : "flow_stop"},
-                 {"scheduled_s", e.at_s},
-                 {"applied_s", nullptr},
-                 {"flow", e.flow.name},
-                 {"from", e.flow.from},
-                 {"to", e.flow.to},
-                 {"protocol", protocol_name(e.flow.protocol)},
-                 {"origin", e.origin},
-                 {"status", elsewhere ? "elsewhere" : "skipped"},
-                 {"reason", elsewhere ? "its source runs on " + e.flow.from
-                                      : std::string("no flow generator attached to this play")}});
-    } else {
-      const bool start = e.kind == Event::Kind::kFlowStart;
-      auto ok = start ? flows->start(e.flow) : flows->stop(e.flow.name);
-      if (!ok && start) {
-        return with_context(ok.error(), "event at " + format_seconds(e.at_s) + " (" + e.origin + ")");
-      }
-      report.flow_events++;
-      log.write({{"kind", start ? "flow_start" : "flow_stop"},
-                 {"scheduled_s", e.at_s},
-                 {"applied_s", since(t0)},
-                 {"flow", e.flow.name},
-                 {"from", e.flow.from},
-                 {"to", e.flow.to},
-                 {"protocol", protocol_name(e.flow.protocol)},
-                 {"streams", e.flow.streams},
-                 {"rate_bps", e.flow.rate_bps},
-                 {"origin", e.origin},
-                 {"status", ok ? "applied" : "not running"}});
-    }
-    if (!options.quiet && since(t0) - last_progress >= 5.0) {
-      last_progress = since(t0);
-      std::fprintf(stderr, "contend emu play: %s of %s, %zu of %zu events\n", format_seconds(last_progress).c_str(),
-                   format_seconds(scenario.duration_s).c_str(), next, scenario.events.size());
-    }
-  }
-  log.write({{"kind", "end"},
-             {"t_s", since(t0)},
-             {"applied", report.applied},
-             {"skipped_flows", report.skipped_flows},
-             {"max_lateness_s", report.max_lateness_s},
-             {"stopped", report.stopped}});
-  return report;
+  return Player(scenario, net, log, options, flows).run(stop);
 }
 
 }  // namespace contend::emulator

@@ -7,10 +7,6 @@
 
 namespace contend::emulator::detail {
 
-std::string address_only(const std::string& cidr) {
-  return cidr.substr(0, cidr.find('/'));
-}
-
 Result<int> ifindex_of(nl_sock* sock, const std::string& ifname) {
   rtnl_link* link = nullptr;
   if (int rc = rtnl_link_get_kernel(sock, 0, ifname.c_str(), &link); rc < 0) {

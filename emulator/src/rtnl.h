@@ -13,7 +13,5 @@ Result<void> add_address(nl_sock* sock, const std::string& ifname, const std::st
 // A route to `destination` ("198.18.0.5/32") via the gateway `via` on `ifname`.
 Result<void> add_route(nl_sock* sock, const std::string& destination, const std::string& via,
                        const std::string& ifname);
-// "198.18.0.1/30" -> "198.18.0.1".
-std::string address_only(const std::string& cidr);
 
 }  // namespace contend::emulator::detail

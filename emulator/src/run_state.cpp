@@ -11,6 +11,7 @@
 #include "contend/common/fd.h"
 #include "contend/common/json.h"
 #include "contend/common/json_reader.h"
+#include "contend/emulator/topology.h"
 
 namespace contend::emulator {
 
@@ -81,6 +82,21 @@ Result<Scenario> load_run_scenario(const std::string& run) {
                       "run " + run + " is not up (no state in " + state_dir() + "); `contend emu up SCENARIO` first");
   }
   return load_scenario((*state)->scenario);
+}
+
+Result<std::size_t> tear_down_run(const std::string& run, const std::vector<std::string>& planned) {
+  auto state = read_run_state(run);
+  if (!state) {
+    return state.error();
+  }
+  auto removed = remove_namespaces(*state ? (*state)->namespaces : planned);
+  if (!removed) {
+    return removed.error();
+  }
+  if (auto ok = remove_run_state(run); !ok) {
+    return ok.error();
+  }
+  return removed;
 }
 
 std::vector<std::string> list_runs() {

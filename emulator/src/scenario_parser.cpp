@@ -4,6 +4,7 @@
 #include "contend/common/fd.h"
 #include "contend/common/json.h"
 #include "contend/common/units.h"
+#include "contend/emulator/discipline_registry.h"
 #include "timeline.h"
 
 namespace contend::emulator {
@@ -41,6 +42,32 @@ bool plain_name(const std::string& s, std::size_t max) {
   });
 }
 
+// "a", "b" or "c": the names a key accepts, for error messages.
+std::string quoted(const std::vector<std::string_view>& names) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    out += std::string(i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + "\"" + std::string(names[i]) + "\"";
+  }
+  return out;
+}
+
+// The index in `names` of the string at `key`; 0 (the default) when it is absent.
+Result<std::size_t> parse_choice(const JsonReader& r, const std::string& key,
+                                 const std::vector<std::string_view>& names) {
+  auto text = r.optional_string(key);
+  if (!text) {
+    return text.error();
+  }
+  if (!*text) {
+    return std::size_t{0};
+  }
+  const auto it = std::find(names.begin(), names.end(), **text);
+  if (it == names.end()) {
+    return r.error_at(key, "expected " + quoted(names) + ", got \"" + **text + "\"");
+  }
+  return static_cast<std::size_t>(it - names.begin());
+}
+
 Result<double> parse_loss(const JsonReader& r) {
   auto text = r.optional_string("loss");
   if (!text) {
@@ -58,13 +85,8 @@ Result<double> parse_loss(const JsonReader& r) {
   return v / 100.0;
 }
 
-Result<LinkSpec> parse_link(const JsonReader& r, const Scenario& s) {
-  if (auto ok = r.check_keys(
-          {"name", "from", "to", "rate", "delay", "loss", "direction", "qdisc", "preemption", "workload_share"});
-      !ok) {
-    return ok.error();
-  }
-  LinkSpec l;
+// A link's name, the nodes it joins and its base rate.
+Result<LinkSpec> parse_link_ends(const JsonReader& r, const Scenario& s) {
   auto name = r.string("name");
   auto from = r.string("from");
   auto to = r.string("to");
@@ -72,6 +94,7 @@ Result<LinkSpec> parse_link(const JsonReader& r, const Scenario& s) {
   if (auto e = first_error(name, from, to, rate)) {
     return *e;
   }
+  LinkSpec l;
   l.name = *name;
   l.from = *from;
   l.to = *to;
@@ -90,71 +113,177 @@ Result<LinkSpec> parse_link(const JsonReader& r, const Scenario& s) {
   if (l.rate_bps <= 0) {
     return r.error_at("rate", "expected a positive rate, got 0");
   }
-  auto delay = r.optional_duration("delay");
-  if (!delay) {
-    return delay.error();
-  }
-  l.delay = delay->value_or(std::chrono::nanoseconds(0));
-  auto loss = parse_loss(r);
-  if (!loss) {
-    return loss.error();
-  }
-  l.loss_fraction = *loss;
-  auto direction = r.optional_string("direction");
-  auto qdisc = r.optional_string("qdisc");
-  auto preemption = r.optional_string("preemption");
+  return l;
+}
+
+// "workload_share": a fraction strictly between 0 and 1, only with "split"; else the default.
+Result<double> parse_workload_share(const JsonReader& r, Preemption preemption, double fallback) {
   auto share = r.optional_number("workload_share");
-  if (auto e = first_error(direction, qdisc, preemption, share)) {
+  if (!share) {
+    return share.error();
+  }
+  if (!*share) {
+    return fallback;
+  }
+  if (preemption != Preemption::kSplit) {
+    return r.error_at("workload_share", "only meaningful with \"preemption\": \"split\"");
+  }
+  if (!(**share > 0 && **share < 1)) {
+    return r.error_at("workload_share",
+                      "expected a fraction between 0 and 1 (exclusive), got " + std::to_string(**share));
+  }
+  return **share;
+}
+
+// What the link's discipline cannot do, from its registry data: no classes to preempt, no netem,
+// a rate above its highest. Each error names the disciplines that can.
+Result<void> check_discipline(const JsonReader& r, const LinkSpec& l) {
+  const DisciplineInfo& d = *find_discipline(l.qdisc);
+  const auto use = [&](bool (*can)(const DisciplineInfo&)) { return "; use " + quoted(discipline_names(can)); };
+  if (!d.preemption_classes && (r.has("preemption") || r.has("workload_share"))) {
+    return r.error_at("qdisc", std::string(d.name) + " has no preemption classes for \"preemption\"" +
+                                   use([](const DisciplineInfo& x) { return x.preemption_classes; }));
+  }
+  if (!d.netem && (l.delay.count() > 0 || l.loss_fraction > 0)) {
+    return r.error_at("qdisc", std::string(d.name) + " takes no netem for delay and loss" +
+                                   use([](const DisciplineInfo& x) { return x.netem; }));
+  }
+  if (l.rate_bps > d.max_rate_bps) {
+    return r.error_at("rate", std::string(d.name) + "'s rate stops at " + format_rate(d.max_rate_bps) + ", got " +
+                                  format_rate(l.rate_bps));
+  }
+  return {};
+}
+
+Result<LinkSpec> parse_link(const JsonReader& r, const Scenario& s) {
+  if (auto ok = r.check_keys(
+          {"name", "from", "to", "rate", "delay", "loss", "direction", "qdisc", "preemption", "workload_share"});
+      !ok) {
+    return ok.error();
+  }
+  auto link = parse_link_ends(r, s);
+  if (!link) {
+    return link.error();
+  }
+  LinkSpec& l = *link;
+  auto delay = r.optional_duration("delay");
+  auto loss = parse_loss(r);
+  auto direction = parse_choice(r, "direction", {"both", "forward", "backward"});
+  auto qdisc = parse_choice(r, "qdisc", discipline_names());
+  auto preemption = parse_choice(r, "preemption", {"background-first", "fair", "split"});
+  if (auto e = first_error(delay, loss, direction, qdisc, preemption)) {
     return *e;
   }
-  const std::string d = direction->value_or("both");
-  if (d == "both") {
-    l.direction = Direction::kBoth;
-  } else if (d == "forward") {
-    l.direction = Direction::kForward;
-  } else if (d == "backward") {
-    l.direction = Direction::kBackward;
-  } else {
-    return r.error_at("direction", "expected \"both\", \"forward\" or \"backward\", got \"" + d + "\"");
+  l.delay = delay->value_or(std::chrono::nanoseconds(0));
+  l.loss_fraction = *loss;
+  l.direction = static_cast<Direction>(*direction);  // in the enum's order
+  l.qdisc = r.has("qdisc") ? std::string(disciplines()[*qdisc].name) : l.qdisc;
+  l.preemption = static_cast<Preemption>(*preemption);
+  auto share = parse_workload_share(r, l.preemption, l.workload_share);
+  if (!share) {
+    return share.error();
   }
-  const std::string q = qdisc->value_or("htb");
-  if (q == "htb") {
-    l.qdisc = QdiscKind::kHtb;
-  } else if (q == "tbf") {
-    l.qdisc = QdiscKind::kTbf;
-  } else {
-    return r.error_at("qdisc", "expected \"htb\" or \"tbf\", got \"" + q + "\"");
+  l.workload_share = *share;
+  if (auto ok = check_discipline(r, l); !ok) {
+    return ok.error();
   }
-  const std::string p = preemption->value_or("background-first");
-  if (p == "background-first") {
-    l.preemption = Preemption::kBackgroundFirst;
-  } else if (p == "fair") {
-    l.preemption = Preemption::kFair;
-  } else if (p == "split") {
-    l.preemption = Preemption::kSplit;
-  } else {
-    return r.error_at("preemption", "expected \"background-first\", \"fair\" or \"split\", got \"" + p + "\"");
+  return link;
+}
+
+// The top level's plain fields: name, description, duration and seed.
+Result<Scenario> parse_header(const JsonReader& r, const std::string& source) {
+  auto name = r.string("name");
+  auto description = r.optional_string("description");
+  auto duration = r.duration("duration");
+  auto seed = r.optional_integer("seed");
+  if (auto e = first_error(name, description, duration, seed)) {
+    return *e;
   }
-  if (*share) {
-    if (l.preemption != Preemption::kSplit) {
-      return r.error_at("workload_share", "only meaningful with \"preemption\": \"split\"");
+  Scenario s;
+  s.source = source;
+  s.name = *name;
+  if (!plain_name(s.name, 64)) {
+    return r.error_at("name", "expected 1-64 letters, digits, '-' or '_', got \"" + s.name + "\"");
+  }
+  s.description = description->value_or("");
+  s.duration_s = to_seconds(*duration);
+  if (s.duration_s <= 0) {
+    return r.error_at("duration", "expected a positive duration");
+  }
+  s.seed = static_cast<std::uint64_t>(seed->value_or(1));
+  return s;
+}
+
+// The member `key`, which must be there and be an array; `what` says what it holds.
+Result<JsonReader> required_array(const JsonReader& r, const std::string& key, const std::string& what) {
+  if (!r.has(key)) {
+    return r.error_at(key, "missing; expected " + what);
+  }
+  const JsonReader a = r.at(key);
+  if (auto ok = a.expect_array(); !ok) {
+    return ok.error();
+  }
+  return a;
+}
+
+Result<std::vector<std::string>> parse_nodes(const JsonReader& r) {
+  auto nodes = required_array(r, "nodes", "an array of node names like [\"n0\", \"n1\"]");
+  if (!nodes) {
+    return nodes.error();
+  }
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < nodes->json().size(); ++i) {
+    const auto& v = nodes->json()[i];
+    if (!v.is_string() || !plain_name(v.get<std::string>(), 8)) {
+      return nodes->at(i).error("expected a node name of 1-8 letters, digits, '-' or '_', got " + v.dump());
     }
-    if (!(**share > 0 && **share < 1)) {
-      return r.error_at("workload_share",
-                        "expected a fraction between 0 and 1 (exclusive), got " + std::to_string(**share));
+    if (std::find(out.begin(), out.end(), v.get<std::string>()) != out.end()) {
+      return nodes->at(i).error("node \"" + v.get<std::string>() + "\" is listed twice");
     }
-    l.workload_share = **share;
+    out.push_back(v.get<std::string>());
   }
-  if (l.qdisc == QdiscKind::kTbf && (r.has("preemption") || r.has("workload_share"))) {
-    return r.error_at("qdisc", "tbf has a single bucket: preemption classes need \"htb\"");
+  if (out.size() < 2 || out.size() > 250) {
+    return nodes->error("expected 2 to 250 nodes, got " + std::to_string(out.size()));
   }
-  if (l.qdisc == QdiscKind::kTbf && (l.delay.count() > 0 || l.loss_fraction > 0)) {
-    return r.error_at("qdisc", "delay and loss hang netem under the htb classes; use \"htb\"");
+  return out;
+}
+
+Result<std::vector<LinkSpec>> parse_links(const JsonReader& r, const Scenario& s) {
+  auto links = required_array(r, "links", "an array of links");
+  if (!links) {
+    return links.error();
   }
-  if (l.qdisc == QdiscKind::kTbf && l.rate_bps > 17e9) {
-    return r.error_at("rate", "tbf's rate stops at 17Gbit (32-bit bytes per second in libnl); use htb");
+  std::vector<LinkSpec> out;
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < links->json().size(); ++i) {
+    auto link = parse_link(links->at(i), s);
+    if (!link) {
+      return link.error();
+    }
+    if (!names.insert(link->name).second) {
+      return links->at(i).error_at("name", "link \"" + link->name + "\" is defined twice");
+    }
+    out.push_back(std::move(*link));
   }
-  return l;
+  if (out.empty()) {
+    return links->error("expected at least one link");
+  }
+  return out;
+}
+
+// The timeline's events, expanded and sorted by time (stable: equal times keep file order).
+Result<std::vector<Event>> parse_events(const JsonReader& r, const Scenario& s, const FileReader& read) {
+  std::vector<Event> events;
+  if (!r.has("timeline")) {
+    return events;
+  }
+  const std::size_t slash = s.source.find_last_of('/');
+  const detail::TimelineContext ctx{s, read, slash == std::string::npos ? "." : s.source.substr(0, slash)};
+  if (auto ok = detail::expand_timeline(r.at("timeline"), 0.0, ctx, events); !ok) {
+    return ok.error();
+  }
+  std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) { return a.at_s < b.at_s; });
+  return events;
 }
 
 }  // namespace
@@ -172,76 +301,26 @@ Result<Scenario> parse_scenario(const std::string& text, const std::string& sour
   if (auto ok = r.expect_schema("scenario", 1); !ok) {
     return ok.error();
   }
-  Scenario s;
-  s.source = source;
-  auto name = r.string("name");
-  auto description = r.optional_string("description");
-  auto duration = r.duration("duration");
-  auto seed = r.optional_integer("seed");
-  if (auto e = first_error(name, description, duration, seed)) {
-    return *e;
+  auto s = parse_header(r, source);
+  if (!s) {
+    return s.error();
   }
-  s.name = *name;
-  if (!plain_name(s.name, 64)) {
-    return r.error_at("name", "expected 1-64 letters, digits, '-' or '_', got \"" + s.name + "\"");
+  // Each part reads the parts before it: links name nodes, the timeline names both.
+  auto nodes = parse_nodes(r);
+  if (!nodes) {
+    return nodes.error();
   }
-  s.description = description->value_or("");
-  s.duration_s = to_seconds(*duration);
-  if (s.duration_s <= 0) {
-    return r.error_at("duration", "expected a positive duration");
+  s->nodes = std::move(*nodes);
+  auto links = parse_links(r, *s);
+  if (!links) {
+    return links.error();
   }
-  s.seed = static_cast<std::uint64_t>(seed->value_or(1));
-  if (!r.has("nodes")) {
-    return r.error_at("nodes", "missing; expected an array of node names like [\"n0\", \"n1\"]");
+  s->links = std::move(*links);
+  auto events = parse_events(r, *s, read);
+  if (!events) {
+    return events.error();
   }
-  const JsonReader nodes = r.at("nodes");
-  if (auto ok = nodes.expect_array(); !ok) {
-    return ok.error();
-  }
-  for (std::size_t i = 0; i < nodes.json().size(); ++i) {
-    const auto& v = nodes.json()[i];
-    if (!v.is_string() || !plain_name(v.get<std::string>(), 8)) {
-      return nodes.at(i).error("expected a node name of 1-8 letters, digits, '-' or '_', got " + v.dump());
-    }
-    if (s.node_index(v.get<std::string>()) >= 0) {
-      return nodes.at(i).error("node \"" + v.get<std::string>() + "\" is listed twice");
-    }
-    s.nodes.push_back(v.get<std::string>());
-  }
-  if (s.nodes.size() < 2 || s.nodes.size() > 250) {
-    return nodes.error("expected 2 to 250 nodes, got " + std::to_string(s.nodes.size()));
-  }
-  if (!r.has("links")) {
-    return r.error_at("links", "missing; expected an array of links");
-  }
-  const JsonReader links = r.at("links");
-  if (auto ok = links.expect_array(); !ok) {
-    return ok.error();
-  }
-  std::set<std::string> names;
-  for (std::size_t i = 0; i < links.json().size(); ++i) {
-    auto link = parse_link(links.at(i), s);
-    if (!link) {
-      return link.error();
-    }
-    if (!names.insert(link->name).second) {
-      return links.at(i).error_at("name", "link \"" + link->name + "\" is defined twice");
-    }
-    s.links.push_back(std::move(*link));
-  }
-  if (s.links.empty()) {
-    return links.error("expected at least one link");
-  }
-  if (r.has("timeline")) {
-    const std::size_t slash = source.find_last_of('/');
-    const detail::TimelineContext ctx{s, read, slash == std::string::npos ? "." : source.substr(0, slash)};
-    std::vector<Event> events;
-    if (auto ok = detail::expand_timeline(r.at("timeline"), 0.0, ctx, events); !ok) {
-      return ok.error();
-    }
-    std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) { return a.at_s < b.at_s; });
-    s.events = std::move(events);
-  }
+  s->events = std::move(*events);
   return s;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // Private: expansion of a scenario's "timeline" array into timed events (scenario_parser.cpp
-// parses the rest). Each pattern becomes plain rate changes or flow starts and stops.
+// parses the rest). Each entry's kind is looked up in the pattern registry (patterns/), whose
+// expansion turns it into plain rate changes or flow starts and stops.
 
 #include <vector>
 

@@ -18,6 +18,10 @@ bool valid_run_name(const std::string& run) {
   });
 }
 
+std::string strip_prefix_length(const std::string& cidr) {
+  return cidr.substr(0, cidr.find('/'));
+}
+
 std::string node_netns(const std::string& run, const std::string& node) {
   return "contend-" + run + "-" + node;
 }
@@ -76,8 +80,8 @@ TopologyPlan plan_topology(const Scenario& scenario, const std::string& run) {
           if (&other == &l || far->node != peer->node || near->node == self->node) {
             continue;  // the shared link, or another link between the same two nodes: connected
           }
-          plan.routes.push_back({self->netns, detail::address_only(far->address) + "/32",
-                                 detail::address_only(peer->address), self->ifname});
+          plan.routes.push_back({self->netns, strip_prefix_length(far->address) + "/32",
+                                 strip_prefix_length(peer->address), self->ifname});
         }
       }
     }
@@ -253,21 +257,28 @@ Topology::Topology(Topology&& other) noexcept : plan_(std::move(other.plan_)), o
 }
 
 Topology::~Topology() {
-  for (auto it = owned_.rbegin(); it != owned_.rend(); ++it) {
-    if (auto ok = remove_netns(*it); !ok) {
-      std::fprintf(stderr, "contend: %s\n", ok.error().message.c_str());
-    }
+  if (auto removed = remove_namespaces(owned_); !removed) {
+    std::fprintf(stderr, "contend: %s\n", removed.error().message.c_str());
   }
 }
 
-Result<void> remove_topology(const TopologyPlan& plan) {
+Result<std::size_t> remove_namespaces(const std::vector<std::string>& namespaces) {
+  std::size_t removed = 0;
   Result<void> first;
-  for (const std::string& ns : plan.namespaces()) {
-    if (auto ok = remove_netns(ns); !ok && first.ok()) {
-      first = ok;
+  for (auto it = namespaces.rbegin(); it != namespaces.rend(); ++it) {
+    if (!netns_exists(*it)) {
+      continue;
+    }
+    if (auto ok = remove_netns(*it); !ok) {
+      first = first.ok() ? ok : first;
+    } else {
+      ++removed;
     }
   }
-  return first;
+  if (!first) {
+    return first.error();
+  }
+  return removed;
 }
 
 }  // namespace contend::emulator

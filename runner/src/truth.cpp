@@ -12,27 +12,6 @@
 #include "contend/sim/simulator.h"
 
 namespace contend::runner {
-namespace {
-
-// What the workload keeps of `rate` while background flows of `flow_bps` in total share it.
-double workload_share(const emulator::LinkSpec& link, double rate, double flow_bps, bool flowing) {
-  if (!flowing) {
-    return rate;
-  }
-  const double taken = flow_bps > 0 ? std::min(flow_bps, rate) : rate;
-  switch (link.preemption) {
-    case emulator::Preemption::kBackgroundFirst:
-      return rate - taken;
-    case emulator::Preemption::kFair:
-      return std::max(rate - taken, rate / 2);
-    case emulator::Preemption::kSplit:
-      return rate * link.workload_share;
-  }
-  return rate;
-}
-
-}  // namespace
-
 Result<std::vector<RateTrace>> workload_rates(const emulator::Scenario& s) {
   std::vector<RateTrace> out;
   for (std::size_t r = 0; r + 1 < s.nodes.size(); ++r) {
@@ -58,7 +37,7 @@ Result<std::vector<RateTrace>> workload_rates(const emulator::Scenario& s) {
         total += bps;
         unpaced = unpaced || bps <= 0;
       }
-      return kTcpGoodput * workload_share(*link, rate, unpaced ? 0 : total, !flows.empty());
+      return kTcpGoodput * emulator::workload_rate_bps(*link, rate, unpaced ? 0 : total, !flows.empty());
     };
     std::vector<RateTrace::Point> points{{0.0, current()}};
     for (const auto& e : s.events) {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Nothing of a run is left: after down, after SIGINT and SIGTERM to play, after a crash (SIGKILL)
-# followed by down; and a second up of a running run fails without touching it.
+# followed by down (by run name, or by scenario when the crash came before the state file); and a
+# second up of a running run fails without touching it.
 source "$(dirname "$0")/lib.sh"
 need_root
 two_nodes "$tmp/s.json" 100Mbit '[{"at": "1s", "link": "a-b", "rate": "50Mbit"}]' 30s
@@ -18,11 +19,12 @@ assert all(e["rate_bps"] == 1e8 for e in d["links"][0]["ends"]), d["links"]' || 
 no_leftovers
 
 for sig in INT TERM; do
+  rm -f "$tmp/e.jsonl"
   "$contend" emu play "$tmp/s.json" --log "$tmp/e.jsonl" --quiet &
   player=$!
   pids+=("$player")
-  for _ in $(seq 50); do [ -e "/run/netns/contend-$run-a" ] && break; sleep 0.1; done
-  sleep 1.5
+  # Mid-play: the network is up, recorded and shaped, and the player's clock runs.
+  wait_for_line "$tmp/e.jsonl" '"kind":"sample"'
   kill -"$sig" "$player"
   rc=0; wait "$player" || rc=$?
   [ "$rc" -eq $((128 + $(kill -l "$sig"))) ] || fail "play after SIG$sig exited $rc"
@@ -32,8 +34,14 @@ done
 
 "$contend" emu play "$tmp/s.json" --log "$tmp/e.jsonl" --quiet &
 player=$!
-for _ in $(seq 50); do [ -e "$CONTEND_STATE_DIR/$run.json" ] && break; sleep 0.1; done
+poll 10 test -e "$CONTEND_STATE_DIR/$run.json" || fail "play recorded no run state within 10s"
 kill -KILL "$player"; wait "$player" || true
 [ -e "/run/netns/contend-$run-a" ] || fail "a killed play left nothing to clean up (test is wrong)"
 "$contend" emu down --run "$run" | grep -q "removed 3 namespaces" || fail "down after a crash"
+no_leftovers
+
+# A run killed before it recorded its state: `down SCENARIO` removes what the scenario makes.
+"$contend" emu up "$tmp/s.json" >/dev/null
+rm "$CONTEND_STATE_DIR/$run.json"
+"$contend" emu down "$tmp/s.json" | grep -q "removed 3 namespaces" || fail "down SCENARIO without a state file"
 no_leftovers

@@ -22,14 +22,23 @@ JSON
 python3 - "$tmp/udp.jsonl" <<'PY' || fail "UDP pacing"
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1])]
-assert all(l["schema"] == "contend.flows/1" for l in lines)
-assert sum(1 for l in lines if l["kind"] == "sample") >= 25, "no samples every 100 ms"
-flows = {f["flow"]: f for f in lines[-1]["flows"]}
+assert all(l["schema"] == "contend.events/1" for l in lines)
+assert lines[0]["kind"] == "start" and lines[-1]["kind"] == "end", (lines[0], lines[-1])
+samples = [l for l in lines if l["kind"] == "flow_sample"]
+assert sum(1 for l in samples if l["flow"] == "u") >= 25, "no samples every 100 ms"
+# Each sample's rate is its bytes over the time since the previous one.
+u = [l for l in samples if l["flow"] == "u"]
+for a, b in zip(u, u[1:]):
+    expected = 8 * (b["bytes_received"] - a["bytes_received"]) / (b["t_s"] - a["t_s"])
+    assert abs(b["rate_bps"] - expected) <= 1e-6 * max(expected, 1), (a, b)
+flows = {l["flow"]: l for l in lines if l["kind"] == "flow_summary"}
 u, t = flows["u"], flows["t"]
 print(f"UDP target 300 Mbit/s, received {u['achieved_bps'] / 1e6:.1f} Mbit/s via {u['via']}; "
       f"TCP paced (SO_MAX_PACING_RATE) at 200 Mbit/s over 2 streams: {t['achieved_bps'] / 1e6:.1f} Mbit/s")
 assert u["via"] == "switch" and abs(u["achieved_bps"] / 300e6 - 1) <= 0.05, u
 assert abs(t["achieved_bps"] / 200e6 - 1) <= 0.10, t
+mid = [l["rate_bps"] for l in samples if l["flow"] == "u" and 1.0 <= l["t_s"] <= 2.5]
+assert mid and all(abs(r / 300e6 - 1) <= 0.25 for r in mid), mid
 PY
 "$contend" emu down --run "$run" >/dev/null
 
@@ -39,27 +48,29 @@ cat >"$tmp/bg.json" <<'JSON'
  "flows": [{"name": "bg", "from": "a", "to": "b", "protocol": "tcp", "streams": 1, "congestion": "cubic"}]}
 JSON
 for policy in background-first fair split; do
-  extra=""
-  [ "$policy" = split ] && extra=', "workload_share": 0.7'
-  cat >"$tmp/s.json" <<JSON
-{"schema": "contend.scenario/1", "name": "$run", "duration": "10s", "nodes": ["a", "b"],
- "links": [{"name": "a-b", "from": "a", "to": "b", "rate": "1Gbit", "preemption": "$policy"$extra}]}
-JSON
+  policy_link "$tmp/s.json" "$policy"
   "$contend" emu up "$tmp/s.json" >/dev/null
   ip netns exec "contend-$run-b" iperf3 -s -1 -B 198.18.0.2 -p 5501 >/dev/null 2>&1 & pids+=($!)
+  wait_for_port "contend-$run-b" 5501
+  rm -f "$tmp/bg.jsonl"
   "$contend" flows "$tmp/bg.json" --run "$run" --report "$tmp/bg.jsonl" --quiet &
   flows=$!; pids+=($flows)
-  sleep 0.5
+  wait_for_line "$tmp/bg.jsonl" '"kind":"flow_start"'
+  fg_start=$(date +%s.%N)
   ip netns exec "contend-$run-a" iperf3 -c 198.18.0.2 -B 198.18.0.1 -p 5501 -t 3 -O 1 -C cubic -J >"$tmp/fg.json"
   wait $flows
   "$contend" emu down --run "$run" >/dev/null
-  python3 - "$policy" "$tmp/fg.json" "$tmp/bg.jsonl" <<'PY' || fail "$policy"
+  python3 - "$policy" "$tmp/fg.json" "$tmp/bg.jsonl" "$fg_start" <<'PY' || fail "$policy"
 import json, sys
 policy = sys.argv[1]
 fg = json.load(open(sys.argv[2]))["end"]["sum_received"]["bits_per_second"]
-samples = [json.loads(l) for l in open(sys.argv[3]) if '"sample"' in l]
-# The background's rate over the same seconds iperf3 measured (its 2nd to 4th second of the job).
-window = [s for s in samples if 1.5 <= s["t_s"] <= 3.5]
+lines = [json.loads(l) for l in open(sys.argv[3])]
+samples = [l for l in lines if l["kind"] == "flow_sample"]
+# The background's rate over seconds iperf3 measured: it started at fg_start (on the job's clock,
+# whose 0 is the start line's wall time), omitted its first second and measured the next 3.
+fg_start = float(sys.argv[4]) - lines[0]["wall_time_unix_s"]
+window = [s for s in samples if fg_start + 1.2 <= s["t_s"] <= fg_start + 3.8]
+assert len(window) >= 10, (fg_start, [s["t_s"] for s in samples])
 bg = 8 * (window[-1]["bytes_received"] - window[0]["bytes_received"]) / (window[-1]["t_s"] - window[0]["t_s"])
 share = bg / (fg + bg)
 print(f"{policy}: foreground iperf3 {fg / 1e6:.0f} Mbit/s, background generator {bg / 1e6:.0f} Mbit/s, background share {share:.3f}")

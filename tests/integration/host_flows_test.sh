@@ -22,9 +22,10 @@ host() {  # host I: node nI, on its namespace's eth0, peer the other
     --address "198.18.200.$((i + 1))" --peer "n$j=198.18.200.$((j + 1))" --log "$tmp/n$i.jsonl" 2>"$tmp/n$i.err" &
   pids+=($!)
 }
-# The sink's host starts half a second after the source's: the source retries until it listens.
+# The sink's host starts once the source's has started its early flows (the UDP one is logged
+# when its socket is up; the TCP one retries its connection until n1 listens).
 host 0
-sleep 0.5
+wait_for_line "$tmp/n0.jsonl" '"kind":"flow_start".*"flow":"early-udp"'
 host 1
 for p in "${pids[@]}"; do wait "$p" || fail "emu host: $(cat "$tmp"/n*.err)"; done
 python3 - "$tmp" <<'PY' || fail "hosts-mode flows (logs: $(cat "$tmp"/n*.err))"

@@ -33,6 +33,37 @@ trap cleanup EXIT
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "SKIP: $*"; exit 77; }
+
+# Readiness is polled, never slept for: a fixed sleep is too short on a busy machine and wasted
+# time on an idle one. Sleeps that remain in the tests are their subject (let traffic run).
+# poll SECONDS COMMAND...: runs COMMAND every 50 ms until it succeeds (returns 0) or SECONDS pass
+# (returns 1).
+poll() {
+  local tries i
+  tries=$(awk -v t="$1" 'BEGIN { print int(t * 20) + 1 }')
+  shift
+  for ((i = 0; i < tries; i++)); do
+    "$@" >/dev/null 2>&1 && return 0
+    sleep 0.05
+  done
+  return 1
+}
+tcp_state_on_port() { [ -n "$(ip netns exec "$1" ss -Htn state "$2" "( sport = :$3 )")" ]; }
+# wait_for_port NETNS PORT [SECONDS]: until a TCP socket listens on PORT in NETNS.
+wait_for_port() {
+  poll "${3:-10}" tcp_state_on_port "$1" listening "$2" || fail "nothing listened on TCP port $2 in $1 within ${3:-10}s"
+}
+# wait_for_connection NETNS PORT [SECONDS]: until a TCP connection to local PORT in NETNS is up.
+wait_for_connection() {
+  poll "${3:-10}" tcp_state_on_port "$1" established "$2" ||
+    fail "no TCP connection to port $2 in $1 within ${3:-10}s"
+}
+# wait_for_line FILE PATTERN [SECONDS]: until FILE has a line matching PATTERN (grep -E).
+wait_for_line() {
+  poll "${3:-10}" grep -qE -- "$2" "$1" || fail "no line matching '$2' in $1 within ${3:-10}s: $(tail -3 "$1" 2>&1)"
+}
+# wait_for_netns NAME [SECONDS]: until the named network namespace exists.
+wait_for_netns() { poll "${2:-10}" test -e "/run/netns/$1" || fail "namespace $1 did not appear within ${2:-10}s"; }
 need_root() {
   [ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces and tc)"
   command -v iperf3 >/dev/null || skip "needs iperf3 (scripts/install-deps.sh installs it)"
@@ -47,12 +78,23 @@ two_nodes() {
 JSON
 }
 
+# policy_link FILE POLICY: a two-node scenario, one 1 Gbit/s link under the preemption POLICY
+# (split keeps 0.7 for the workload).
+policy_link() {
+  local extra=""
+  [ "$2" = split ] && extra=', "workload_share": 0.7'
+  cat >"$1" <<JSON
+{"schema": "contend.scenario/1", "name": "$run", "duration": "10s", "nodes": ["a", "b"],
+ "links": [{"name": "a-b", "from": "a", "to": "b", "rate": "1Gbit", "preemption": "$2"$extra}]}
+JSON
+}
+
 # iperf3_goodput SECONDS: TCP goodput a -> b over the workload addresses, bits/s, cubic.
 iperf3_goodput() {
   ip netns exec "contend-$run-b" iperf3 -s -1 -B 198.18.0.2 -p 5201 >/dev/null 2>&1 &
   local server=$!
   pids+=("$server")
-  sleep 0.3
+  wait_for_port "contend-$run-b" 5201
   ip netns exec "contend-$run-a" iperf3 -c 198.18.0.2 -B 198.18.0.1 -p 5201 -t "$1" -O 1 -C cubic -J \
     >"$tmp/iperf.json" || fail "iperf3 client failed: $(tail -3 "$tmp/iperf.json")"
   wait "$server" || true

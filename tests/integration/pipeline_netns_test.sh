@@ -18,7 +18,7 @@ ip -n "contend-$run-n0" route get 198.18.0.5 | grep -q "via 198.18.0.2 dev c0-n1
 ip netns exec "contend-$run-n1" python3 -c '
 import socket; s = socket.create_server(("198.18.0.5", 29599)); s.settimeout(10); s.accept()' &
 pids+=($!)
-sleep 0.3
+wait_for_port "contend-$run-n1" 29599
 ip netns exec "contend-$run-n0" python3 -c 'import socket; socket.create_connection(("198.18.0.5", 29599), 5)' ||
   fail "n0 cannot connect to n1's far address"
 ! ip -n "contend-$run-n0" route get 198.18.0.6 >/dev/null 2>&1 || fail "n0 routes to n2, which is not its neighbour"

@@ -6,16 +6,12 @@
 source "$(dirname "$0")/lib.sh"
 need_root
 for policy in background-first fair split; do
-  extra=""
-  [ "$policy" = split ] && extra=', "workload_share": 0.7'
-  cat >"$tmp/s.json" <<JSON
-{"schema": "contend.scenario/1", "name": "$run", "duration": "10s", "nodes": ["a", "b"],
- "links": [{"name": "a-b", "from": "a", "to": "b", "rate": "1Gbit", "preemption": "$policy"$extra}]}
-JSON
+  policy_link "$tmp/s.json" "$policy"
   "$contend" emu up "$tmp/s.json" >/dev/null
   ip netns exec "contend-$run-b" iperf3 -s -1 -B 198.18.0.2 -p 5301 >/dev/null 2>&1 & pids+=($!)
   ip netns exec "contend-$run-b" iperf3 -s -1 -B 198.19.0.2 -p 5302 >/dev/null 2>&1 & pids+=($!)
-  sleep 0.3
+  wait_for_port "contend-$run-b" 5301
+  wait_for_port "contend-$run-b" 5302
   ip netns exec "contend-$run-a" iperf3 -c 198.18.0.2 -B 198.18.0.1 -p 5301 -t 4 -O 1 -C cubic -J >"$tmp/fg.json" &
   fg=$!
   ip netns exec "contend-$run-a" iperf3 -c 198.19.0.2 -B 198.19.0.1 -p 5302 -t 4 -O 1 -C cubic -J >"$tmp/bg.json" &

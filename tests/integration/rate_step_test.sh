@@ -7,10 +7,10 @@ two_nodes "$tmp/s.json" 1Gbit '[{"at": "2s", "link": "a-b", "rate": "100Mbit"}]'
 "$contend" emu up "$tmp/s.json" >/dev/null
 ip netns exec "contend-$run-b" iperf3 -s -1 -B 198.18.0.2 -p 5202 >/dev/null 2>&1 &
 pids+=($!)
-sleep 0.3
+wait_for_port "contend-$run-b" 5202
 ip netns exec "contend-$run-a" iperf3 -c 198.18.0.2 -B 198.18.0.1 -p 5202 -t 5 -C cubic >/dev/null 2>&1 &
 pids+=($!)
-sleep 0.5
+wait_for_connection "contend-$run-b" 5202
 "$contend" emu play "$tmp/s.json" --log "$tmp/events.jsonl" --quiet
 python3 - "$tmp/events.jsonl" <<'PY' || fail "rate step"
 import json, sys

@@ -70,11 +70,7 @@ sed 's/"repetitions": 2/"repetitions": 3/; s/"iterations": 3/"iterations": 6/' "
 "$contend" run "$tmp/long.json" --out "$tmp/stop" --no-report >/dev/null 2>"$tmp/stop.err" &
 runner=$!
 pids+=("$runner")
-for _ in $(seq 1 300); do
-  [ -s "$tmp/stop/cells.jsonl" ] && break
-  sleep 0.1
-done
-[ -s "$tmp/stop/cells.jsonl" ] || fail "no cell finished in 30 s: $(cat "$tmp/stop.err")"
+poll 30 test -s "$tmp/stop/cells.jsonl" || fail "no cell finished in 30 s: $(cat "$tmp/stop.err")"
 kill -INT "$runner"
 rc=0
 wait "$runner" || rc=$?

@@ -1,12 +1,14 @@
-// [root] Shaper against the kernel: TBF and cluster mode (one class per peer) on a veth standing
-// in for a NIC, rates changed in place and read back, counters that move with traffic, and
-// removal of everything. Exits 77 (ctest: skipped) without root.
+// [root] Shaper against the kernel: every registered discipline and cluster mode (one class per
+// peer) on a veth standing in for a NIC, rates changed in place and read back, counters that move
+// with traffic, and removal of everything. Exits 77 (ctest: skipped) without root.
 #define CATCH_CONFIG_RUNNER
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdlib>
 
+#include "contend/emulator/discipline_registry.h"
 #include "contend/emulator/network.h"
 #include "contend/emulator/shaper.h"
 #include "contend/emulator/topology.h"
@@ -62,18 +64,31 @@ TEST_CASE("cluster mode shapes each peer address in its own class, changed in pl
   CHECK((*after)[1].packets == (*stats)[1].packets);
 }
 
-TEST_CASE("TBF shapes a link and changes its rate in place", "[root]") {
+TEST_CASE("every registered discipline installs, changes its rate in place and reports it", "[root]") {
   const std::string run = run_name();
   auto topo = Topology::create(plan_topology(two_nodes(run), run));
   REQUIRE(topo.ok());
   const LinkPlan& l = topo->plan().links[0];
-  auto shaper = Shaper::install_tbf(socket_in(l.from.netns), l.from.ifname, 200e6);
-  REQUIRE(shaper.ok());
-  REQUIRE(shaper->set_rate(300e6).ok());
-  auto stats = shaper->stats();
-  REQUIRE(stats.ok());
-  REQUIRE(stats->size() == 1);
-  CHECK((*stats)[0].rate_bps == Approx(300e6));
+  for (const DisciplineInfo& d : disciplines()) {
+    INFO("discipline " << d.name);
+    LinkSpec spec = two_nodes(run).links[0];
+    spec.qdisc = std::string(d.name);
+    spec.rate_bps = 200e6;
+    {
+      auto shaper = Shaper::install(socket_in(l.from.netns), l.from.ifname, spec, "198.19.0.1");
+      REQUIRE(shaper.ok());
+      REQUIRE(shaper->set_rate(300e6).ok());
+      auto stats = shaper->stats();
+      REQUIRE(stats.ok());
+      const auto link = std::find_if(stats->begin(), stats->end(), [](const ClassStats& s) { return s.link_level; });
+      REQUIRE(link != stats->end());
+      CHECK(link->rate_bps == Approx(300e6));
+    }
+    // Gone with its Shaper: the next discipline installs on a bare interface.
+    CHECK(std::system(("tc -n " + l.from.netns + " qdisc show dev " + l.from.ifname + " | grep -q 'qdisc " +
+                       std::string(d.name) + " 1:'")
+                          .c_str()) != 0);
+  }
 }
 
 TEST_CASE("a second HTB install on the same interface is refused and the first keeps working", "[root]") {
@@ -81,11 +96,11 @@ TEST_CASE("a second HTB install on the same interface is refused and the first k
   auto topo = Topology::create(plan_topology(two_nodes(run), run));
   REQUIRE(topo.ok());
   const LinkPlan& l = topo->plan().links[0];
-  auto first = Shaper::install_htb(socket_in(l.from.netns), l.from.ifname, 1e9, Preemption::kFair, 0.5, "198.19.0.1",
-                                   std::nullopt);
+  LinkSpec fair = two_nodes(run).links[0];
+  fair.preemption = Preemption::kFair;
+  auto first = Shaper::install(socket_in(l.from.netns), l.from.ifname, fair, "198.19.0.1");
   REQUIRE(first.ok());
-  auto second = Shaper::install_htb(socket_in(l.from.netns), l.from.ifname, 1e9, Preemption::kFair, 0.5, "198.19.0.1",
-                                    std::nullopt);
+  auto second = Shaper::install(socket_in(l.from.netns), l.from.ifname, fair, "198.19.0.1");
   REQUIRE_FALSE(second.ok());
   CHECK_THAT(second.error().message, Catch::Contains("rtnl_qdisc_add(" + l.from.ifname + " root htb 1:)"));
   REQUIRE(first->set_rate(400e6).ok());

@@ -34,6 +34,38 @@ TEST_CASE("HTB classes implement the three preemption policies", "[shaping]") {
   CHECK(split.workload.burst_bytes == burst_bytes_for(0.7e9));
 }
 
+TEST_CASE("the preemption model gives the workload what the HTB classes leave it", "[shaping]") {
+  const double link = 1e9;
+  LinkSpec l;
+  l.rate_bps = link;
+  const auto model = [&](Preemption p, double background_bps, bool running, double share = 0.5) {
+    l.preemption = p;
+    l.workload_share = share;
+    return workload_rate_bps(l, link, background_bps, running);
+  };
+  // background-first: unpaced background takes all but the workload class's guaranteed rate.
+  const auto first = htb_classes(link, Preemption::kBackgroundFirst, 0.5);
+  CHECK(model(Preemption::kBackgroundFirst, 0, true) == Approx(first.workload.rate_bps));
+  CHECK(model(Preemption::kBackgroundFirst, 0, true) > 0);
+  CHECK(model(Preemption::kBackgroundFirst, 300e6, true) == Approx(link - 300e6));
+  CHECK(model(Preemption::kBackgroundFirst, 0, false) == Approx(first.workload.ceil_bps));
+  // fair: half each when both want more; a paced background leaves the workload the rest.
+  const auto fair = htb_classes(link, Preemption::kFair, 0.5);
+  CHECK(model(Preemption::kFair, 0, true) == Approx(fair.workload.rate_bps));
+  CHECK(model(Preemption::kFair, 200e6, true) == Approx(link - 200e6));
+  CHECK(model(Preemption::kFair, 800e6, true) == Approx(fair.workload.rate_bps));
+  CHECK(model(Preemption::kFair, 0, false) == Approx(fair.workload.ceil_bps));
+  // split: the workload's class is capped at its share, background or not.
+  const auto split = htb_classes(link, Preemption::kSplit, 0.7);
+  CHECK(model(Preemption::kSplit, 0, true, 0.7) == Approx(split.workload.ceil_bps));
+  CHECK(model(Preemption::kSplit, 0, false, 0.7) == Approx(split.workload.ceil_bps));
+  CHECK(model(Preemption::kSplit, 0, false, 0.7) == Approx(0.7 * link));
+  // No discipline classes (tbf): one queue shared about evenly, whatever "preemption" says.
+  l.qdisc = "tbf";
+  CHECK(model(Preemption::kBackgroundFirst, 0, true) == Approx(link / 2));
+  CHECK(model(Preemption::kBackgroundFirst, 100e6, true) == Approx(link - 100e6));
+}
+
 TEST_CASE("TBF holds a burst plus 50 ms of queue", "[shaping]") {
   const auto p = tbf_params(1e9);
   CHECK(p.burst_bytes == 500000);
@@ -98,6 +130,8 @@ TEST_CASE("the topology plan gives unique addresses and interface names that fit
   CHECK(route_in(plan.links[1].to.netns, "198.18.0.2/32")->via == "198.18.0.5");
   CHECK(route_in(plan.links[0].from.netns, "198.18.0.6/32") == nullptr);  // node2: not node0's neighbour
   CHECK(plan.routes.size() == 2 * 198);  // each inner link end reaches one address beyond
+  CHECK(strip_prefix_length(plan.links[0].from.address) == "198.18.0.1");
+  CHECK(strip_prefix_length("198.18.0.1") == "198.18.0.1");
   CHECK_FALSE(valid_run_name("has space"));
   CHECK_FALSE(valid_run_name(""));
 }

@@ -36,6 +36,17 @@ TEST_CASE("a flow job expands starts, stops and on/off patterns within its durat
   CHECK(j->events[0].flow.rate_bps == 10e6);
 }
 
+TEST_CASE("a flow job plays as a scenario of the run's nodes and links with the job's flows", "[flows]") {
+  auto j = job(R"([{"name": "x", "from": "a", "to": "b", "on": "1s", "off": "1s"}])", "3s");
+  REQUIRE(j.ok());
+  const Scenario s = job_scenario(*j, three_nodes());
+  CHECK(s.source == "j.json");
+  CHECK(s.duration_s == 3);
+  CHECK(s.links.size() == 2);
+  CHECK(s.flow_events() == 4);  // on at 0 and 2, each 1 s
+  CHECK(s.events.back().at_s == 3);
+}
+
 TEST_CASE("flow job errors name the file, the JSON path and what was expected", "[flows]") {
   const auto err = [](const std::string& flows) { return job(flows).error().message; };
   CHECK_THAT(err(R"([{"from": "a", "to": "z"}])"), Catch::Contains("j.json: /flows/0/to: unknown node \"z\""));

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <fstream>
@@ -100,4 +101,32 @@ TEST_CASE("the player stops early when asked and says so", "[player]") {
   CHECK(report->stopped);
   CHECK(report->applied == 1);
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(2));
+}
+
+TEST_CASE("a play without links logs its flow events and ends with a count of them", "[player]") {
+  const std::string path = "/tmp/contend-player-nolinks-" + std::to_string(::getpid()) + ".jsonl";
+  Scenario s = scenario(0.3);
+  s.events.erase(
+      std::remove_if(s.events.begin(), s.events.end(), [](const Event& e) { return e.kind == Event::Kind::kSetRate; }),
+      s.events.end());
+  NoLinks links;
+  std::atomic<bool> stop{false};
+  {
+    auto log = EventLog::open(path);
+    REQUIRE(log.ok());
+    auto report = play(s, links, *log, stop, PlayerOptions{std::chrono::milliseconds(50), true});
+    REQUIRE(report.ok());
+    CHECK(report->applied == 0);
+    CHECK(report->skipped_flows == 2);
+  }
+  const auto lines = read_lines(path);
+  REQUIRE(lines.size() >= 4);
+  for (const auto& l : lines) {
+    CHECK(l["kind"] != "sample");  // no links, nothing sampled
+  }
+  CHECK(lines.back()["kind"] == "end");
+  CHECK(lines.back()["flow_events"] == 0);
+  CHECK(lines.back()["skipped_flows"] == 2);
+  CHECK_FALSE(links.set_rate("a", 1e6).ok());
+  std::remove(path.c_str());
 }

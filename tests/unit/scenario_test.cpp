@@ -193,3 +193,22 @@ TEST_CASE("delay or loss on a link means the scenario needs netem", "[scenario]"
   CHECK(s->links[0].loss_fraction == Approx(0.001));
   CHECK(s->links[0].delay == std::chrono::milliseconds(5));
 }
+
+TEST_CASE("a link's discipline is checked against what the registry says it can do", "[scenario]") {
+  CHECK_THAT(error_of("[]", R"(, "qdisc": "cake")"),
+             Catch::Contains("/links/0/qdisc: expected \"htb\" or \"tbf\", got \"cake\""));
+  CHECK_THAT(error_of("[]", R"(, "qdisc": "tbf", "preemption": "fair")"),
+             Catch::Contains("/links/0/qdisc: tbf has no preemption classes for \"preemption\"; use \"htb\""));
+  const std::string fast_tbf = R"({"schema": "contend.scenario/1", "name": "x", "duration": "1s", "nodes": ["a", "b"],
+    "links": [{"name": "l", "from": "a", "to": "b", "rate": "20Gbit", "qdisc": "tbf"}]})";
+  CHECK_THAT(parse_scenario(fast_tbf, "x.json", nullptr).error().message,
+             Catch::Contains("x.json: /links/0/rate: tbf's rate stops at 17Gbit, got 20Gbit"));
+  CHECK_THAT(error_of(R"([{"at": "1s", "link": "a", "rate": "18Gbit"}])", R"(, "qdisc": "tbf")"),
+             Catch::Contains("/timeline/0/rate: link \"a\" uses tbf, whose rate stops at 17Gbit"));
+  auto htb = parse(R"([{"at": "1s", "link": "a", "rate": "18Gbit"}])");
+  REQUIRE(htb.ok());
+  CHECK(htb->links[0].qdisc == "htb");
+  auto tbf = parse(R"([{"at": "1s", "link": "a", "rate": "17Gbit"}])", R"(, "qdisc": "tbf")");
+  REQUIRE(tbf.ok());
+  CHECK(tbf->links[0].qdisc == "tbf");
+}

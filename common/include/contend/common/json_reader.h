@@ -38,6 +38,8 @@ class JsonReader {
   // kParse unless this is an object whose keys are all in `allowed`; names the first stranger
   // and lists what is allowed.
   Result<void> check_keys(std::initializer_list<const char*> allowed) const;
+  // The same with a list made at run time (keys from a registry).
+  Result<void> check_keys(const std::vector<std::string>& allowed) const;
   Result<void> expect_object() const;
   // kParse unless member "schema" is "contend.<kind>/<version>" (every file contend reads has one).
   Result<void> expect_schema(const std::string& kind, int version) const;
@@ -47,9 +49,7 @@ class JsonReader {
   Result<std::string> string(const std::string& key) const;
   Result<double> number(const std::string& key) const;
   Result<std::int64_t> integer(const std::string& key) const;
-  Result<bool> boolean(const std::string& key) const;
   Result<double> rate_bps(const std::string& key) const;                    // "500Mbit"
-  Result<std::uint64_t> size_bytes(const std::string& key) const;           // "4MiB"
   Result<std::chrono::nanoseconds> duration(const std::string& key) const;  // "250ms"
 
   // Optional members: std::nullopt when absent, an error when present but wrong.

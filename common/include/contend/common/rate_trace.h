@@ -32,7 +32,6 @@ class RateTrace {
   double finish_time(double start_s, double bits) const;
   // The bits the link can carry between `from_s` and `to_s` (the integral of the rate).
   double bits_between(double from_s, double to_s) const;
-  bool is_constant() const { return points_.size() == 1; }
   // The same trace seen from `start_s` on: time 0 of the result is `start_s` of this one.
   RateTrace from(double start_s) const;
 

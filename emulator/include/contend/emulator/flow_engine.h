@@ -61,6 +61,9 @@ struct FlowStats {
   std::uint64_t bytes_sent = 0;      // by the source
   double active_s = 0;               // time the source was sending
   std::string error;                 // why it stopped early, if it did
+
+  // Bytes received over the time the flow was on (all its on-periods); 0 before it ran.
+  double achieved_bps() const { return active_s > 0 ? 8.0 * static_cast<double>(bytes_received) / active_s : 0.0; }
 };
 
 class FlowEngine {

@@ -26,6 +26,9 @@ struct HtbClass {
   int prio = 0;  // lower borrows first
 };
 
+// A class guaranteed `rate_bps`, borrowing up to `ceil_bps`, with bursts from burst_bytes_for.
+HtbClass htb_class(double rate_bps, double ceil_bps, int prio);
+
 // The classes under one link's HTB root: 1:1 (the link), 1:10 (workload), 1:20 (background).
 struct HtbLinkClasses {
   HtbClass link;
@@ -39,6 +42,15 @@ struct HtbLinkClasses {
 //  fair: each guaranteed half at the same prio, both may use the whole link;
 //  split: workload guaranteed and capped at workload_share, background at the rest.
 HtbLinkClasses htb_classes(double rate_bps, Preemption preemption, double workload_share);
+
+// The preemption model: the rate the workload gets on `link` shaped at `rate_bps` while background
+// traffic runs (`background_running`) at `background_bps` in total, 0 meaning unpaced (it takes
+// all it can). Derived from the classes htb_classes installs, as HTB shares them: each class first
+// gets its guaranteed rate (the background no more than it sends), then the link's spare rate is
+// lent up to each ceil, to the lower prio first, evenly between equal prios. A discipline without
+// preemption classes (tbf) is one queue that TCP flows share about evenly: modelled as fair.
+// Used by the shaper's tests and the runner's simulated runs (truth.cpp) alike.
+double workload_rate_bps(const LinkSpec& link, double rate_bps, double background_bps, bool background_running);
 
 struct TbfParams {
   double rate_bps = 0;

@@ -1,7 +1,8 @@
 #pragma once
 // Named network namespaces (/run/netns/<name>, as `ip netns` makes them) and netlink route
 // sockets bound to one, all without forking `ip`. Works as root, or inside `unshare -Urnm` with a
-// tmpfs over /run/netns. Thread-safe: each call uses a short-lived helper thread for setns.
+// tmpfs over /run/netns. Thread-safe: each call but enter_netns uses a short-lived helper thread
+// for setns; enter_netns moves the thread that calls it.
 
 #include <functional>
 #include <memory>
@@ -41,6 +42,12 @@ Result<Fd> open_netns(const std::string& name);
 // reference (process, socket, fd) closes. Succeeds when the name does not exist.
 Result<void> remove_netns(const std::string& name);
 bool netns_exists(const std::string& name);
+
+// Moves the calling thread (only it) into the namespace `netns_fd` refers to, for good: its new
+// sockets live there. The one place contend calls setns.
+Result<void> enter_netns(const Fd& netns_fd);
+// The same for a named namespace; kNotFound when there is none; "" leaves the thread where it is.
+Result<void> enter_netns(const std::string& name);
 
 // Runs `fn` on a helper thread that has entered `netns_fd` (setns); returns its result.
 Result<void> run_in_netns(const Fd& netns_fd, const std::function<Result<void>()>& fn);

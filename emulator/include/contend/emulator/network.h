@@ -32,6 +32,16 @@ class LinkControl {
   virtual Result<std::vector<LinkSample>> sample() = 0;
 };
 
+// No links to control: a play of flows only (`contend flows`). Sampling finds nothing; a rate
+// change is an error naming the link.
+class NoLinks final : public LinkControl {
+ public:
+  Result<void> set_rate(const std::string& link, double /*rate_bps*/) override {
+    return make_error(Errc::kInvalidArgument, "no link " + link + " to set a rate on: this play controls no links");
+  }
+  Result<std::vector<LinkSample>> sample() override { return std::vector<LinkSample>{}; }
+};
+
 class Network : public LinkControl {
  public:
   // Creates the topology and shapes every link at its base rate. Fails before creating anything

@@ -53,9 +53,12 @@ struct PlayReport {
 
 // Plays `scenario` for its duration against `net`, logging to `log`. Returns early (stopped =
 // true) when `stop` becomes true. Flow events start and stop flows on `flows`, whose counters are
-// sampled with the links' ("flow_sample" lines); without an engine they are logged with
-// "status": "skipped", and in hosts mode those whose source is on another host with "status":
-// "elsewhere". Every flow is stopped at the end. A flow that cannot start is an error.
+// sampled with the links' ("flow_sample" lines, with the rate since the previous sample); without
+// an engine they are logged with "status": "skipped", and in hosts mode those whose source is on
+// another host with "status": "elsewhere". Every flow is stopped at the end, and a "flow_summary"
+// line per flow says what it achieved. A flow that cannot start is an error. The one event loop:
+// `contend emu play`, `contend emu host`, the runner's cells and `contend flows` (a flow job as a
+// scenario, with NoLinks) all play through it.
 Result<PlayReport> play(const Scenario& scenario, LinkControl& net, EventLog& log, const std::atomic<bool>& stop,
                         const PlayerOptions& options, FlowEngine* flows = nullptr);
 

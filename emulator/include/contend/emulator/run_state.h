@@ -28,6 +28,12 @@ Result<void> remove_run_state(const std::string& run);
 // first") without a state file, else the scenario file's own errors.
 Result<Scenario> load_run_scenario(const std::string& run);
 
+// Tears run `run` down, also after a crash: the namespaces its state file records (else
+// `planned`, those its scenario would make), through remove_namespaces (topology.h), then its
+// state file. Returns how many namespaces it removed. What `contend emu down` and the end of a
+// `play` or a runner's cell call.
+Result<std::size_t> tear_down_run(const std::string& run, const std::vector<std::string>& planned = {});
+
 // Runs with a state file, sorted.
 std::vector<std::string> list_runs();
 

@@ -15,13 +15,13 @@
 
 namespace contend::emulator {
 
-// Who yields when workload and background traffic share a link (HTB only).
+// Who yields when workload and background traffic share a link (disciplines with preemption
+// classes).
 enum class Preemption {
   kBackgroundFirst,  // background class at prio 0 takes all it can; workload gets the rest
   kFair,             // both guaranteed half, either may borrow the other's idle half
   kSplit,            // fixed guaranteed split, no borrowing: workload_share for the workload
 };
-enum class QdiscKind { kHtb, kTbf };
 // Which directions a link's rate shapes: both ends' egress, or only from->to / to->from.
 enum class Direction { kBoth, kForward, kBackward };
 
@@ -33,7 +33,7 @@ struct LinkSpec {
   std::chrono::nanoseconds delay{0};  // one-way, needs netem
   double loss_fraction = 0;           // 0..1, needs netem
   Direction direction = Direction::kBoth;
-  QdiscKind qdisc = QdiscKind::kHtb;
+  std::string qdisc = "htb";  // the shaping discipline: a name in discipline_registry.h
   Preemption preemption = Preemption::kBackgroundFirst;
   double workload_share = 0.5;  // kSplit only: fraction of the rate kept for the workload
 };

@@ -58,12 +58,15 @@ struct TopologyPlan {
 // Names a run may have: 1-24 letters, digits, '-' or '_'.
 bool valid_run_name(const std::string& run);
 std::string node_netns(const std::string& run, const std::string& node);
+// The address of a CIDR: "198.18.0.1/30" -> "198.18.0.1"; an address without a prefix length
+// comes back as it is.
+std::string strip_prefix_length(const std::string& cidr);
 
 // The plan for `scenario` under `run` (pure). Requires valid_run_name(run) and at most 16320 links.
 TopologyPlan plan_topology(const Scenario& scenario, const std::string& run);
 
 // Owns the created namespaces (and so everything in them). Move-only; the destructor removes them
-// unless release() was called. Not thread-safe.
+// (remove_namespaces) unless release() was called. Not thread-safe.
 class Topology {
  public:
   // Creates everything in `plan`. kInvalidArgument when any of its namespaces exists (a run of
@@ -86,7 +89,9 @@ class Topology {
   std::vector<std::string> owned_;
 };
 
-// Removes every namespace of `plan` that exists; reports the first failure after trying all.
-Result<void> remove_topology(const TopologyPlan& plan);
+// The one teardown (Topology's destructor, tear_down_run in run_state.h): removes each of
+// `namespaces` that exists, last first; everything a run made lives in them, so its interfaces,
+// bridge and qdiscs go with them. Tries all; returns how many it removed, or the first failure.
+Result<std::size_t> remove_namespaces(const std::vector<std::string>& namespaces);
 
 }  // namespace contend::emulator

@@ -6,7 +6,7 @@
 // af_packet skips tc and the link's HTB never sees the traffic. Frames carry the link's
 // background address, so the HTB filter classifies them like any background flow.
 // EAL starts once per process: run_dpdk_source is for a process of its own (`contend
-// dpdk-source`, which the flow engine starts). Not thread-safe.
+// dpdk-source`). Not thread-safe: it moves the calling thread into the node's namespace.
 
 #include <cstdint>
 #include <string>

@@ -1,0 +1,37 @@
+// "periodic": {"period", "on", "rate" | "flow", "until"}: the effect for `on` of every `period`,
+// the base rate (or no flow) between.
+
+#include "contend/common/units.h"
+#include "pattern.h"
+
+namespace contend::emulator::detail {
+
+Result<void> expand_periodic(PatternCall& call) {
+  const JsonReader p = call.body();
+  if (auto ok = p.check_keys({"period", "on", "rate", "flow", "until"}); !ok) {
+    return ok;
+  }
+  auto period = p.duration("period");
+  auto on = p.duration("on");
+  auto end = call.until(p);
+  if (auto e = first_error(period, on, end)) {
+    return *e;
+  }
+  const double period_s = to_seconds(*period);
+  const double on_s = to_seconds(*on);
+  if (!(on_s > 0 && on_s < period_s)) {
+    return p.error_at("on", "expected a duration above 0 and below the period (" + format_seconds(period_s) + ")");
+  }
+  auto what = call.effect(p);
+  if (!what) {
+    return what.error();
+  }
+  for (const Episode& e : on_off_episodes(call.at_s(), *end, on_s, period_s)) {
+    if (auto ok = call.episode(p, *what, e.start_s, e.length_s); !ok) {
+      return ok;
+    }
+  }
+  return {};
+}
+
+}  // namespace contend::emulator::detail

@@ -1,0 +1,99 @@
+// "trace": {"file", "format", "bin", "loop", "period", "scale"}: a rate change per point of a
+// bandwidth trace (CSV `time_s,rate` or Mahimahi's delivery opportunities), relative to "at",
+// repeated every `period` when it loops.
+
+#include "contend/common/units.h"
+#include "contend/emulator/mahimahi.h"
+#include "pattern.h"
+
+namespace contend::emulator::detail {
+namespace {
+
+struct LoadedTrace {
+  std::string path;
+  RateTrace rates;
+  double natural_period_s = 0;  // Mahimahi's: its last timestamp rounded up to a bin
+};
+
+// Reads and parses the trace file `p` names, relative paths from the scenario's folder.
+Result<LoadedTrace> load(const JsonReader& p, const TimelineContext& ctx) {
+  auto file = p.string("file");
+  auto format = p.optional_string("format");
+  auto bin = p.optional_duration("bin");
+  if (auto e = first_error(file, format, bin)) {
+    return *e;
+  }
+  const std::string path = file->front() == '/' ? *file : ctx.base_dir + "/" + *file;
+  auto text = ctx.read(path);
+  if (!text) {
+    return p.error_at("file", text.error().message);
+  }
+  const std::string fmt = format->value_or("csv");
+  if (fmt == "csv") {
+    auto parsed = parse_rate_trace_csv(*text, path);
+    if (!parsed) {
+      return p.error_at("file", parsed.error().message);
+    }
+    return LoadedTrace{path, std::move(*parsed), 0};
+  }
+  if (fmt != "mahimahi") {
+    return p.error_at("format", "expected \"csv\" or \"mahimahi\", got \"" + fmt + "\"");
+  }
+  const double bin_s = *bin ? to_seconds(**bin) : 0.1;
+  if (bin_s <= 0) {
+    return p.error_at("bin", "expected a positive duration");
+  }
+  auto parsed = parse_mahimahi(*text, path, bin_s);
+  if (!parsed) {
+    return p.error_at("file", parsed.error().message);
+  }
+  return LoadedTrace{path, std::move(parsed->rate), parsed->period_s};
+}
+
+}  // namespace
+
+Result<void> expand_trace(PatternCall& call) {
+  const JsonReader p = call.body();
+  if (auto ok = p.check_keys({"file", "format", "bin", "loop", "period", "scale"}); !ok) {
+    return ok;
+  }
+  auto loop = p.optional_boolean("loop");
+  auto period = p.optional_duration("period");
+  auto scale = p.optional_number("scale");
+  auto links = call.need_links();
+  if (auto e = first_error(loop, period, scale, links)) {
+    return *e;
+  }
+  auto trace = load(p, call.context());
+  if (!trace) {
+    return trace.error();
+  }
+  const double factor = scale->value_or(1.0);
+  if (!(factor > 0)) {
+    return p.error_at("scale", "expected a positive factor");
+  }
+  const double period_s = *period ? to_seconds(**period) : trace->natural_period_s;
+  if (loop->value_or(false) && period_s <= 0) {
+    return p.error_at("period", "a looping csv trace needs \"period\" (how long one pass lasts)");
+  }
+  if (period_s > 0 && trace->rates.points().back().time_s >= period_s) {
+    return p.error_at("period", "the trace has points at or after the period " + format_seconds(period_s));
+  }
+  for (double base = call.at_s(); base < call.scenario().duration_s; base += period_s) {
+    for (const auto& point : trace->rates.points()) {
+      if (point.rate_bps <= 0) {
+        return p.error_at("file", trace->path + ": a rate of 0 at " + format_seconds(point.time_s) +
+                                      " would stall TCP for good; use a small positive rate");
+      }
+      if (auto ok = call.set_rate(call.entry(), call.links(), base + point.time_s, point.rate_bps * factor); !ok) {
+        return ok;
+      }
+    }
+    if (!loop->value_or(false)) {
+      break;
+    }
+  }
+  return {};
+}
+
+}  // namespace contend::emulator::detail

@@ -1,0 +1,96 @@
+// The emulator's registries and their documentation agree: every shaping discipline and every
+// timeline pattern registered has its row in docs/scenario-format.md, and every row names a
+// registered one, so neither can change without the other.
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "contend/emulator/discipline_registry.h"
+#include "contend/emulator/pattern_registry.h"
+#include "contend/emulator/scenario.h"
+
+using namespace contend::emulator;
+
+namespace {
+
+// The table rows under the heading `heading` of docs/scenario-format.md, by the name in the
+// first cell's backticks: "| `htb` | ... |" -> {"htb": its cells}.
+std::map<std::string, std::vector<std::string>> doc_rows(const std::string& heading) {
+  std::ifstream in(std::string(CONTEND_SOURCE_DIR) + "/docs/scenario-format.md");
+  REQUIRE(in.good());
+  std::map<std::string, std::vector<std::string>> rows;
+  bool inside = false;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("#", 0) == 0) {
+      inside = line == heading;
+      continue;
+    }
+    if (!inside || line.rfind("| `", 0) != 0) {
+      continue;
+    }
+    std::vector<std::string> cells;
+    std::stringstream cells_in(line.substr(1));
+    for (std::string cell; std::getline(cells_in, cell, '|');) {
+      cells.push_back(cell.substr(cell.find_first_not_of(' ')));
+    }
+    const std::string& first = cells.front();
+    rows[first.substr(1, first.find('`', 1) - 1)] = cells;
+  }
+  return rows;
+}
+
+using Row = std::vector<std::string>;
+
+// The rows under `heading` and the registry agree: each of `registered` has a row, which
+// `check_row` (name, its cells) checks further, and each row names one of `registered`.
+template <typename Info, typename Name, typename CheckRow>
+void check_agreement(const std::string& heading, const std::vector<Info>& registered, Name name, CheckRow check_row) {
+  const auto rows = doc_rows(heading);
+  REQUIRE_FALSE(rows.empty());
+  std::set<std::string> names;
+  for (const Info& info : registered) {
+    names.insert(std::string(name(info)));
+    INFO("registered " << name(info) << ", documented under " << heading);
+    const auto row = rows.find(std::string(name(info)));
+    REQUIRE(row != rows.end());
+    check_row(info, row->second);
+  }
+  for (const auto& [documented, cells] : rows) {
+    INFO("documented " << documented << " under " << heading);
+    CHECK(names.count(documented) == 1);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("every registered shaping discipline is documented and every documented one registered", "[registry]") {
+  check_agreement(
+      "## Shaping disciplines (`qdisc`)", disciplines(), [](const DisciplineInfo& d) { return d.name; },
+      [](const DisciplineInfo& d, const Row& cells) {
+        // | name | help | highest rate | preemption classes | netem |
+        REQUIRE(cells.size() >= 5);
+        CHECK_THAT(cells[1], Catch::Contains(std::string(d.help)));
+        CHECK_THAT(cells[3], Catch::StartsWith(d.preemption_classes ? "yes" : "no"));
+        CHECK_THAT(cells[4], Catch::StartsWith(d.netem ? "yes" : "no"));
+      });
+}
+
+TEST_CASE("the default discipline is registered and tbf's highest rate is libnl's 17 Gbit", "[registry]") {
+  CHECK(find_discipline(LinkSpec{}.qdisc) != nullptr);
+  REQUIRE(find_discipline("tbf") != nullptr);
+  CHECK(find_discipline("tbf")->max_rate_bps == 17e9);
+  CHECK(find_discipline("netem") == nullptr);
+}
+
+TEST_CASE("every registered timeline pattern is documented and every documented one registered", "[registry]") {
+  check_agreement(
+      "### Timeline patterns", timeline_patterns(), [](const PatternInfo& p) { return p.key; },
+      [](const PatternInfo& p, const Row& cells) {
+        // | key | help | example | expands to |
+        REQUIRE(cells.size() >= 3);
+        CHECK_THAT(cells[1], Catch::Contains(std::string(p.help)));
+        CHECK_THAT(cells[2], Catch::Contains("\"" + std::string(p.key) + "\":"));  // its example uses it
+      });
+}
