@@ -232,7 +232,7 @@ Result<void> run_worker(const RunConfig& config, const TcpOptions& tcp,
     return with_context(transport.error(), "rank " + std::to_string(tcp.rank));
   }
   if (factory != nullptr) {
-    transport = (*factory)(std::move(*transport), tcp.rank, tcp.world_size);
+    transport = (*factory)(std::move(*transport), tcp.rank, tcp.world_size, (*backend)->message_floats());
     if (!transport) {
       return with_context(transport.error(), "rank " + std::to_string(tcp.rank) + ", " + config.transport);
     }

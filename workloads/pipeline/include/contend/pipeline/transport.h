@@ -119,9 +119,10 @@ class Transport {
 
 // Transports built as optional parts (nccl) register here, so the runtime needs no dependency on
 // them. A factory gets the TCP transport the worker connected first (its bootstrap connection,
-// which it may keep for small messages), the rank and the world size.
-using TransportFactory =
-    std::function<Result<std::unique_ptr<Transport>>(std::unique_ptr<Transport> bootstrap, int rank, int world_size)>;
+// which it may keep for small messages), the rank, the world size and the largest tensor it will
+// carry in floats (the backend's message_floats(): nccl allocates its buffers before it starts).
+using TransportFactory = std::function<Result<std::unique_ptr<Transport>>(
+    std::unique_ptr<Transport> bootstrap, int rank, int world_size, std::size_t message_floats)>;
 // Registers `name` (call at startup, before any run; not thread-safe with lookups).
 void register_transport(const std::string& name, TransportFactory factory);
 // The factory of `name`, or nullptr.
