@@ -168,8 +168,8 @@ class CudaBackend : public ComputeBackend {
         k += p->size();
       }
     }
-    CUDA_TRY(cudaMemcpyAsync(params_, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice,
-                             compute_stream_));
+    CUDA_TRY(
+        cudaMemcpyAsync(params_, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice, compute_stream_));
     CUDA_TRY(cudaStreamSynchronize(compute_stream_));  // `host` goes out of scope; the other streams start clean
     return {};
   }
@@ -398,9 +398,9 @@ class CudaBackend : public ComputeBackend {
   bool last_;
   int m_;
   cublasComputeType_t compute_;
-  pipeline::MlpStage reference_;  // the initial weights
+  pipeline::MlpStage reference_;            // the initial weights
   int T_ = 0, h_ = 0, f_ = 0, layers_ = 0;  // cuBLAS takes int dimensions; products are size_t
-  std::size_t th_ = 0, tf_ = 0;              // T x h, T x f
+  std::size_t th_ = 0, tf_ = 0;             // T x h, T x f
   ArenaLayout layout_;
   void* arena_ = nullptr;
   float *params_ = nullptr, *grads_ = nullptr, *adam_m_ = nullptr, *adam_v_ = nullptr;

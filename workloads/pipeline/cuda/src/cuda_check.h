@@ -47,9 +47,9 @@ inline bool failed(cublasStatus_t s) {
 
 #define CUDA_CHECK(expr) ::contend::pipeline_cuda::check((expr), #expr, __FILE__, __LINE__)
 // In a function returning Result: returns kIo "<expr>: <CUDA's message>" on failure.
-#define CUDA_TRY(expr)                                           \
-  do {                                                           \
+#define CUDA_TRY(expr)                                                      \
+  do {                                                                      \
     if (auto status_ = (expr); ::contend::pipeline_cuda::failed(status_)) { \
-      return ::contend::pipeline_cuda::cuda_error(status_, #expr); \
-    }                                                            \
+      return ::contend::pipeline_cuda::cuda_error(status_, #expr);          \
+    }                                                                       \
   } while (0)

@@ -60,6 +60,7 @@ class NcclChannel {
       thread_.join();
     }
   }
+  bool started() const { return thread_.joinable(); }
   bool done() const { return done_.load(); }
   void set_done() { done_ = true; }
 

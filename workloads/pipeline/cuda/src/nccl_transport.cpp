@@ -177,8 +177,8 @@ class NcclTransport : public Transport {
   };
 
   Error too_large(std::size_t n) const {
-    return make_error(Errc::kInvalidArgument, "nccl: a tensor of " + std::to_string(n) +
-                                                  " floats is larger than the " + std::to_string(capacity_) +
+    return make_error(Errc::kInvalidArgument, "nccl: a tensor of " + std::to_string(n) + " floats is larger than the " +
+                                                  std::to_string(capacity_) +
                                                   " floats the transport allocated for at start");
   }
 
@@ -209,7 +209,8 @@ class NcclTransport : public Transport {
         item.complete(item.data);
         item.complete = nullptr;  // releases what the backend held for it
       }
-      auto ok = item.data.size() > capacity_ ? Result<void>(too_large(item.data.size())) : send_one(ch, item.tag, item.data);
+      auto ok =
+          item.data.size() > capacity_ ? Result<void>(too_large(item.data.size())) : send_one(ch, item.tag, item.data);
       recycle(std::move(item.data));
       std::lock_guard<std::mutex> lock(mutex_);
       --busy_;
@@ -226,9 +227,8 @@ class NcclTransport : public Transport {
     if (!stop_.load() &&
         cudaMemcpyAsync(ch.dev_header(), ch.host_header(), kHeaderWords * sizeof(std::int64_t), cudaMemcpyHostToDevice,
                         ch.stream()) == cudaSuccess &&
-        ch.call("the closing header", [&](ncclComm_t c) {
-            return ncclSend(ch.dev_header(), kHeaderWords, ncclInt64, 1, c, ch.stream());
-          })) {
+        ch.call("the closing header",
+                [&](ncclComm_t c) { return ncclSend(ch.dev_header(), kHeaderWords, ncclInt64, 1, c, ch.stream()); })) {
       (void)ch.wait(stop_, "the closing header");
     }
   }
@@ -347,7 +347,7 @@ class NcclTransport : public Transport {
     cv_.notify_all();
     const auto deadline = Clock::now() + kCloseTimeout;
     for (auto& c : channels_) {
-      while (!c->done() && Clock::now() < deadline) {
+      while (c->started() && !c->done() && Clock::now() < deadline) {
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
       }
     }
@@ -445,10 +445,10 @@ Result<std::unique_ptr<Transport>> connect_nccl(std::unique_ptr<Transport> boots
 }
 
 void register_nccl_transport() {
-  pipeline::register_transport("nccl", [](std::unique_ptr<Transport> bootstrap, int rank, int world_size,
-                                           std::size_t message_floats) {
-    return connect_nccl(std::move(bootstrap), rank, world_size, message_floats);
-  });
+  pipeline::register_transport(
+      "nccl", [](std::unique_ptr<Transport> bootstrap, int rank, int world_size, std::size_t message_floats) {
+        return connect_nccl(std::move(bootstrap), rank, world_size, message_floats);
+      });
 }
 
 }  // namespace contend::pipeline_cuda
