@@ -8,13 +8,15 @@ using namespace contend;
 using namespace contend::pipeline;
 
 namespace {
+constexpr std::size_t kFloats = 1 << 20;  // 4 MiB: timed (at least kMinTimedBytes)
+
 // Both ranks connect at once (the bootstrap and the communicators' creation wait for each other).
 std::vector<Result<std::unique_ptr<Transport>>> connect_two(InProcHub& hub, int device0, int device1) {
   std::vector<Result<std::unique_ptr<Transport>>> out;
   out.emplace_back(make_error(Errc::kInternal, "not run"));
   out.emplace_back(make_error(Errc::kInternal, "not run"));
-  std::thread t0([&] { out[0] = contend::pipeline_cuda::connect_nccl(hub.transport(0), 0, 2, device0); });
-  std::thread t1([&] { out[1] = contend::pipeline_cuda::connect_nccl(hub.transport(1), 1, 2, device1); });
+  std::thread t0([&] { out[0] = contend::pipeline_cuda::connect_nccl(hub.transport(0), 0, 2, kFloats, device0); });
+  std::thread t1([&] { out[1] = contend::pipeline_cuda::connect_nccl(hub.transport(1), 1, 2, kFloats, device1); });
   t0.join();
   t1.join();
   return out;
@@ -40,7 +42,7 @@ TEST_CASE("nccl: tensors cross between two GPUs in both directions, tagged and t
   REQUIRE(t[1].ok());
   Transport& a = **t[0];
   Transport& b = **t[1];
-  const std::size_t n = 1 << 20;  // 4 MiB: timed (at least kMinTimedBytes)
+  const std::size_t n = kFloats;
   const auto deadline = [] { return std::chrono::steady_clock::now() + std::chrono::seconds(30); };
   for (int mb = 0; mb < 3; ++mb) {
     std::vector<float> act(n), grad(n);
@@ -57,6 +59,10 @@ TEST_CASE("nccl: tensors cross between two GPUs in both directions, tagged and t
     CHECK(*got_act == act);
     CHECK(*got_grad == grad);
   }
+  // Buffers were sized at start: a larger tensor is refused, not allocated for.
+  auto too_large = a.send(1, Tag{Kind::kActivation, 1, 0}, std::vector<float>(n + 1));
+  REQUIRE_FALSE(too_large.ok());
+  CHECK(too_large.error().code == Errc::kInvalidArgument);
   // Control messages go over the bootstrap transport, in order with the rest.
   REQUIRE(a.send(1, Tag{Kind::kControl, 0, 1}, {1.0f, 2.0f}).ok());
   auto control = b.recv(0, Tag{Kind::kControl, 0, 1}, deadline());

@@ -23,7 +23,7 @@ Registry<TransportKind>& transports() {
   static Registry<TransportKind> table(
       "transport",
       {{{"", "tcp", "TCP between the stages' addresses (host-staged for GPU tensors)", {}},
-        {[](const Spec&, std::unique_ptr<Transport> tcp, int, int) -> Result<std::unique_ptr<Transport>> {
+        {[](const Spec&, std::unique_ptr<Transport> tcp, int, int, std::size_t) -> Result<std::unique_ptr<Transport>> {
           return tcp;
         },
          nullptr}}});

@@ -208,7 +208,8 @@ Result<void> run_worker(const RunConfig& config, const TcpOptions& tcp,
   }
   const auto* kind = transports().find(config.transport);
   CONTEND_CHECK(kind != nullptr, "run_worker: not a transport spec: " + config.transport.str());
-  transport = kind->kind.make(config.transport, std::move(*transport), tcp.rank, tcp.world_size);
+  transport = kind->kind.make(config.transport, std::move(*transport), tcp.rank, tcp.world_size,
+                              (*backend)->message_floats());
   if (!transport) {
     return with_context(transport.error(), "rank " + std::to_string(tcp.rank) + ", " + config.transport.str());
   }

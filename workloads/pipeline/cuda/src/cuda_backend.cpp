@@ -14,6 +14,8 @@
 #include <mutex>
 #include <utility>
 
+#include "contend/pipeline_cuda/arena_layout.h"
+#include "cuda_check.h"
 #include "kernels.cuh"
 
 namespace contend::pipeline_cuda {
@@ -21,22 +23,6 @@ namespace {
 
 using pipeline::ComputeBackend;
 using pipeline::ModelConfig;
-
-// A CUDA or cuBLAS failure in the middle of a step has no recovery: abort naming the call and
-// where (the bug tier of STYLE.md); setup failures are Results (make_cuda_backend).
-void check(cudaError_t e, const char* what, const char* file, int line) {
-  if (e != cudaSuccess) {
-    std::fprintf(stderr, "contend cuda: %s failed at %s:%d: %s\n", what, file, line, cudaGetErrorString(e));
-    std::abort();
-  }
-}
-void check(cublasStatus_t s, const char* what, const char* file, int line) {
-  if (s != CUBLAS_STATUS_SUCCESS) {
-    std::fprintf(stderr, "contend cuda: %s failed at %s:%d: cuBLAS status %d\n", what, file, line, static_cast<int>(s));
-    std::abort();
-  }
-}
-#define CUDA_CHECK(expr) check((expr), #expr, __FILE__, __LINE__)
 
 Result<cublasComputeType_t> compute_type(const std::string& math) {
   if (math == "fp32") {
@@ -64,15 +50,22 @@ class CudaBackend : public ComputeBackend {
     h_ = model.hidden;
     f_ = h_ * model.ffn_mult;
     layers_ = reference_.num_layers();
-    P_ = static_cast<std::size_t>(h_) * f_ * 2 + f_ + h_;
-    per_layer_ = static_cast<std::size_t>(T_) * (h_ + f_);
-    slot_floats_ = per_layer_ * layers_ + (last_ ? static_cast<std::size_t>(T_) * h_ : 0);
+    th_ = static_cast<std::size_t>(T_) * static_cast<std::size_t>(h_);
+    tf_ = static_cast<std::size_t>(T_) * static_cast<std::size_t>(f_);
   }
 
   ~CudaBackend() override {
     // Completions still queued in a transport hold slots: the transport is destroyed first
     // (worker.cpp), which runs or drops them. An untaken one goes now, while its event exists.
     pending_ = nullptr;
+    // The thread destroying the backend may not be the one that made it: the current device is
+    // per thread, and streams and handles are destroyed on their own device.
+    if (cudaSetDevice(device_) != cudaSuccess) {
+      std::fprintf(stderr, "contend cuda: cudaSetDevice(%d) failed while freeing a stage\n", device_);
+    }
+    if (compute_stream_ != nullptr) {
+      cudaStreamSynchronize(compute_stream_);  // nothing may still write into what is freed below
+    }
     for (cudaEvent_t e : slot_events_) {
       cudaEventDestroy(e);
     }
@@ -97,88 +90,87 @@ class CudaBackend : public ComputeBackend {
     }
   }
 
-  // Everything the stage will ever use, in one allocation.
-  std::size_t arena_floats() const {
-    const std::size_t th = static_cast<std::size_t>(T_) * h_;
-    const std::size_t tf = static_cast<std::size_t>(T_) * f_;
-    return 4 * P_ * layers_ + static_cast<std::size_t>(m_) * slot_floats_ + 4 * th + 2 * tf + 2 /* loss */ +
-           out_slots() * th;
-  }
-
   // Outputs in flight to the transport: a whole iteration's activations and gradients.
   std::size_t out_slots() const { return 2 * static_cast<std::size_t>(m_); }
 
+  // Everything the stage will ever use, in one device allocation and one pinned one, carved as
+  // plan_arena lays it out (256-byte aligned). The zeroing and the initial weights go on the
+  // compute stream, which is synchronized before returning: the other streams are non-blocking,
+  // so work on the legacy stream would not be ordered before theirs.
   Result<void> init(int device) {
     device_ = device;
     if (auto e = cudaSetDevice(device); e != cudaSuccess) {
       return make_error(Errc::kUnsupported,
                         std::string("cudaSetDevice(") + std::to_string(device) + "): " + cudaGetErrorString(e));
     }
-    const std::size_t bytes = arena_floats() * sizeof(float);
+    StageShape shape;
+    shape.tokens = static_cast<std::size_t>(T_);
+    shape.hidden = static_cast<std::size_t>(h_);
+    shape.ffn = static_cast<std::size_t>(f_);
+    shape.layers = static_cast<std::size_t>(layers_);
+    shape.microbatches = static_cast<std::size_t>(m_);
+    shape.last = last_;
+    auto plan = plan_arena(shape);
+    if (!plan) {
+      return plan.error();
+    }
+    layout_ = std::move(*plan);
+    CUDA_TRY(cudaStreamCreateWithFlags(&compute_stream_, cudaStreamNonBlocking));
+    CUDA_TRY(cudaStreamCreateWithFlags(&h2d_, cudaStreamNonBlocking));
+    CUDA_TRY(cudaStreamCreateWithFlags(&d2h_, cudaStreamNonBlocking));
+    CUDA_TRY(cudaEventCreateWithFlags(&copied_in_, cudaEventDisableTiming));
+    CUDA_TRY(cudaEventCreateWithFlags(&consumed_in_, cudaEventDisableTiming));
+    const std::size_t bytes = layout_.arena_bytes;
     if (auto e = cudaMalloc(&arena_, bytes); e != cudaSuccess) {
       return make_error(Errc::kIo,
                         "cudaMalloc(" + std::to_string(bytes) + " bytes, the stage's arena): " + cudaGetErrorString(e));
     }
-    arena_bytes_ = bytes;
-    CUDA_CHECK(cudaMemset(arena_, 0, bytes));
-    CUDA_CHECK(cudaStreamCreateWithFlags(&compute_stream_, cudaStreamNonBlocking));
-    CUDA_CHECK(cudaStreamCreateWithFlags(&h2d_, cudaStreamNonBlocking));
-    CUDA_CHECK(cudaStreamCreateWithFlags(&d2h_, cudaStreamNonBlocking));
-    CUDA_CHECK(cudaEventCreateWithFlags(&copied_in_, cudaEventDisableTiming));
-    CUDA_CHECK(cudaEventCreateWithFlags(&consumed_in_, cudaEventDisableTiming));
+    CUDA_TRY(cudaMemsetAsync(arena_, 0, bytes, compute_stream_));
     // Pinned host memory: the input's staging buffer and one buffer per output slot, so copies
     // both ways are DMA that runs beside the compute stream.
-    const std::size_t th_bytes = bytes_th();
-    const std::size_t pinned_bytes = (1 + out_slots()) * th_bytes;
-    if (auto e = cudaMallocHost(&pinned_, pinned_bytes); e != cudaSuccess) {
-      return make_error(Errc::kIo, "cudaMallocHost(" + std::to_string(pinned_bytes) +
+    if (auto e = cudaMallocHost(&pinned_, layout_.pinned_bytes); e != cudaSuccess) {
+      return make_error(Errc::kIo, "cudaMallocHost(" + std::to_string(layout_.pinned_bytes) +
                                        " bytes, the stage's pinned buffers): " + cudaGetErrorString(e));
     }
-    in_staging_ = static_cast<float*>(pinned_);
     for (std::size_t j = 0; j < out_slots(); ++j) {
       cudaEvent_t e = nullptr;
-      CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming | cudaEventBlockingSync));
+      CUDA_TRY(cudaEventCreateWithFlags(&e, cudaEventDisableTiming | cudaEventBlockingSync));
       slot_events_.push_back(e);
       free_out_.push_back(j);
     }
-    CUDA_CHECK(cublasCreate(&blas_));
-    CUDA_CHECK(cublasSetStream(blas_, compute_stream_));
-    std::size_t used = 0;
-    const auto take = [&](std::size_t floats) {
-      float* p = arena_ + used;
-      used += floats;
-      return p;
-    };
-    params_ = take(P_ * layers_);
-    grads_ = take(P_ * layers_);
-    adam_m_ = take(P_ * layers_);
-    adam_v_ = take(P_ * layers_);
-    for (int i = 0; i < m_; ++i) {
-      free_slots_.push_back(take(slot_floats_));
+    CUDA_TRY(cublasCreate(&blas_));
+    CUDA_TRY(cublasSetStream(blas_, compute_stream_));
+    params_ = device_floats(layout_.params);
+    grads_ = device_floats(layout_.grads);
+    adam_m_ = device_floats(layout_.adam_m);
+    adam_v_ = device_floats(layout_.adam_v);
+    for (const Span& slot : layout_.stash) {
+      free_slots_.push_back(device_floats(slot));
     }
-    const std::size_t th = static_cast<std::size_t>(T_) * h_;
-    const std::size_t tf = static_cast<std::size_t>(T_) * f_;
-    in_ = take(th);
-    cur_ = take(th);
-    grad_ = take(th);
-    target_ = take(th);
-    relu_ = take(tf);
-    dact_ = take(tf);
-    loss_ = reinterpret_cast<double*>(take(2));
+    in_ = device_floats(layout_.in);
+    cur_ = device_floats(layout_.cur);
+    grad_ = device_floats(layout_.grad);
+    target_ = device_floats(layout_.target);
+    relu_ = device_floats(layout_.relu);
+    dact_ = device_floats(layout_.dact);
+    loss_ = reinterpret_cast<double*>(static_cast<char*>(arena_) + layout_.loss.offset);
+    in_staging_ = host_floats(layout_.pinned_in);
     for (std::size_t j = 0; j < out_slots(); ++j) {
-      dev_out_.push_back(take(th));
-      host_out_.push_back(in_staging_ + (j + 1) * th);
+      dev_out_.push_back(device_floats(layout_.out[j]));
+      host_out_.push_back(host_floats(layout_.pinned_out[j]));
     }
     // The same initial weights as the cpu backend (MlpStage), so runs compare exactly.
-    std::vector<float> host(P_ * layers_);
+    std::vector<float> host(layout_.parameters);
     for (int l = 0; l < layers_; ++l) {
-      std::size_t k = l * P_;
+      std::size_t k = static_cast<std::size_t>(l) * layout_.params_per_layer;
       for (const std::vector<float>* p : reference_.params(l)) {
         std::copy(p->begin(), p->end(), host.begin() + static_cast<std::ptrdiff_t>(k));
         k += p->size();
       }
     }
-    CUDA_CHECK(cudaMemcpy(params_, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice));
+    CUDA_TRY(
+        cudaMemcpyAsync(params_, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice, compute_stream_));
+    CUDA_TRY(cudaStreamSynchronize(compute_stream_));  // `host` goes out of scope; the other streams start clean
     return {};
   }
 
@@ -186,6 +178,7 @@ class CudaBackend : public ComputeBackend {
 
   // `out` and `grad_in` are filled in by the completions (take_completion), not here.
   void forward(int iteration, int mb, const std::vector<float>& in, std::vector<float>& /*out*/) override {
+    use_device();
     std::vector<float> input;
     const std::vector<float>* x = &in;
     if (stage_ == 0 || last_) {
@@ -202,79 +195,74 @@ class CudaBackend : public ComputeBackend {
     free_slots_.pop_back();
     slots_[mb] = slot;
     for (int l = 0; l < layers_; ++l) {
-      const float* w1 = params_ + l * P_;
-      const float* b1 = w1 + static_cast<std::size_t>(h_) * f_;
-      const float* w2 = b1 + f_;
-      const float* b2 = w2 + static_cast<std::size_t>(f_) * h_;
-      float* xs = slot + l * per_layer_;
-      float* as = xs + static_cast<std::size_t>(T_) * h_;
+      const Weights w = weights(params_, l);
+      float* xs = slot + static_cast<std::size_t>(l) * (th_ + tf_);
+      float* as = xs + th_;
       CUDA_CHECK(cudaMemcpyAsync(xs, cur_, bytes_th(), cudaMemcpyDeviceToDevice, compute_stream_));
-      kernels::broadcast_rows(as, b1, T_, f_, compute_stream_);
-      gemm(CUBLAS_OP_N, CUBLAS_OP_N, T_, f_, h_, xs, h_, w1, f_, 1.0f, as, f_);
-      kernels::relu(relu_, as, T_ * f_, compute_stream_);
-      kernels::add_rows(cur_, b2, T_, h_, compute_stream_);
-      gemm(CUBLAS_OP_N, CUBLAS_OP_N, T_, h_, f_, relu_, f_, w2, h_, 1.0f, cur_, h_);
+      CUDA_CHECK(kernels::broadcast_rows(as, w.b1, T(), F(), compute_stream_));
+      gemm(CUBLAS_OP_N, CUBLAS_OP_N, T_, f_, h_, xs, h_, w.w1, f_, 1.0f, as, f_);
+      CUDA_CHECK(kernels::relu(relu_, as, tf_, compute_stream_));
+      CUDA_CHECK(kernels::add_rows(cur_, w.b2, T(), H(), compute_stream_));
+      gemm(CUBLAS_OP_N, CUBLAS_OP_N, T_, h_, f_, relu_, f_, w.w2, h_, 1.0f, cur_, h_);
     }
     if (last_) {
       copy_in(target_, pipeline::synthetic_target(model_, input));
-      float* dy = slot + per_layer_ * layers_;
-      kernels::mse(dy, cur_, target_, T_ * h_, m_, loss_, compute_stream_);
+      float* dy = slot + static_cast<std::size_t>(layers_) * (th_ + tf_);
+      CUDA_CHECK(kernels::mse(dy, cur_, target_, th_, m_, loss_, compute_stream_));
       input_consumed();
       ++losses_;
     } else {
       copy_out(cur_);
     }
-    held_ += per_layer_ * layers_ * sizeof(float);
+    held_ += stash_bytes();
   }
 
   void backward(int, int mb, const std::vector<float>& grad_out, std::vector<float>& /*grad_in*/) override {
+    use_device();
     auto it = slots_.find(mb);
     CONTEND_CHECK(it != slots_.end(), "cuda: backward of micro-batch " + std::to_string(mb) + " without its forward");
     float* slot = it->second;
     if (last_) {
-      CUDA_CHECK(
-          cudaMemcpyAsync(grad_, slot + per_layer_ * layers_, bytes_th(), cudaMemcpyDeviceToDevice, compute_stream_));
+      const float* dy = slot + static_cast<std::size_t>(layers_) * (th_ + tf_);
+      CUDA_CHECK(cudaMemcpyAsync(grad_, dy, bytes_th(), cudaMemcpyDeviceToDevice, compute_stream_));
     } else {
       copy_in(in_, grad_out);
       CUDA_CHECK(cudaMemcpyAsync(grad_, in_, bytes_th(), cudaMemcpyDeviceToDevice, compute_stream_));
       input_consumed();
     }
     for (int l = layers_ - 1; l >= 0; --l) {
-      const float* w1 = params_ + l * P_;
-      const float* w2 = w1 + static_cast<std::size_t>(h_) * f_ + f_;
-      float* gw1 = grads_ + l * P_;
-      float* gb1 = gw1 + static_cast<std::size_t>(h_) * f_;
-      float* gw2 = gb1 + f_;
-      float* gb2 = gw2 + static_cast<std::size_t>(f_) * h_;
-      const float* xs = slot + l * per_layer_;
-      const float* as = xs + static_cast<std::size_t>(T_) * h_;
-      kernels::relu(relu_, as, T_ * f_, compute_stream_);
-      gemm(CUBLAS_OP_T, CUBLAS_OP_N, f_, h_, T_, relu_, f_, grad_, h_, 1.0f, gw2, h_);  // dW2 += r^T dy
-      kernels::column_sums(gb2, grad_, T_, h_, compute_stream_);
-      gemm(CUBLAS_OP_N, CUBLAS_OP_T, T_, f_, h_, grad_, h_, w2, h_, 0.0f, dact_, f_);  // da = dy W2^T
-      kernels::relu_grad(dact_, as, T_ * f_, compute_stream_);
-      gemm(CUBLAS_OP_T, CUBLAS_OP_N, h_, f_, T_, xs, h_, dact_, f_, 1.0f, gw1, f_);  // dW1 += x^T da
-      kernels::column_sums(gb1, dact_, T_, f_, compute_stream_);
-      gemm(CUBLAS_OP_N, CUBLAS_OP_T, T_, h_, f_, dact_, f_, w1, f_, 1.0f, grad_, h_);  // dx = dy + da W1^T
+      const Weights w = weights(params_, l);
+      const Weights g = weights(grads_, l);
+      const float* xs = slot + static_cast<std::size_t>(l) * (th_ + tf_);
+      const float* as = xs + th_;
+      CUDA_CHECK(kernels::relu(relu_, as, tf_, compute_stream_));
+      gemm(CUBLAS_OP_T, CUBLAS_OP_N, f_, h_, T_, relu_, f_, grad_, h_, 1.0f, g.w2, h_);  // dW2 += r^T dy
+      CUDA_CHECK(kernels::column_sums(g.b2, grad_, T(), H(), compute_stream_));
+      gemm(CUBLAS_OP_N, CUBLAS_OP_T, T_, f_, h_, grad_, h_, w.w2, h_, 0.0f, dact_, f_);  // da = dy W2^T
+      CUDA_CHECK(kernels::relu_grad(dact_, as, tf_, compute_stream_));
+      gemm(CUBLAS_OP_T, CUBLAS_OP_N, h_, f_, T_, xs, h_, dact_, f_, 1.0f, g.w1, f_);  // dW1 += x^T da
+      CUDA_CHECK(kernels::column_sums(g.b1, dact_, T(), F(), compute_stream_));
+      gemm(CUBLAS_OP_N, CUBLAS_OP_T, T_, h_, f_, dact_, f_, w.w1, f_, 1.0f, grad_, h_);  // dx = dy + da W1^T
     }
     if (stage_ > 0) {
       copy_out(grad_);
     }
     free_slots_.push_back(slot);
     slots_.erase(it);
-    held_ -= per_layer_ * layers_ * sizeof(float);
+    held_ -= stash_bytes();
   }
 
   void step() override {
+    use_device();
     ++steps_;
     const float lr = static_cast<float>(model_.lr);
-    const int n = static_cast<int>(P_ * layers_);
+    const std::size_t n = layout_.parameters;  // past INT_MAX at hidden 8192 with 4 layers
     if (model_.optimizer == "adam") {
       const float c1 = 1.0f - std::pow(0.9f, static_cast<float>(steps_));
       const float c2 = 1.0f - std::pow(0.999f, static_cast<float>(steps_));
-      kernels::adam(params_, grads_, adam_m_, adam_v_, lr, c1, c2, n, compute_stream_);
+      CUDA_CHECK(kernels::adam(params_, grads_, adam_m_, adam_v_, lr, c1, c2, n, compute_stream_));
     } else {
-      kernels::sgd(params_, grads_, lr, n, compute_stream_);
+      CUDA_CHECK(kernels::sgd(params_, grads_, lr, n, compute_stream_));
     }
     if (last_) {
       double sum = 0;
@@ -292,26 +280,51 @@ class CudaBackend : public ComputeBackend {
   pipeline::Completion take_completion() override { return std::exchange(pending_, {}); }
   std::uint64_t held_bytes() const override { return held_; }
 
+  // Layer l of `base` (parameters or gradients) on the host, in the cpu backend's order.
   std::vector<std::vector<float>> layer(const float* base, int l) const {
-    std::vector<float> all(P_);
-    CUDA_CHECK(cudaDeviceSynchronize());
-    CUDA_CHECK(cudaMemcpy(all.data(), base + l * P_, P_ * sizeof(float), cudaMemcpyDeviceToHost));
-    const std::size_t sizes[] = {static_cast<std::size_t>(h_) * f_, static_cast<std::size_t>(f_),
-                                 static_cast<std::size_t>(f_) * h_, static_cast<std::size_t>(h_)};
+    use_device();  // the caller's thread (a test's) may never have touched this device
+    std::vector<float> all(layout_.params_per_layer);
+    CUDA_CHECK(cudaStreamSynchronize(compute_stream_));
+    CUDA_CHECK(cudaMemcpy(all.data(), base + static_cast<std::size_t>(l) * layout_.params_per_layer,
+                          all.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    const std::size_t hf = static_cast<std::size_t>(h_) * static_cast<std::size_t>(f_);
+    const std::size_t sizes[] = {hf, static_cast<std::size_t>(f_), hf, static_cast<std::size_t>(h_)};
     std::vector<std::vector<float>> out;
     std::size_t k = 0;
-    for (std::size_t s : sizes) {
-      out.emplace_back(all.begin() + static_cast<std::ptrdiff_t>(k), all.begin() + static_cast<std::ptrdiff_t>(k + s));
-      k += s;
+    for (std::size_t n : sizes) {
+      out.emplace_back(all.begin() + static_cast<std::ptrdiff_t>(k), all.begin() + static_cast<std::ptrdiff_t>(k + n));
+      k += n;
     }
     return out;
   }
   const float* params() const { return params_; }
   const float* grads() const { return grads_; }
-  std::uint64_t arena_bytes() const { return arena_bytes_; }
+  std::uint64_t arena_bytes() const { return layout_.arena_bytes; }
 
  private:
-  std::size_t bytes_th() const { return static_cast<std::size_t>(T_) * h_ * sizeof(float); }
+  // Layer l's W1 [h x f], b1 [f], W2 [f x h], b2 [h] inside `base` (parameters or gradients).
+  struct Weights {
+    float *w1, *b1, *w2, *b2;
+  };
+  Weights weights(float* base, int l) const {
+    const std::size_t hf = static_cast<std::size_t>(h_) * static_cast<std::size_t>(f_);
+    Weights w{};
+    w.w1 = base + static_cast<std::size_t>(l) * layout_.params_per_layer;
+    w.b1 = w.w1 + hf;
+    w.w2 = w.b1 + f_;
+    w.b2 = w.w2 + hf;
+    return w;
+  }
+  // The current device is per thread: the compute thread, a test's thread, the transport's.
+  void use_device() const { CUDA_CHECK(cudaSetDevice(device_)); }
+  std::size_t T() const { return static_cast<std::size_t>(T_); }
+  std::size_t H() const { return static_cast<std::size_t>(h_); }
+  std::size_t F() const { return static_cast<std::size_t>(f_); }
+  std::uint64_t stash_bytes() const { return static_cast<std::uint64_t>(layers_) * (th_ + tf_) * sizeof(float); }
+  float* device_floats(const Span& s) { return reinterpret_cast<float*>(static_cast<char*>(arena_) + s.offset); }
+  float* host_floats(const Span& s) { return reinterpret_cast<float*>(static_cast<char*>(pinned_) + s.offset); }
+
+  std::size_t bytes_th() const { return th_ * sizeof(float); }
 
   // Host to device through the pinned staging buffer on the copy stream, after the compute stream
   // is done with the previous input; the compute stream waits for the copy. The host does not wait
@@ -361,8 +374,9 @@ class CudaBackend : public ComputeBackend {
     free_out_.pop_back();
     return j;
   }
+  // Runs on whichever thread drops the completion (the transport's, or this one's): on this device.
   void release_out_slot(std::size_t j) {
-    if (cudaEventSynchronize(slot_events_[j]) != cudaSuccess) {
+    if (cudaSetDevice(device_) != cudaSuccess || cudaEventSynchronize(slot_events_[j]) != cudaSuccess) {
       std::fprintf(stderr, "contend cuda: an output copy failed\n");
     }
     std::lock_guard<std::mutex> lock(out_mutex_);
@@ -384,14 +398,14 @@ class CudaBackend : public ComputeBackend {
   bool last_;
   int m_;
   cublasComputeType_t compute_;
-  pipeline::MlpStage reference_;  // the initial weights
-  int T_ = 0, h_ = 0, f_ = 0, layers_ = 0;
-  std::size_t P_ = 0, per_layer_ = 0, slot_floats_ = 0;
-  float* arena_ = nullptr;
-  std::uint64_t arena_bytes_ = 0;
+  pipeline::MlpStage reference_;            // the initial weights
+  int T_ = 0, h_ = 0, f_ = 0, layers_ = 0;  // cuBLAS takes int dimensions; products are size_t
+  std::size_t th_ = 0, tf_ = 0;             // T x h, T x f
+  ArenaLayout layout_;
+  void* arena_ = nullptr;
   float *params_ = nullptr, *grads_ = nullptr, *adam_m_ = nullptr, *adam_v_ = nullptr;
   float *in_ = nullptr, *cur_ = nullptr, *grad_ = nullptr, *target_ = nullptr, *relu_ = nullptr, *dact_ = nullptr;
-  double* loss_ = nullptr;
+  double* loss_ = nullptr;  // 256-byte aligned (atomicAdd)
   std::vector<float*> free_slots_;
   std::map<int, float*> slots_;
   cudaStream_t compute_stream_ = nullptr, h2d_ = nullptr, d2h_ = nullptr;

@@ -15,6 +15,9 @@
 #include <thread>
 #include <vector>
 
+#include "cuda_check.h"
+#include "nccl_channel.h"
+
 namespace contend::pipeline_cuda {
 namespace {
 
@@ -25,7 +28,6 @@ using pipeline::Transport;
 using Clock = std::chrono::steady_clock;
 
 constexpr std::int64_t kCloseKind = 255;  // the last header a sender sends
-constexpr int kHeaderWords = 4;           // kind, iteration, micro-batch, floats
 constexpr std::size_t kUuidBytes = 16;
 constexpr std::size_t kHostIdBytes = 8;
 // The bootstrap message: GPU UUID, hash of NCCL_HOSTID, the unique id.
@@ -33,32 +35,19 @@ constexpr std::size_t kBootstrapBytes = kUuidBytes + kHostIdBytes + sizeof(ncclU
 constexpr std::size_t kBootstrapFloats = (kBootstrapBytes + sizeof(float) - 1) / sizeof(float);
 constexpr auto kBootstrapTimeout = std::chrono::seconds(60);
 constexpr auto kCloseTimeout = std::chrono::seconds(10);
+// After kCloseTimeout, how long a channel's thread may take to return from a call already inside
+// NCCL before its communicator is aborted under it (a status query returns in microseconds).
+constexpr auto kAbortGrace = std::chrono::milliseconds(200);
 
 double now_s() {
   return std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
 }
 
-Error nccl_error(ncclResult_t r, ncclComm_t comm, const std::string& what) {
-  const char* detail = ncclGetLastError(comm);
-  return make_error(Errc::kIo, what + ": " + ncclGetErrorString(r) +
-                                   (detail != nullptr && *detail != '\0' ? std::string(" (") + detail + ")" : ""));
-}
-
-Error cuda_error(cudaError_t e, const std::string& what) {
-  return make_error(Errc::kIo, what + ": " + cudaGetErrorString(e));
-}
-
-#define NCCL_TRY(expr, comm)                           \
+#define NCCL_TRY(expr)                                 \
   do {                                                 \
     if (ncclResult_t r_ = (expr); r_ != ncclSuccess) { \
-      return nccl_error(r_, comm, #expr);              \
+      return nccl_error(r_, #expr);                    \
     }                                                  \
-  } while (0)
-#define CUDA_TRY(expr)                                \
-  do {                                                \
-    if (cudaError_t e_ = (expr); e_ != cudaSuccess) { \
-      return cuda_error(e_, #expr);                   \
-    }                                                 \
   } while (0)
 
 // FNV-1a of NCCL_HOSTID ("" when unset): NCCL tells hosts apart by it, and refuses two ranks on
@@ -82,120 +71,48 @@ std::string hex(const unsigned char* bytes, std::size_t n) {
   return out;
 }
 
-// One direction of one neighbour's link: its two-rank communicator, a stream, and device and
-// pinned host buffers that grow to the largest message. Used by one thread.
-struct Channel {
-  int peer = 0;
-  bool sends = false;
-  ncclComm_t comm = nullptr;
-  cudaStream_t stream = nullptr;
-  std::int64_t* dev_header = nullptr;
-  std::int64_t* host_header = nullptr;  // pinned
-  float* dev = nullptr;
-  float* host = nullptr;  // pinned
-  std::size_t floats = 0;
-  std::thread thread;
-  std::atomic<bool> done{false};
-
-  Result<void> init() {
-    CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    CUDA_TRY(cudaMalloc(reinterpret_cast<void**>(&dev_header), kHeaderWords * sizeof(std::int64_t)));
-    CUDA_TRY(cudaMallocHost(reinterpret_cast<void**>(&host_header), kHeaderWords * sizeof(std::int64_t)));
-    return {};
-  }
-  Result<void> reserve(std::size_t n) {
-    if (n <= floats) {
-      return {};
-    }
-    cudaFree(dev);
-    cudaFreeHost(host);
-    dev = nullptr;
-    host = nullptr;
-    floats = 0;
-    CUDA_TRY(cudaMalloc(reinterpret_cast<void**>(&dev), n * sizeof(float)));
-    CUDA_TRY(cudaMallocHost(reinterpret_cast<void**>(&host), n * sizeof(float)));
-    floats = n;
-    return {};
-  }
-  // Waits for the stream's work, watching the communicator for errors and `stop`.
-  Result<void> wait(const std::atomic<bool>& stop, const std::string& what) const {
-    for (int spins = 0;; ++spins) {
-      const cudaError_t q = cudaStreamQuery(stream);
-      if (q == cudaSuccess) {
-        return {};
-      }
-      if (q != cudaErrorNotReady) {
-        return cuda_error(q, what);
-      }
-      ncclResult_t async = ncclSuccess;
-      ncclCommGetAsyncError(comm, &async);
-      if (async != ncclSuccess && async != ncclInProgress) {
-        return nccl_error(async, comm, what);
-      }
-      if (stop.load()) {
-        return make_error(Errc::kIo, what + ": stopped");
-      }
-      if (spins < 2000) {
-        std::this_thread::yield();
-      } else {
-        std::this_thread::sleep_for(std::chrono::microseconds(50));
-      }
-    }
-  }
-  ~Channel() {
-    if (comm != nullptr) {
-      ncclCommAbort(comm);  // after a clean close there is nothing left to abort
-    }
-    if (stream != nullptr) {
-      cudaStreamDestroy(stream);
-    }
-    cudaFree(dev_header);
-    cudaFreeHost(host_header);
-    cudaFree(dev);
-    cudaFreeHost(host);
-  }
-};
-
 class NcclTransport : public Transport {
  public:
-  NcclTransport(std::unique_ptr<Transport> bootstrap, int device) : bootstrap_(std::move(bootstrap)), device_(device) {}
+  NcclTransport(std::unique_ptr<Transport> bootstrap, int device, std::size_t message_floats)
+      : bootstrap_(std::move(bootstrap)), device_(device), capacity_(message_floats) {}
 
   ~NcclTransport() override { shutdown(); }
 
-  // Creates both channels of every neighbour in one NCCL group: this rank is 0 of the
-  // communicators it sends on (`send_ids`) and 1 of those it receives on (`recv_ids`).
+  // Allocates every channel's buffers, then creates both channels of every neighbour in one NCCL
+  // group: this rank is 0 of the communicators it sends on (`send_ids`) and 1 of those it
+  // receives on (`recv_ids`). Nothing is allocated after this.
   Result<void> start(const std::map<int, ncclUniqueId>& send_ids, const std::map<int, ncclUniqueId>& recv_ids) {
     for (const auto& [peer, id] : send_ids) {
       queues_[peer];  // the neighbours: sends to anyone else are a bug
       for (bool sends : {true, false}) {
-        auto c = std::make_unique<Channel>();
-        c->peer = peer;
-        c->sends = sends;
-        if (auto ok = c->init(); !ok) {
+        auto c = std::make_unique<NcclChannel>(peer, sends, device_);
+        if (auto ok = c->allocate(capacity_); !ok) {
           return ok;
         }
         channels_.push_back(std::move(c));
       }
     }
-    NCCL_TRY(ncclGroupStart(), nullptr);
+    NCCL_TRY(ncclGroupStart());
     for (auto& c : channels_) {
-      const ncclUniqueId& id = c->sends ? send_ids.at(c->peer) : recv_ids.at(c->peer);
-      if (ncclResult_t r = ncclCommInitRank(&c->comm, 2, id, c->sends ? 0 : 1); r != ncclSuccess) {
+      const ncclUniqueId& id = c->sends() ? send_ids.at(c->peer()) : recv_ids.at(c->peer());
+      if (ncclResult_t r = c->init_comm(id, c->sends() ? 0 : 1); r != ncclSuccess) {
         ncclGroupEnd();
-        return nccl_error(r, nullptr, "ncclCommInitRank with rank " + std::to_string(c->peer));
+        return nccl_error(r, "ncclCommInitRank with rank " + std::to_string(c->peer()));
       }
     }
-    NCCL_TRY(ncclGroupEnd(), nullptr);
+    NCCL_TRY(ncclGroupEnd());
     for (auto& c : channels_) {
-      Channel* ch = c.get();
-      ch->thread = std::thread([this, ch] {
-        cudaSetDevice(device_);  // the current device is per thread
-        if (ch->sends) {
+      NcclChannel* ch = c.get();
+      ch->start([this, ch] {
+        // The current device is per thread: this one's NCCL calls, copies and stream queries.
+        if (auto e = cudaSetDevice(device_); e != cudaSuccess) {
+          fail_channel(*ch, cuda_error(e, "cudaSetDevice(" + std::to_string(device_) + ") on an nccl thread"));
+        } else if (ch->sends()) {
           send_loop(*ch);
         } else {
           recv_loop(*ch);
         }
-        ch->done = true;
+        ch->set_done();
       });
     }
     return {};
@@ -204,6 +121,11 @@ class NcclTransport : public Transport {
   Result<void> send(int peer, Tag tag, std::vector<float> data, pipeline::Completion complete = {}) override {
     if (tag.kind == Kind::kControl) {
       return bootstrap_->send(peer, tag, std::move(data), std::move(complete));
+    }
+    // The tensor's size is known only once `complete` has run, on the sending thread; a tensor
+    // without one is checked here, where the caller hears it at once.
+    if (!complete && data.size() > capacity_) {
+      return too_large(data.size());
     }
     std::lock_guard<std::mutex> lock(mutex_);
     CONTEND_CHECK(queues_.count(peer) != 0, "nccl: send to a rank that is not a neighbour");
@@ -254,29 +176,46 @@ class NcclTransport : public Transport {
     pipeline::Completion complete;
   };
 
-  void send_loop(Channel& ch) {
+  Error too_large(std::size_t n) const {
+    return make_error(Errc::kInvalidArgument, "nccl: a tensor of " + std::to_string(n) + " floats is larger than the " +
+                                                  std::to_string(capacity_) +
+                                                  " floats the transport allocated for at start");
+  }
+
+  void fail_channel(NcclChannel& ch, const Error& e) {
+    if (ch.sends()) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      send_errors_.emplace(ch.peer(), with_context(e, "sending to rank " + std::to_string(ch.peer())));
+      cv_.notify_all();
+    } else {
+      box_.fail(ch.peer(), with_context(e, "receiving from rank " + std::to_string(ch.peer()) + " (nccl)"));
+    }
+  }
+
+  void send_loop(NcclChannel& ch) {
     for (;;) {
       Item item;
       {
         std::unique_lock<std::mutex> lock(mutex_);
-        cv_.wait(lock, [&] { return closing_ || !queues_[ch.peer].empty(); });
-        if (queues_[ch.peer].empty()) {
+        cv_.wait(lock, [&] { return closing_ || !queues_[ch.peer()].empty(); });
+        if (queues_[ch.peer()].empty()) {
           break;  // closing, everything sent
         }
-        item = std::move(queues_[ch.peer].front());
-        queues_[ch.peer].pop_front();
+        item = std::move(queues_[ch.peer()].front());
+        queues_[ch.peer()].pop_front();
         ++busy_;
       }
       if (item.complete) {
         item.complete(item.data);
         item.complete = nullptr;  // releases what the backend held for it
       }
-      auto ok = send_one(ch, item.tag, item.data);
+      auto ok =
+          item.data.size() > capacity_ ? Result<void>(too_large(item.data.size())) : send_one(ch, item.tag, item.data);
       recycle(std::move(item.data));
       std::lock_guard<std::mutex> lock(mutex_);
       --busy_;
       if (!ok) {
-        send_errors_.emplace(ch.peer, with_context(ok.error(), "sending to rank " + std::to_string(ch.peer)));
+        send_errors_.emplace(ch.peer(), with_context(ok.error(), "sending to rank " + std::to_string(ch.peer())));
       }
       cv_.notify_all();
       if (!ok) {
@@ -284,103 +223,122 @@ class NcclTransport : public Transport {
       }
     }
     // The peer's receiver stops at this header.
-    ch.host_header[0] = kCloseKind;
-    if (cudaMemcpyAsync(ch.dev_header, ch.host_header, kHeaderWords * sizeof(std::int64_t), cudaMemcpyHostToDevice,
-                        ch.stream) == cudaSuccess &&
-        ncclSend(ch.dev_header, kHeaderWords, ncclInt64, 1, ch.comm, ch.stream) == ncclSuccess) {
+    ch.host_header()[0] = kCloseKind;
+    if (!stop_.load() &&
+        cudaMemcpyAsync(ch.dev_header(), ch.host_header(), kHeaderWords * sizeof(std::int64_t), cudaMemcpyHostToDevice,
+                        ch.stream()) == cudaSuccess &&
+        ch.call("the closing header",
+                [&](ncclComm_t c) { return ncclSend(ch.dev_header(), kHeaderWords, ncclInt64, 1, c, ch.stream()); })) {
       (void)ch.wait(stop_, "the closing header");
     }
   }
 
   // A header, then the payload in two halves (the receiver times the second apart).
-  Result<void> send_one(Channel& ch, Tag tag, const std::vector<float>& data) {
+  Result<void> send_one(NcclChannel& ch, Tag tag, const std::vector<float>& data) {
     const std::size_t n = data.size();
-    if (auto ok = ch.reserve(n); !ok) {
+    ch.host_header()[0] = static_cast<std::int64_t>(tag.kind);
+    ch.host_header()[1] = tag.iteration;
+    ch.host_header()[2] = tag.microbatch;
+    ch.host_header()[3] = static_cast<std::int64_t>(n);
+    std::memcpy(ch.host(), data.data(), n * sizeof(float));
+    CUDA_TRY(cudaMemcpyAsync(ch.dev_header(), ch.host_header(), kHeaderWords * sizeof(std::int64_t),
+                             cudaMemcpyHostToDevice, ch.stream()));
+    CUDA_TRY(cudaMemcpyAsync(ch.dev(), ch.host(), n * sizeof(float), cudaMemcpyHostToDevice, ch.stream()));
+    const std::size_t first = n - n / 2;
+    auto ok = ch.call("ncclSend of " + pipeline::describe(tag), [&](ncclComm_t c) {
+      ncclResult_t r = ncclSend(ch.dev_header(), kHeaderWords, ncclInt64, 1, c, ch.stream());
+      if (r == ncclSuccess && first > 0) {
+        r = ncclSend(ch.dev(), first, ncclFloat, 1, c, ch.stream());
+      }
+      if (r == ncclSuccess && n / 2 > 0) {
+        r = ncclSend(ch.dev() + first, n / 2, ncclFloat, 1, c, ch.stream());
+      }
+      return r;
+    });
+    if (!ok) {
       return ok;
     }
-    ch.host_header[0] = static_cast<std::int64_t>(tag.kind);
-    ch.host_header[1] = tag.iteration;
-    ch.host_header[2] = tag.microbatch;
-    ch.host_header[3] = static_cast<std::int64_t>(n);
-    std::memcpy(ch.host, data.data(), n * sizeof(float));
-    CUDA_TRY(cudaMemcpyAsync(ch.dev_header, ch.host_header, kHeaderWords * sizeof(std::int64_t), cudaMemcpyHostToDevice,
-                             ch.stream));
-    CUDA_TRY(cudaMemcpyAsync(ch.dev, ch.host, n * sizeof(float), cudaMemcpyHostToDevice, ch.stream));
-    NCCL_TRY(ncclSend(ch.dev_header, kHeaderWords, ncclInt64, 1, ch.comm, ch.stream), ch.comm);
-    const std::size_t first = n - n / 2;
-    if (first > 0) {
-      NCCL_TRY(ncclSend(ch.dev, first, ncclFloat, 1, ch.comm, ch.stream), ch.comm);
-    }
-    if (n / 2 > 0) {
-      NCCL_TRY(ncclSend(ch.dev + first, n / 2, ncclFloat, 1, ch.comm, ch.stream), ch.comm);
-    }
+    // The pinned buffers are reused by the next message only once this one has left.
     return ch.wait(stop_, "ncclSend of " + pipeline::describe(tag));
   }
 
-  void recv_loop(Channel& ch) {
-    const std::string name = "rank " + std::to_string(ch.peer) + " (nccl)";
+  void recv_loop(NcclChannel& ch) {
+    const std::string name = "rank " + std::to_string(ch.peer()) + " (nccl)";
     for (;;) {
       auto ok = recv_one(ch);
       if (!ok) {
-        box_.fail(ch.peer, with_context(ok.error(), "receiving from " + name));
+        box_.fail(ch.peer(), with_context(ok.error(), "receiving from " + name));
         return;
       }
       if (!*ok) {
-        box_.fail(ch.peer, make_error(Errc::kIo, name + " finished and closed the connection"));
+        box_.fail(ch.peer(), make_error(Errc::kIo, name + " finished and closed the connection"));
         return;
       }
     }
   }
 
-  // One message into the mailbox; false at the closing header.
-  Result<bool> recv_one(Channel& ch) {
-    if (ncclResult_t r = ncclRecv(ch.dev_header, kHeaderWords, ncclInt64, 0, ch.comm, ch.stream); r != ncclSuccess) {
-      return nccl_error(r, ch.comm, "ncclRecv of a header");
+  Result<void> recv_into(NcclChannel& ch, float* dst, std::size_t n, const std::string& what) {
+    if (auto ok = ch.call(what, [&](ncclComm_t c) { return ncclRecv(dst, n, ncclFloat, 0, c, ch.stream()); }); !ok) {
+      return ok;
     }
-    CUDA_TRY(cudaMemcpyAsync(ch.host_header, ch.dev_header, kHeaderWords * sizeof(std::int64_t), cudaMemcpyDeviceToHost,
-                             ch.stream));
+    return ch.wait(stop_, what);
+  }
+
+  // One message into the mailbox; false at the closing header.
+  Result<bool> recv_one(NcclChannel& ch) {
+    auto posted = ch.call("ncclRecv of a header", [&](ncclComm_t c) {
+      return ncclRecv(ch.dev_header(), kHeaderWords, ncclInt64, 0, c, ch.stream());
+    });
+    if (!posted) {
+      return posted.error();
+    }
+    CUDA_TRY(cudaMemcpyAsync(ch.host_header(), ch.dev_header(), kHeaderWords * sizeof(std::int64_t),
+                             cudaMemcpyDeviceToHost, ch.stream()));
     if (auto ok = ch.wait(stop_, "ncclRecv of a header"); !ok) {
       return ok.error();
     }
     const double t0 = now_s();
-    if (ch.host_header[0] == kCloseKind) {
+    if (ch.host_header()[0] == kCloseKind) {
       return false;
     }
-    const Tag tag{static_cast<Kind>(ch.host_header[0]), static_cast<int>(ch.host_header[1]),
-                  static_cast<int>(ch.host_header[2])};
-    const std::size_t n = static_cast<std::size_t>(ch.host_header[3]);
-    if (auto ok = ch.reserve(n); !ok) {
-      return ok.error();
+    const Tag tag{static_cast<Kind>(ch.host_header()[0]), static_cast<int>(ch.host_header()[1]),
+                  static_cast<int>(ch.host_header()[2])};
+    if (ch.host_header()[3] < 0 || static_cast<std::size_t>(ch.host_header()[3]) > capacity_) {
+      return make_error(Errc::kIo, "rank " + std::to_string(ch.peer()) + " announced " + pipeline::describe(tag) +
+                                       " of " + std::to_string(ch.host_header()[3]) + " floats; this rank allocated " +
+                                       std::to_string(capacity_) + ": do both run the same model?");
     }
+    const std::size_t n = static_cast<std::size_t>(ch.host_header()[3]);
     const std::size_t first = n - n / 2;
+    const std::string what = "ncclRecv of " + pipeline::describe(tag);
     double t_half = t0;
     if (first > 0) {
-      NCCL_TRY(ncclRecv(ch.dev, first, ncclFloat, 0, ch.comm, ch.stream), ch.comm);
-      if (auto ok = ch.wait(stop_, "ncclRecv of " + pipeline::describe(tag)); !ok) {
+      if (auto ok = recv_into(ch, ch.dev(), first, what); !ok) {
         return ok.error();
       }
       t_half = now_s();
     }
     if (n / 2 > 0) {
-      NCCL_TRY(ncclRecv(ch.dev + first, n / 2, ncclFloat, 0, ch.comm, ch.stream), ch.comm);
-    }
-    if (auto ok = ch.wait(stop_, "ncclRecv of " + pipeline::describe(tag)); !ok) {
-      return ok.error();
+      if (auto ok = recv_into(ch, ch.dev() + first, n / 2, what); !ok) {
+        return ok.error();
+      }
     }
     const double t_end = now_s();
-    CUDA_TRY(cudaMemcpyAsync(ch.host, ch.dev, n * sizeof(float), cudaMemcpyDeviceToHost, ch.stream));
+    CUDA_TRY(cudaMemcpyAsync(ch.host(), ch.dev(), n * sizeof(float), cudaMemcpyDeviceToHost, ch.stream()));
     if (auto ok = ch.wait(stop_, "copying " + pipeline::describe(tag) + " to the host"); !ok) {
       return ok.error();
     }
     std::vector<float> v = buffer(n);
-    std::memcpy(v.data(), ch.host, n * sizeof(float));
-    box_.put(ch.peer, tag, std::move(v));
-    record_transfer(ch.peer, n * sizeof(float), t_end - t0, (n / 2) * sizeof(float), t_end - t_half);
+    std::memcpy(v.data(), ch.host(), n * sizeof(float));
+    box_.put(ch.peer(), tag, std::move(v));
+    record_transfer(ch.peer(), n * sizeof(float), t_end - t0, (n / 2) * sizeof(float), t_end - t_half);
     return true;
   }
 
-  // Senders send what is queued and their closing header, receivers wait for the peers'; after
-  // kCloseTimeout (a peer gone) the rest is stopped and the communicators aborted.
+  // Senders send what is queued and their closing header, receivers wait for the peers'. After
+  // kCloseTimeout (a peer gone) the threads are stopped and the communicators aborted BEFORE the
+  // threads are joined: a thread blocked inside NCCL on a dead peer returns only once its
+  // communicator is aborted, so joining first would wait forever.
   void shutdown() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -389,22 +347,24 @@ class NcclTransport : public Transport {
     cv_.notify_all();
     const auto deadline = Clock::now() + kCloseTimeout;
     for (auto& c : channels_) {
-      while (c->thread.joinable() && !c->done.load() && Clock::now() < deadline) {
+      while (c->started() && !c->done() && Clock::now() < deadline) {
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
       }
     }
-    stop_ = true;
+    stop_ = true;  // threads polling their streams return at their next look
     for (auto& c : channels_) {
-      if (c->thread.joinable()) {
-        c->thread.join();
-      }
+      c->abort(kAbortGrace);
     }
-    channels_.clear();  // aborts the communicators, frees the buffers
+    for (auto& c : channels_) {
+      c->join();
+    }
+    channels_.clear();  // frees the buffers
   }
 
   std::unique_ptr<Transport> bootstrap_;
   int device_;
-  std::vector<std::unique_ptr<Channel>> channels_;
+  std::size_t capacity_;  // floats: every channel's buffers, allocated at start
+  std::vector<std::unique_ptr<NcclChannel>> channels_;
   pipeline::Mailbox box_;
   mutable std::mutex mutex_;
   std::condition_variable cv_;
@@ -419,7 +379,10 @@ class NcclTransport : public Transport {
 }  // namespace
 
 Result<std::unique_ptr<Transport>> connect_nccl(std::unique_ptr<Transport> bootstrap, int rank, int world_size,
-                                                int device) {
+                                                std::size_t message_floats, int device) {
+  if (message_floats == 0) {
+    return make_error(Errc::kInvalidArgument, "the nccl transport needs the size of the tensors it will carry");
+  }
   int count = 0;
   if (auto e = cudaGetDeviceCount(&count); e != cudaSuccess || count == 0) {
     return make_error(Errc::kUnsupported, std::string("the nccl transport needs a CUDA device: ") +
@@ -440,7 +403,7 @@ Result<std::unique_ptr<Transport>> connect_nccl(std::unique_ptr<Transport> boots
     if (peer < 0 || peer >= world_size) {
       continue;
     }
-    NCCL_TRY(ncclGetUniqueId(&send_ids[peer]), nullptr);
+    NCCL_TRY(ncclGetUniqueId(&send_ids[peer]));
     std::vector<float> msg(kBootstrapFloats, 0.0f);
     auto* bytes = reinterpret_cast<unsigned char*>(msg.data());
     std::memcpy(bytes, uuid, kUuidBytes);
@@ -474,7 +437,7 @@ Result<std::unique_ptr<Transport>> connect_nccl(std::unique_ptr<Transport> boots
     }
     std::memcpy(&recv_ids[peer], bytes + kUuidBytes + kHostIdBytes, sizeof(ncclUniqueId));
   }
-  auto transport = std::make_unique<NcclTransport>(std::move(bootstrap), dev);
+  auto transport = std::make_unique<NcclTransport>(std::move(bootstrap), dev, message_floats);
   if (auto ok = transport->start(send_ids, recv_ids); !ok) {
     return ok.error();
   }
@@ -493,8 +456,8 @@ std::vector<std::string> nccl_environment(const std::vector<std::string>& ifname
 void register_nccl_transport() {
   pipeline::transports().add(
       {"", "nccl", "ncclSend/Recv on each rank's GPU, bootstrapped over TCP (control messages stay on TCP)", {}},
-      {[](const Spec&, std::unique_ptr<Transport> bootstrap, int rank, int world_size) {
-         return connect_nccl(std::move(bootstrap), rank, world_size);
+      {[](const Spec&, std::unique_ptr<Transport> bootstrap, int rank, int world_size, std::size_t message_floats) {
+         return connect_nccl(std::move(bootstrap), rank, world_size, message_floats);
        },
        nccl_environment});
 }

@@ -125,10 +125,12 @@ class Transport {
 
 // Transports by name: tcp built in (the worker's own connections), optional parts (nccl) add
 // themselves at startup. A transport is made from the TCP transport the worker connected first
-// (its bootstrap connection, which it may keep for small messages), the rank and the world size.
+// (its bootstrap connection, which it may keep for small messages), the rank, the world size and
+// the largest tensor it will carry in floats (the backend's message_floats(): nccl allocates its
+// buffers before it starts).
 struct TransportKind {
   std::function<Result<std::unique_ptr<Transport>>(const Spec& spec, std::unique_ptr<Transport> bootstrap, int rank,
-                                                   int world_size)>
+                                                   int world_size, std::size_t message_floats)>
       make;
   // The environment ("KEY=VALUE" items) a worker needs on a node whose link interfaces are
   // `ifnames` and whose namespace or host is `host_id`; unset for transports that need none.

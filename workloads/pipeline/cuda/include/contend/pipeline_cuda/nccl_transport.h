@@ -15,11 +15,16 @@
 //    copied into pinned memory, to the device and sent as a header (kind, iteration, micro-batch,
 //    floats) and the payload; the receiver times the payload's two halves for the adaptive
 //    scheduler, as the TCP transport does.
+//  - Every device and pinned buffer is allocated for the largest tensor (`message_floats`) before
+//    the communicators exist: an allocation while other channels' NCCL kernels wait on the GPU can
+//    block behind them. At the end, a peer that is gone gets 10 s, then the communicators are
+//    aborted before the threads are joined, so a thread blocked on a dead peer returns.
 //  - Which interface NCCL's sockets use is its environment's business: NCCL_SOCKET_IFNAME (the
 //    shaped interface), NCCL_P2P_DISABLE, NCCL_SHM_DISABLE, NCCL_IB_DISABLE; the runner sets them
 //    for nccl runs (docs/cuda.md).
 // Built only with CONTEND_WITH_CUDA where NCCL is found. Thread-safe as Transport.
 
+#include <cstddef>
 #include <memory>
 #include <string>
 
@@ -32,11 +37,13 @@
 namespace contend::pipeline_cuda {
 
 // Connects `rank` of `world_size` to its neighbours over NCCL, bootstrapping over `bootstrap`
-// (connected already; kept for control messages). `device` -1: rank % visible devices, as the
-// cuda backend picks. kUnsupported without a device or when a neighbour shares this GPU and host; kIo
-// naming the NCCL call otherwise; kTimeout when a neighbour's bootstrap message does not come.
+// (connected already; kept for control messages), for tensors of at most `message_floats` floats
+// (a larger one fails its send with kInvalidArgument). `device` -1: rank % visible devices, as the
+// cuda backend picks. kUnsupported without a device or when a neighbour shares this GPU and host;
+// kIo naming the NCCL or CUDA call otherwise; kTimeout when a neighbour's bootstrap message does
+// not come.
 Result<std::unique_ptr<pipeline::Transport>> connect_nccl(std::unique_ptr<pipeline::Transport> bootstrap, int rank,
-                                                          int world_size, int device = -1);
+                                                          int world_size, std::size_t message_floats, int device = -1);
 
 // What NCCL needs on a node whose link interfaces are `ifnames` in namespace (or host) `host_id`:
 // its sockets on exactly those interfaces (the topology routes every neighbour's addresses through
