@@ -29,7 +29,7 @@ Result<std::vector<std::string>> rank_addresses(const emulator::Scenario& s, con
       for (const auto* end : {&l.from, &l.to}) {
         const auto* peer = end == &l.from ? &l.to : &l.from;
         if (end->node == s.nodes[r] && peer->node == other) {
-          address = end->address.substr(0, end->address.find('/'));
+          address = emulator::strip_prefix_length(end->address);
         }
       }
     }
@@ -198,9 +198,11 @@ Result<void> run_cell(const Experiment& e, const Cell& cell, const CellFiles& fi
   if (auto ok = emulator::write_run_state({run, e.scenario_files[cell.scenario], planned}); !ok) {
     return ok.error();
   }
+  // Whatever happens next, the network and the state go: the one teardown, also after a failure
+  // half-way through building.
   struct StateGuard {
     std::string run;
-    ~StateGuard() { (void)emulator::remove_run_state(run); }
+    ~StateGuard() { (void)emulator::tear_down_run(run); }
   } state_guard{run};
   auto net = emulator::Network::create(scenario, run, &stop);
   if (!net) {
