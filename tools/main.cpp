@@ -6,11 +6,7 @@
 
 #include "build_info.h"
 #if CONTEND_BUILT_CUDA
-#include "contend/pipeline_cuda/cuda_backend.h"
-#include "contend/pipeline_cuda/device_info.h"
-#endif
-#if CONTEND_BUILT_NCCL
-#include "contend/pipeline_cuda/nccl_transport.h"
+#include "contend/pipeline_cuda/plugin.h"
 #endif
 #include "contend/pipeline/backend.h"
 #include "contend/pipeline/transport.h"
@@ -29,13 +25,11 @@ namespace {
 // one says it is not built here rather than unknown.
 void register_optional_parts() {
 #if CONTEND_BUILT_CUDA
-  contend::pipeline_cuda::register_cuda_backend();
+  contend::pipeline_cuda::register_cuda_plugin(CONTEND_BUILT_NCCL != 0);
 #else
   contend::pipeline::backends().note_not_built("cuda", "the CUDA toolkit with cuBLAS");
 #endif
-#if CONTEND_BUILT_NCCL
-  contend::pipeline_cuda::register_nccl_transport();
-#else
+#if !CONTEND_BUILT_NCCL
   contend::pipeline::transports().note_not_built("nccl", "the CUDA toolkit and NCCL");
 #endif
 }
@@ -45,7 +39,9 @@ void print_version() {
   std::printf("optional parts: cuda=%s nccl=%s dpdk=%s\n", CONTEND_BUILT_CUDA ? "built" : "not built",
               CONTEND_BUILT_NCCL ? "built" : "not built", CONTEND_BUILT_DPDK ? "built" : "not built");
 #if CONTEND_BUILT_CUDA
-  std::printf("cuda: %s\n", contend::pipeline_cuda::describe(contend::pipeline_cuda::device_info()).c_str());
+  auto plugin = contend::pipeline_cuda::cuda_plugin();
+  std::printf("cuda: %s\n", plugin ? contend::pipeline_cuda::describe((*plugin)->device_info()).c_str()
+                                   : plugin.error().message.c_str());
 #endif
 }
 

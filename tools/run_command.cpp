@@ -9,7 +9,7 @@
 
 #include "build_info.h"
 #if CONTEND_BUILT_CUDA
-#include "contend/pipeline_cuda/device_info.h"
+#include "contend/pipeline_cuda/plugin.h"
 #endif
 #include "contend/common/child_process.h"
 #include "contend/common/fd.h"
@@ -88,10 +88,14 @@ nlohmann::ordered_json env_json(const RunOptions& o) {
   }
   doc["cpus"] = ::sysconf(_SC_NPROCESSORS_ONLN);
 #if CONTEND_BUILT_CUDA
-  const auto gpu = pipeline_cuda::device_info();
-  doc["cuda"] = {{"runtime", gpu.runtime_version}, {"driver", gpu.driver_version},
-                 {"devices", gpu.devices},         {"gpu", gpu.gpu},
-                 {"nccl", gpu.nccl_version},       {"summary", pipeline_cuda::describe(gpu)}};
+  if (auto plugin = pipeline_cuda::cuda_plugin()) {
+    const auto gpu = (*plugin)->device_info();
+    doc["cuda"] = {{"runtime", gpu.runtime_version}, {"driver", gpu.driver_version},
+                   {"devices", gpu.devices},         {"gpu", gpu.gpu},
+                   {"nccl", gpu.nccl_version},       {"summary", pipeline_cuda::describe(gpu)}};
+  } else {
+    doc["cuda"] = {{"summary", plugin.error().message}};
+  }
 #endif
   return doc;
 }
@@ -176,7 +180,7 @@ int run(RunOptions& o) {
     ro.hosts = runner::HostsOptions{o.hosts, ansible_dir(), "", o.ansible_vars};
   }
   ro.launch.contend = fs::read_symlink("/proc/self/exe").string();
-  ro.env = env_json(o);
+  ro.env = [&o] { return env_json(o); };
   auto outcome = runner::run_experiment(*e, ro, install_stop_handlers());
   if (!outcome) {
     return fail(outcome.error().message);

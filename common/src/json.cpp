@@ -12,7 +12,13 @@ Result<nlohmann::json> parse_json(const std::string& text, const std::string& so
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
-    return make_error(Errc::kParse, source + ": " + e.what());
+    // "[json.exception.parse_error.101] parse error at line 1, column 68: ..." without the
+    // library's own tag: the rest says where and what.
+    std::string what = e.what();
+    if (what.rfind("[json.exception.", 0) == 0 && what.find("] ") != std::string::npos) {
+      what = what.substr(what.find("] ") + 2);
+    }
+    return make_error(Errc::kParse, source + ": " + what);
   }
 }
 

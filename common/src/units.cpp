@@ -215,6 +215,9 @@ std::string format_rate(double bps) {
 
 std::string format_size(std::uint64_t bytes) {
   const double b = static_cast<double>(bytes);
+  if (b >= 1024.0 * 1024 * 1024 * 1024) {
+    return three_digits(b / (1024.0 * 1024 * 1024 * 1024), "TiB");
+  }
   if (b >= 1024.0 * 1024 * 1024) {
     return three_digits(b / (1024.0 * 1024 * 1024), "GiB");
   }

@@ -41,8 +41,11 @@ Result<std::string> open_results(const Experiment& e, const RunOptions& o) {
   env["experiment"] = e.name;
   env["experiment_file"] = std::filesystem::absolute(e.source).string();
   env["mode"] = mode_of(o);
-  for (const auto& item : o.env.items()) {
-    env[item.key()] = item.value();
+  if (o.env) {
+    const nlohmann::ordered_json extra = o.env();
+    for (const auto& item : extra.items()) {
+      env[item.key()] = item.value();
+    }
   }
   env["started"] = timestamp();
   if (auto ok = write_json_document(*dir + "/env.json", env); !ok) {

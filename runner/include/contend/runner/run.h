@@ -6,6 +6,7 @@
 // finished cells for --resume. Not thread-safe: one run per process.
 
 #include <atomic>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -24,7 +25,9 @@ struct RunOptions {
   bool simulate = false;
   std::optional<HostsOptions> hosts;  // run on cluster hosts (its `results` is filled in)
   LaunchOptions launch;               // single-host real runs
-  nlohmann::ordered_json env;         // recorded in env.json beside the experiment (argv, version, build)
+  // What env.json records beside the experiment (argv, version, build, devices), asked only when a
+  // new results folder is made (it may load the CUDA plugin).
+  std::function<nlohmann::ordered_json()> env;
 };
 
 struct RunOutcome {

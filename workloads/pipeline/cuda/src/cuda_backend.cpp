@@ -1,4 +1,5 @@
 #include "contend/pipeline_cuda/cuda_backend.h"
+#include "contend/pipeline_cuda/entries.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -466,24 +467,27 @@ std::uint64_t cuda_arena_bytes(const ComputeBackend& backend) {
   return c == nullptr ? 0 : c->arena_bytes();
 }
 
+Result<std::unique_ptr<ComputeBackend>> make_cuda_backend(const Spec& spec, const pipeline::BackendContext& c,
+                                                          int rank) {
+  CudaOptions o;
+  o.math = spec.text("math");
+  return make_cuda_backend(c.model, rank, c.world_size, c.microbatches, o);
+}
+
+Result<void> cuda_device_available() {
+  int count = 0;
+  if (auto e = cudaGetDeviceCount(&count); e != cudaSuccess || count == 0) {
+    return make_error(Errc::kUnsupported, std::string("the cuda backend needs a CUDA device: ") +
+                                              (e != cudaSuccess ? cudaGetErrorString(e) : "none visible"));
+  }
+  return {};
+}
+
 void register_cuda_backend() {
-  pipeline::backends().add(
-      {"", "cuda", "the model on a GPU: cuBLAS GEMMs and kernels, one device arena per stage",
-       {ParamDef::choice("math", "GEMM math: cuBLAS compute type (storage stays fp32)", "fp32",
-                         {"fp32", "tf32", "bf16"})}},
-      {true, true, [](const Spec& spec, const pipeline::BackendContext& c, int rank) {
-         CudaOptions o;
-         o.math = spec.text("math");
-         return make_cuda_backend(c.model, rank, c.world_size, c.microbatches, o);
-       },
-       []() -> Result<void> {
-         int count = 0;
-         if (auto e = cudaGetDeviceCount(&count); e != cudaSuccess || count == 0) {
-           return make_error(Errc::kUnsupported, std::string("the cuda backend needs a CUDA device: ") +
-                                                     (e != cudaSuccess ? cudaGetErrorString(e) : "none visible"));
-         }
-         return {};
-       }});
+  pipeline::backends().add(cuda_backend_entry(),
+                           {true, true, [](const Spec& spec, const pipeline::BackendContext& c,
+                                           int rank) { return make_cuda_backend(spec, c, rank); },
+                            cuda_device_available});
 }
 
 }  // namespace contend::pipeline_cuda

@@ -29,17 +29,4 @@ DeviceInfo device_info() {
   return d;
 }
 
-std::string describe(const DeviceInfo& d) {
-  const auto version = [](int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); };
-  std::string out = "CUDA runtime " + version(d.runtime_version) + ", driver " +
-                    (d.driver_version > 0 ? version(d.driver_version) : std::string("none"));
-  out += d.devices > 0 ? ", " + std::to_string(d.devices) + " x " + d.gpu : ", no GPU (" + d.error + ")";
-  if (d.nccl_version > 0) {
-    const int v = d.nccl_version;
-    out +=
-        ", NCCL " + std::to_string(v / 10000) + "." + std::to_string((v / 100) % 100) + "." + std::to_string(v % 100);
-  }
-  return out;
-}
-
 }  // namespace contend::pipeline_cuda

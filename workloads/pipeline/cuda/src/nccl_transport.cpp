@@ -1,5 +1,7 @@
 #include "contend/pipeline_cuda/nccl_transport.h"
 
+#include "contend/pipeline_cuda/entries.h"
+
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -444,18 +446,9 @@ Result<std::unique_ptr<Transport>> connect_nccl(std::unique_ptr<Transport> boots
   return std::unique_ptr<Transport>(std::move(transport));
 }
 
-std::vector<std::string> nccl_environment(const std::vector<std::string>& ifnames, const std::string& host_id) {
-  std::string list;
-  for (const auto& name : ifnames) {
-    list += (list.empty() ? "=" : ",") + name;  // "==c0-n1": exact names, not prefixes
-  }
-  return {"NCCL_SOCKET_IFNAME=" + list, "NCCL_P2P_DISABLE=1", "NCCL_SHM_DISABLE=1", "NCCL_IB_DISABLE=1",
-          "NCCL_HOSTID=" + host_id};
-}
-
 void register_nccl_transport() {
   pipeline::transports().add(
-      {"", "nccl", "ncclSend/Recv on each rank's GPU, bootstrapped over TCP (control messages stay on TCP)", {}},
+      nccl_transport_entry(),
       {[](const Spec&, std::unique_ptr<Transport> bootstrap, int rank, int world_size, std::size_t message_floats) {
          return connect_nccl(std::move(bootstrap), rank, world_size, message_floats);
        },

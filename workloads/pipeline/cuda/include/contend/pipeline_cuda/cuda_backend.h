@@ -43,7 +43,14 @@ std::vector<std::vector<float>> cuda_grads(const pipeline::ComputeBackend& backe
 // Bytes of the device arena (the stage's peak device memory).
 std::uint64_t cuda_arena_bytes(const pipeline::ComputeBackend& backend);
 
-// Registers "cuda" with the pipeline's backend table (worker --backend cuda).
+// The backend a "cuda" spec (entries.h) names, for `rank`: the registry's factory.
+Result<std::unique_ptr<pipeline::ComputeBackend>> make_cuda_backend(const Spec& spec,
+                                                                    const pipeline::BackendContext& context, int rank);
+// kUnsupported saying why when no CUDA device is visible.
+Result<void> cuda_device_available();
+
+// Registers "cuda" with the pipeline's backend table, linked in (the gpu tests; the contend binary
+// registers it lazily through the plugin: plugin.h).
 void register_cuda_backend();
 
 }  // namespace contend::pipeline_cuda

@@ -1,6 +1,6 @@
 #pragma once
 // What the CUDA build sees on this machine, for `contend --version` and results' env.json.
-// Thread-safe.
+// Thread-safe. describe() is pure (entries.cpp); device_info() asks the runtime.
 
 #include <string>
 
@@ -15,6 +15,7 @@ struct DeviceInfo {
   std::string error;     // why there is no device, when there is none
 };
 
+// Asks the CUDA runtime (and NCCL): needs the toolkit's libraries (the plugin, plugin.h).
 DeviceInfo device_info();
 // One line: "CUDA runtime 13.0, driver 13.0, 1 x NVIDIA H200, NCCL 2.27.3" or "... no GPU (reason)".
 std::string describe(const DeviceInfo& info);

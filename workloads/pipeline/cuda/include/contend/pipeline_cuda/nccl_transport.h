@@ -45,13 +45,6 @@ namespace contend::pipeline_cuda {
 Result<std::unique_ptr<pipeline::Transport>> connect_nccl(std::unique_ptr<pipeline::Transport> bootstrap, int rank,
                                                           int world_size, std::size_t message_floats, int device = -1);
 
-// What NCCL needs on a node whose link interfaces are `ifnames` in namespace (or host) `host_id`:
-// its sockets on exactly those interfaces (the topology routes every neighbour's addresses through
-// the shaped link), no P2P, shared-memory or InfiniBand paths around the links, and a host id of
-// its own, so NCCL treats namespaces as hosts apart (and stages that share a GPU are allowed).
-// Pure.
-std::vector<std::string> nccl_environment(const std::vector<std::string>& ifnames, const std::string& host_id);
-
 // Registers "nccl" with the pipeline's transport table (worker --transport nccl).
 void register_nccl_transport();
 
