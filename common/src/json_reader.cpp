@@ -201,3 +201,25 @@ Result<nlohmann::json> read_json_file(const std::string& path) {
 }
 
 }  // namespace contend
+
+namespace contend {
+
+Result<nlohmann::json> parse_document(const std::string& text, const std::string& source, const std::string& kind,
+                                      int version, std::initializer_list<const char*> keys) {
+  auto json = parse_json(text, source);
+  if (!json) {
+    return json.error();
+  }
+  const JsonReader r(*json, source);
+  std::vector<std::string> allowed = {"schema"};
+  allowed.insert(allowed.end(), keys.begin(), keys.end());
+  if (auto ok = r.check_keys(allowed); !ok) {
+    return ok.error();
+  }
+  if (auto ok = r.expect_schema(kind, version); !ok) {
+    return ok.error();
+  }
+  return json;
+}
+
+}  // namespace contend

@@ -181,9 +181,6 @@ Result<void> parse_schedules(const JsonReader& r, Experiment& e) {
 
 // The top-level members other than the scenarios, workload and schedules.
 Result<void> parse_header(const JsonReader& r, Experiment& e) {
-  if (auto ok = r.expect_schema("experiment", 1); !ok) {
-    return ok;
-  }
   auto name = r.string("name");
   if (!name) {
     return name.error();
@@ -251,16 +248,13 @@ Result<void> parse_baseline(const JsonReader& r, Experiment& e) {
 }  // namespace
 
 Result<Experiment> parse_experiment(const std::string& text, const std::string& source) {
-  auto json = parse_json(text, source);
+  auto json = parse_document(text, source, "experiment", 1,
+                             {"name", "description", "topology", "scenarios", "workload", "schedules", "repetitions",
+                              "baseline"});
   if (!json) {
     return json.error();
   }
   const JsonReader r(*json, source);
-  if (auto ok = r.check_keys({"schema", "name", "description", "topology", "scenarios", "workload", "schedules",
-                              "repetitions", "baseline"});
-      !ok) {
-    return ok.error();
-  }
   Experiment e;
   e.source = source;
   if (auto ok = parse_header(r, e); !ok) {

@@ -67,6 +67,12 @@ class JsonReader {
   std::string path_;
 };
 
+// One of contend's files (an experiment, a scenario, a flow job), opened: `text` parsed, its keys
+// checked against `keys` (with "schema") and its schema against "contend.<kind>/<version>". The
+// value returned is what a JsonReader over it then reads. Errors name `source` as JsonReader's do.
+Result<nlohmann::json> parse_document(const std::string& text, const std::string& source, const std::string& kind,
+                                      int version, std::initializer_list<const char*> keys);
+
 // Reads and parses a JSON file: kNotFound/kPermission naming the path, kParse with nlohmann's
 // position on a syntax error.
 Result<nlohmann::json> read_json_file(const std::string& path);
