@@ -57,7 +57,7 @@ double measure(int port, std::size_t floats, SendSide send_side) {
     cudaMallocHost(&pinned, floats * sizeof(float));
     Clock::time_point first;
     for (int i = 0; i < kRounds * kMicrobatches; ++i) {
-      auto got = t->recv(0, Tag{Kind::kActivation, i / kMicrobatches, i % kMicrobatches},
+      auto got = t->recv(0, Tag{Kind::kActivation, i / kMicrobatches, i % kMicrobatches, 0},
                          Clock::now() + std::chrono::seconds(60));
       if (!got) {
         std::fprintf(stderr, "receiver: %s\n", got.error().message.c_str());
@@ -106,7 +106,7 @@ int main() {
       for (int i = 0; i < kRounds * kMicrobatches; ++i) {
         std::vector<float> out = t.buffer(floats);
         cudaMemcpy(out.data(), dev, floats * sizeof(float), cudaMemcpyDeviceToHost);
-        (void)t.send(1, Tag{Kind::kActivation, i / kMicrobatches, i % kMicrobatches}, std::move(out));
+        (void)t.send(1, Tag{Kind::kActivation, i / kMicrobatches, i % kMicrobatches, 0}, std::move(out));
       }
     });
     port += 2;
@@ -122,7 +122,7 @@ int main() {
         for (int mb = 0; mb < kMicrobatches; ++mb) {
           std::vector<float> out = t.buffer(floats);
           (*backend)->forward(round, mb, none, out);
-          (void)t.send(1, Tag{Kind::kActivation, round, mb}, std::move(out), (*backend)->take_completion());
+          (void)t.send(1, Tag{Kind::kActivation, round, mb, 0}, std::move(out), (*backend)->take_completion());
         }
         for (int mb = 0; mb < kMicrobatches; ++mb) {
           (*backend)->backward(round, mb, grad, ignored);  // frees the stash slot

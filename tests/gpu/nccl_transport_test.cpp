@@ -50,22 +50,22 @@ TEST_CASE("nccl: tensors cross between two GPUs in both directions, tagged and t
       act[i] = static_cast<float>(i % 1000) + static_cast<float>(mb);
       grad[i] = -act[i];
     }
-    REQUIRE(a.send(1, Tag{Kind::kActivation, 0, mb}, act).ok());
-    REQUIRE(b.send(0, Tag{Kind::kGradient, 0, mb}, grad).ok());
-    auto got_act = b.recv(0, Tag{Kind::kActivation, 0, mb}, deadline());
-    auto got_grad = a.recv(1, Tag{Kind::kGradient, 0, mb}, deadline());
+    REQUIRE(a.send(1, Tag{Kind::kActivation, 0, mb, 0}, act).ok());
+    REQUIRE(b.send(0, Tag{Kind::kGradient, 0, mb, 0}, grad).ok());
+    auto got_act = b.recv(0, Tag{Kind::kActivation, 0, mb, 0}, deadline());
+    auto got_grad = a.recv(1, Tag{Kind::kGradient, 0, mb, 0}, deadline());
     REQUIRE(got_act.ok());
     REQUIRE(got_grad.ok());
     CHECK(*got_act == act);
     CHECK(*got_grad == grad);
   }
   // Buffers were sized at start: a larger tensor is refused, not allocated for.
-  auto too_large = a.send(1, Tag{Kind::kActivation, 1, 0}, std::vector<float>(n + 1));
+  auto too_large = a.send(1, Tag{Kind::kActivation, 1, 0, 0}, std::vector<float>(n + 1));
   REQUIRE_FALSE(too_large.ok());
   CHECK(too_large.error().code == Errc::kInvalidArgument);
   // Control messages go over the bootstrap transport, in order with the rest.
-  REQUIRE(a.send(1, Tag{Kind::kControl, 0, 1}, {1.0f, 2.0f}).ok());
-  auto control = b.recv(0, Tag{Kind::kControl, 0, 1}, deadline());
+  REQUIRE(a.send(1, Tag{Kind::kControl, 0, 1, 0}, {1.0f, 2.0f}).ok());
+  auto control = b.recv(0, Tag{Kind::kControl, 0, 1, 0}, deadline());
   REQUIRE(control.ok());
   CHECK(*control == std::vector<float>{1.0f, 2.0f});
   REQUIRE(a.flush().ok());

@@ -17,8 +17,11 @@ TEST_CASE("actions print and parse in PyTorch's grammar", "[action]") {
   CHECK(a->microbatch == 3);
 }
 
-TEST_CASE("PyTorch's split backward and sharding actions are refused by name", "[action]") {
-  for (const char* text : {"0W1", "0I1", "0UNSHARD0"}) {
+TEST_CASE("the split backward's I and W parse; PyTorch's sharding actions are refused by name", "[action]") {
+  CHECK(parse_action("0I1")->op == Op::kBackwardInput);
+  CHECK(parse_action("2W3")->op == Op::kBackwardWeight);
+  CHECK(to_string(*parse_action("2W3")) == "2W3");
+  for (const char* text : {"0UNSHARD0", "1RESHARD2"}) {
     auto a = parse_action(text);
     REQUIRE_FALSE(a.ok());
     CHECK(a.error().code == Errc::kUnsupported);

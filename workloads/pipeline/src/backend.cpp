@@ -3,19 +3,19 @@
 namespace contend::pipeline {
 namespace {
 
-Result<std::unique_ptr<ComputeBackend>> make_cpu(const Spec&, const BackendContext& c, int rank) {
-  return make_cpu_backend(c.model, rank, c.world_size, c.microbatches);
+Result<std::unique_ptr<ComputeBackend>> make_cpu(const Spec&, const BackendContext& c, int stage) {
+  return make_cpu_backend(c.model, stage, c.num_stages, c.microbatches);
 }
 
-Result<std::unique_ptr<ComputeBackend>> make_emulated(const Spec&, const BackendContext& c, int rank) {
+Result<std::unique_ptr<ComputeBackend>> make_emulated(const Spec&, const BackendContext& c, int stage) {
   EmulatedCompute e = c.emulated;
   if (c.profile) {
-    const auto [fwd, bwd] = profile_cpu_backend(c.model, rank, c.world_size, 5);
+    const auto [fwd, bwd] = profile_cpu_backend(c.model, stage, c.num_stages, 5);
     e.forward = fwd;
     e.backward = bwd;
     e.activation_bytes = c.model.activation_floats() * sizeof(float);
   }
-  return make_emulated_backend(e, rank, c.world_size);
+  return make_emulated_backend(e, stage, c.num_stages);
 }
 
 }  // namespace
@@ -31,10 +31,10 @@ Registry<BackendKind>& backends() {
   return table;
 }
 
-Result<std::unique_ptr<ComputeBackend>> make_backend(const Spec& spec, const BackendContext& context, int rank) {
+Result<std::unique_ptr<ComputeBackend>> make_backend(const Spec& spec, const BackendContext& context, int stage) {
   const auto* item = backends().find(spec);
   CONTEND_CHECK(item != nullptr, "make_backend: \"" + spec.str() + "\" is not a backend spec");
-  return item->kind.make(spec, context, rank);
+  return item->kind.make(spec, context, stage);
 }
 
 }  // namespace contend::pipeline

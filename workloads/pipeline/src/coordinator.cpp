@@ -68,7 +68,7 @@ Result<std::vector<StageReport>> Coordinator::gather(int iteration, const StageR
   std::vector<double> list;
   append(list, mine);
   if (rank_ + 1 < world_size_) {
-    auto got = transport_.recv(rank_ + 1, Tag{Kind::kControl, iteration, kReports},
+    auto got = transport_.recv(rank_ + 1, Tag{Kind::kControl, iteration, kReports, 0},
                                std::chrono::steady_clock::now() + timeout_);
     if (!got) {
       return got.error();
@@ -80,7 +80,7 @@ Result<std::vector<StageReport>> Coordinator::gather(int iteration, const StageR
     list.insert(list.end(), later.begin(), later.end());
   }
   if (rank_ > 0) {
-    if (auto ok = transport_.send(rank_ - 1, Tag{Kind::kControl, iteration, kReports}, pack_doubles(list)); !ok) {
+    if (auto ok = transport_.send(rank_ - 1, Tag{Kind::kControl, iteration, kReports, 0}, pack_doubles(list)); !ok) {
       return ok.error();
     }
     return std::vector<StageReport>{};
@@ -109,7 +109,7 @@ Result<Decision> Coordinator::agree(int iteration, const std::optional<StageRepo
     }
     d = std::move(*decided);
   } else {
-    auto got = transport_.recv(rank_ - 1, Tag{Kind::kControl, iteration, kDecision},
+    auto got = transport_.recv(rank_ - 1, Tag{Kind::kControl, iteration, kDecision, 0},
                                std::chrono::steady_clock::now() + timeout_);
     if (!got) {
       return got.error();
@@ -123,7 +123,7 @@ Result<Decision> Coordinator::agree(int iteration, const std::optional<StageRepo
   }
   if (rank_ + 1 < world_size_) {
     auto ok =
-        transport_.send(rank_ + 1, Tag{Kind::kControl, iteration, kDecision}, pack_doubles({static_cast<double>(d.k)}));
+        transport_.send(rank_ + 1, Tag{Kind::kControl, iteration, kDecision, 0}, pack_doubles({static_cast<double>(d.k)}));
     if (!ok) {
       return ok.error();
     }

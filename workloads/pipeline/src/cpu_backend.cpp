@@ -39,14 +39,19 @@ class CpuBackend : public ComputeBackend {
     }
   }
 
-  void backward(int, int mb, const std::vector<float>& grad_out, std::vector<float>& grad_in) override {
+  void backward(int iteration, int mb, const std::vector<float>& grad_out, std::vector<float>& grad_in) override {
+    backward_input(iteration, mb, grad_out, grad_in);
+    backward_weight(iteration, mb);
+  }
+  void backward_input(int, int mb, const std::vector<float>& grad_out, std::vector<float>& grad_in) override {
     grad_in.resize(message_floats());
     const std::vector<float>& dy = last_ ? grads_.at(mb) : grad_out;
-    mlp_.backward(mb, dy.data(), stage_ == 0 ? nullptr : grad_in.data());
+    mlp_.backward_input(mb, dy.data(), stage_ == 0 ? nullptr : grad_in.data());
     if (last_) {
       grads_.erase(mb);
     }
   }
+  void backward_weight(int, int mb) override { mlp_.backward_weight(mb); }
 
   void step() override {
     mlp_.step();

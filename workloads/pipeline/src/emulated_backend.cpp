@@ -9,7 +9,10 @@ namespace {
 class EmulatedBackend : public ComputeBackend {
  public:
   EmulatedBackend(const EmulatedCompute& config, int stage, int num_stages)
-      : c_(config), last_(stage == num_stages - 1) {}
+      : c_(config) {
+    (void)stage;
+    (void)num_stages;
+  }
 
   std::size_t message_floats() const override { return (c_.activation_bytes + 3) / 4; }
 
@@ -21,6 +24,14 @@ class EmulatedBackend : public ComputeBackend {
   void backward(int, int, const std::vector<float>&, std::vector<float>& grad_in) override {
     take(c_.backward);
     grad_in.resize(message_floats());
+    held_ -= c_.activation_bytes;
+  }
+  void backward_input(int, int, const std::vector<float>&, std::vector<float>& grad_in) override {
+    take(std::chrono::duration_cast<std::chrono::nanoseconds>(c_.backward * (1 - c_.weight_fraction)));
+    grad_in.resize(message_floats());
+  }
+  void backward_weight(int, int) override {
+    take(std::chrono::duration_cast<std::chrono::nanoseconds>(c_.backward * c_.weight_fraction));
     held_ -= c_.activation_bytes;
   }
   void step() override {}
@@ -41,7 +52,6 @@ class EmulatedBackend : public ComputeBackend {
     }
   }
   EmulatedCompute c_;
-  bool last_;
   std::uint64_t held_ = 0;
 };
 

@@ -207,58 +207,92 @@ void MlpStage::forward(int mb, const float* x, float* y) {
   stash_[mb] = std::move(stash);
 }
 
-void MlpStage::backward(int mb, const float* dy, float* dx) {
+void MlpStage::backward_input(int mb, const float* dy, float* dx) {
   auto it = stash_.find(mb);
-  CONTEND_CHECK(it != stash_.end(), "backward of micro-batch " + std::to_string(mb) + " without its forward");
+  CONTEND_CHECK(it != stash_.end() && grads_.count(mb) == 0,
+                "backward of micro-batch " + std::to_string(mb) + " without its forward, or twice");
   const int T = config_.tokens();
   const int h = config_.hidden;
   const int f = h * config_.ffn_mult;
   const std::size_t per_layer = static_cast<std::size_t>(T) * (h + f);
   const std::vector<float>& stash = it->second;
+  // What the weight gradients need: per layer, the gradient at its output and at its inner
+  // pre-activation, laid out as the stash is.
+  std::vector<float> kept;
+  if (!free_.empty()) {
+    kept = std::move(free_.back());
+    free_.pop_back();
+  }
+  kept.resize(per_layer * layers_.size());
   scratch_a_.assign(dy, dy + static_cast<std::size_t>(T) * h);  // gradient flowing down
   for (std::size_t li = layers_.size(); li-- > 0;) {
-    Layer& L = layers_[li];
-    const float* xs = stash.data() + li * per_layer;
-    const float* as = xs + static_cast<std::size_t>(T) * h;
-    scratch_b_.resize(static_cast<std::size_t>(T) * f);
-    for (std::size_t i = 0; i < scratch_b_.size(); ++i) {
-      scratch_b_[i] = std::max(as[i], 0.0f);  // r = relu(a)
-    }
-    // dW2 += r^T dy ; db2 += sum dy
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, f, h, T, 1.0f, scratch_b_.data(), f, scratch_a_.data(), h,
-                1.0f, L.gw2.data(), h);
-    for (int t = 0; t < T; ++t) {
-      for (int j = 0; j < h; ++j) {
-        L.gb2[j] += scratch_a_[static_cast<std::size_t>(t) * h + j];
-      }
-    }
+    const Layer& L = layers_[li];
+    const float* as = stash.data() + li * per_layer + static_cast<std::size_t>(T) * h;
+    float* dys = kept.data() + li * per_layer;
+    float* das = dys + static_cast<std::size_t>(T) * h;
+    std::copy(scratch_a_.begin(), scratch_a_.end(), dys);
     // da = (dy W2^T) * (a > 0)
-    scratch_c_.resize(static_cast<std::size_t>(T) * f);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, f, h, 1.0f, scratch_a_.data(), h, L.w2.data(), h, 0.0f,
-                scratch_c_.data(), f);
-    for (std::size_t i = 0; i < scratch_c_.size(); ++i) {
+                das, f);
+    for (std::size_t i = 0; i < static_cast<std::size_t>(T) * f; ++i) {
       if (as[i] <= 0.0f) {
-        scratch_c_[i] = 0.0f;
-      }
-    }
-    // dW1 += x^T da ; db1 += sum da
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, h, f, T, 1.0f, xs, h, scratch_c_.data(), f, 1.0f, L.gw1.data(),
-                f);
-    for (int t = 0; t < T; ++t) {
-      for (int j = 0; j < f; ++j) {
-        L.gb1[j] += scratch_c_[static_cast<std::size_t>(t) * f + j];
+        das[i] = 0.0f;
       }
     }
     // dx = dy + da W1^T (residual)
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, h, f, 1.0f, scratch_c_.data(), f, L.w1.data(), f, 1.0f,
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, h, f, 1.0f, das, f, L.w1.data(), f, 1.0f,
                 scratch_a_.data(), h);
   }
   if (dx != nullptr) {
     std::copy(scratch_a_.begin(), scratch_a_.end(), dx);
   }
-  stash_bytes_ -= it->second.size() * sizeof(float);
-  free_.push_back(std::move(it->second));
+  stash_bytes_ += kept.size() * sizeof(float);
+  grads_[mb] = std::move(kept);
+}
+
+void MlpStage::backward_weight(int mb) {
+  auto it = stash_.find(mb);
+  auto kept = grads_.find(mb);
+  CONTEND_CHECK(it != stash_.end() && kept != grads_.end(),
+                "weight gradient of micro-batch " + std::to_string(mb) + " without its input gradient");
+  const int T = config_.tokens();
+  const int h = config_.hidden;
+  const int f = h * config_.ffn_mult;
+  const std::size_t per_layer = static_cast<std::size_t>(T) * (h + f);
+  for (std::size_t li = layers_.size(); li-- > 0;) {
+    Layer& L = layers_[li];
+    const float* xs = it->second.data() + li * per_layer;
+    const float* as = xs + static_cast<std::size_t>(T) * h;
+    const float* dys = kept->second.data() + li * per_layer;
+    const float* das = dys + static_cast<std::size_t>(T) * h;
+    scratch_b_.resize(static_cast<std::size_t>(T) * f);
+    for (std::size_t i = 0; i < scratch_b_.size(); ++i) {
+      scratch_b_[i] = std::max(as[i], 0.0f);  // r = relu(a)
+    }
+    // dW2 += r^T dy ; db2 += sum dy ; dW1 += x^T da ; db1 += sum da
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, f, h, T, 1.0f, scratch_b_.data(), f, dys, h, 1.0f,
+                L.gw2.data(), h);
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, h, f, T, 1.0f, xs, h, das, f, 1.0f, L.gw1.data(), f);
+    for (int t = 0; t < T; ++t) {
+      for (int j = 0; j < h; ++j) {
+        L.gb2[j] += dys[static_cast<std::size_t>(t) * h + j];
+      }
+      for (int j = 0; j < f; ++j) {
+        L.gb1[j] += das[static_cast<std::size_t>(t) * f + j];
+      }
+    }
+  }
+  for (auto* done : {&it->second, &kept->second}) {
+    stash_bytes_ -= done->size() * sizeof(float);
+    free_.push_back(std::move(*done));
+  }
   stash_.erase(it);
+  grads_.erase(kept);
+}
+
+void MlpStage::backward(int mb, const float* dy, float* dx) {
+  backward_input(mb, dy, dx);
+  backward_weight(mb);
 }
 
 void MlpStage::step() {

@@ -8,11 +8,13 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <deque>
 #include <functional>
+#include <map>
 #include <thread>
 
 #include "contend/common/fd.h"
@@ -31,7 +33,7 @@ struct FrameHeader {
   std::uint32_t magic = kMagic;
   std::uint8_t kind = 0;
   std::uint8_t flags = 0;
-  std::uint16_t reserved = 0;
+  std::uint16_t stage = 0;  // Tag::stage
   std::uint32_t iteration = 0;
   std::uint32_t microbatch = 0;
   std::uint64_t bytes = 0;
@@ -239,6 +241,7 @@ class Link {
       h.kind = static_cast<std::uint8_t>(item.tag.kind);
       h.iteration = static_cast<std::uint32_t>(item.tag.iteration);
       h.microbatch = static_cast<std::uint32_t>(item.tag.microbatch);
+      h.stage = static_cast<std::uint16_t>(item.tag.stage);
       h.bytes = item.data.size() * sizeof(float);
       if (checksum_) {
         h.flags = kFlagChecksum;
@@ -323,7 +326,8 @@ class Link {
       if (h.kind != static_cast<std::uint8_t>(Kind::kControl)) {
         meter_(peer_, h.bytes, seconds, h.bytes - half, tail_seconds);
       }
-      box_.put(peer_, Tag{static_cast<Kind>(h.kind), static_cast<int>(h.iteration), static_cast<int>(h.microbatch)},
+      box_.put(peer_,
+               Tag{static_cast<Kind>(h.kind), static_cast<int>(h.iteration), static_cast<int>(h.microbatch), h.stage},
                std::move(data));
     }
   }
@@ -362,21 +366,17 @@ class TcpTransport : public Transport {
     return box_.take(peer, tag, deadline, l->name());
   }
   Result<void> flush() override {
-    for (auto* l : {prev_.get(), next_.get()}) {
-      if (l != nullptr) {
-        if (auto ok = l->flush(); !ok) {
-          return ok;
-        }
+    for (auto& [peer, l] : links_) {
+      if (auto ok = l->flush(); !ok) {
+        return ok;
       }
     }
     return {};
   }
   std::uint64_t bytes_sent() const override { return bytes_; }
   void abort(const std::string& why) override {
-    for (auto* l : {prev_.get(), next_.get()}) {
-      if (l != nullptr) {
-        l->fail(why);
-      }
+    for (auto& [peer, l] : links_) {
+      l->fail(why);
     }
   }
   BufferPool& pool() { return pool_; }
@@ -387,12 +387,13 @@ class TcpTransport : public Transport {
   }
 
   Mailbox box_;
-  int rank_ = 0;
-  std::unique_ptr<Link> prev_;  // to rank - 1
-  std::unique_ptr<Link> next_;  // to rank + 1
+  std::map<int, std::unique_ptr<Link>> links_;  // by neighbouring rank
 
  private:
-  Link* link(int peer) { return peer == rank_ - 1 ? prev_.get() : peer == rank_ + 1 ? next_.get() : nullptr; }
+  Link* link(int peer) {
+    auto it = links_.find(peer);
+    return it == links_.end() ? nullptr : it->second.get();
+  }
   std::atomic<std::uint64_t> bytes_{0};
 };
 
@@ -408,26 +409,45 @@ Result<void> hello(int fd, const TcpOptions& o) {
   return write_all(fd, &h, sizeof h);
 }
 
-Result<void> expect_hello(int fd, const TcpOptions& o, int from) {
+// Reads a neighbour's greeting: the rank it is, one of `from`, in a world of the same size.
+Result<int> expect_hello(int fd, const TcpOptions& o, const std::vector<int>& from) {
   FrameHeader h;
   auto got = read_all(fd, &h, sizeof h);
   if (!got || !*got || h.magic != kMagic || h.kind != kHello) {
-    return make_error(Errc::kIo, peer_name(o, from) + " did not greet as a contend worker");
+    return make_error(Errc::kIo, "a peer of rank " + std::to_string(o.rank) + " did not greet as a contend worker");
   }
-  if (static_cast<int>(h.iteration) != from || static_cast<int>(h.microbatch) != o.world_size) {
-    return make_error(Errc::kInvalidArgument, "expected rank " + std::to_string(from) + " of " +
-                                                  std::to_string(o.world_size) + ", got rank " +
-                                                  std::to_string(h.iteration) + " of " + std::to_string(h.microbatch) +
-                                                  ": check CONTEND_PEERS");
+  const int rank = static_cast<int>(h.iteration);
+  if (std::find(from.begin(), from.end(), rank) == from.end() || static_cast<int>(h.microbatch) != o.world_size) {
+    std::string expected;
+    for (int r : from) {
+      expected += (expected.empty() ? "" : " or ") + std::to_string(r);
+    }
+    return make_error(Errc::kInvalidArgument, "expected rank " + expected + " of " + std::to_string(o.world_size) +
+                                                  ", got rank " + std::to_string(h.iteration) + " of " +
+                                                  std::to_string(h.microbatch) + ": check CONTEND_PEERS");
   }
-  return {};
+  return rank;
 }
 
-Result<Fd> accept_prev(const TcpOptions& o, Deadline deadline) {
+// Whether this rank opens the connection to `peer` (else accepts it): the lower rank of a pair,
+// but the last rank for the ring's pair (0, p-1).
+bool connects_to(const TcpOptions& o, int peer) {
+  const bool wrap = o.world_size > 2 && std::min(o.rank, peer) == 0 && std::max(o.rank, peer) == o.world_size - 1;
+  return wrap ? o.rank == o.world_size - 1 : o.rank < peer;
+}
+
+// Accepts the neighbours in `from` on this rank's port (any address: each comes over the link it
+// shares with this rank), identifying each by its greeting.
+Result<std::map<int, Fd>> accept_peers(const TcpOptions& o, std::vector<int> from, Deadline deadline) {
+  std::map<int, Fd> out;
+  if (from.empty()) {
+    return out;
+  }
   auto addr = resolve(o.peers[o.rank]);
   if (!addr) {
     return addr.error();
   }
+  addr->sin_addr.s_addr = htonl(INADDR_ANY);
   Fd listener(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
   const int one = 1;
   ::setsockopt(listener.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
@@ -435,38 +455,46 @@ Result<Fd> accept_prev(const TcpOptions& o, Deadline deadline) {
     return ok.error();
   }
   if (::bind(listener.get(), reinterpret_cast<sockaddr*>(&*addr), sizeof *addr) != 0) {
-    return errno_error(errno, "bind " + o.peers[o.rank]);
+    return errno_error(errno, "bind port of " + o.peers[o.rank]);
   }
-  if (::listen(listener.get(), 4) != 0) {
+  if (::listen(listener.get(), 8) != 0) {
     return errno_error(errno, "listen " + o.peers[o.rank]);
   }
-  for (;;) {
+  while (out.size() < from.size()) {
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
-      return make_error(Errc::kTimeout, peer_name(o, o.rank - 1) + " did not connect to " + o.peers[o.rank] +
-                                            " within " +
+      std::string missing;
+      for (int r : from) {
+        missing += out.count(r) != 0 ? "" : (missing.empty() ? "" : ", ") + peer_name(o, r);
+      }
+      return make_error(Errc::kTimeout, missing + " did not connect to " + o.peers[o.rank] + " within " +
                                             format_seconds(std::chrono::duration<double>(o.connect_timeout).count()));
     }
     pollfd p{listener.get(), POLLIN, 0};
-    if (::poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 200))) > 0) {
-      Fd fd(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
-      if (!fd.valid()) {
-        continue;
-      }
-      if (auto ok = expect_hello(fd.get(), o, o.rank - 1); !ok) {
-        return ok.error();
-      }
-      if (auto ok = hello(fd.get(), o); !ok) {
-        return ok.error();
-      }
-      return fd;
+    if (::poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 200))) <= 0) {
+      continue;
     }
+    Fd fd(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
+    if (!fd.valid()) {
+      continue;
+    }
+    auto peer = expect_hello(fd.get(), o, from);
+    if (!peer) {
+      return peer.error();
+    }
+    if (auto ok = hello(fd.get(), o); !ok) {
+      return ok.error();
+    }
+    out[*peer] = std::move(fd);
   }
+  return out;
 }
 
-Result<Fd> connect_next(const TcpOptions& o, Deadline deadline) {
-  auto addr = resolve(o.peers[o.rank + 1]);
+Result<Fd> connect_peer(const TcpOptions& o, int peer, Deadline deadline) {
+  const auto reach = o.reach.find(peer);
+  const std::string& where = reach != o.reach.end() ? reach->second : o.peers[peer];
+  auto addr = resolve(where);
   if (!addr) {
     return addr.error();
   }
@@ -480,7 +508,7 @@ Result<Fd> connect_next(const TcpOptions& o, Deadline deadline) {
       if (auto ok = hello(fd.get(), o); !ok) {
         return ok.error();
       }
-      if (auto ok = expect_hello(fd.get(), o, o.rank + 1); !ok) {
+      if (auto ok = expect_hello(fd.get(), o, {peer}); !ok) {
         return ok.error();
       }
       return fd;
@@ -488,7 +516,7 @@ Result<Fd> connect_next(const TcpOptions& o, Deadline deadline) {
     last = std::strerror(errno);
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  return make_error(Errc::kTimeout, "could not connect to " + peer_name(o, o.rank + 1) + " within " +
+  return make_error(Errc::kTimeout, "could not connect to " + peer_name(o, peer) + " at " + where + " within " +
                                         format_seconds(std::chrono::duration<double>(o.connect_timeout).count()) +
                                         " (last attempt: " + last + ")");
 }
@@ -522,35 +550,46 @@ Result<std::unique_ptr<Transport>> connect_tcp(const TcpOptions& o) {
       return ok.error();
     }
   }
-  auto t = std::make_unique<TcpTransport>();
-  t->rank_ = o.rank;
-  const Deadline deadline = std::chrono::steady_clock::now() + o.connect_timeout;
-  // Accept from the previous rank on a helper thread while connecting to the next, so a chain
-  // comes up in one round whatever order the workers start in.
-  Result<Fd> prev = Fd();
-  std::thread acceptor;
-  if (o.rank > 0) {
-    acceptor = std::thread([&] { prev = accept_prev(o, deadline); });
-  }
-  Result<Fd> next = Fd();
-  if (o.rank + 1 < o.world_size) {
-    next = connect_next(o, deadline);
-  }
-  if (acceptor.joinable()) {
-    acceptor.join();
-  }
-  for (auto* r : {&prev, &next}) {
-    if (!*r) {
-      return r->error();
+  std::vector<int> neighbors = o.neighbors;
+  if (neighbors.empty()) {
+    for (int r : {o.rank - 1, o.rank + 1}) {
+      if (r >= 0 && r < o.world_size) {
+        neighbors.push_back(r);
+      }
     }
   }
-  if (o.rank > 0) {
-    t->prev_ = std::make_unique<Link>(std::move(*prev), o.rank - 1, peer_name(o, o.rank - 1), t->box_, t->pool(),
-                                      o.checksum, t->meter());
+  std::vector<int> incoming;
+  std::vector<int> outgoing;
+  for (int n : neighbors) {
+    CONTEND_CHECK(n >= 0 && n < o.world_size && n != o.rank, "connect_tcp: neighbour out of range");
+    (connects_to(o, n) ? outgoing : incoming).push_back(n);
   }
-  if (o.rank + 1 < o.world_size) {
-    t->next_ = std::make_unique<Link>(std::move(*next), o.rank + 1, peer_name(o, o.rank + 1), t->box_, t->pool(),
-                                      o.checksum, t->meter());
+  const Deadline deadline = std::chrono::steady_clock::now() + o.connect_timeout;
+  // Accept on a helper thread while connecting out, so the pipeline comes up in one round whatever
+  // order the workers start in.
+  Result<std::map<int, Fd>> accepted = std::map<int, Fd>{};
+  std::thread acceptor([&] { accepted = accept_peers(o, incoming, deadline); });
+  std::map<int, Fd> connected;
+  Result<void> outcome;
+  for (int n : outgoing) {
+    auto fd = connect_peer(o, n, deadline);
+    if (!fd) {
+      outcome = fd.error();
+      break;
+    }
+    connected[n] = std::move(*fd);
+  }
+  acceptor.join();
+  if (!outcome) {
+    return outcome.error();
+  }
+  if (!accepted) {
+    return accepted.error();
+  }
+  connected.merge(*accepted);
+  auto t = std::make_unique<TcpTransport>();
+  for (auto& [n, fd] : connected) {
+    t->links_[n] = std::make_unique<Link>(std::move(fd), n, peer_name(o, n), t->box_, t->pool(), o.checksum, t->meter());
   }
   return std::unique_ptr<Transport>(std::move(t));
 }

@@ -15,7 +15,8 @@ std::string describe(const Tag& tag) {
            " (iteration " + std::to_string(tag.iteration) + ")";
   }
   return std::string(tag.kind == Kind::kActivation ? "activation" : "gradient") + " of micro-batch " +
-         std::to_string(tag.microbatch) + " (iteration " + std::to_string(tag.iteration) + ")";
+         std::to_string(tag.microbatch) + " for stage " + std::to_string(tag.stage) + " (iteration " +
+         std::to_string(tag.iteration) + ")";
 }
 
 // One line per built-in transport.

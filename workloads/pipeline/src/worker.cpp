@@ -36,11 +36,6 @@ Result<schedule::Schedule> runtime_schedule(const RunConfig& c) {
   if (!made) {
     return made.error();
   }
-  if (made->num_stages != made->num_ranks) {
-    return make_error(Errc::kUnsupported, "schedule \"" + c.schedule.str() +
-                                              "\" puts several stages on a rank; the runtime "
-                                              "runs one stage per rank (simulate it with contend sim)");
-  }
   auto lowered = schedule::lower(*made);
   if (auto ok = schedule::validate(lowered); !ok) {
     return ok.error();
@@ -48,7 +43,7 @@ Result<schedule::Schedule> runtime_schedule(const RunConfig& c) {
   const auto* backend = backends().find(c.backend);
   CONTEND_CHECK(backend != nullptr, "runtime_schedule: not a backend spec: " + c.backend.str());
   if (backend->kind.uses_model || c.profile) {
-    if (auto ok = validate_model(c.model, c.world_size); !ok) {
+    if (auto ok = validate_model(c.model, lowered.num_stages); !ok) {
       return ok.error();
     }
   }
@@ -81,8 +76,26 @@ std::pair<std::vector<MlpStage>, double> reference_iteration(const ModelConfig& 
   return {std::move(stages), loss / microbatches};
 }
 
-Result<std::unique_ptr<ComputeBackend>> make_backend(const RunConfig& c, int rank) {
-  return make_backend(c.backend, BackendContext{c.model, c.world_size, c.microbatches, c.emulated, c.profile}, rank);
+Result<RankBackends> make_rank_backends(const RunConfig& c, const schedule::Schedule& lowered, int rank) {
+  // A rank of v chunks splits its emulated time over them, as the simulator's uniform costs do.
+  const int chunks = std::max(1, lowered.chunks_per_rank());
+  EmulatedCompute emulated = c.emulated;
+  emulated.forward /= chunks;
+  emulated.backward /= chunks;
+  const BackendContext context{c.model, lowered.num_stages, c.microbatches, emulated, c.profile};
+  RankBackends out;
+  for (int s = 0; s < lowered.num_stages; ++s) {
+    if (lowered.rank_of(s) != rank) {
+      continue;
+    }
+    auto b = make_backend(c.backend, context, s);
+    if (!b) {
+      return with_context(b.error(), "rank " + std::to_string(rank) + ", stage " + std::to_string(s));
+    }
+    out.stages[s] = b->get();
+    out.owned.push_back(std::move(*b));
+  }
+  return out;
 }
 
 nlohmann::ordered_json metrics_record(const RunConfig& c, const IterationMetrics& m) {
@@ -137,7 +150,7 @@ StageReport report_of(const IterationMetrics& m, Transport& transport, int rank)
 
 }  // namespace
 
-Result<void> run_rank(const RunConfig& config, int rank, ComputeBackend& backend, Transport& transport,
+Result<void> run_rank(const RunConfig& config, int rank, const StageBackends& backends, Transport& transport,
                       const std::function<void(const IterationMetrics&)>& on_iteration,
                       std::vector<sim::TraceEvent>* trace) {
   auto lowered = runtime_schedule(config);
@@ -146,7 +159,7 @@ Result<void> run_rank(const RunConfig& config, int rank, ComputeBackend& backend
   }
   ExecutorOptions options = config.executor;
   options.record_trace = options.record_trace || trace != nullptr;
-  StageExecutor executor(*lowered, rank, backend, transport, options);
+  StageExecutor executor(*lowered, rank, backends, transport, options);
   std::optional<Coordinator> coordinator;
   LoweredCache cache(config.world_size, config.microbatches);
   if (is_policy(config.schedule)) {
@@ -195,25 +208,28 @@ Result<void> run_rank(const RunConfig& config, int rank, ComputeBackend& backend
 Result<void> run_worker(const RunConfig& config, const TcpOptions& tcp,
                         const std::function<void(const IterationMetrics&)>& on_iteration,
                         std::vector<sim::TraceEvent>* trace) {
-  if (auto lowered = runtime_schedule(config); !lowered) {
+  auto lowered = runtime_schedule(config);
+  if (!lowered) {
     return lowered.error();
   }
-  auto backend = make_backend(config, tcp.rank);
-  if (!backend) {
-    return backend.error();
+  auto backends = make_rank_backends(config, *lowered, tcp.rank);
+  if (!backends) {
+    return backends.error();
   }
-  auto transport = connect_tcp(tcp);
+  TcpOptions options = tcp;
+  options.neighbors = lowered->peers_of(tcp.rank);
+  auto transport = connect_tcp(options);
   if (!transport) {
     return with_context(transport.error(), "rank " + std::to_string(tcp.rank));
   }
   const auto* kind = transports().find(config.transport);
   CONTEND_CHECK(kind != nullptr, "run_worker: not a transport spec: " + config.transport.str());
   transport = kind->kind.make(config.transport, std::move(*transport), tcp.rank, tcp.world_size,
-                              (*backend)->message_floats());
+                              backends->owned.front()->message_floats());
   if (!transport) {
     return with_context(transport.error(), "rank " + std::to_string(tcp.rank) + ", " + config.transport.str());
   }
-  auto ok = run_rank(config, tcp.rank, **backend, **transport, on_iteration, trace);
+  auto ok = run_rank(config, tcp.rank, backends->stages, **transport, on_iteration, trace);
   if (!ok) {
     (*transport)->abort(ok.error().message);
   }
@@ -221,7 +237,7 @@ Result<void> run_worker(const RunConfig& config, const TcpOptions& tcp,
 }
 
 Result<std::vector<std::vector<IterationMetrics>>> run_in_process(
-    const RunConfig& config, const std::function<void(int, ComputeBackend&)>& inspect) {
+    const RunConfig& config, const std::function<void(int, const StageBackends&)>& inspect) {
   auto lowered = runtime_schedule(config);
   if (!lowered) {
     return lowered.error();
@@ -233,22 +249,23 @@ Result<std::vector<std::vector<IterationMetrics>>> run_in_process(
   std::vector<std::thread> threads;
   for (int r = 0; r < p; ++r) {
     threads.emplace_back([&, r] {
-      auto backend = make_backend(config, r);
-      if (!backend) {
-        results[r] = backend.error();
-        hub.fail_rank(r, backend.error().message);
+      auto backends = make_rank_backends(config, *lowered, r);
+      if (!backends) {
+        results[r] = backends.error();
+        hub.fail_rank(r, backends.error().message);
         return;
       }
       auto transport = hub.transport(r);
       auto ok = run_rank(
-          config, r, **backend, *transport, [&](const IterationMetrics& m) { metrics[r].push_back(m); }, nullptr);
+          config, r, backends->stages, *transport, [&](const IterationMetrics& m) { metrics[r].push_back(m); },
+          nullptr);
       if (!ok) {
         results[r] = ok.error();
         transport->abort(ok.error().message);
         return;
       }
       if (inspect) {
-        inspect(r, **backend);
+        inspect(r, backends->stages);
       }
     });
   }

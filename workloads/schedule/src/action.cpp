@@ -19,6 +19,10 @@ const char* op_token(Op op) {
       return "SEND_B";
     case Op::kRecvB:
       return "RECV_B";
+    case Op::kBackwardInput:
+      return "I";
+    case Op::kBackwardWeight:
+      return "W";
   }
   return "?";
 }
@@ -57,7 +61,8 @@ Result<Action> parse_action(std::string_view text) {
     return fail("no stage number");
   }
   const std::string_view token = text.substr(i, j - i);
-  static constexpr Op kOps[] = {Op::kForward, Op::kBackward, Op::kSendF, Op::kRecvF, Op::kSendB, Op::kRecvB};
+  static constexpr Op kOps[] = {Op::kForward, Op::kBackward, Op::kSendF,         Op::kRecvF,
+                                Op::kSendB,   Op::kRecvB,    Op::kBackwardInput, Op::kBackwardWeight};
   bool found = false;
   for (Op op : kOps) {
     if (token == op_token(op)) {
@@ -66,10 +71,10 @@ Result<Action> parse_action(std::string_view text) {
     }
   }
   if (!found) {
-    if (token == "I" || token == "W" || token == "UNSHARD" || token == "RESHARD") {
+    if (token == "UNSHARD" || token == "RESHARD") {
       return make_error(Errc::kUnsupported, "action \"" + std::string(text) + "\": computation type " +
                                                 std::string(token) +
-                                                " is PyTorch's but not contend's (contend runs F and full B)");
+                                                " is PyTorch's (FSDP) but not contend's (contend runs F, B, I and W)");
     }
     return fail("unknown computation type \"" + std::string(token) + "\"");
   }

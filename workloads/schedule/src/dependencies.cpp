@@ -24,6 +24,7 @@ Action Dependencies::blocker(const Action& a) const {
       }
       return a;
     case Op::kBackward:
+    case Op::kBackwardInput:
       if (!done(Op::kForward, s, mb)) {
         return Action{s, Op::kForward, mb};
       }
@@ -31,13 +32,15 @@ Action Dependencies::blocker(const Action& a) const {
         if (lowered_ && cross(s + 1)) {
           return done(Op::kRecvB, s, mb) ? a : Action{s, Op::kRecvB, mb};
         }
-        return done(Op::kBackward, s + 1, mb) ? a : Action{s + 1, Op::kBackward, mb};
+        return gradient_done(s + 1, mb) ? a : Action{s + 1, a.op, mb};
       }
       return a;
+    case Op::kBackwardWeight:
+      return done(Op::kBackwardInput, s, mb) ? a : Action{s, Op::kBackwardInput, mb};
     case Op::kSendF:
       return done(Op::kForward, s, mb) ? a : Action{s, Op::kForward, mb};
     case Op::kSendB:
-      return done(Op::kBackward, s, mb) ? a : Action{s, Op::kBackward, mb};
+      return gradient_done(s, mb) ? a : Action{s, Op::kBackward, mb};
     case Op::kRecvF:
       return done(Op::kSendF, s - 1, mb) ? a : Action{s - 1, Op::kSendF, mb};
     case Op::kRecvB:

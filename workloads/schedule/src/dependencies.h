@@ -33,7 +33,12 @@ class Dependencies {
   const Schedule& schedule_;
   bool lowered_ = false;
   int m_ = 0;
-  std::vector<char> done_[6];  // per Op, per (stage, micro-batch)
+  // Whether stage s's backward of `microbatch` has produced its input gradient (B or I).
+  bool gradient_done(int stage, int microbatch) const {
+    return done(Op::kBackward, stage, microbatch) || done(Op::kBackwardInput, stage, microbatch);
+  }
+
+  std::vector<char> done_[8];  // per Op, per (stage, micro-batch)
 };
 
 }  // namespace contend::schedule::detail

@@ -18,7 +18,7 @@ Result<Schedule> interleaved_1f1b(int ranks, int microbatches, int v) {
                           std::to_string(ranks) + "), as in Megatron-LM");
   }
   const int p = ranks;
-  Schedule s{"interleaved:v=" + std::to_string(v), p, p * v, microbatches, std::vector<std::vector<Action>>(p)};
+  Schedule s{"interleaved:v=" + std::to_string(v), p, p * v, microbatches, std::vector<std::vector<Action>>(p), {}};
   const int total = microbatches * v;  // chunk-steps per rank, each direction
   // The i-th forward (or backward) chunk-step of a rank: groups of p consecutive steps share a
   // chunk; after v groups the next p micro-batches start again at chunk 0.

@@ -6,7 +6,7 @@ namespace contend::schedule {
 
 Schedule kfkb(int ranks, int microbatches, int k) {
   CONTEND_CHECK(ranks >= 1 && microbatches >= 1 && k >= 1, "kfkb needs ranks, microbatches and k >= 1");
-  Schedule s{"kfkb:k=" + std::to_string(k), ranks, ranks, microbatches, std::vector<std::vector<Action>>(ranks)};
+  Schedule s{"kfkb:k=" + std::to_string(k), ranks, ranks, microbatches, std::vector<std::vector<Action>>(ranks), {}};
   const long long m = microbatches;
   for (int r = 0; r < ranks; ++r) {
     auto& out = s.ranks[r];

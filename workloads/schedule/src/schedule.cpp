@@ -4,6 +4,20 @@
 
 namespace contend::schedule {
 
+std::vector<int> Schedule::peers_of(int rank) const {
+  std::vector<int> out;
+  for (int s = 0; s + 1 < num_stages; ++s) {
+    const int a = rank_of(s);
+    const int b = rank_of(s + 1);
+    if (a != b && (a == rank || b == rank)) {
+      out.push_back(a == rank ? b : a);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 Result<void> check_shape(int ranks, int microbatches, int chunks) {
   if (ranks < 1 || ranks > kMaxRanks) {
     return make_error(Errc::kInvalidArgument,

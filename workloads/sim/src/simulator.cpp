@@ -113,6 +113,9 @@ class Simulation {
   double input_ready(const Action& a) const {
     const int st = a.stage;
     const int mb = a.microbatch;
+    if (a.op == Op::kBackwardWeight) {
+      return b_end_[at(st, mb)];  // after its stage's I
+    }
     if (a.op == Op::kForward) {
       if (st == 0) {
         return 0.0;
@@ -136,21 +139,41 @@ class Simulation {
     }
   }
 
+  // How long compute action `a` takes on its stage.
+  static double duration(const StageCost& cost, Op op) {
+    switch (op) {
+      case Op::kForward:
+        return cost.forward_s;
+      case Op::kBackwardInput:
+        return cost.backward_s * (1 - cost.weight_fraction);
+      case Op::kBackwardWeight:
+        return cost.backward_s * cost.weight_fraction;
+      default:
+        return cost.backward_s;
+    }
+  }
+
+  // The stash is held from F until the backward is whole: B, or W after I.
   void compute(int r, const Action& a, double ready) {
     const StageCost& cost = c_.stages[a.stage];
     const double start = std::max(lane_[r], ready);
-    const double dur = a.op == Op::kForward ? cost.forward_s : cost.backward_s;
+    const double dur = duration(cost, a.op);
     stats_[r].wait_s += start - lane_[r];
     stats_[r].busy_s += dur;
     lane_[r] = start + dur;
-    (a.op == Op::kForward ? f_end_ : b_end_)[at(a.stage, a.microbatch)] = lane_[r];
     if (a.op == Op::kForward) {
+      f_end_[at(a.stage, a.microbatch)] = lane_[r];
       stats_[r].peak_inflight = std::max(stats_[r].peak_inflight, ++held_[r]);
       held_bytes_[r] += cost.stash_bytes;
       stats_[r].peak_memory_bytes = std::max(stats_[r].peak_memory_bytes, held_bytes_[r]);
     } else {
-      --held_[r];
-      held_bytes_[r] -= cost.stash_bytes;
+      if (a.op != Op::kBackwardWeight) {
+        b_end_[at(a.stage, a.microbatch)] = lane_[r];
+      }
+      if (a.op != Op::kBackwardInput) {
+        --held_[r];
+        held_bytes_[r] -= cost.stash_bytes;
+      }
     }
     record(r, Lane::kCompute, a, start, lane_[r], -1, -1);
   }
@@ -216,6 +239,8 @@ class Simulation {
       switch (a.op) {
         case Op::kForward:
         case Op::kBackward:
+        case Op::kBackwardInput:
+        case Op::kBackwardWeight:
           ready = input_ready(a);
           break;
         case Op::kSendF:
@@ -317,7 +342,7 @@ SimConfig uniform_config(int num_stages, int chunks_per_rank, double forward_s, 
   SimConfig c;
   const double v = chunks_per_rank;
   c.stages.assign(num_stages, StageCost{forward_s / v, backward_s / v, activation_bytes, activation_bytes,
-                                        activation_bytes / static_cast<std::uint64_t>(chunks_per_rank)});
+                                        activation_bytes / static_cast<std::uint64_t>(chunks_per_rank), 0.5});
   c.default_link = std::move(link);
   return c;
 }

@@ -471,7 +471,7 @@ Result<std::unique_ptr<ComputeBackend>> make_cuda_backend(const Spec& spec, cons
                                                           int rank) {
   CudaOptions o;
   o.math = spec.text("math");
-  return make_cuda_backend(c.model, rank, c.world_size, c.microbatches, o);
+  return make_cuda_backend(c.model, rank, c.num_stages, c.microbatches, o);
 }
 
 Result<void> cuda_device_available() {

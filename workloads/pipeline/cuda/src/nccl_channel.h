@@ -24,7 +24,7 @@
 
 namespace contend::pipeline_cuda {
 
-inline constexpr int kHeaderWords = 4;  // kind, iteration, micro-batch, floats
+inline constexpr int kHeaderWords = 5;  // kind, iteration, micro-batch, floats, stage
 
 // "<what>: <NCCL's message> (<its last error>)". Reads NCCL's last error without a communicator
 // (NCCL ignores the argument), so it is safe after an abort.

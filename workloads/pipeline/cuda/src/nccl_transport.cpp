@@ -242,6 +242,7 @@ class NcclTransport : public Transport {
     ch.host_header()[1] = tag.iteration;
     ch.host_header()[2] = tag.microbatch;
     ch.host_header()[3] = static_cast<std::int64_t>(n);
+    ch.host_header()[4] = tag.stage;
     std::memcpy(ch.host(), data.data(), n * sizeof(float));
     CUDA_TRY(cudaMemcpyAsync(ch.dev_header(), ch.host_header(), kHeaderWords * sizeof(std::int64_t),
                              cudaMemcpyHostToDevice, ch.stream()));
@@ -304,7 +305,7 @@ class NcclTransport : public Transport {
       return false;
     }
     const Tag tag{static_cast<Kind>(ch.host_header()[0]), static_cast<int>(ch.host_header()[1]),
-                  static_cast<int>(ch.host_header()[2])};
+                  static_cast<int>(ch.host_header()[2]), static_cast<int>(ch.host_header()[4])};
     if (ch.host_header()[3] < 0 || static_cast<std::size_t>(ch.host_header()[3]) > capacity_) {
       return make_error(Errc::kIo, "rank " + std::to_string(ch.peer()) + " announced " + pipeline::describe(tag) +
                                        " of " + std::to_string(ch.host_header()[3]) + " floats; this rank allocated " +
@@ -400,7 +401,7 @@ Result<std::unique_ptr<Transport>> connect_nccl(std::unique_ptr<Transport> boots
   // Bootstrap: to each neighbour, this GPU's UUID and the id of the communicator this rank sends on.
   const std::uint64_t host_id = host_id_hash();
   std::map<int, ncclUniqueId> send_ids, recv_ids;
-  const Tag tag{Kind::kControl, pipeline::kBootstrapIteration, 0};
+  const Tag tag{Kind::kControl, pipeline::kBootstrapIteration, 0, 0};
   for (int peer : {rank - 1, rank + 1}) {
     if (peer < 0 || peer >= world_size) {
       continue;

@@ -33,6 +33,19 @@ class ComputeBackend {
   // `grad_out` is the received gradient (ignored on the last stage); `grad_in` receives the
   // gradient to send back (unused on the first stage).
   virtual void backward(int iteration, int mb, const std::vector<float>& grad_out, std::vector<float>& grad_in) = 0;
+  // The backward split as zero-bubble schedules run it: backward_input computes only `grad_in`
+  // (what goes back) and keeps what the weight gradients need; backward_weight computes those and
+  // releases the micro-batch's stash. Together they accumulate what backward() does. Defaults, for
+  // a backend that does not split: the whole backward() at I, nothing at W (the same numbers; the
+  // time all at I).
+  virtual void backward_input(int iteration, int mb, const std::vector<float>& grad_out,
+                              std::vector<float>& grad_in) {
+    backward(iteration, mb, grad_out, grad_in);
+  }
+  virtual void backward_weight(int iteration, int mb) {
+    (void)iteration;
+    (void)mb;
+  }
   // Optimizer step at the end of an iteration.
   virtual void step() = 0;
   // Last stage: the mean loss of the micro-batches since the last step; NaN elsewhere.
@@ -54,6 +67,7 @@ struct EmulatedCompute {
   std::chrono::nanoseconds backward{0};
   std::uint64_t activation_bytes = 4096;  // tensor sent per micro-batch, each way
   bool spin = false;                      // busy-wait instead of sleeping (precise, burns a core)
+  double weight_fraction = 0.5;           // a split backward: W takes this share of it, I the rest
 };
 
 // The real model's stage `stage` of `num_stages`, `microbatches` per iteration. Requires
@@ -61,10 +75,11 @@ struct EmulatedCompute {
 std::unique_ptr<ComputeBackend> make_cpu_backend(const ModelConfig& model, int stage, int num_stages, int microbatches);
 std::unique_ptr<ComputeBackend> make_emulated_backend(const EmulatedCompute& config, int stage, int num_stages);
 
-// What a backend is made with: the parts of the run configuration backends read.
+// What a backend is made with: the parts of the run configuration backends read. A backend is
+// one pipeline stage; a rank of an interleaved or V schedule holds several.
 struct BackendContext {
   const ModelConfig& model;
-  int world_size = 1;
+  int num_stages = 1;  // the pipeline's stages (ranks x chunks per rank)
   int microbatches = 1;
   EmulatedCompute emulated;  // emulated
   bool profile = false;      // emulated: durations and sizes from profiling the cpu model
@@ -73,7 +88,7 @@ struct BackendContext {
 struct BackendKind {
   bool uses_model = false;    // runs (or profiles) the model: ModelConfig must be valid
   bool needs_device = false;  // runs on a device this host may lack (cuda): only it can time it
-  std::function<Result<std::unique_ptr<ComputeBackend>>(const Spec& spec, const BackendContext& context, int rank)>
+  std::function<Result<std::unique_ptr<ComputeBackend>>(const Spec& spec, const BackendContext& context, int stage)>
       make;
   // Whether this host can run it (cuda: a device is there); unset: always. What a runner checks
   // before its first cell.
@@ -84,8 +99,8 @@ struct BackendKind {
 // (cuda) add themselves at startup, before any run. Specs: "cpu", "emulated", "cuda:math=bf16".
 Registry<BackendKind>& backends();
 
-// The backend `spec` (from backends().parse) names, for `rank`.
-Result<std::unique_ptr<ComputeBackend>> make_backend(const Spec& spec, const BackendContext& context, int rank);
+// The backend `spec` (from backends().parse) names, for pipeline stage `stage`.
+Result<std::unique_ptr<ComputeBackend>> make_backend(const Spec& spec, const BackendContext& context, int stage);
 
 // The model stage inside a cpu backend (for tests comparing weights); nullptr for other backends.
 const MlpStage* cpu_stage(const ComputeBackend& backend);

@@ -1,12 +1,15 @@
 #pragma once
 // StageExecutor: runs one rank's lowered action list for an iteration on its compute thread:
-// F and B on the backend, SEND_* handed to the transport's sender thread, RECV_* waiting for
-// what the receiver thread has (usually) read already. Holds only in-flight activations (the
-// backend's stash) plus the messages between a receive and its use. Not thread-safe: one executor
-// per rank, driven from one thread.
+// F, B, I and W on the backend of the action's stage (a rank of an interleaved or V schedule runs
+// several stages, one backend each), SEND_* handed to the transport's sender thread, RECV_*
+// waiting for what the receiver thread has (usually) read already, and a tensor between two
+// stages of the same rank handed over locally. Holds only in-flight activations (the backends'
+// stash) plus the messages between a receive and its use. Not thread-safe: one executor per rank,
+// driven from one thread.
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,6 +45,9 @@ struct IterationMetrics {
   std::optional<Decision> decision;  // rank 0 under a policy (policy.h): how this iteration's k was chosen
 };
 
+// The compute backends of one rank, by the pipeline stage each runs.
+using StageBackends = std::map<int, ComputeBackend*>;
+
 struct ExecutorOptions {
   std::chrono::milliseconds timeout{30000};  // a receive waits at most this long
   bool record_trace = false;                 // keep per-action times (Chrome trace)
@@ -50,15 +56,17 @@ struct ExecutorOptions {
 
 class StageExecutor {
  public:
-  // `lowered` must be a validated, lowered schedule with one stage per rank (not interleaved).
-  StageExecutor(const schedule::Schedule& lowered, int rank, ComputeBackend& backend, Transport& transport,
+  // `lowered` must be a validated, lowered schedule; `backends` holds one backend for every stage
+  // `rank` runs in it, each outliving the executor.
+  StageExecutor(const schedule::Schedule& lowered, int rank, StageBackends backends, Transport& transport,
                 ExecutorOptions options);
 
   // Runs the rank's actions for `iteration`, then the optimizer step. An error names the rank,
   // the action and the cause: "rank 1, action 4 (1RECV_F2): waiting for activation ...".
   Result<IterationMetrics> run_iteration(int iteration);
-  // Runs the next iterations with `lowered` (same shape, same requirements), whose k is `k`: how
-  // the adaptive scheduler switches at an iteration boundary. `lowered` must outlive its use.
+  // Runs the next iterations with `lowered` (same ranks and stages, same requirements), whose k is
+  // `k`: how the adaptive scheduler switches at an iteration boundary. `lowered` must outlive its
+  // use.
   void use_schedule(const schedule::Schedule& lowered, int k);
   // Per-action times so far, in the simulator's trace format (times: steady clock seconds).
   const std::vector<sim::TraceEvent>& trace() const { return trace_; }
@@ -67,12 +75,16 @@ class StageExecutor {
   struct Iteration;  // the tensors and counters of the iteration being run (executor.cpp)
   // One action; the error without the rank/action context run_iteration adds.
   Result<void> run_action(const schedule::Action& a, Iteration& it);
+  void compute(const schedule::Action& a, Iteration& it);
+  Result<void> send(const schedule::Action& a, Iteration& it);
+  Result<void> receive(const schedule::Action& a, Iteration& it);
   Result<IterationMetrics> finish(Iteration& it);
+  ComputeBackend& backend(int stage) const;
 
   const schedule::Schedule* schedule_;
   int k_ = 0;
   int rank_;
-  ComputeBackend& backend_;
+  StageBackends backends_;
   Transport& transport_;
   ExecutorOptions options_;
   std::vector<sim::TraceEvent> trace_;

@@ -56,8 +56,14 @@ class MlpStage {
   // x, y: [tokens x h]. Stashes what backward needs for `mb` until backward(mb).
   void forward(int mb, const float* x, float* y);
   // dy: [tokens x h]; writes dx (may be nullptr on the first stage); accumulates weight gradients
-  // in call order and frees the stash of `mb`. Requires forward(mb) first.
+  // in call order and frees the stash of `mb`. Requires forward(mb) first. Exactly
+  // backward_input then backward_weight.
   void backward(int mb, const float* dy, float* dx);
+  // The input gradient only (zero-bubble's I): writes dx and keeps each layer's output and inner
+  // gradients for backward_weight, which accumulates the weight gradients (W) with the same
+  // arithmetic as backward() and frees the micro-batch's stash.
+  void backward_input(int mb, const float* dy, float* dx);
+  void backward_weight(int mb);
   // Applies the optimizer to the accumulated gradients and zeroes them.
   void step();
 
@@ -76,6 +82,7 @@ class MlpStage {
   ModelConfig config_;
   std::vector<Layer> layers_;
   std::map<int, std::vector<float>> stash_;  // per micro-batch: per layer x [T x h] then a [T x f]
+  std::map<int, std::vector<float>> grads_;  // between I and W: per layer dy [T x h] then da [T x f]
   std::vector<std::vector<float>> free_;     // stash buffers to reuse
   std::vector<float> scratch_a_, scratch_b_, scratch_c_;
   std::uint64_t stash_bytes_ = 0;

@@ -1,6 +1,6 @@
 #pragma once
-// TCP transport: one connection per adjacent pair of ranks (rank r connects to r+1, retrying
-// until the deadline; r+1 accepts), TCP_NODELAY, autotuned (large) socket buffers, the congestion control set
+// TCP transport: one connection per pair of neighbouring ranks (see TcpOptions::neighbors; the
+// connecting side retries until the deadline), TCP_NODELAY, autotuned (large) socket buffers, the congestion control set
 // per socket (TCP_CONGESTION; a namespace's default cannot be changed, and this machine's is
 // bbr). Frames are a 32-byte header (magic, kind, iteration, micro-batch, bytes, optional
 // FNV-1a checksum) and the payload; a sender and a receiver thread per connection.
@@ -8,6 +8,7 @@
 // naming it. Thread-safe.
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,7 +20,13 @@ namespace contend::pipeline {
 struct TcpOptions {
   int rank = 0;
   int world_size = 1;
-  std::vector<std::string> peers;    // "host:port" of every rank; rank listens on its own
+  std::vector<std::string> peers;  // "host:port" of every rank; a rank listens on its port (any address)
+  // The ranks this rank exchanges tensors with (Schedule::peers_of); empty: rank - 1 and rank + 1.
+  // Of a pair, the lower rank connects to the higher, but the last rank connects to rank 0 (the
+  // ring of a looped schedule).
+  std::vector<int> neighbors;
+  // Where to reach a rank when not at peers[rank] (the runner's address on a shared link).
+  std::map<int, std::string> reach;
   std::string congestion = "cubic";  // TCP_CONGESTION of every socket
   std::chrono::milliseconds connect_timeout{30000};
   int socket_buffer_bytes = 8 << 20;  // SO_SNDBUF and SO_RCVBUF

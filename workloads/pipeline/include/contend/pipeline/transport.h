@@ -34,12 +34,14 @@ struct Tag {
   Kind kind = Kind::kActivation;
   int iteration = 0;
   int microbatch = 0;
+  int stage = 0;  // the pipeline stage the tensor is for (several per rank in interleaved schedules)
   friend bool operator<(const Tag& a, const Tag& b) {
-    return std::tie(a.kind, a.iteration, a.microbatch) < std::tie(b.kind, b.iteration, b.microbatch);
+    return std::tie(a.kind, a.iteration, a.microbatch, a.stage) < std::tie(b.kind, b.iteration, b.microbatch, b.stage);
   }
 };
 
-std::string describe(const Tag& tag);  // "activation of micro-batch 3 (iteration 0)"
+// "activation of micro-batch 3 for stage 2 (iteration 0)".
+std::string describe(const Tag& tag);
 inline constexpr int kBootstrapIteration = -1;
 
 using Deadline = std::chrono::steady_clock::time_point;

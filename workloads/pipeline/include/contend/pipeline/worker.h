@@ -47,12 +47,17 @@ Result<schedule::Schedule> runtime_schedule(const RunConfig& config);
 std::pair<std::vector<MlpStage>, double> reference_iteration(const ModelConfig& model, int num_stages, int microbatches,
                                                              int iteration);
 
-// The backend of `rank`.
-Result<std::unique_ptr<ComputeBackend>> make_backend(const RunConfig& config, int rank);
+// The backends of `rank`: one for each stage it runs in `lowered` (several in interleaved and V
+// schedules), made by config.backend.
+struct RankBackends {
+  std::vector<std::unique_ptr<ComputeBackend>> owned;
+  StageBackends stages;  // by stage, pointing into `owned`
+};
+Result<RankBackends> make_rank_backends(const RunConfig& config, const schedule::Schedule& lowered, int rank);
 
 // Runs `rank`'s iterations on `transport`, with a policy's coordinator when the schedule names
 // one, calling `on_iteration` after each. Errors name the rank, action and peer.
-Result<void> run_rank(const RunConfig& config, int rank, ComputeBackend& backend, Transport& transport,
+Result<void> run_rank(const RunConfig& config, int rank, const StageBackends& backends, Transport& transport,
                       const std::function<void(const IterationMetrics&)>& on_iteration,
                       std::vector<sim::TraceEvent>* trace);
 
@@ -69,8 +74,8 @@ Result<void> run_worker(const RunConfig& config, const TcpOptions& tcp,
                         std::vector<sim::TraceEvent>* trace);
 
 // Every rank as a thread of this process over the in-process transport. Returns per rank its
-// metrics of every iteration; `inspect(rank, backend)` runs on each rank's thread at the end.
+// metrics of every iteration; `inspect(rank, backends)` runs on each rank's thread at the end.
 Result<std::vector<std::vector<IterationMetrics>>> run_in_process(
-    const RunConfig& config, const std::function<void(int, ComputeBackend&)>& inspect = nullptr);
+    const RunConfig& config, const std::function<void(int, const StageBackends&)>& inspect = nullptr);
 
 }  // namespace contend::pipeline

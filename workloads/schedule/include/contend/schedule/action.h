@@ -13,7 +13,9 @@
 
 namespace contend::schedule {
 
-enum class Op : std::uint8_t { kForward, kBackward, kSendF, kRecvF, kSendB, kRecvB };
+// kBackward is the full backward (B); zero-bubble schedules split it into kBackwardInput (I: the
+// input gradient, what is sent back) and kBackwardWeight (W: the weight gradients, deferrable).
+enum class Op : std::uint8_t { kForward, kBackward, kSendF, kRecvF, kSendB, kRecvB, kBackwardInput, kBackwardWeight };
 
 struct Action {
   int stage = 0;
@@ -24,7 +26,7 @@ struct Action {
 };
 
 inline bool is_compute(Op op) {
-  return op == Op::kForward || op == Op::kBackward;
+  return op == Op::kForward || op == Op::kBackward || op == Op::kBackwardInput || op == Op::kBackwardWeight;
 }
 inline bool is_send(Op op) {
   return op == Op::kSendF || op == Op::kSendB;

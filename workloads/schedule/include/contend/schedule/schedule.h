@@ -1,7 +1,8 @@
 #pragma once
 // Schedule: for each rank, the ordered list of actions it runs in one training iteration.
-// Stage s runs on rank s % num_ranks, so a schedule with num_stages = v * num_ranks is an
-// interleaved one with v model chunks per rank (chunk c of rank r is stage c * num_ranks + r).
+// `placement` says which rank runs each stage; empty, stage s runs on rank s % num_ranks (looped:
+// with num_stages = v * num_ranks, chunk c of rank r is stage c * num_ranks + r, and the last rank
+// sends to the first). V placement (ZBV, DualPipeV) puts stages r and 2p-1-r on rank r.
 // A "compute" schedule holds only F and B actions, as the generators emit them; lower() adds the
 // sends and receives. Plain value; thread-safe to read.
 
@@ -20,13 +21,17 @@ struct Schedule {
   int num_stages = 0;                      // pipeline stages; a multiple of num_ranks
   int num_microbatches = 0;                // micro-batches per iteration
   std::vector<std::vector<Action>> ranks;  // ranks[r]: rank r's actions in order
+  std::vector<int> placement;              // stage -> rank; empty: stage % num_ranks
 
-  int rank_of(int stage) const { return stage % num_ranks; }
+  int rank_of(int stage) const { return placement.empty() ? stage % num_ranks : placement[stage]; }
   int chunks_per_rank() const { return num_ranks > 0 ? num_stages / num_ranks : 0; }
   // True when any rank holds a send or receive.
   bool lowered() const;
   // Total number of actions over all ranks.
   std::size_t size() const;
+  // The ranks `rank` exchanges tensors with, ascending: those that run a stage next to one of its
+  // stages (stage s and s+1 on different ranks). What the runtime connects.
+  std::vector<int> peers_of(int rank) const;
 
   friend bool operator==(const Schedule&, const Schedule&) = default;
 };

@@ -18,6 +18,9 @@ struct StageCost {
   std::uint64_t activation_bytes = 0;  // forward output sent to the next stage, per micro-batch
   std::uint64_t gradient_bytes = 0;    // input gradient sent to the previous stage, per micro-batch
   std::uint64_t stash_bytes = 0;       // memory held from a micro-batch's forward to its backward
+  // A split backward: I takes backward_s x (1 - weight_fraction), W backward_s x weight_fraction
+  // (0.5: the zero-bubble papers' assumption, I and W each as long as the forward at bwd = 2 fwd).
+  double weight_fraction = 0.5;
 };
 
 struct LinkModel {
