@@ -8,6 +8,7 @@
 
 #include "contend/pipeline/adaptive.h"
 #include "contend/pipeline/coordinator.h"
+#include "contend/schedule/registry.h"
 
 namespace {
 
@@ -45,6 +46,7 @@ void BM_Protocol(benchmark::State& state) {
       contend::pipeline::Decision d;
       d.iteration = iteration;
       d.k = 2;
+      d.schedule = contend::schedule::parse_schedule("kfkb:k=2").value();
       return d;
     }
   };

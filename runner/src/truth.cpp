@@ -177,7 +177,7 @@ Result<SimCell> simulate_cell(const Workload& w, const Spec& schedule, const std
         return d.error();
       }
       row.k = d->k;
-      run = &cache.kfkb(d->k);
+      run = &cache.get(d->schedule);
       row.decision = std::move(*d);
     }
     sim::SimConfig config = iteration_config(w, links, now);

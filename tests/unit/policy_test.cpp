@@ -7,6 +7,7 @@
 #include "contend/pipeline/coordinator.h"
 #include "contend/pipeline/policy.h"
 #include "contend/pipeline/worker.h"
+#include "contend/schedule/registry.h"
 
 using namespace contend;
 using namespace contend::pipeline;
@@ -241,12 +242,14 @@ TEST_CASE("the coordinator gives every rank rank 0's k and rank 0 every rank's r
       Decision d;
       d.iteration = iteration;
       d.k = iteration % 3 + 1;
+      d.schedule = *schedule::parse_schedule("kfkb:k=" + std::to_string(d.k));
       return d;
     }
   };
   std::vector<std::vector<StageReport>> seen;
   InProcHub hub(kP);
   std::vector<std::vector<int>> ks(kP);
+  std::vector<std::vector<std::string>> schedules(kP);
   std::vector<std::thread> threads;
   for (int r = 0; r < kP; ++r) {
     threads.emplace_back([&, r] {
@@ -263,6 +266,7 @@ TEST_CASE("the coordinator gives every rank rank 0's k and rank 0 every rank's r
         auto d = c.agree(it, mine);
         REQUIRE(d.ok());
         ks[r].push_back(d->k);
+        schedules[r].push_back(d->schedule.str());
         StageReport report;
         report.forward_s = r + it / 10.0;
         report.from_prev = {static_cast<std::uint64_t>(1000 * r), 0.5, 1, 500, 0.25, 42.0 * r, 250, 0.125, 7.0};
@@ -275,6 +279,8 @@ TEST_CASE("the coordinator gives every rank rank 0's k and rank 0 every rank's r
   }
   for (int r = 0; r < kP; ++r) {
     CHECK(ks[r] == std::vector<int>{1, 2, 3, 1, 2, 3});
+    CHECK(schedules[r] == std::vector<std::string>{"kfkb:k=1", "kfkb:k=2", "kfkb:k=3",
+                                                   "kfkb:k=1", "kfkb:k=2", "kfkb:k=3"});
   }
   REQUIRE(seen.size() == 6);
   CHECK(seen[0].empty());

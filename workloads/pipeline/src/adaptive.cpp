@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "contend/schedule/registry.h"
 #include "contend/sim/simulator.h"
 
 namespace contend::pipeline {
@@ -48,18 +49,29 @@ AdaptiveController::AdaptiveController(int stages, int microbatches, AdaptiveOpt
   options_.period = std::max(1, options_.period);
 }
 
-std::vector<int> AdaptiveController::feasible(const Measurements& m) const {
+Spec AdaptiveController::candidate(int k) const {
+  const std::string text = options_.chunks <= 1 ? "kfkb:k=" + std::to_string(k)
+                                                : "interleaved:v=" + std::to_string(options_.chunks) +
+                                                      ",group=" + std::to_string(k);
+  return schedule::parse_schedule(text).value();
+}
+
+std::vector<int> AdaptiveController::feasible(const Measurements& m) {
   std::vector<int> out;
   for (int k = options_.k_min; k <= options_.k_max; ++k) {
+    auto [pos, fresh] = candidates_.try_emplace(k);
+    if (fresh) {
+      pos->second = candidate(k);
+    }
+    const std::vector<int>& inflight = lowered_.peak_inflight(pos->second);
     bool fits = true;
     for (int s = 0; s < p_ && fits; ++s) {
-      const long long inflight = std::min<long long>(m_, static_cast<long long>(k) * (p_ - s));
-      if (options_.max_inflight > 0 && inflight > options_.max_inflight) {
+      if (options_.max_inflight > 0 && inflight[s] > options_.max_inflight) {
         fits = false;
       }
       const std::uint64_t stash = s < static_cast<int>(m.stages.size()) ? m.stages[s].stash_bytes : 0;
       if (options_.memory_limit_bytes > 0 &&
-          static_cast<std::uint64_t>(inflight) * stash > options_.memory_limit_bytes) {
+          static_cast<std::uint64_t>(inflight[s]) * stash > options_.memory_limit_bytes) {
         fits = false;
       }
     }
@@ -106,6 +118,7 @@ Result<Decision> AdaptiveController::decide(int iteration, const Measurements& m
   Decision d;
   d.iteration = iteration;
   d.k = k_;
+  d.schedule = candidate(k_);
   if (decided_ && iteration % options_.period != 0) {
     return d;
   }
@@ -117,7 +130,7 @@ Result<Decision> AdaptiveController::decide(int iteration, const Measurements& m
   const sim::SimConfig config = simulator_config(m, p_, d.link_bps);
   double current_time = -1;
   for (int k : ks) {
-    auto r = sim::simulate(lowered_.kfkb(k), config);
+    auto r = sim::simulate(lowered_.get(candidates_.at(k)), config);
     if (!r) {
       return r.error();
     }
@@ -129,6 +142,7 @@ Result<Decision> AdaptiveController::decide(int iteration, const Measurements& m
   choose(d, current_time);
   decided_ = true;
   d.k = k_;
+  d.schedule = candidate(k_);
   return d;
 }
 

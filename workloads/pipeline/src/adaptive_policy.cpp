@@ -66,6 +66,7 @@ class AdaptivePolicy : public KPolicy {
       Decision d;
       d.iteration = iteration;
       d.k = controller_.k();
+      d.schedule = controller_.candidate(d.k);
       return d;
     }
     links_.add(reports);

@@ -1,5 +1,7 @@
 #include "contend/pipeline/coordinator.h"
 
+#include "contend/schedule/registry.h"
+
 #include <cstring>
 
 namespace contend::pipeline {
@@ -58,6 +60,38 @@ std::vector<double> unpack_doubles(const std::vector<float>& data) {
   return out;
 }
 
+namespace {
+
+// A decision on the wire: its k, then the characters of its schedule's canonical spec.
+std::vector<double> pack_decision(const Decision& d) {
+  std::vector<double> out = {static_cast<double>(d.k)};
+  for (char c : d.schedule.str()) {
+    out.push_back(static_cast<unsigned char>(c));
+  }
+  return out;
+}
+
+Result<Decision> unpack_decision(const std::vector<double>& v, int iteration) {
+  if (v.empty()) {
+    return make_error(Errc::kParse, "empty");
+  }
+  std::string text;
+  for (std::size_t i = 1; i < v.size(); ++i) {
+    text += static_cast<char>(static_cast<unsigned char>(v[i]));
+  }
+  auto spec = schedule::parse_schedule(text);
+  if (!spec) {
+    return spec.error();
+  }
+  Decision d;
+  d.iteration = iteration;
+  d.k = static_cast<int>(v[0]);
+  d.schedule = std::move(*spec);
+  return d;
+}
+
+}  // namespace
+
 Coordinator::Coordinator(int rank, int world_size, Transport& transport, std::unique_ptr<KPolicy> policy,
                          std::chrono::milliseconds timeout)
     : rank_(rank), world_size_(world_size), transport_(transport), policy_(std::move(policy)), timeout_(timeout) {
@@ -114,16 +148,15 @@ Result<Decision> Coordinator::agree(int iteration, const std::optional<StageRepo
     if (!got) {
       return got.error();
     }
-    const std::vector<double> v = unpack_doubles(*got);
-    if (v.size() != 1) {
-      return make_error(Errc::kIo, "rank " + std::to_string(rank_ - 1) + " sent a malformed decision");
+    auto decided = unpack_decision(unpack_doubles(*got), iteration);
+    if (!decided) {
+      return make_error(Errc::kIo, "rank " + std::to_string(rank_ - 1) + " sent a malformed decision: " +
+                                       decided.error().message);
     }
-    d.iteration = iteration;
-    d.k = static_cast<int>(v[0]);
+    d = std::move(*decided);
   }
   if (rank_ + 1 < world_size_) {
-    auto ok =
-        transport_.send(rank_ + 1, Tag{Kind::kControl, iteration, kDecision, 0}, pack_doubles({static_cast<double>(d.k)}));
+    auto ok = transport_.send(rank_ + 1, Tag{Kind::kControl, iteration, kDecision, 0}, pack_doubles(pack_decision(d)));
     if (!ok) {
       return ok.error();
     }

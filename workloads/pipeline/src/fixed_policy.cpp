@@ -1,3 +1,4 @@
+#include "contend/schedule/registry.h"
 #include "policies.h"
 
 namespace contend::pipeline::detail {
@@ -10,6 +11,7 @@ class FixedPolicy : public KPolicy {
     Decision d;
     d.iteration = iteration;
     d.k = k_;
+    d.schedule = schedule::parse_schedule("kfkb:k=" + std::to_string(k_)).value();
     return d;
   }
 

@@ -1,6 +1,7 @@
 #include "contend/pipeline/lowered_cache.h"
 
-#include "contend/schedule/generators.h"
+#include "contend/schedule/registry.h"
+#include "contend/schedule/validation.h"
 
 namespace contend::pipeline {
 
@@ -8,12 +9,28 @@ LoweredCache::LoweredCache(int ranks, int microbatches) : ranks_(ranks), microba
   CONTEND_CHECK(ranks >= 1 && microbatches >= 1, "LoweredCache needs ranks and micro-batches");
 }
 
-const schedule::Schedule& LoweredCache::kfkb(int k) {
-  auto [pos, fresh] = by_k_.try_emplace(k);
+const LoweredCache::Entry& LoweredCache::entry(const Spec& spec) {
+  auto [pos, fresh] = by_spec_.try_emplace(spec.str());
   if (fresh) {
-    pos->second = schedule::lower(schedule::kfkb(ranks_, microbatches_, k));
+    auto made = schedule::make_schedule(spec, ranks_, microbatches_);
+    CONTEND_CHECK(made.ok(), "a policy chose a schedule that does not build: " +
+                                 (made.ok() ? std::string() : made.error().message));
+    pos->second.peak_inflight = schedule::peak_inflight(*made);
+    pos->second.lowered = schedule::lower(*made);
   }
   return pos->second;
+}
+
+const schedule::Schedule& LoweredCache::get(const Spec& spec) {
+  return entry(spec).lowered;
+}
+
+const std::vector<int>& LoweredCache::peak_inflight(const Spec& spec) {
+  return entry(spec).peak_inflight;
+}
+
+const schedule::Schedule& LoweredCache::kfkb(int k) {
+  return get(schedule::parse_schedule("kfkb:k=" + std::to_string(k)).value());
 }
 
 }  // namespace contend::pipeline

@@ -124,6 +124,7 @@ nlohmann::ordered_json metrics_record(const RunConfig& c, const IterationMetrics
     j["evaluated"] = d.evaluated;
     j["switched"] = d.switched;
     j["k"] = d.k;
+    j["schedule"] = d.schedule.str();
     j["link_bps"] = d.link_bps;
     nlohmann::ordered_json predicted = nlohmann::ordered_json::object();
     for (const auto& [k, t] : d.predicted_s) {
@@ -182,7 +183,7 @@ Result<void> run_rank(const RunConfig& config, int rank, const StageBackends& ba
         return make_error(d.error().code, "rank " + std::to_string(rank) + ", choosing k for iteration " +
                                               std::to_string(it) + ": " + d.error().message);
       }
-      executor.use_schedule(cache.kfkb(d->k), d->k);
+      executor.use_schedule(cache.get(d->schedule), d->k);
       if (rank == 0) {
         decision = std::move(*d);
       }

@@ -6,11 +6,13 @@
 // coordinator.h). Not thread-safe: one controller, at the rank that decides.
 
 #include <cstdint>
+#include <map>
 #include <utility>
 #include <vector>
 
 #include "contend/common/rate_trace.h"
 #include "contend/common/result.h"
+#include "contend/common/spec.h"
 #include "contend/pipeline/lowered_cache.h"
 #include "contend/schedule/schedule.h"
 
@@ -48,11 +50,13 @@ struct AdaptiveOptions {
   double lean = 0.01;                    // the smallest k within this fraction of the fastest wins:
                                          // no extra memory for a gain measurement noise could undo;
                                          // a smaller k within it of the current k is taken at once
+  int chunks = 1;                        // 1: choose kFkB's k; v >= 2: the group of interleaved:v
 };
 
 struct Decision {
   int iteration = 0;
-  int k = 1;
+  int k = 1;          // the chosen group size (kFkB's k), for logs
+  Spec schedule;      // what the iteration runs: a static schedule spec ("kfkb:k=2")
   bool switched = false;
   bool evaluated = false;                           // false between re-evaluation periods
   std::vector<std::pair<int, double>> predicted_s;  // feasible k -> predicted iteration time
@@ -64,9 +68,11 @@ class AdaptiveController {
   // Requires stages >= 1, microbatches >= 1, 1 <= k_min.
   AdaptiveController(int stages, int microbatches, AdaptiveOptions options);
 
-  // The k values whose peak in-flight activations, min(m, k(p-s)) on stage s, fit every stage's
-  // limits, ascending. Empty when even k_min does not fit.
-  std::vector<int> feasible(const Measurements& m) const;
+  // The k values whose schedules' peak in-flight activations (kFkB: min(m, k(p-s)) on stage s)
+  // fit every stage's limits, ascending. Empty when even k_min does not fit.
+  std::vector<int> feasible(const Measurements& m);
+  // The schedule a choice of k runs: kfkb:k=K, or interleaved:v=V,group=K.
+  Spec candidate(int k) const;
 
   // The k to run in `iteration`. kInvalidArgument when the measurements do not match the
   // pipeline or no k fits the memory limit.
@@ -84,6 +90,7 @@ class AdaptiveController {
   int k_;
   bool decided_ = false;
   LoweredCache lowered_;
+  std::map<int, Spec> candidates_;
 };
 
 }  // namespace contend::pipeline

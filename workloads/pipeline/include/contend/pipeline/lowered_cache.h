@@ -1,9 +1,13 @@
 #pragma once
-// The lowered schedules a policy switches between, each lowered once: every rank's executor, the
-// adaptive controller's predictions and simulated runs take them from here. Not thread-safe: one
-// cache per user.
+// The lowered schedules a policy switches between, by spec, each made and lowered once: every
+// rank's executor, the adaptive controller's predictions and simulated runs take them from here.
+// Not thread-safe: one cache per user.
 
 #include <map>
+#include <string>
+#include <vector>
+
+#include "contend/common/spec.h"
 
 #include "contend/schedule/schedule.h"
 
@@ -13,13 +17,23 @@ class LoweredCache {
  public:
   // Requires ranks >= 1 and microbatches >= 1.
   LoweredCache(int ranks, int microbatches);
-  // Lowered kFkB with group size `k` (1 <= k): references stay valid while the cache lives.
+  // The lowered schedule `spec` names (a static schedule that builds for this shape: what
+  // policies decide; anything else is a bug), and its peak in-flight activations per rank.
+  // References stay valid while the cache lives.
+  const schedule::Schedule& get(const Spec& spec);
+  const std::vector<int>& peak_inflight(const Spec& spec);
+  // get() of kFkB with group size `k`.
   const schedule::Schedule& kfkb(int k);
 
  private:
+  struct Entry {
+    schedule::Schedule lowered;
+    std::vector<int> peak_inflight;
+  };
+  const Entry& entry(const Spec& spec);
   int ranks_;
   int microbatches_;
-  std::map<int, schedule::Schedule> by_k_;
+  std::map<std::string, Entry> by_spec_;
 };
 
 }  // namespace contend::pipeline
