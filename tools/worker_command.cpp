@@ -27,6 +27,7 @@ struct WorkerOptions {
   std::string transport = "tcp";
   pipeline::TcpOptions tcp;
   std::string peers;
+  std::vector<std::string> reach;
   std::string split;
   std::string fwd = "10ms";
   std::string bwd;
@@ -82,6 +83,16 @@ int run(WorkerOptions& o) {
   c.transport = pipeline::transports().parse(o.transport).value();
   t.world_size = c.world_size;
   t.peers = split_list(o.peers);
+  for (const std::string& item : o.reach) {
+    const auto eq = item.find('=');
+    int rank = -1;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + (eq == std::string::npos ? 0 : eq), rank);
+    if (eq == std::string::npos || ec != std::errc() || end != item.data() + eq || rank < 0 ||
+        rank >= c.world_size || !pipeline::parse_endpoint(item.substr(eq + 1))) {
+      return fail(t.rank, "--reach: expected RANK=HOST:PORT with a rank of this world, got \"" + item + "\"");
+    }
+    t.reach[rank] = item.substr(eq + 1);
+  }
   for (const std::string& n : split_list(o.split)) {
     int layers = 0;
     const auto [end, ec] = std::from_chars(n.data(), n.data() + n.size(), layers);
@@ -156,9 +167,12 @@ std::function<int()> add_worker_command(CLI::App& app) {
       ->envname("CONTEND_WORLD_SIZE")
       ->required()
       ->check(CLI::Range(1, schedule::kMaxRanks));
-  w->add_option("--peers", o->peers, "host:port of every rank, comma-separated; each rank listens on its own")
+  w->add_option("--peers", o->peers, "host:port of every rank, comma-separated; each rank listens on its own port")
       ->envname("CONTEND_PEERS")
       ->required();
+  w->add_option("--reach", o->reach,
+                "RANK=HOST:PORT: connect to that rank there instead of at its --peers entry (a looped schedule's "
+                "last rank reaching the first over the link between them; repeat)");
   w->add_option("--schedule", o->schedule,
                 "A schedule (1f1b, kfkb:k=N, gpipe) or a policy choosing k every iteration (fixed:k=N, "
                 "adaptive[:kmax=N,mem=SIZE,...], oracle[:...]); docs/schedules.md, docs/adaptive.md (default 1f1b)")

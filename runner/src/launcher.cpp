@@ -11,6 +11,7 @@
 #include "contend/emulator/network.h"
 #include "contend/emulator/player.h"
 #include "contend/emulator/run_state.h"
+#include "contend/runner/traffic.h"
 
 namespace contend::runner {
 namespace {
@@ -124,9 +125,13 @@ namespace {
 // in files.log.
 Result<std::vector<ChildProcess>> start_workers(const Experiment& e, const Cell& cell, const CellFiles& files,
                                                 const LaunchOptions& o, const emulator::TopologyPlan& plan,
-                                                const std::vector<std::string>& addresses, double start_s) {
+                                                const std::vector<std::string>& addresses,
+                                                const std::vector<std::vector<std::string>>& reach, double start_s) {
   std::vector<ChildProcess> workers;
-  const auto commands = worker_commands(e, cell, addresses, files, o, start_s);
+  auto commands = worker_commands(e, cell, addresses, files, o, start_s);
+  for (int r = 0; r < e.workload.stages; ++r) {
+    commands[r].insert(commands[r].end(), reach[r].begin(), reach[r].end());
+  }
   for (int r = 0; r < e.workload.stages; ++r) {
     std::vector<std::string> argv = {"ip", "netns", "exec", plan.nodes[r].second};
     if (const auto env = worker_environment(e.workload.transport, plan, plan.nodes[r].first); !env.empty()) {
@@ -234,7 +239,12 @@ Result<void> run_cell(const Experiment& e, const Cell& cell, const CellFiles& fi
       }
     }
   } player_guard{player_stop, player};
-  auto workers = start_workers(e, cell, files, o, net->plan(), *addresses, start_s);
+  auto pairs = exchange_pairs(e, cell.scenario, cell.schedule);
+  if (!pairs) {
+    return pairs.error();
+  }
+  auto workers = start_workers(e, cell, files, o, net->plan(), *addresses, reach_options(*pairs, net->plan(), o.port),
+                               start_s);
   if (!workers) {
     return workers.error();
   }

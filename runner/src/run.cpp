@@ -9,6 +9,7 @@
 #include "contend/runner/progress.h"
 #include "contend/runner/results.h"
 #include "contend/runner/results_dir.h"
+#include "contend/runner/traffic.h"
 #include "contend/runner/truth.h"
 
 namespace contend::runner {
@@ -151,6 +152,9 @@ Result<RunOutcome> run_experiment(const Experiment& e, RunOptions o, const std::
   const std::string where = o.simulate ? "simulated" : o.hosts ? "on cluster hosts" : "real, in network namespaces";
   std::fprintf(stderr, "contend run: %s, %zu cells (%s), results in %s\n", e.name.c_str(), cells.size(), where.c_str(),
                dir->c_str());
+  for (const std::string& warning : unshaped_traffic(e)) {
+    std::fprintf(stderr, "contend run: note: %s\n", warning.c_str());
+  }
   std::size_t ran = 0;
   for (std::size_t i = 0; i < cells.size() && !stop.load() && !out.failed; ++i) {
     const Cell& cell = cells[i];

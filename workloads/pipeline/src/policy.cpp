@@ -115,6 +115,13 @@ int initial_k(const Spec& spec) {
   return static_cast<int>(spec.integer(p->first_k));
 }
 
+Spec first_schedule(const Spec& spec) {
+  if (!is_policy(spec)) {
+    return spec;
+  }
+  return schedule::parse_schedule("kfkb:k=" + std::to_string(initial_k(spec))).value();
+}
+
 AdaptiveOptions adaptive_options(const Spec& spec) {
   AdaptiveOptions o;
   o.k_min = static_cast<int>(spec.integer("kmin"));
