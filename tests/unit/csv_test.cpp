@@ -5,6 +5,7 @@
 #include "contend/schedule/csv.h"
 #include "contend/schedule/generators.h"
 #include "contend/schedule/registry.h"
+#include "contend/schedule/validation.h"
 
 using namespace contend;
 using namespace contend::schedule;
@@ -79,4 +80,49 @@ TEST_CASE("an aligned CSV of a deadlocked schedule is an error, not a truncated 
   auto r = to_csv(s);
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().code == Errc::kDeadlock);
+}
+
+TEST_CASE("CSV round-trips I and W and a V placement, inferred from where each stage's actions are", "[csv]") {
+  // Rank 0 holds stages 0 and 3, rank 1 stages 1 and 2: the V.
+  const char* text =
+      "0F0,1F0,,,\n"  // bad on purpose: stage 1 on rank 0 and rank 1
+      "1F0\n";
+  auto two = from_csv(text, "two.csv");
+  REQUIRE_FALSE(two.ok());
+  CHECK(two.error().message ==
+        "two.csv: stage 1 has actions on rank 0 (row 1, column 2) and on rank 1 (row 2, column 1 (1F0)); a stage "
+        "runs on one rank");
+
+  auto v = from_csv("0F0,3F0,3I0,3W0,0I0,0W0\n1F0,2F0,2I0,2W0,1I0,1W0\n", "v.csv");
+  REQUIRE(v.ok());
+  CHECK(v->num_stages == 4);
+  CHECK(v->placement == v_placement(2));
+  CHECK(v->ranks[0][2] == Action{3, Op::kBackwardInput, 0});
+  CHECK(validate(*v).ok());
+  check_round_trip(*v, CsvLayout::kAligned);
+  check_round_trip(lower(*v), CsvLayout::kCompact);
+  // Looped placement is the default and stays implicit, so generated schedules compare equal.
+  CHECK(from_csv("0F0,0B0\n1F0,1B0\n", "l.csv")->placement.empty());
+}
+
+TEST_CASE("a stage no rank runs is named", "[csv]") {
+  // Three stages on two ranks read, and validation says what is wrong with them.
+  auto odd = from_csv("0F0,0B0,2F0,2B0\n1F0,1B0\n", "odd.csv");
+  REQUIRE(odd.ok());
+  CHECK_THAT(validate(*odd).error().message, Catch::Contains("3 stages is not a positive multiple of 2 ranks"));
+  CHECK(from_csv("0F0,0B0,3F0,3B0\n1F0,1B0\n", "gap.csv").error().message ==
+        "gap.csv: stage 2 has no actions on any rank (stages run 0..3)");
+}
+
+TEST_CASE("PyTorch's OVERLAP_F_B cells read as their actions in order, both in one column", "[csv]") {
+  auto t = read_csv_table("0F0,0F1,(0F2;0B0)OVERLAP_F_B,0B1,0B2\n", "o.csv");
+  REQUIRE(t.ok());
+  const std::vector<Action> expected = {{0, Op::kForward, 0},  {0, Op::kForward, 1},  {0, Op::kForward, 2},
+                                        {0, Op::kBackward, 0}, {0, Op::kBackward, 1}, {0, Op::kBackward, 2}};
+  CHECK(t->schedule.ranks[0] == expected);
+  CHECK(t->columns[0] == std::vector<int>{1, 2, 3, 3, 4, 5});
+  CHECK_THAT(from_csv("(0F0;0B0)OVERLAP\n", "o.csv").error().message,
+             Catch::StartsWith("o.csv: row 1, column 1: ") && Catch::Contains("OVERLAP_F_B"));
+  CHECK_THAT(from_csv("0F0,(0F1;0X0)OVERLAP_F_B\n", "o.csv").error().message,
+             Catch::StartsWith("o.csv: row 1, column 2: ") && Catch::Contains("\"0X0\""));
 }
