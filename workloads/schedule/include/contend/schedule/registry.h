@@ -1,6 +1,7 @@
 #pragma once
 // The name -> generator table of static schedules, in the spec grammar of common/spec.h:
-// "1f1b", "gpipe", "kfkb:k=2" (or "kfkb:2"), "interleaved:v=2". Adding a schedule is a generator
+// "1f1b", "gpipe", "kfkb:k=2" (or "kfkb:2"), "interleaved:v=2,group=8", "looped-bfs:v=2", "zb",
+// "zbv", "dualpipev". Adding a schedule is a generator
 // file plus one line in registry.cpp (docs/extending.md). Thread-safe (the table is immutable).
 
 #include <string_view>
@@ -20,7 +21,7 @@ Result<Spec> parse_schedule(std::string_view text);
 
 // The compute schedule that `spec` (from parse_schedule) names for `ranks` ranks and
 // `microbatches` micro-batches. kInvalidArgument for ranks or microbatches < 1, or a shape the
-// generator refuses (interleaved: m a multiple of p), quoting the spec.
+// generator refuses (interleaved: m a multiple of p; dualpipev: m >= 2p; ...), quoting the spec.
 Result<Schedule> make_schedule(const Spec& spec, int ranks, int microbatches);
 // parse_schedule, then make_schedule: for tests and tools that hold only the text.
 Result<Schedule> make_schedule(std::string_view text, int ranks, int microbatches);
