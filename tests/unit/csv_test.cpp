@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "contend/schedule/csv.h"
@@ -125,4 +126,67 @@ TEST_CASE("PyTorch's OVERLAP_F_B cells read as their actions in order, both in o
              Catch::StartsWith("o.csv: row 1, column 1: ") && Catch::Contains("OVERLAP_F_B"));
   CHECK_THAT(from_csv("0F0,(0F1;0X0)OVERLAP_F_B\n", "o.csv").error().message,
              Catch::StartsWith("o.csv: row 1, column 2: ") && Catch::Contains("\"0X0\""));
+}
+
+namespace {
+// PyTorch's _dump_csv of Interleaved1F1B on 2 ranks, 2 chunks, 4 micro-batches, written by hand
+// from the algorithm: idle cells where PyTorch pads (warm-up, waiting for the first backward,
+// cool-down).
+const char* kInterleavedCsv =
+    "0F0,0F1,2F0,2F1,,,0F2,2B0,0F3,2B1,2F2,0B0,2F3,0B1,,2B2,,2B3,,0B2,,0B3\r\n"
+    ",1F0,1F1,,3F0,3B0,3F1,3B1,1F2,1B0,1F3,1B1,3F2,3B2,3F3,3B3,,1B2,,1B3\r\n";
+
+// A reader that knows the files of a test, and nothing else.
+FileReader files(std::map<std::string, std::string> contents) {
+  return [contents = std::move(contents)](const std::string& path) -> Result<std::string> {
+    auto it = contents.find(path);
+    if (it == contents.end()) {
+      return make_error(Errc::kNotFound, path + ": No such file or directory");
+    }
+    return it->second;
+  };
+}
+}  // namespace
+
+TEST_CASE("a hand-written PyTorch CSV of interleaved 1F1B loads through csv:PATH as the built-in schedule",
+          "[csv][registry]") {
+  auto s = make_schedule("csv:interleaved.csv", 2, 4, files({{"interleaved.csv", kInterleavedCsv}}));
+  REQUIRE(s.ok());
+  CHECK(s->name == "csv:interleaved.csv");
+  const Schedule built = *make_schedule("interleaved:v=2", 2, 4);
+  CHECK(s->ranks == built.ranks);
+  CHECK(s->num_stages == built.num_stages);
+  CHECK(s->placement == built.placement);
+  CHECK(validate(*s)->peak_inflight == validate(built)->peak_inflight);
+}
+
+TEST_CASE("csv:PATH takes sends and receives when the file has them, and checks them", "[csv][registry]") {
+  const Schedule lowered = lower(*make_schedule("zbv", 2, 3));
+  const std::string text = *to_csv(lowered, CsvLayout::kCompact);
+  auto s = make_schedule("csv:l.csv", 2, 3, files({{"l.csv", text}}));
+  REQUIRE(s.ok());
+  CHECK(s->ranks == lowered.ranks);
+  CHECK(lower(*s) == *s);
+  std::string no_recv = text;
+  no_recv.erase(no_recv.find("1RECV_F0,"), 9);
+  CHECK_THAT(make_schedule("csv:l.csv", 2, 3, files({{"l.csv", no_recv}})).error().message,
+             Catch::Contains("rank 1 lacks 1RECV_F0"));
+}
+
+TEST_CASE("csv:PATH errors name the file, the rank, the column and the action", "[csv][registry]") {
+  const auto err = [](const std::string& text, int p = 2, int m = 4) {
+    return make_schedule("csv:x.csv", p, m, files({{"x.csv", text}})).error().message;
+  };
+  CHECK_THAT(err(kInterleavedCsv, 4, 8),
+             Catch::Contains("x.csv: the file schedules 2 ranks and 4 micro-batches, the run has 4 ranks and 8"));
+  std::string swapped = kInterleavedCsv;  // rank 1 runs 3B0 before 3F0
+  swapped.replace(swapped.find(",3F0,3B0,"), 9, ",3B0,3F0,");
+  CHECK_THAT(err(swapped), Catch::StartsWith("schedule \"csv:x.csv\": x.csv: rank 1, column 5 (3B0): backward"));
+  std::string crossed = kInterleavedCsv;  // rank 1 wants 1B0 (after rank 0's 2B0) before its 3B0
+  crossed.replace(crossed.find(",3F0,3B0,3F1,3B1,1F2,1B0,"), 25, ",3F0,1B0,3F1,3B1,1F2,3B0,");
+  CHECK_THAT(err(crossed), Catch::Contains("deadlock: rank 0, column 8 (2B0) waits for 3B0 on rank 1; rank 1, "
+                                           "column 6 (1B0) waits for 2B0 on rank 0"));
+  CHECK_THAT(err("0F0,0Q0\n"), Catch::Contains("x.csv: row 1, column 2: "));
+  CHECK_THAT(make_schedule("csv:gone.csv", 2, 4, files({})).error().message,
+             Catch::Contains("gone.csv: No such file or directory"));
 }

@@ -10,7 +10,7 @@ namespace contend::schedule {
 namespace {
 
 struct Generator {
-  std::function<Result<Schedule>(const Spec& spec, int ranks, int microbatches)> make;
+  std::function<Result<Schedule>(const Spec& spec, int ranks, int microbatches, const FileReader& read)> make;
   std::function<int(const Spec& spec, int microbatches)> group;  // k, for logs
 };
 
@@ -49,41 +49,46 @@ Result<Schedule> with_chunks(int p, int m, int chunks, Make make) {
 // clang-format off
 const Registry<Generator>& table() {
   using R = Result<Schedule>;
+  using F = const FileReader&;
   static const Registry<Generator> kTable("schedule", {
       {{"", "1f1b", "one forward, one backward (PipeDream-Flush); peak in-flight min(m, p-s)", {}},
-       [](const Spec&, int p, int m) -> R { return one_f_one_b(p, m); },
+       [](const Spec&, int p, int m, F) -> R { return one_f_one_b(p, m); },
        [](const Spec&, int) { return 1; }},
       {{"", "kfkb", "k forwards then k backwards (Ada-Grouper); peak in-flight min(m, k(p-s))",
         {ParamDef::integer("k", "micro-batches per group", std::nullopt, 1)}},
-       [](const Spec& s, int p, int m) -> R { return kfkb(p, m, k_of(s)); },
+       [](const Spec& s, int p, int m, F) -> R { return kfkb(p, m, k_of(s)); },
        [](const Spec& s, int m) { return std::min(k_of(s), m); }},
       {{"", "gpipe", "all forwards, then all backwards; peak in-flight m", {}},
-       [](const Spec&, int p, int m) -> R { return gpipe(p, m); },
+       [](const Spec&, int p, int m, F) -> R { return gpipe(p, m); },
        [](const Spec&, int m) { return m; }},
       {{"", "interleaved", "Megatron interleaved 1F1B (PyTorch Interleaved1F1B) with v chunks per rank",
         {chunks_param("2", 2), group_param()}},
-       [](const Spec& s, int p, int m) -> R {
+       [](const Spec& s, int p, int m, F) -> R {
          const int group = s.given("group") ? static_cast<int>(s.integer("group")) : 0;
          return with_chunks(p, m, v_of(s), [&] { return interleaved_1f1b(p, m, v_of(s), group); });
        },
        none},
       {{"", "looped-bfs", "breadth-first, chunk after chunk (PyTorch LoopedBFS); peak in-flight m*v",
         {chunks_param("2", 1)}},
-       [](const Spec& s, int p, int m) -> R {
+       [](const Spec& s, int p, int m, F) -> R {
          return with_chunks(p, m, v_of(s), [&]() -> R { return looped_bfs(p, m, v_of(s)); });
        },
        none},
       {{"", "zb", "zero bubble (ZB-H1 at v=1), I/W split, v chunks looped (PyTorch InterleavedZeroBubble)",
         {chunks_param("1", 1)}},
-       [](const Spec& s, int p, int m) -> R {
+       [](const Spec& s, int p, int m, F) -> R {
          return with_chunks(p, m, v_of(s), [&] { return interleaved_zero_bubble(p, m, v_of(s)); });
        },
        none},
       {{"", "zbv", "zero bubble V: 2 chunks per rank in V placement, I/W split (PyTorch ZBVZeroBubble)", {}},
-       [](const Spec&, int p, int m) -> R { return with_chunks(p, m, 2, [&]() -> R { return zbv(p, m); }); },
+       [](const Spec&, int p, int m, F) -> R { return with_chunks(p, m, 2, [&]() -> R { return zbv(p, m); }); },
        none},
       {{"", "dualpipev", "DualPipe in a V: 2 chunks per rank in V placement; m >= 2p (PyTorch DualPipeV)", {}},
-       [](const Spec&, int p, int m) -> R { return with_chunks(p, m, 2, [&] { return dualpipev(p, m); }); },
+       [](const Spec&, int p, int m, F) -> R { return with_chunks(p, m, 2, [&] { return dualpipev(p, m); }); },
+       none},
+      {{"", "csv", "a per-rank action table in PyTorch's CSV format (F, B, I, W; SEND/RECV optional)",
+        {ParamDef::path("path", "the CSV file: one row per rank, one action per cell")}},
+       [](const Spec& s, int p, int m, F read) -> R { return csv_schedule(s.text("path"), p, m, read); },
        none},
   });
   return kTable;
@@ -105,26 +110,26 @@ Result<Spec> parse_schedule(std::string_view text) {
   return table().parse(text);
 }
 
-Result<Schedule> make_schedule(const Spec& spec, int ranks, int microbatches) {
+Result<Schedule> make_schedule(const Spec& spec, int ranks, int microbatches, const FileReader& read) {
   const Generator* g = find(spec);
   CONTEND_CHECK(g != nullptr, "make_schedule: \"" + spec.str() + "\" is not a schedule spec");
   const std::string quoted = "schedule \"" + spec.str() + "\"";
   if (auto ok = check_shape(ranks, microbatches); !ok) {
     return with_context(ok.error(), quoted);
   }
-  auto s = g->make(spec, ranks, microbatches);
+  auto s = g->make(spec, ranks, microbatches, read);
   if (!s) {
     return with_context(s.error(), quoted);
   }
   return s;
 }
 
-Result<Schedule> make_schedule(std::string_view text, int ranks, int microbatches) {
+Result<Schedule> make_schedule(std::string_view text, int ranks, int microbatches, const FileReader& read) {
   auto spec = parse_schedule(text);
   if (!spec) {
     return spec.error();
   }
-  return make_schedule(*spec, ranks, microbatches);
+  return make_schedule(*spec, ranks, microbatches, read);
 }
 
 int group_size(const Spec& spec, int microbatches) {

@@ -6,6 +6,7 @@
 // Each stage's backwards run in micro-batch order (looped_bfs excepted), so schedules accumulate
 // gradients alike.
 
+#include <functional>
 #include <string>
 
 #include "contend/common/result.h"
@@ -63,5 +64,16 @@ Schedule zbv(int ranks, int microbatches);
 // here as F then B), I and W at the ends. Requires m >= 2p (PyTorch's condition): kInvalidArgument
 // otherwise. Peak in-flight: see docs/schedules.md.
 Result<Schedule> dualpipev(int ranks, int microbatches);
+
+// Reads the file a spec names (csv:PATH): its text, or an error naming the path.
+using FileReader = std::function<Result<std::string>(const std::string& path)>;
+
+// The schedule in the PyTorch-format CSV at `path` (csv.h: read_csv_table), read through `read`,
+// for a run of `ranks` ranks and `microbatches` micro-batches: kInvalidArgument when the file's
+// ranks or micro-batches differ from the run's (saying both), or when it does not validate (the
+// error names the rank, the CSV column and the action); a read or parse error as `read` and
+// from_csv give it. Compute-only files come back compute-only (lower() adds the communication);
+// files with sends and receives come back as they are, checked.
+Result<Schedule> csv_schedule(const std::string& path, int ranks, int microbatches, const FileReader& read);
 
 }  // namespace contend::schedule
