@@ -1,25 +1,17 @@
 #include <catch2/catch.hpp>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include "contend/schedule/csv.h"
 #include "contend/schedule/generators.h"
 #include "contend/schedule/registry.h"
 #include "contend/schedule/validation.h"
+#include "schedule_checks.h"
 
 using namespace contend;
 using namespace contend::schedule;
+using test::golden;
 
 namespace {
-std::string golden(const std::string& name) {
-  std::ifstream in(std::string(CONTEND_GOLDEN_DIR) + "/" + name);
-  REQUIRE(in.good());
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 void check_round_trip(const Schedule& s, CsvLayout layout) {
   auto text = to_csv(s, layout);
   REQUIRE(text.ok());

@@ -116,7 +116,8 @@ TEST_CASE("interleaved with group=G runs G micro-batches through each chunk befo
 }
 
 TEST_CASE("interleaved refuses the groups Megatron-LM refuses, saying which condition", "[schedule]") {
-  CHECK_THAT(interleaved_1f1b(4, 8, 2, 9).error().message, Catch::Contains("must not exceed the number of micro-batches (8)"));
+  CHECK_THAT(interleaved_1f1b(4, 8, 2, 9).error().message,
+             Catch::Contains("must not exceed the number of micro-batches (8)"));
   CHECK_THAT(interleaved_1f1b(4, 8, 2, 3).error().message, Catch::Contains("at least the number of ranks (4)"));
   CHECK_THAT(interleaved_1f1b(4, 10, 2, 4).error().message, Catch::Contains("m mod group = 2"));
   CHECK(interleaved_1f1b(4, 10, 2, 5).ok());  // PyTorch's 2 rounds of 5
@@ -138,8 +139,7 @@ TEST_CASE("looped BFS runs chunk by chunk and its backwards last micro-batch fir
 TEST_CASE("zbv on 2 ranks fills the V: first chunk ahead, I and W paired, the rest at the end", "[schedule]") {
   const Schedule s = zbv(2, 3);
   CHECK(s.ranks[0] == parse_list("0F0 0F1 0F2 3F0 3I0 3W0 3F1 3I1 3W1 0I0 0W0 3F2 3I2 3W2 0I1 0W1 0I2 0W2"));
-  CHECK(s.ranks[1] ==
-        parse_list("1F0 2F0 1F1 2F1 2I0 2W0 1F2 1I0 1W0 2F2 2I1 2W1 1I1 2I2 1I2 1W1 2W2 1W2"));
+  CHECK(s.ranks[1] == parse_list("1F0 2F0 1F1 2F1 2I0 2W0 1F2 1I0 1W0 2F2 2I1 2W1 1I1 2I2 1I2 1W1 2W2 1W2"));
   // With fewer micro-batches than the V needs (2p-1), the missing ones' actions are dropped.
   CHECK(zbv(1, 1).ranks[0] == parse_list("0F0 1F0 1I0 1W0 0I0 0W0"));
 }

@@ -16,9 +16,8 @@ TEST_CASE("the registry builds every generator by name", "[registry]") {
   CHECK(make_schedule("interleaved", 4, 8)->num_stages == 8);  // v defaults to 2
   for (const SpecEntry* e : schedule_entries()) {
     CHECK(e->kind == "schedule");
-    CHECK(parse_schedule(e->name).ok() == std::none_of(e->params.begin(), e->params.end(), [](const ParamDef& d) {
-            return !d.fallback.has_value();
-          }));
+    CHECK(parse_schedule(e->name).ok() ==
+          std::none_of(e->params.begin(), e->params.end(), [](const ParamDef& d) { return !d.fallback.has_value(); }));
   }
 }
 
@@ -68,8 +67,8 @@ TEST_CASE("the registry builds the interleaved, zero-bubble and V schedules by n
 
 TEST_CASE("refused zoo shapes quote the spec and name the constraint", "[registry]") {
   const auto err = [](const char* spec, int p, int m) { return make_schedule(spec, p, m).error().message; };
-  CHECK_THAT(err("interleaved:group=3", 4, 8),
-             Catch::StartsWith("schedule \"interleaved:group=3\": ") && Catch::Contains("at least the number of ranks"));
+  CHECK_THAT(err("interleaved:group=3", 4, 8), Catch::StartsWith("schedule \"interleaved:group=3\": ") &&
+                                                   Catch::Contains("at least the number of ranks"));
   CHECK_THAT(err("zb:v=2", 4, 9), Catch::Contains("multiple of max(1, floor(m / p)) = 2"));
   CHECK_THAT(err("dualpipev", 4, 6), Catch::StartsWith("schedule \"dualpipev\": ") && Catch::Contains("got 6"));
   CHECK_THAT(err("zb:v=0", 4, 8), Catch::Contains("v: expected a whole number from 1 to 64"));

@@ -3,23 +3,12 @@
 
 #include "contend/schedule/generators.h"
 #include "contend/schedule/validation.h"
+#include "schedule_checks.h"
 
 using namespace contend;
 using namespace contend::schedule;
 
-namespace {
-void require_valid(const Schedule& s) {
-  auto compute = validate(s);
-  if (!compute) {
-    FAIL(compute.error().message);
-  }
-  auto lowered = validate(lower(s));
-  if (!lowered) {
-    FAIL(lowered.error().message);
-  }
-  CHECK(compute->peak_inflight == lowered->peak_inflight);
-}
-}  // namespace
+using test::require_valid;
 
 TEST_CASE("every generator's schedule is valid for p in 1..16, m in 1..64 and every k", "[validation]") {
   for (int p = 1; p <= 16; ++p) {
@@ -163,7 +152,7 @@ TEST_CASE("the stash of a split backward is held until W, not until I", "[valida
   Schedule s = split_1f1b(2, 2);
   CHECK(peak_inflight(s) == peak_inflight(one_f_one_b(2, 2)));
   // Defer rank 1's W of micro-batch 0 past its next forward: two activations held, not one.
-  auto& r1 = s.ranks[1];  // 1F0 1I0 1W0 1F1 1I1 1W1
+  auto& r1 = s.ranks[1];                                        // 1F0 1I0 1W0 1F1 1I1 1W1
   std::rotate(r1.begin() + 2, r1.begin() + 3, r1.begin() + 4);  // 1F0 1I0 1F1 1W0 ...
   REQUIRE(r1[3] == Action{1, Op::kBackwardWeight, 0});
   CHECK(peak_inflight(s)[1] == 2);
@@ -212,8 +201,7 @@ TEST_CASE("lowering sends the input gradient after I, and W sends nothing", "[va
   CHECK(lower(s) == s);  // a lowered schedule is kept, not lowered twice
 }
 
-TEST_CASE("a V placement validates, lowers with local hand-offs at the turn, and names its deadlocks",
-          "[validation]") {
+TEST_CASE("a V placement validates, lowers with local hand-offs at the turn, and names its deadlocks", "[validation]") {
   const Schedule v = v_gpipe(3);
   require_valid(v);
   CHECK(v.peers_of(0) == std::vector<int>{1});
@@ -222,9 +210,8 @@ TEST_CASE("a V placement validates, lowers with local hand-offs at the turn, and
   CHECK(low.ranks[1][0] == Action{1, Op::kRecvF, 0});
   CHECK(low.ranks[1][1] == Action{1, Op::kForward, 0});
   CHECK(low.ranks[1][2] == Action{1, Op::kRecvF, 1});
-  CHECK(std::count_if(low.ranks[1].begin(), low.ranks[1].end(), [](const Action& a) {
-          return a.op == Op::kSendF && a.stage == 1;
-        }) == 0);
+  CHECK(std::count_if(low.ranks[1].begin(), low.ranks[1].end(),
+                      [](const Action& a) { return a.op == Op::kSendF && a.stage == 1; }) == 0);
   Schedule stuck = v;
   std::reverse(stuck.ranks[0].begin(), stuck.ranks[0].end());  // rank 0 starts with 0B2
   auto r = validate(stuck);
