@@ -45,7 +45,7 @@ Result<Schedule> interleaved_1f1b(int ranks, int microbatches, int v, int group)
                                                   "(one chunk per rank is plain 1f1b)");
   }
   if (const std::string why = group_error(p, microbatches, g, group != 0); !why.empty()) {
-    return make_error(Errc::kInvalidArgument, name + " " + why);
+    return make_error(Errc::kInvalidArgument, name + (group == 0 ? " " : ": ") + why);
   }
   Schedule s{name, p, p * v, microbatches, std::vector<std::vector<Action>>(p), {}};
   const detail::ChunkOrder order(microbatches, v, g);
