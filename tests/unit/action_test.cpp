@@ -38,3 +38,10 @@ TEST_CASE("malformed actions are parse errors quoting the text", "[action]") {
     CHECK_THAT(a.error().message, Catch::Contains(std::string("got \"") + text + "\""));
   }
 }
+
+TEST_CASE("PyTorch's data-parallel gradient reduction is refused by name, as FSDP's actions are", "[action]") {
+  auto a = parse_action("0REDUCE_GRAD");
+  REQUIRE_FALSE(a.ok());
+  CHECK(a.error().code == Errc::kUnsupported);
+  CHECK_THAT(a.error().message, Catch::Contains("REDUCE_GRAD is PyTorch's"));
+}

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <sstream>
 
 #include "contend/schedule/generators.h"
 #include "contend/schedule/validation.h"
@@ -89,4 +90,63 @@ TEST_CASE("interleaved 1F1B visits chunks in groups of p micro-batches, as Megat
       {2, Op::kBackward, 2}, {2, Op::kBackward, 3}, {0, Op::kBackward, 2}, {0, Op::kBackward, 3}};
   CHECK(s->ranks[0] == expected);
   CHECK(peak_inflight(*s)[0] == 5);
+}
+
+namespace {
+// "0F0 2F1 1I0 3W2 ..." -> actions.
+std::vector<Action> parse_list(const std::string& text) {
+  std::vector<Action> out;
+  std::istringstream in(text);
+  for (std::string cell; in >> cell;) {
+    out.push_back(*parse_action(cell));
+  }
+  return out;
+}
+}  // namespace
+
+TEST_CASE("interleaved with group=G runs G micro-batches through each chunk before the next chunk", "[schedule]") {
+  // p=2, m=4, v=2, group=4: one group; rank 0 warms up with 2*(p-1) + (v-1)*4 = 6 forwards.
+  auto s = interleaved_1f1b(2, 4, 2, 4);
+  REQUIRE(s.ok());
+  CHECK(s->name == "interleaved:v=2,group=4");
+  CHECK(s->ranks[0] == parse_list("0F0 0F1 0F2 0F3 2F0 2F1 2F2 2B0 2F3 2B1 2B2 2B3 0B0 0B1 0B2 0B3"));
+  CHECK(peak_inflight(*s)[0] == 7);
+  // group = p is the default: today's interleaved, which is PyTorch's Interleaved1F1B when p | m.
+  CHECK(interleaved_1f1b(4, 8, 2, 4)->ranks == interleaved_1f1b(4, 8, 2)->ranks);
+}
+
+TEST_CASE("interleaved refuses the groups Megatron-LM refuses, saying which condition", "[schedule]") {
+  CHECK_THAT(interleaved_1f1b(4, 8, 2, 9).error().message,
+             Catch::Contains("must not exceed the number of micro-batches (8)"));
+  CHECK_THAT(interleaved_1f1b(4, 8, 2, 3).error().message, Catch::Contains("at least the number of ranks (4)"));
+  CHECK_THAT(interleaved_1f1b(4, 10, 2, 4).error().message, Catch::Contains("m mod group = 2"));
+  CHECK(interleaved_1f1b(4, 10, 2, 5).ok());  // PyTorch's 2 rounds of 5
+  CHECK(interleaved_1f1b(4, 3, 2, 3).ok());   // PyTorch's one round of m < p
+}
+
+TEST_CASE("zb on one chunk is ZB-H1: rank r defers r weight gradients", "[schedule]") {
+  auto s = interleaved_zero_bubble(2, 2, 1);
+  REQUIRE(s.ok());
+  CHECK(s->ranks[0] == parse_list("0F0 0F1 0I0 0W0 0I1 0W1"));
+  CHECK(s->ranks[1] == parse_list("1F0 1I0 1F1 1I1 1W0 1W1"));
+}
+
+TEST_CASE("looped BFS runs chunk by chunk and its backwards last micro-batch first", "[schedule]") {
+  const Schedule s = looped_bfs(2, 2, 2);
+  CHECK(s.ranks[1] == parse_list("1F0 1F1 3F0 3F1 3B1 3B0 1B1 1B0"));
+}
+
+TEST_CASE("zbv on 2 ranks fills the V: first chunk ahead, I and W paired, the rest at the end", "[schedule]") {
+  const Schedule s = zbv(2, 3);
+  CHECK(s.ranks[0] == parse_list("0F0 0F1 0F2 3F0 3I0 3W0 3F1 3I1 3W1 0I0 0W0 3F2 3I2 3W2 0I1 0W1 0I2 0W2"));
+  CHECK(s.ranks[1] == parse_list("1F0 2F0 1F1 2F1 2I0 2W0 1F2 1I0 1W0 2F2 2I1 2W1 1I1 2I2 1I2 1W1 2W2 1W2"));
+  // With fewer micro-batches than the V needs (2p-1), the missing ones' actions are dropped.
+  CHECK(zbv(1, 1).ranks[0] == parse_list("0F0 1F0 1I0 1W0 0I0 0W0"));
+}
+
+TEST_CASE("dualpipev runs a forward beside the other chunk's backward, then splits the last backwards", "[schedule]") {
+  auto s = dualpipev(1, 2);
+  REQUIRE(s.ok());
+  CHECK(s->ranks[0] == parse_list("0F0 1F0 0F1 1B0 1F1 0B0 1B1 0I1 0W1"));
+  CHECK_THAT(dualpipev(4, 7).error().message, Catch::Contains("(2 x 4 ranks = 8), got 7"));
 }

@@ -16,9 +16,8 @@ TEST_CASE("the registry builds every generator by name", "[registry]") {
   CHECK(make_schedule("interleaved", 4, 8)->num_stages == 8);  // v defaults to 2
   for (const SpecEntry* e : schedule_entries()) {
     CHECK(e->kind == "schedule");
-    CHECK(parse_schedule(e->name).ok() == std::none_of(e->params.begin(), e->params.end(), [](const ParamDef& d) {
-            return !d.fallback.has_value();
-          }));
+    CHECK(parse_schedule(e->name).ok() ==
+          std::none_of(e->params.begin(), e->params.end(), [](const ParamDef& d) { return !d.fallback.has_value(); }));
   }
 }
 
@@ -52,4 +51,27 @@ TEST_CASE("bad schedule specs say what is allowed", "[registry]") {
   CHECK_THAT(err("interleaved:v=65"), Catch::Contains("v: expected a whole number from 2 to 64"));
   CHECK_THAT(err("interleaved:v=64", 1024, 1024), Catch::Contains("chunks"));
   CHECK(make_schedule("zigzag", 4, 8).error().code == Errc::kInvalidArgument);
+}
+
+TEST_CASE("the registry builds the interleaved, zero-bubble and V schedules by name", "[registry]") {
+  CHECK(*make_schedule("interleaved:v=2,group=5", 4, 10) == *interleaved_1f1b(4, 10, 2, 5));
+  CHECK(parse_schedule("interleaved:group=4")->str() == "interleaved:group=4");
+  CHECK(*make_schedule("looped-bfs", 4, 8) == looped_bfs(4, 8, 2));
+  CHECK(*make_schedule("looped-bfs:v=3", 4, 8) == looped_bfs(4, 8, 3));
+  CHECK(*make_schedule("zb", 4, 8) == *interleaved_zero_bubble(4, 8, 1));
+  CHECK(*make_schedule("zb:v=2", 4, 8) == *interleaved_zero_bubble(4, 8, 2));
+  CHECK(*make_schedule("zbv", 4, 8) == zbv(4, 8));
+  CHECK(*make_schedule("dualpipev", 4, 8) == *dualpipev(4, 8));
+  CHECK(group_size(*parse_schedule("zbv"), 8) == 0);
+}
+
+TEST_CASE("refused zoo shapes quote the spec and name the constraint", "[registry]") {
+  const auto err = [](const char* spec, int p, int m) { return make_schedule(spec, p, m).error().message; };
+  CHECK_THAT(err("interleaved:group=3", 4, 8), Catch::StartsWith("schedule \"interleaved:group=3\": ") &&
+                                                   Catch::Contains("at least the number of ranks"));
+  CHECK_THAT(err("zb:v=2", 4, 9), Catch::Contains("multiple of max(1, floor(m / p)) = 2"));
+  CHECK_THAT(err("dualpipev", 4, 6), Catch::StartsWith("schedule \"dualpipev\": ") && Catch::Contains("got 6"));
+  CHECK_THAT(err("zb:v=0", 4, 8), Catch::Contains("v: expected a whole number from 1 to 64"));
+  CHECK_THAT(err("zbv:v=2", 4, 8), Catch::Contains("takes no parameters"));
+  CHECK_THAT(err("looped-bfs:v=64", 1024, 1024), Catch::Contains("chunks"));
 }

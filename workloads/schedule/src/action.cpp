@@ -71,10 +71,10 @@ Result<Action> parse_action(std::string_view text) {
     }
   }
   if (!found) {
-    if (token == "UNSHARD" || token == "RESHARD") {
-      return make_error(Errc::kUnsupported, "action \"" + std::string(text) + "\": computation type " +
-                                                std::string(token) +
-                                                " is PyTorch's (FSDP) but not contend's (contend runs F, B, I and W)");
+    if (token == "UNSHARD" || token == "RESHARD" || token == "REDUCE_GRAD") {
+      return make_error(Errc::kUnsupported,
+                        "action \"" + std::string(text) + "\": computation type " + std::string(token) +
+                            " is PyTorch's (FSDP or data parallel) but not contend's (contend runs F, B, I and W)");
     }
     return fail("unknown computation type \"" + std::string(token) + "\"");
   }

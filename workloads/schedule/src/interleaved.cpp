@@ -1,48 +1,69 @@
 #include <algorithm>
 
+#include "chunk_order.h"
 #include "contend/schedule/generators.h"
 
 namespace contend::schedule {
+namespace {
 
-Result<Schedule> interleaved_1f1b(int ranks, int microbatches, int v) {
-  CONTEND_CHECK(ranks >= 1 && microbatches >= 1, "interleaved needs ranks >= 1 and microbatches >= 1");
+// Megatron-LM's conditions on the group (forward_backward_pipelining_with_interleaving), plus
+// PyTorch's one group of all m < p micro-batches; "" when `group` fits.
+std::string group_error(int p, int m, int group, bool given) {
+  const std::string mb = std::to_string(m);
+  const std::string ranks = std::to_string(p);
+  if (!given) {
+    return m % p == 0 ? ""
+                      : "needs the number of micro-batches (" + mb + ") to be a multiple of the number of ranks (" +
+                            ranks + "), as in Megatron-LM (or a group that fits, see docs/schedules.md)";
+  }
+  const std::string g = "group (" + std::to_string(group) + ")";
+  if (group > m) {
+    return g + " must not exceed the number of micro-batches (" + mb + "), as in Megatron-LM";
+  }
+  if (group < p && group != m) {
+    return g + " must be at least the number of ranks (" + ranks + "), as in Megatron-LM, or hold all " + mb +
+           " micro-batches";
+  }
+  const int last = m % group;
+  if (last != 0 && last < p) {
+    return "the last group holds m mod group = " + std::to_string(last) +
+           " micro-batches; Megatron-LM needs 0 or at least the number of ranks (" + ranks + ")";
+  }
+  return "";
+}
+
+}  // namespace
+
+Result<Schedule> interleaved_1f1b(int ranks, int microbatches, int v, int group) {
+  CONTEND_CHECK(ranks >= 1 && microbatches >= 1 && group >= 0, "interleaved needs ranks, microbatches >= 1");
+  const int p = ranks;
+  const int g = group == 0 ? p : group;
+  const std::string name = "interleaved:v=" + std::to_string(v) + (group == 0 ? "" : ",group=" + std::to_string(g));
   if (v < 2) {
-    return make_error(Errc::kInvalidArgument, "interleaved:v=" + std::to_string(v) +
+    return make_error(Errc::kInvalidArgument, name +
                                                   ": v is the number of model chunks per rank and must be >= 2 "
                                                   "(one chunk per rank is plain 1f1b)");
   }
-  if (microbatches % ranks != 0) {
-    return make_error(Errc::kInvalidArgument,
-                      "interleaved:v=" + std::to_string(v) + " needs the number of micro-batches (" +
-                          std::to_string(microbatches) + ") to be a multiple of the number of ranks (" +
-                          std::to_string(ranks) + "), as in Megatron-LM");
+  if (const std::string why = group_error(p, microbatches, g, group != 0); !why.empty()) {
+    return make_error(Errc::kInvalidArgument, name + (group == 0 ? " " : ": ") + why);
   }
-  const int p = ranks;
-  Schedule s{"interleaved:v=" + std::to_string(v), p, p * v, microbatches, std::vector<std::vector<Action>>(p), {}};
-  const int total = microbatches * v;  // chunk-steps per rank, each direction
-  // The i-th forward (or backward) chunk-step of a rank: groups of p consecutive steps share a
-  // chunk; after v groups the next p micro-batches start again at chunk 0.
-  const auto microbatch_of = [&](int step) { return (step / (p * v)) * p + step % p; };
-  const auto forward_chunk = [&](int step) { return (step / p) % v; };
-  const auto backward_chunk = [&](int step) { return v - 1 - (step / p) % v; };
+  Schedule s{name, p, p * v, microbatches, std::vector<std::vector<Action>>(p), {}};
+  const detail::ChunkOrder order(microbatches, v, g);
+  const int total = order.steps();  // chunk-steps per rank, each direction
   for (int r = 0; r < p; ++r) {
     auto& out = s.ranks[r];
-    const int warmup = std::min(total, 2 * (p - r - 1) + (v - 1) * p);
-    const auto forward = [&](int step) {
-      out.push_back({forward_chunk(step) * p + r, Op::kForward, microbatch_of(step)});
-    };
-    const auto backward = [&](int step) {
-      out.push_back({backward_chunk(step) * p + r, Op::kBackward, microbatch_of(step)});
-    };
+    // Megatron-LM's warm-up (get_pp_rank_microbatches): the first backward reaches rank r after
+    // the other chunks' first groups and two hops per rank below it.
+    const int warmup = std::min(total, 2 * (p - r - 1) + (v - 1) * g);
     for (int i = 0; i < warmup; ++i) {
-      forward(i);
+      out.push_back(order.forward(i, r, p));
     }
     for (int i = 0; i < total - warmup; ++i) {
-      forward(warmup + i);
-      backward(i);
+      out.push_back(order.forward(warmup + i, r, p));
+      out.push_back(order.backward(i, r, p, Op::kBackward));
     }
     for (int i = total - warmup; i < total; ++i) {
-      backward(i);
+      out.push_back(order.backward(i, r, p, Op::kBackward));
     }
   }
   return s;

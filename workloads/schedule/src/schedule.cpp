@@ -18,6 +18,15 @@ std::vector<int> Schedule::peers_of(int rank) const {
   return out;
 }
 
+std::vector<int> v_placement(int ranks) {
+  std::vector<int> placement(2 * static_cast<std::size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) {
+    placement[r] = r;
+    placement[2 * ranks - 1 - r] = r;
+  }
+  return placement;
+}
+
 Result<void> check_shape(int ranks, int microbatches, int chunks) {
   if (ranks < 1 || ranks > kMaxRanks) {
     return make_error(Errc::kInvalidArgument,
@@ -53,7 +62,9 @@ std::size_t Schedule::size() const {
 }
 
 Schedule lower(const Schedule& schedule) {
-  CONTEND_CHECK(!schedule.lowered(), "lower() of a schedule that is lowered already");
+  if (schedule.lowered()) {
+    return schedule;
+  }
   Schedule out = schedule;
   const int last = schedule.num_stages - 1;
   for (int r = 0; r < schedule.num_ranks; ++r) {
@@ -62,22 +73,18 @@ Schedule lower(const Schedule& schedule) {
     for (const Action& a : schedule.ranks[r]) {
       const int s = a.stage;
       const int mb = a.microbatch;
-      if (a.op == Op::kForward) {
-        if (s > 0 && schedule.rank_of(s - 1) != r) {
-          actions.push_back({s, Op::kRecvF, mb});
-        }
-        actions.push_back(a);
-        if (s < last && schedule.rank_of(s + 1) != r) {
-          actions.push_back({s, Op::kSendF, mb});
-        }
-      } else {
-        if (s < last && schedule.rank_of(s + 1) != r) {
-          actions.push_back({s, Op::kRecvB, mb});
-        }
-        actions.push_back(a);
-        if (s > 0 && schedule.rank_of(s - 1) != r) {
-          actions.push_back({s, Op::kSendB, mb});
-        }
+      const bool forward = a.op == Op::kForward;
+      const bool gradient = a.op == Op::kBackward || a.op == Op::kBackwardInput;
+      // F receives from s-1 and sends to s+1; B and I the other way; W neither.
+      const int from = forward ? s - 1 : s + 1;
+      const int to = forward ? s + 1 : s - 1;
+      const bool talks = forward || gradient;
+      if (talks && from >= 0 && from <= last && schedule.rank_of(from) != r) {
+        actions.push_back({s, forward ? Op::kRecvF : Op::kRecvB, mb});
+      }
+      actions.push_back(a);
+      if (talks && to >= 0 && to <= last && schedule.rank_of(to) != r) {
+        actions.push_back({s, forward ? Op::kSendF : Op::kSendB, mb});
       }
     }
     out.ranks[r] = std::move(actions);

@@ -34,13 +34,15 @@ inline bool is_send(Op op) {
 inline bool is_recv(Op op) {
   return op == Op::kRecvF || op == Op::kRecvB;
 }
-// The grammar's token for `op`: "F", "B", "SEND_F", "RECV_F", "SEND_B", "RECV_B".
+// The grammar's token for `op`: "F", "B", "I", "W", "SEND_F", "RECV_F", "SEND_B", "RECV_B".
 const char* op_token(Op op);
 
 // "1SEND_F3".
 std::string to_string(const Action& action);
-// Parses one action. PyTorch's other computation types (I, W, UNSHARD, RESHARD) are rejected with
-// kUnsupported naming them; anything else malformed is kParse quoting the text.
+// Parses one action (F, B, I, W, SEND_F, RECV_F, SEND_B, RECV_B). PyTorch's computation types that
+// contend does not run (UNSHARD, RESHARD, REDUCE_GRAD: FSDP and data-parallel steps) are kUnsupported
+// naming them; anything else malformed is kParse quoting the text. PyTorch's composite cells
+// ("(0F7;7B3)OVERLAP_F_B") are a CSV matter: csv.h expands them.
 Result<Action> parse_action(std::string_view text);
 
 }  // namespace contend::schedule

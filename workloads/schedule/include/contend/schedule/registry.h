@@ -1,6 +1,7 @@
 #pragma once
 // The name -> generator table of static schedules, in the spec grammar of common/spec.h:
-// "1f1b", "gpipe", "kfkb:k=2" (or "kfkb:2"), "interleaved:v=2". Adding a schedule is a generator
+// "1f1b", "gpipe", "kfkb:k=2" (or "kfkb:2"), "interleaved:v=2,group=8", "looped-bfs:v=2", "zb",
+// "zbv", "dualpipev", "csv:PATH". Adding a schedule is a generator
 // file plus one line in registry.cpp (docs/extending.md). Thread-safe (the table is immutable).
 
 #include <string_view>
@@ -8,6 +9,7 @@
 
 #include "contend/common/result.h"
 #include "contend/common/spec.h"
+#include "contend/schedule/generators.h"
 #include "contend/schedule/schedule.h"
 
 namespace contend::schedule {
@@ -20,10 +22,12 @@ Result<Spec> parse_schedule(std::string_view text);
 
 // The compute schedule that `spec` (from parse_schedule) names for `ranks` ranks and
 // `microbatches` micro-batches. kInvalidArgument for ranks or microbatches < 1, or a shape the
-// generator refuses (interleaved: m a multiple of p), quoting the spec.
-Result<Schedule> make_schedule(const Spec& spec, int ranks, int microbatches);
+// generator refuses (interleaved: m a multiple of p; dualpipev: m >= 2p; ...), quoting the spec.
+// csv:PATH reads its file through `read` (empty: common's read_file, at most 64 MiB), the only
+// I/O here, and comes back validated (csv_schedule in generators.h).
+Result<Schedule> make_schedule(const Spec& spec, int ranks, int microbatches, const FileReader& read = {});
 // parse_schedule, then make_schedule: for tests and tools that hold only the text.
-Result<Schedule> make_schedule(std::string_view text, int ranks, int microbatches);
+Result<Schedule> make_schedule(std::string_view text, int ranks, int microbatches, const FileReader& read = {});
 
 // The group size k a schedule runs with (1f1b: 1, kfkb:k=N: N, gpipe: m), for logs; 0 for schedules
 // that do not group micro-batches that way.

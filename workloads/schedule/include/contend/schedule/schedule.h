@@ -3,8 +3,8 @@
 // `placement` says which rank runs each stage; empty, stage s runs on rank s % num_ranks (looped:
 // with num_stages = v * num_ranks, chunk c of rank r is stage c * num_ranks + r, and the last rank
 // sends to the first). V placement (ZBV, DualPipeV) puts stages r and 2p-1-r on rank r.
-// A "compute" schedule holds only F and B actions, as the generators emit them; lower() adds the
-// sends and receives. Plain value; thread-safe to read.
+// A "compute" schedule holds only F, B, I and W actions, as the generators emit them; lower() adds
+// the sends and receives. Plain value; thread-safe to read.
 
 #include <string>
 #include <vector>
@@ -36,6 +36,10 @@ struct Schedule {
   friend bool operator==(const Schedule&, const Schedule&) = default;
 };
 
+// V placement on `ranks` ranks (ZBV, DualPipeV): stage -> rank for 2 x ranks stages, rank r
+// holding stages r and 2 x ranks - 1 - r, so rank 0 runs the first and the last stage.
+std::vector<int> v_placement(int ranks);
+
 // The largest pipeline contend builds schedules for: enough for any real one, small enough that a
 // typo (--microbatches 1000000000) is refused before gigabytes of actions are allocated.
 inline constexpr int kMaxRanks = 1024;
@@ -48,8 +52,10 @@ Result<void> check_shape(int ranks, int microbatches, int chunks = 1);
 
 // Adds communication to a compute schedule: after each F of a stage whose successor lives on
 // another rank, a SEND_F; before each F of a stage whose predecessor lives on another rank, a
-// RECV_F; likewise SEND_B after and RECV_B before each B. Transfers between stages on the same
-// rank are local hand-offs and get no actions. Requires !schedule.lowered().
+// RECV_F; likewise SEND_B after and RECV_B before each B or I (the input gradient is what travels;
+// W sends nothing). Transfers between stages on the same rank are local hand-offs and get no
+// actions, whatever the placement. A schedule that holds sends and receives already (a lowered
+// CSV) is returned as it is: its communication is checked by validate(), not replaced.
 Schedule lower(const Schedule& schedule);
 
 // The compute actions only (undoes lower()).
