@@ -9,6 +9,7 @@
 #include "contend/common/units.h"
 #include "contend/pipeline/policy.h"
 #include "contend/schedule/registry.h"
+#include "contend/schedule/validation.h"
 
 #include <tuple>
 
@@ -167,8 +168,14 @@ Result<void> parse_schedules(const JsonReader& r, Experiment& e) {
       if (!made) {
         return entry.error(made.error().message);
       }
-      if (made->num_stages != made->num_ranks) {
-        return entry.error("\"" + spec->str() + "\" puts several stages on a rank: the runtime runs one stage per rank");
+      if (auto ok = schedule::validate(*made); !ok) {
+        return entry.error(ok.error().message);
+      }
+      // Several chunks per rank split the model over more stages: it must have a layer for each.
+      if (pipeline::backends().find(e.workload.backend)->kind.uses_model) {
+        if (auto ok = pipeline::validate_model(model_of(e.workload), made->num_stages); !ok) {
+          return entry.error("\"" + spec->str() + "\": " + ok.error().message);
+        }
       }
     }
     if (std::find(e.schedules.begin(), e.schedules.end(), *spec) != e.schedules.end()) {

@@ -31,16 +31,22 @@ launch() {
 
 model=(--hidden 32 --layers 8 --microbatch-size 2 --seq-len 8 --microbatches 8 --iterations 5 --optimizer adam --lr 0.003)
 launch ref 1 "${model[@]}" || fail "single-process run: $(cat "$tmp"/ref.*.err)"
-for schedule in 1f1b kfkb:k=2 kfkb:k=4 gpipe; do
+# The zoo too: interleaved and zero-bubble schedules run 2 chunks per rank (8 stages of 8 layers),
+# looped ones sending from rank 3 to rank 0, V ones keeping the last stage on rank 0.
+for schedule in 1f1b kfkb:k=2 kfkb:k=4 gpipe interleaved:v=2 zb:v=2 zbv dualpipev; do
   launch "p4-$schedule" 4 "${model[@]}" --schedule "$schedule" --checksum || fail "$schedule: $(cat "$tmp"/p4-$schedule.*.err)"
-  python3 - "$tmp/ref.0.jsonl" "$tmp/p4-$schedule.3.jsonl" "$schedule" <<'PY' || fail "$schedule trains a different model"
+  python3 - "$tmp/ref.0.jsonl" "$tmp" "p4-$schedule" <<'PY' || fail "$schedule trains a different model"
 import json, sys
 ref = [json.loads(l)["loss"] for l in open(sys.argv[1])]
-got = [json.loads(l)["loss"] for l in open(sys.argv[2])]
+# The rank of the last stage is the one that reports losses.
+ranks = [[json.loads(l)["loss"] for l in open(f"{sys.argv[2]}/{sys.argv[3]}.{r}.jsonl")] for r in range(4)]
+got = [losses for losses in ranks if losses and losses[0] is not None]
+assert len(got) == 1, ranks
+got = got[0]
 assert len(ref) == len(got) == 5, (ref, got)
 for a, b in zip(ref, got):
     assert abs(a - b) <= 1e-5 * abs(a), (a, b)
-print(f"{sys.argv[3]}: 4 stages over TCP match one process: loss {got[0]:.6f} -> {got[-1]:.6f}")
+print(f"{sys.argv[3][3:]}: 4 ranks over TCP match one process: loss {got[0]:.6f} -> {got[-1]:.6f}")
 PY
 done
 
