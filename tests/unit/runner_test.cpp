@@ -59,9 +59,9 @@ TEST_CASE("bad experiment files say where and what", "[runner]") {
   CHECK_THAT(error_of(R"("scenarios": ["../emulator/scenarios/steady.json"], "workload": {},
     "schedules": ["kfkb:k=2", "zigzag"])"),
              Catch::Contains("/schedules/1"));
-  CHECK_THAT(error_of(R"("scenarios": ["../emulator/scenarios/steady.json"], "workload": {},
-    "schedules": ["interleaved:v=2"])"),
-             Catch::Contains("one stage per rank"));
+  CHECK_THAT(error_of(R"("scenarios": ["../emulator/scenarios/steady.json"],
+    "workload": {"backend": "cpu", "layers": 4}, "schedules": ["1f1b", "interleaved:v=2"])"),
+             Catch::Contains("/schedules/1") && Catch::Contains("cannot fill 8 stages"));
   CHECK_THAT(error_of(R"("scenarios": ["../emulator/scenarios/steady.json"], "workload": {},
     "schedules": ["kfkb:k=2"])"),
              Catch::Contains("/baseline") && Catch::Contains("not one of the schedules"));
