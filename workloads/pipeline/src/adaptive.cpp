@@ -9,11 +9,16 @@
 namespace contend::pipeline {
 namespace {
 
-// The simulator's view of the measurements; appends the rate it uses per link to `link_bps`.
-sim::SimConfig simulator_config(const Measurements& m, int stages, std::vector<double>& link_bps) {
+// The simulator's view of the measurements (per rank) for a family of `chunks` stages per rank,
+// looped (stage s on rank s % p, each with 1/chunks of its rank's time and stash); appends the rate
+// it uses per link to `link_bps`.
+sim::SimConfig simulator_config(const Measurements& m, int stages, int chunks, std::vector<double>& link_bps) {
   sim::SimConfig config;
-  for (const StageMeasurement& s : m.stages) {
-    config.stages.push_back({s.forward_s, s.backward_s, s.activation_bytes, s.activation_bytes, s.stash_bytes});
+  const double v = std::max(1, chunks);
+  for (int st = 0; st < stages * std::max(1, chunks); ++st) {
+    const StageMeasurement& s = m.stages[st % stages];
+    config.stages.push_back({s.forward_s / v, s.backward_s / v, s.activation_bytes, s.activation_bytes,
+                             static_cast<std::uint64_t>(static_cast<double>(s.stash_bytes) / v), 0.5});
   }
   const double unlimited = std::numeric_limits<double>::infinity();
   for (int r = 0; r + 1 < stages; ++r) {
@@ -49,11 +54,14 @@ AdaptiveController::AdaptiveController(int stages, int microbatches, AdaptiveOpt
   options_.period = std::max(1, options_.period);
 }
 
-Spec AdaptiveController::candidate(int k) const {
-  const std::string text = options_.chunks <= 1 ? "kfkb:k=" + std::to_string(k)
-                                                : "interleaved:v=" + std::to_string(options_.chunks) +
-                                                      ",group=" + std::to_string(k);
+Spec grouped_schedule(int chunks, int k) {
+  const std::string text = chunks <= 1 ? "kfkb:k=" + std::to_string(k)
+                                       : "interleaved:v=" + std::to_string(chunks) + ",group=" + std::to_string(k);
   return schedule::parse_schedule(text).value();
+}
+
+Spec AdaptiveController::candidate(int k) const {
+  return grouped_schedule(options_.chunks, k);
 }
 
 std::vector<int> AdaptiveController::feasible(const Measurements& m) {
@@ -62,6 +70,9 @@ std::vector<int> AdaptiveController::feasible(const Measurements& m) {
     auto [pos, fresh] = candidates_.try_emplace(k);
     if (fresh) {
       pos->second = candidate(k);
+    }
+    if (!lowered_.builds(pos->second)) {
+      continue;  // a group size the family refuses for these micro-batches
     }
     const std::vector<int>& inflight = lowered_.peak_inflight(pos->second);
     bool fits = true;
@@ -127,7 +138,7 @@ Result<Decision> AdaptiveController::decide(int iteration, const Measurements& m
     return make_error(Errc::kInvalidArgument, "adaptive: no k in " + std::to_string(options_.k_min) + ".." +
                                                   std::to_string(options_.k_max) + " fits the memory limit");
   }
-  const sim::SimConfig config = simulator_config(m, p_, d.link_bps);
+  const sim::SimConfig config = simulator_config(m, p_, options_.chunks, d.link_bps);
   double current_time = -1;
   for (int k : ks) {
     auto r = sim::simulate(lowered_.get(candidates_.at(k)), config);

@@ -13,20 +13,29 @@ const LoweredCache::Entry& LoweredCache::entry(const Spec& spec) {
   auto [pos, fresh] = by_spec_.try_emplace(spec.str());
   if (fresh) {
     auto made = schedule::make_schedule(spec, ranks_, microbatches_);
-    CONTEND_CHECK(made.ok(), "a policy chose a schedule that does not build: " +
-                                 (made.ok() ? std::string() : made.error().message));
-    pos->second.peak_inflight = schedule::peak_inflight(*made);
-    pos->second.lowered = schedule::lower(*made);
+    if (made) {
+      pos->second.builds = true;
+      pos->second.peak_inflight = schedule::peak_inflight(*made);
+      pos->second.lowered = schedule::lower(*made);
+    }
   }
   return pos->second;
 }
 
+bool LoweredCache::builds(const Spec& spec) {
+  return entry(spec).builds;
+}
+
 const schedule::Schedule& LoweredCache::get(const Spec& spec) {
-  return entry(spec).lowered;
+  const Entry& e = entry(spec);
+  CONTEND_CHECK(e.builds, "a policy chose a schedule that does not build: " + spec.str());
+  return e.lowered;
 }
 
 const std::vector<int>& LoweredCache::peak_inflight(const Spec& spec) {
-  return entry(spec).peak_inflight;
+  const Entry& e = entry(spec);
+  CONTEND_CHECK(e.builds, "peak_inflight of a schedule that does not build: " + spec.str());
+  return e.peak_inflight;
 }
 
 const schedule::Schedule& LoweredCache::kfkb(int k) {

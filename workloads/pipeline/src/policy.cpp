@@ -9,6 +9,7 @@ namespace {
 
 struct PolicyKind {
   const char* first_k = "kmin";  // the parameter holding the k run before anything is measured
+  bool chunks = true;            // has "chunks": its family may be interleaved
   bool reads_truth = false;
   std::function<Result<std::unique_ptr<KPolicy>>(const Spec&, const PolicyContext&)> make;
 };
@@ -27,7 +28,8 @@ std::vector<ParamDef> adaptive_params(const char* hysteresis) {
           integer("inflight", "in-flight micro-batches per stage (default: no limit)", "0"),
           integer("period", "decide every N iterations", "1"),
           fraction("hysteresis", "a larger k must be predicted this much faster", hysteresis),
-          fraction("lean", "the smallest k within this fraction of the fastest wins", "0.01")};
+          fraction("lean", "the smallest k within this fraction of the fastest wins", "0.01"),
+          ParamDef::integer("chunks", "1: choose kFkB's k; V >= 2: the group of interleaved:v=V", "1", 1, 64)};
 }
 
 Result<std::unique_ptr<KPolicy>> make_fixed(const Spec& spec, const PolicyContext& c) {
@@ -66,15 +68,18 @@ const Registry<PolicyKind>& table() {
         {ParamDef::integer("k", "micro-batches per group", std::nullopt, 1)}},
        "k",
        false,
+       false,
        make_fixed},
       {{"", "adaptive", "Ada-Grouper: chooses k each iteration from in-band measurements",
         adaptive_params("0.05")},
        "kmin",
+       true,
        false,
        make_adaptive},
       {{"", "oracle", "chooses k from the scenario's ground truth (experiments only: a bound)",
         adaptive_params("0")},
        "kmin",
+       true,
        true,
        make_oracle},
   });
@@ -119,7 +124,8 @@ Spec first_schedule(const Spec& spec) {
   if (!is_policy(spec)) {
     return spec;
   }
-  return schedule::parse_schedule("kfkb:k=" + std::to_string(initial_k(spec))).value();
+  const PolicyKind* p = find(spec);
+  return grouped_schedule(p->chunks ? static_cast<int>(spec.integer("chunks")) : 1, initial_k(spec));
 }
 
 AdaptiveOptions adaptive_options(const Spec& spec) {
@@ -131,6 +137,7 @@ AdaptiveOptions adaptive_options(const Spec& spec) {
   o.period = static_cast<int>(spec.integer("period"));
   o.hysteresis = spec.number("hysteresis");
   o.lean = spec.number("lean");
+  o.chunks = static_cast<int>(spec.integer("chunks"));
   return o;
 }
 

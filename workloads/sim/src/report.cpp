@@ -48,7 +48,7 @@ nlohmann::ordered_json sim_json(const std::vector<SimResult>& results, const nlo
 }
 
 std::string sim_table(const std::vector<SimResult>& results) {
-  TableWriter table({{"schedule", "", -18, "", nullptr},
+  TableWriter table({{"schedule", "", -26, "", nullptr},
                      {"makespan", "", 12, "", nullptr},
                      {"throughput", "micro-batch/s", 14, "%.2f", nullptr},
                      {"bubble", "", 8, "%.1f%%", nullptr},

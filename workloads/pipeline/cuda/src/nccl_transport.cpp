@@ -85,7 +85,7 @@ class NcclTransport : public Transport {
   // receives on (`recv_ids`). Nothing is allocated after this.
   Result<void> start(const std::map<int, ncclUniqueId>& send_ids, const std::map<int, ncclUniqueId>& recv_ids) {
     for (const auto& [peer, id] : send_ids) {
-      queues_[peer];  // the neighbours: sends to anyone else are a bug
+      queues_[peer];  // the chain neighbours (the key set never changes): others go over the bootstrap
       for (bool sends : {true, false}) {
         auto c = std::make_unique<NcclChannel>(peer, sends, device_);
         if (auto ok = c->allocate(capacity_); !ok) {
@@ -120,8 +120,12 @@ class NcclTransport : public Transport {
     return {};
   }
 
+  // Control messages, and tensors for a rank that is not a chain neighbour (a looped schedule's
+  // last rank and first), go over the TCP bootstrap: the NCCL channels join r-1 and r+1 only.
+  bool over_bootstrap(int peer, const Tag& tag) const { return tag.kind == Kind::kControl || queues_.count(peer) == 0; }
+
   Result<void> send(int peer, Tag tag, std::vector<float> data, pipeline::Completion complete = {}) override {
-    if (tag.kind == Kind::kControl) {
+    if (over_bootstrap(peer, tag)) {
       return bootstrap_->send(peer, tag, std::move(data), std::move(complete));
     }
     // The tensor's size is known only once `complete` has run, on the sending thread; a tensor
@@ -130,7 +134,6 @@ class NcclTransport : public Transport {
       return too_large(data.size());
     }
     std::lock_guard<std::mutex> lock(mutex_);
-    CONTEND_CHECK(queues_.count(peer) != 0, "nccl: send to a rank that is not a neighbour");
     auto it = send_errors_.find(peer);
     if (it != send_errors_.end()) {
       return it->second;
@@ -142,7 +145,7 @@ class NcclTransport : public Transport {
   }
 
   Result<std::vector<float>> recv(int peer, Tag tag, Deadline deadline) override {
-    if (tag.kind == Kind::kControl) {
+    if (over_bootstrap(peer, tag)) {
       return bootstrap_->recv(peer, tag, deadline);
     }
     return box_.take(peer, tag, deadline, "rank " + std::to_string(peer) + " (nccl)");

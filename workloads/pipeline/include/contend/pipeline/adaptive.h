@@ -63,6 +63,9 @@ struct Decision {
   std::vector<double> link_bps;                     // the rates the prediction used, r -> r+1
 };
 
+// The schedule a group size runs in a family: kfkb:k=K (chunks 1), or interleaved:v=V,group=K.
+Spec grouped_schedule(int chunks, int k);
+
 class AdaptiveController {
  public:
   // Requires stages >= 1, microbatches >= 1, 1 <= k_min.

@@ -17,9 +17,10 @@ class LoweredCache {
  public:
   // Requires ranks >= 1 and microbatches >= 1.
   LoweredCache(int ranks, int microbatches);
-  // The lowered schedule `spec` names (a static schedule that builds for this shape: what
-  // policies decide; anything else is a bug), and its peak in-flight activations per rank.
-  // References stay valid while the cache lives.
+  // Whether `spec` builds for this shape (an interleaved group must suit the micro-batches).
+  bool builds(const Spec& spec);
+  // The lowered schedule `spec` names (one that builds: what policies decide; anything else is a
+  // bug), and its peak in-flight activations per rank. References stay valid while the cache lives.
   const schedule::Schedule& get(const Spec& spec);
   const std::vector<int>& peak_inflight(const Spec& spec);
   // get() of kFkB with group size `k`.
@@ -27,6 +28,7 @@ class LoweredCache {
 
  private:
   struct Entry {
+    bool builds = false;
     schedule::Schedule lowered;
     std::vector<int> peak_inflight;
   };
