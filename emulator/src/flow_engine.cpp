@@ -14,10 +14,12 @@
 #include <chrono>
 #include <cstring>
 #include <future>
+#include <system_error>
 #include <thread>
 
 #include "contend/common/fd.h"
 #include "contend/emulator/netns.h"
+#include "threads.h"
 
 namespace contend::emulator {
 namespace {
@@ -26,6 +28,28 @@ using Clock = std::chrono::steady_clock;
 double now_s() {
   return std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
 }
+
+// A TCP source writes min(message size, this) at a time, from one buffer it reuses: on a byte
+// stream a larger message is the same bytes in more writes, and a flow's memory does not grow
+// with it.
+constexpr std::size_t kWriteBytes = 256 * 1024;
+
+// A thread's start-up result, set once: by its body when it is ready (or failed to be), or by the
+// guard around the body when the body threw first.
+class Ready {
+ public:
+  std::future<Result<void>> future() { return promise_.get_future(); }
+  void set(Result<void> result) {
+    if (!set_) {
+      set_ = true;
+      promise_.set_value(std::move(result));
+    }
+  }
+
+ private:
+  std::promise<Result<void>> promise_;
+  bool set_ = false;
+};
 
 sockaddr_in address(const std::string& ip, int port) {
   sockaddr_in a{};
@@ -114,12 +138,25 @@ struct FlowEngine::Flow {
   }
 
   // Runs `body` (run_sink or run_source) on `thread` and waits until it is ready; on failure
-  // stops the flow and returns why. The thread owns the promise: destroying it here while the
-  // thread is still inside set_value would be a race.
-  Result<void> launch(std::thread& thread, void (Flow::*body)(std::promise<Result<void>>&)) {
-    std::promise<Result<void>> ready;
-    auto done = ready.get_future();
-    thread = std::thread([this, body, ready = std::move(ready)]() mutable { (this->*body)(ready); });
+  // stops the flow and returns why. The thread owns `ready`: destroying it here while the thread
+  // is still inside set_value would be a race. An exception in the body becomes the flow's error
+  // (and the start's, when it came before the body was ready): none leaves the thread.
+  Result<void> launch(std::thread& thread, void (Flow::*body)(Ready&)) {
+    Ready ready;
+    auto done = ready.future();
+    try {
+      thread = std::thread([this, body, ready = std::move(ready)]() mutable {
+        try {
+          (this->*body)(ready);
+        } catch (...) {
+          const Error e = detail::current_exception_error("flow " + spec.name);
+          set_error(e.message);
+          ready.set(e);
+        }
+      });
+    } catch (const std::system_error& e) {
+      return make_error(Errc::kIo, "flow " + spec.name + ": starting a thread: " + e.what());
+    }
     auto ok = done.get();
     if (!ok) {
       (void)join();
@@ -128,10 +165,10 @@ struct FlowEngine::Flow {
   }
 
   // Sink: accepts the streams (TCP) or binds (UDP) and counts what arrives.
-  void run_sink(std::promise<Result<void>>& ready) {
+  void run_sink(Ready& ready) {
     const std::string what = "flow " + spec.name + " sink" + (ends.dst_netns.empty() ? "" : " in " + ends.dst_netns);
     if (auto ok = enter_netns(ends.dst_netns); !ok) {
-      ready.set_value(with_context(ok.error(), what));
+      ready.set(with_context(ok.error(), what));
       return;
     }
     const bool tcp = spec.protocol == Protocol::kTcp;
@@ -143,7 +180,7 @@ struct FlowEngine::Flow {
     sockaddr_in a = address(ends.dst_address.empty() ? "0.0.0.0" : ends.dst_address, port);
     if (::bind(listener.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
         (tcp && ::listen(listener.get(), 128) != 0)) {
-      ready.set_value(errno_error(
+      ready.set(errno_error(
           errno, what + ": bind " + (ends.dst_address.empty() ? "*" : ends.dst_address) + ":" + std::to_string(port)));
       return;
     }
@@ -152,7 +189,7 @@ struct FlowEngine::Flow {
     ev.events = EPOLLIN;
     ev.data.fd = listener.get();
     ::epoll_ctl(ep.get(), EPOLL_CTL_ADD, listener.get(), &ev);
-    ready.set_value({});
+    ready.set({});
     std::vector<Fd> streams;
     std::vector<char> buf(1 << 20);
     epoll_event events[64];
@@ -226,22 +263,22 @@ struct FlowEngine::Flow {
   }
 
   // Source: connects the streams and sends until stopped.
-  void run_source(std::promise<Result<void>>& ready) {
+  void run_source(Ready& ready) {
     const std::string what = "flow " + spec.name + " source" + (ends.src_netns.empty() ? "" : " in " + ends.src_netns);
     if (auto ok = enter_netns(ends.src_netns); !ok) {
-      ready.set_value(with_context(ok.error(), what));
+      ready.set(with_context(ok.error(), what));
       return;
     }
     std::vector<Fd> socks;
     for (int s = 0; s < spec.streams; ++s) {
       auto fd = connect_stream(what);
       if (!fd) {
-        ready.set_value(fd.error());
+        ready.set(fd.error());
         return;
       }
       socks.push_back(std::move(*fd));
     }
-    ready.set_value({});
+    ready.set({});
     if (spec.protocol == Protocol::kTcp) {
       tcp_loop(socks);
     } else {
@@ -257,7 +294,7 @@ struct FlowEngine::Flow {
       e.data.fd = s.get();
       ::epoll_ctl(ep.get(), EPOLL_CTL_ADD, s.get(), &e);
     }
-    std::vector<char> msg(spec.message_bytes, 'c');
+    const std::vector<char> msg(std::min<std::uint64_t>(spec.message_bytes, kWriteBytes), 'c');
     epoll_event events[128];
     while (!stop_source.load()) {
       const int n = ::epoll_wait(ep.get(), events, 128, 50);

@@ -7,6 +7,7 @@
 
 #include "contend/common/json.h"
 #include "contend/common/units.h"
+#include "threads.h"
 
 namespace contend::emulator {
 
@@ -286,7 +287,13 @@ Result<PlayReport> play(const Scenario& scenario, LinkControl& net, EventLog& lo
       }
     }
   } stop_flows{flows};
-  return Player(scenario, net, log, options, flows).run(stop);
+  // The runner plays on a thread of its own: an exception must come back as the play's error,
+  // never leave that thread (std::terminate would skip the run's cleanup).
+  try {
+    return Player(scenario, net, log, options, flows).run(stop);
+  } catch (...) {
+    return detail::current_exception_error("the scenario player");
+  }
 }
 
 }  // namespace contend::emulator

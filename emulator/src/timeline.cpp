@@ -126,7 +126,11 @@ Result<FlowSpec> parse_flow(const JsonReader& r, const Scenario& scenario) {
     return r.error_at("rate", "a UDP flow needs a rate (UDP has no congestion control to stop it)");
   }
   f.congestion = congestion->value_or("cubic");
-  f.message_bytes = message->value_or(128 * 1024);
+  f.message_bytes = message->value_or(kDefaultMessageBytes);
+  if (f.message_bytes < 1 || f.message_bytes > kMaxMessageBytes) {
+    return r.error_at("message_size", "expected 1B to " + format_size(kMaxMessageBytes) + " (bytes per write), got " +
+                                          format_size(f.message_bytes));
+  }
   return f;
 }
 

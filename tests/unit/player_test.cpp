@@ -1,3 +1,5 @@
+#include <unistd.h>
+
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdio>
@@ -129,4 +131,21 @@ TEST_CASE("a play without links logs its flow events and ends with a count of th
   CHECK(lines.back()["skipped_flows"] == 2);
   CHECK_FALSE(links.set_rate("a", 1e6).ok());
   std::remove(path.c_str());
+}
+
+TEST_CASE("an exception during a play comes back as the play's error and stops its flows", "[player]") {
+  class ThrowingNetwork : public LinkControl {
+   public:
+    Result<void> set_rate(const std::string& /*link*/, double /*rate_bps*/) override { throw std::bad_alloc(); }
+    Result<std::vector<LinkSample>> sample() override { return std::vector<LinkSample>{}; }
+  } net;
+  std::atomic<bool> stop{false};
+  const std::string path = "/tmp/contend-player-throws-" + std::to_string(::getpid()) + ".jsonl";
+  std::remove(path.c_str());
+  auto log = EventLog::open(path);
+  REQUIRE(log.ok());
+  auto report = play(scenario(0.3), net, *log, stop, PlayerOptions{std::chrono::milliseconds(0), true});
+  std::remove(path.c_str());
+  REQUIRE_FALSE(report.ok());
+  CHECK_THAT(report.error().message, Catch::Contains("the scenario player") && Catch::Contains("bad_alloc"));
 }

@@ -212,3 +212,17 @@ TEST_CASE("a link's discipline is checked against what the registry says it can 
   REQUIRE(tbf.ok());
   CHECK(tbf->links[0].qdisc == "tbf");
 }
+
+TEST_CASE("a flow's message size is 1B to 64MiB: larger or empty messages are refused at parse time", "[scenario]") {
+  const auto flow = [](const std::string& size) {
+    return R"([{"at": "1s", "flow": {"from": "n0", "to": "n1", "message_size": ")" + size + R"("}}])";
+  };
+  CHECK_THAT(error_of(flow("100GiB")),
+             Catch::Contains("dir/t.json: /timeline/0/flow/message_size: expected 1B to 64MiB") &&
+                 Catch::Contains("got 100GiB"));
+  CHECK_THAT(error_of(flow("0B")), Catch::Contains("/timeline/0/flow/message_size: expected 1B to 64MiB"));
+  auto s = parse(flow("64MiB"));
+  REQUIRE(s.ok());
+  CHECK(s->events[0].flow.message_bytes == (std::uint64_t{64} << 20));
+  CHECK(parse(flow("1B")).ok());
+}

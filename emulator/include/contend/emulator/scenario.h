@@ -40,6 +40,11 @@ struct LinkSpec {
 
 enum class Protocol { kTcp, kUdp };
 
+// A flow's "message_size" (bytes per write) is 1 byte to this; TCP writes at most 256 KiB at
+// once from one reused buffer, UDP at most 1472 bytes per datagram.
+inline constexpr std::uint64_t kMaxMessageBytes = 64u << 20;
+inline constexpr std::uint64_t kDefaultMessageBytes = 128u << 10;
+
 struct FlowSpec {
   std::string name;
   std::string from;
@@ -48,7 +53,7 @@ struct FlowSpec {
   int streams = 1;
   double rate_bps = 0;               // 0: unlimited (TCP takes what it can)
   std::string congestion = "cubic";  // TCP_CONGESTION for TCP flows
-  std::uint64_t message_bytes = 128 * 1024;
+  std::uint64_t message_bytes = kDefaultMessageBytes;  // 1..kMaxMessageBytes
 };
 
 struct Event {
