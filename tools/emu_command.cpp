@@ -285,7 +285,7 @@ std::function<int()> add_emu_command(CLI::App& app) {
     if (scenario_required) {
       opt->required()->check(CLI::ExistingFile);
     }
-    sub->add_option("--run", o->run, "Run name (default: the scenario's name); namespaces are contend-<run>-<node>");
+    sub->add_option("--run", o->run, "Run name (default: the scenario's name); namespaces are contend-<run>.<node>");
   };
   CLI::App* up_cmd = emu->add_subcommand("up", "Create and shape the scenario's network, and leave it up");
   common(up_cmd, true);

@@ -26,5 +26,5 @@ expect_error 'is not up' emu status --run nosuchrun
 for s in "$src"/emulator/scenarios/*.json; do
   "$contend" emu status "$s" --run libcheck --json >/dev/null || fail "library scenario $s"
 done
-[ ! -e /run/netns/contend-x-a ] || fail "a failed up created a namespace"
+[ ! -e /run/netns/contend-x.a ] || fail "a failed up created a namespace"
 echo "emu cli: all checks passed"

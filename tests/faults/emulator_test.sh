@@ -39,4 +39,26 @@ refused "a 100GiB message in a flow job" 'job\.json: /flows/0/message_size: expe
   "$contend" flows "$tmp/job.json" --run "$run"
 rm "$CONTEND_STATE_DIR/$run.json"
 
+# ---- As root: the runs themselves ----
+[ "$(id -u)" -eq 0 ] || skip "the rest needs root (network namespaces); the parse-time checks passed"
+
+# Finding 4: run $run with node bar-n0 and run $run-bar with node n0 (each with a node called sw)
+# are up side by side; taking the first down leaves the second whole.
+for r in "$run:bar-n0" "$run-bar:n0"; do
+  cat >"$tmp/${r%%:*}.json" <<JSON
+{"schema": "contend.scenario/1", "name": "${r%%:*}", "duration": "10s", "nodes": ["${r#*:}", "sw"],
+ "links": [{"name": "l", "from": "${r#*:}", "to": "sw", "rate": "100Mbit"}]}
+JSON
+done
+"$contend" emu up "$tmp/$run-bar.json" >"$tmp/out" 2>&1 || fail "up of a run with a node called sw: $(cat "$tmp/out")"
+"$contend" emu up "$tmp/$run.json" >"$tmp/out" 2>&1 || fail "up of $run next to $run-bar: $(cat "$tmp/out")"
+"$contend" emu down --run "$run" >/dev/null
+for ns in "contend-$run-bar.n0" "contend-$run-bar.sw" "contend-$run-bar"; do
+  [ -e "/run/netns/$ns" ] || fail "down of run $run removed $ns of run $run-bar"
+done
+no_leftovers
+"$contend" emu down --run "$run-bar" >/dev/null
+[ ! -e "/run/netns/contend-$run-bar" ] || fail "down of $run-bar left its switch"
+echo "ok: runs $run and $run-bar (nodes bar-n0, n0 and sw) do not touch each other"
+
 echo "emulator faults: all checks passed"

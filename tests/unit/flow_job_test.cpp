@@ -107,7 +107,7 @@ TEST_CASE("flows between linked nodes use the link's background addresses, other
   CHECK(e->via == "a-b");
   CHECK(e->src_address == "198.19.0.2");
   CHECK(e->dst_address == "198.19.0.1");
-  CHECK(e->src_netns == "contend-r-b");
+  CHECK(e->src_netns == "contend-r.b");
   f.to = "c";
   f.from = "a";
   e = flow_endpoints(plan, f);

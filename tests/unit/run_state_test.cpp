@@ -23,7 +23,7 @@ struct StateDir {
 
 TEST_CASE("tearing a run down removes its state, and only namespaces that exist count", "[run_state]") {
   StateDir dir;
-  const std::vector<std::string> gone = {"contend-nosuchrun-a", "contend-nosuchrun-sw"};
+  const std::vector<std::string> gone = {"contend-nosuchrun.a", "contend-nosuchrun"};
   REQUIRE(write_run_state({"nosuchrun", "/tmp/s.json", gone}).ok());
   REQUIRE(list_runs() == std::vector<std::string>{"nosuchrun"});
   auto removed = tear_down_run("nosuchrun");
