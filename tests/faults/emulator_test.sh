@@ -4,6 +4,13 @@
 # 200 MB, naming the file, the JSON pointer and the limit; then, as root, what runs leave behind
 # is found and removed. Parse-time checks need no root; the rest skips (77) without it.
 # Usage: emulator_test.sh PATH/TO/contend
+# As root it runs in a mount namespace of its own with a private /run/netns: `contend emu down
+# --all` removes every contend namespace it can see, and must see only this test's.
+if [ "$(id -u)" -eq 0 ] && [ -z "${CONTEND_FAULTS_PRIVATE_NETNS:-}" ]; then
+  export CONTEND_FAULTS_PRIVATE_NETNS=1
+  exec unshare --mount --propagation private bash -c 'mkdir -p /run/netns && mount -t tmpfs contend-faults /run/netns &&
+    exec bash "$0" "$@"' "$0" "$@"
+fi
 source "$(dirname "$0")/../integration/lib.sh"
 source "$(dirname "$0")/lib.sh"
 
@@ -60,5 +67,72 @@ no_leftovers
 "$contend" emu down --run "$run-bar" >/dev/null
 [ ! -e "/run/netns/contend-$run-bar" ] || fail "down of $run-bar left its switch"
 echo "ok: runs $run and $run-bar (nodes bar-n0, n0 and sw) do not touch each other"
+
+# gone PID: the process has ended (a zombie waiting for this shell to reap it counts).
+gone() { [ ! -e "/proc/$1" ] || grep -q '^State:[[:space:]]*Z' "/proc/$1/status"; }
+status_json() { "$contend" emu status --json >"$tmp/status.json" || fail "emu status failed"; }
+# has_run RUN PYTHON_CONDITION: `emu status --json` lists RUN and the condition holds for its entry d.
+has_run() {
+  python3 - "$tmp/status.json" "$1" "$2" <<'PY' || fail "emu status: no entry for run $1 with $3: $(head -c 1500 "$tmp/status.json")"
+import json, sys
+runs = {d["run"]: d for d in json.load(open(sys.argv[1]))}
+d = runs[sys.argv[2]]
+assert eval("(" + sys.argv[3] + ")"), d
+PY
+}
+
+# Finding 2: what a run killed before it recorded itself left (namespaces, a process inside one
+# that ignores SIGTERM), a run whose scenario was deleted and one whose state file is damaged
+# (finding 9) are all listed by `emu status`; `emu down --run` removes the damaged one; `emu down
+# --all` removes the rest, processes included.
+ip netns add "contend-$run.a"
+ip netns add "contend-$run"
+ip netns exec "contend-$run.a" bash -c 'trap "" TERM; exec sleep 300' &
+orphan=$!
+pids+=("$orphan")
+scenario "$tmp/gone.json" "" "[]"
+"$contend" emu up "$tmp/gone.json" --run "$run-gone" >/dev/null
+rm "$tmp/gone.json"
+"$contend" emu up "$tmp/up.json" --run "$run-dmg" >/dev/null
+echo '{"schema": "contend.emu-state/1", "run": ' >"$CONTEND_STATE_DIR/$run-dmg.json"
+poll 5 test -n "$("$contend" emu status --json | grep "\"pid\": $orphan")" || fail "emu status does not list PID $orphan"
+status_json
+has_run "$run" "'no state file' in d['problem'] and {p['pid'] for p in d['processes']} == {$orphan} and
+  {n['netns'] for n in d['namespaces']} == {'contend-$run.a', 'contend-$run'}" "the orphan and its process"
+has_run "$run-gone" "'cannot be read' in d['problem'] and len(d['namespaces']) == 3" "a deleted scenario"
+has_run "$run-dmg" "'damaged' in d['problem'] and len(d['namespaces']) == 3" "a damaged state"
+"$contend" emu status | grep -q "process $orphan in contend-$run.a" || fail "emu status (text) does not show the orphan"
+"$contend" emu down --run "$run-dmg" >"$tmp/out" 2>&1 || fail "down of a run with a damaged state: $(cat "$tmp/out")"
+grep -q "removed 3 namespaces" "$tmp/out" || fail "down of the damaged run said: $(cat "$tmp/out")"
+[ ! -e "$CONTEND_STATE_DIR/$run-dmg.json" ] || fail "the damaged state file is still there"
+"$contend" emu down --all >"$tmp/out" 2>&1 || fail "down --all: $(cat "$tmp/out")"
+poll 5 gone "$orphan" || fail "down --all left process $orphan (it ignores SIGTERM) running"
+[ -z "$(ls /run/netns)" ] || fail "down --all left namespaces: $(ls /run/netns)"
+[ -z "$(ls "$CONTEND_STATE_DIR")" ] || fail "down --all left state files: $(ls "$CONTEND_STATE_DIR")"
+"$contend" emu status | grep -q "no runs are up" || fail "emu status after down --all: $("$contend" emu status)"
+echo "ok: orphans, a deleted scenario and a damaged state are listed; down --run and down --all remove them"
+
+# Finding 2: a run killed while `up` builds its 250 nodes recorded its intent first, so `emu
+# status` lists it and `emu down --run` removes every namespace it made.
+python3 - "$tmp/big.json" "$run-big" <<'PY'
+import json, sys
+nodes = ["n%d" % i for i in range(250)]
+links = [{"name": "l%d" % i, "from": nodes[i], "to": nodes[i + 1], "rate": "1Gbit"} for i in range(249)]
+json.dump({"schema": "contend.scenario/1", "name": sys.argv[2], "duration": "10s", "nodes": nodes, "links": links},
+          open(sys.argv[1], "w"))
+PY
+"$contend" emu up "$tmp/big.json" >/dev/null 2>&1 &
+up=$!
+until [ -e "$CONTEND_STATE_DIR/$run-big.json" ] || gone "$up"; do :; done
+kill -KILL "$up" 2>/dev/null || true
+wait "$up" 2>/dev/null || true
+made=$(ls /run/netns | grep -c "^contend-$run-big" || true)
+[ -e "$CONTEND_STATE_DIR/$run-big.json" ] || fail "up recorded no state before it was killed"
+[ "$made" -lt 251 ] || fail "the state was written only once the network was built (251 namespaces; killed too late?)"
+status_json
+has_run "$run-big" "len(d['nodes']) == 250" "the killed up"
+"$contend" emu down --run "$run-big" >/dev/null || fail "down of the killed up"
+[ -z "$(ls /run/netns)" ] || fail "down of the killed up left: $(ls /run/netns | head)"
+echo "ok: an up killed after $made of 251 namespaces is listed and removed"
 
 echo "emulator faults: all checks passed"
