@@ -35,7 +35,7 @@ Result<Scenario> load_job(const FlowsOptions& o) {
   if (!scenario) {
     return scenario.error();
   }
-  auto text = read_file(o.job);
+  auto text = read_scenario_file(o.job, "a flow job file");
   if (!text) {
     return text.error();
   }

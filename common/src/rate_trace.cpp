@@ -149,6 +149,10 @@ Result<RateTrace> parse_rate_trace_csv(std::string_view text, const std::string&
     if (!rate) {
       return make_error(Errc::kParse, where + "rate: " + rate.error().message);
     }
+    if (points.size() == kMaxTracePoints) {
+      return make_error(Errc::kParse, where + "more than " + std::to_string(kMaxTracePoints) +
+                                          " points, the most a trace may hold");
+    }
     if (!points.empty() && !(*time > points.back().time_s)) {
       return make_error(Errc::kParse, where + "time_s must increase, got " + std::string(trim(line.substr(0, comma))) +
                                           " after " + format_seconds(points.back().time_s));

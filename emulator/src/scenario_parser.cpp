@@ -1,3 +1,5 @@
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <set>
 
@@ -278,7 +280,8 @@ Result<std::vector<Event>> parse_events(const JsonReader& r, const Scenario& s, 
     return events;
   }
   const std::size_t slash = s.source.find_last_of('/');
-  const detail::TimelineContext ctx{s, read, slash == std::string::npos ? "." : s.source.substr(0, slash)};
+  detail::EventBudget budget;
+  const detail::TimelineContext ctx{s, read, slash == std::string::npos ? "." : s.source.substr(0, slash), budget};
   if (auto ok = detail::expand_timeline(r.at("timeline"), 0.0, ctx, events); !ok) {
     return ok.error();
   }
@@ -324,8 +327,19 @@ Result<Scenario> parse_scenario(const std::string& text, const std::string& sour
   return s;
 }
 
+Result<std::string> read_scenario_file(const std::string& path, const std::string& what) {
+  auto text = read_file(path, kMaxScenarioFileBytes);
+  struct stat st {};
+  const bool folder = ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  if (!text && text.error().code == Errc::kInvalidArgument && !folder) {
+    return make_error(Errc::kInvalidArgument,
+                      path + ": more than " + format_size(kMaxScenarioFileBytes) + ", the most " + what + " may hold");
+  }
+  return text;
+}
+
 Result<Scenario> load_scenario(const std::string& path) {
-  auto text = read_file(path);
+  auto text = read_scenario_file(path, "a scenario file");
   if (!text) {
     return text.error();
   }

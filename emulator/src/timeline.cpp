@@ -72,6 +72,31 @@ Result<void> expand_entry(const JsonReader& r, double offset_s, const TimelineCo
 
 }  // namespace
 
+Result<void> EventBudget::expect(const JsonReader& where, double count) const {
+  if (!(static_cast<double>(used_) + count <= static_cast<double>(kMaxScenarioEvents))) {
+    return where.error("expands to more than " + std::to_string(kMaxScenarioEvents) +
+                       " events (rate changes, flow starts and stops; each loop pass counts as one), the most a "
+                       "scenario may hold");
+  }
+  return {};
+}
+
+Result<void> EventBudget::take(const JsonReader& where, std::size_t count) {
+  if (auto ok = expect(where, static_cast<double>(count)); !ok) {
+    return ok;
+  }
+  used_ += count;
+  return {};
+}
+
+Result<void> check_min_period(const JsonReader& p, const std::string& key, double seconds) {
+  if (!(seconds >= to_seconds(kMinPatternPeriod))) {
+    return p.error_at(key, "expected at least " + format_duration(kMinPatternPeriod) + ", got " +
+                               format_seconds(seconds));
+  }
+  return {};
+}
+
 Result<FlowSpec> parse_flow(const JsonReader& r, const Scenario& scenario) {
   if (auto ok =
           r.check_keys({"name", "from", "to", "protocol", "streams", "rate", "congestion", "message_size", "duration"});

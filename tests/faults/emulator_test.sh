@@ -46,6 +46,59 @@ refused "a 100GiB message in a flow job" 'job\.json: /flows/0/message_size: expe
   "$contend" flows "$tmp/job.json" --run "$run"
 rm "$CONTEND_STATE_DIR/$run.json"
 
+# Finding 5: patterns and traces that grow to gigabytes are refused while the scenario is read.
+parse_refused "a periodic pattern with a 2 us period over 1 h" '/timeline/0/periodic/period: expected at least 1ms' "" \
+  '[{"at": "0s", "link": "a-b", "periodic": {"period": "2us", "on": "1us", "rate": "1Mbit"}}]'
+parse_refused "a periodic pattern of 360000 episodes" '/timeline/0/periodic: expands to more than 250000 events' "" \
+  '[{"at": "0s", "link": "a-b", "periodic": {"period": "10ms", "on": "5ms", "rate": "1Mbit"}}]'
+parse_refused "a random pattern with a 1 ns mean gap" '/timeline/0/random/mean_gap: expected at least 1ms' "" \
+  '[{"at": "0s", "link": "a-b", "random": {"mean_gap": "1ns", "duration": "1ms", "rate": "1Mbit"}}]'
+parse_refused "a random pattern of 1.8 million episodes" '/timeline/0/random: expands to more than 250000 events' "" \
+  '[{"at": "0s", "link": "a-b", "random": {"mean_gap": "1ms", "duration": "1ms", "rate": "1Mbit"}}]'
+parse_refused "a loop every 1 us" '/timeline/0/loop/every: expected at least 1ms' "" \
+  '[{"at": "0s", "loop": {"every": "1us", "timeline": [{"at": "0s", "link": "a-b", "rate": "1Mbit"}]}}]'
+parse_refused "an empty loop every 1 ms for 1 h" '/timeline/0/loop: expands to more than 250000 events' "" \
+  '[{"at": "0s", "loop": {"every": "1ms", "timeline": []}}]'
+parse_refused "nested loops" 'expands to more than 250000 events' "" \
+  '[{"at": "0s", "loop": {"every": "1s", "timeline": [{"at": "0s", "loop": {"every": "5ms", "until": "1h", "timeline": []}}]}}]'
+parse_refused "a trace file /dev/zero" '/timeline/0/trace/file: .*more than 64 MiB' "" \
+  '[{"at": "0s", "link": "a-b", "trace": {"file": "/dev/zero"}}]'
+python3 -c '
+import sys
+with open(sys.argv[1], "w") as f:
+    f.write("time_s,rate\n")
+    i = 0
+    while f.tell() < 60 << 20:
+        f.write("".join("%d.%06d,1Mbit\n" % divmod(j, 1000000) for j in range(i, i + 100000)))
+        i += 100000' "$tmp/tiny.csv"
+parse_refused "a 60 MiB trace of 1 us intervals" 'tiny\.csv:1000002: more than 1000000 points' "" \
+  "[{\"at\": \"0s\", \"link\": \"a-b\", \"trace\": {\"file\": \"$tmp/tiny.csv\"}}]"
+python3 -c '
+import sys
+with open(sys.argv[1], "w") as f:
+    ms = 1
+    while f.tell() < 60 << 20:
+        f.write("".join("%d\n" % m * (1 + m % 2) for m in range(ms, ms + 100000)))
+        ms += 100000' "$tmp/dense.mm"
+scenario "$tmp/s.json" "" "[{\"at\": \"0s\", \"link\": \"a-b\", \"trace\": {\"file\": \"$tmp/dense.mm\", \"format\": \"mahimahi\", \"bin\": \"1ms\"}}]"
+refused "a 60 MiB Mahimahi trace in 1 ms bins" 'dense\.mm:[0-9]+: at 1000000 ms the trace spans more than 1000000 bins' \
+  "$contend" emu status "$tmp/s.json" --run fault
+rm -f "$tmp/tiny.csv" "$tmp/dense.mm"
+python3 -c '
+import sys
+e = ",".join("{\"at\": \"1s\", \"link\": \"a-b\", \"rate\": \"1Mbit\"}" for _ in range(120000))
+open(sys.argv[1], "w").write("{\"schema\": \"contend.scenario/1\", \"name\": \"big\", \"duration\": \"1h\", \"nodes\": [\"a\", \"b\"], \"links\": [{\"name\": \"a-b\", \"from\": \"a\", \"to\": \"b\", \"rate\": \"1Gbit\"}], \"timeline\": [" + e + "]}")' "$tmp/big.json"
+refused "a 5 MiB scenario file" 'big\.json: more than 4MiB, the most a scenario file may hold' \
+  "$contend" emu status "$tmp/big.json" --run fault
+printf '{"schema": "contend.flow-job/1", "duration": "1h", "flows": [{"from": "a", "to": "b", "on": "1ms", "off": "1ms"}]}' \
+  >"$tmp/job.json"
+mkdir -p "$CONTEND_STATE_DIR"
+printf '{"schema": "contend.emu-state/1", "run": "%s", "scenario": "%s", "namespaces": []}\n' "$run" "$tmp/up.json" \
+  >"$CONTEND_STATE_DIR/$run.json"
+refused "a flow job switching every 1 ms for 1 h" 'job\.json: /flows/0: expands to more than 250000 events' \
+  "$contend" flows "$tmp/job.json" --run "$run"
+rm "$CONTEND_STATE_DIR/$run.json"
+
 # ---- As root: the runs themselves ----
 [ "$(id -u)" -eq 0 ] || skip "the rest needs root (network namespaces); the parse-time checks passed"
 

@@ -65,6 +65,10 @@ TEST_CASE("flow job errors name the file, the JSON path and what was expected", 
   CHECK_THAT(err(R"([{"from": "a", "to": "b", "message_size": "100GiB"}])"),
              Catch::Contains("j.json: /flows/0/message_size: expected 1B to 64MiB"));
   CHECK_THAT(err(R"([{"from": "a", "to": "b", "message_size": "0B"}])"), Catch::Contains("/flows/0/message_size"));
+  CHECK_THAT(err(R"([{"from": "a", "to": "b", "on": "1ns", "off": "1s"}])"),
+             Catch::Contains("j.json: /flows/0/on: expected at least 1ms"));
+  CHECK_THAT(job(R"([{"from": "a", "to": "b", "on": "1ms", "off": "1ms"}])", "1h").error().message,
+             Catch::Contains("j.json: /flows/0: expands to more than 250000 events"));
 }
 
 TEST_CASE("a flow never allocates its message: a TCP flow with a 1 TiB message sends from a small buffer", "[flows]") {
