@@ -5,6 +5,7 @@
 
 #include "cli_units.h"
 #include "contend/common/units.h"
+#include "contend/emulator/discipline_registry.h"
 #include "contend/emulator/flow_engine.h"
 #include "contend/emulator/host_links.h"
 #include "contend/emulator/netns.h"
@@ -68,6 +69,11 @@ int run(const HostOptions& o) {
   plan.node = o.node;
   plan.ifname = o.iface;
   plan.default_bps = *parse_rate_bps(o.default_rate);
+  if (const DisciplineInfo& htb = *find_discipline("htb");
+      !(plan.default_bps >= htb.min_rate_bps && plan.default_bps <= htb.max_rate_bps)) {
+    return fail("--default-rate: expected " + format_rate(htb.min_rate_bps) + " to " + format_rate(htb.max_rate_bps) +
+                " (what one HTB class installs), got " + o.default_rate);
+  }
   for (const std::string& p : o.peers) {
     const auto eq = p.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == p.size()) {

@@ -7,6 +7,7 @@
 #include "contend/common/json.h"
 #include "contend/common/units.h"
 #include "contend/emulator/discipline_registry.h"
+#include "contend/emulator/htb_params.h"
 #include "timeline.h"
 
 namespace contend::emulator {
@@ -150,9 +151,8 @@ Result<void> check_discipline(const JsonReader& r, const LinkSpec& l) {
     return r.error_at("qdisc", std::string(d.name) + " takes no netem for delay and loss" +
                                    use([](const DisciplineInfo& x) { return x.netem; }));
   }
-  if (l.rate_bps > d.max_rate_bps) {
-    return r.error_at("rate", std::string(d.name) + "'s rate stops at " + format_rate(d.max_rate_bps) + ", got " +
-                                  format_rate(l.rate_bps));
+  if (const std::string problem = rate_problem(l, l.rate_bps); !problem.empty()) {
+    return r.error_at("rate", problem);
   }
   return {};
 }

@@ -141,9 +141,10 @@ Result<FlowSpec> parse_flow(const JsonReader& r, const Scenario& scenario) {
   const std::string rate_text = rate->value_or("unlimited");
   if (rate_text != "unlimited") {
     auto bps = parse_rate_bps(rate_text);
-    if (!bps || *bps <= 0) {
-      return r.error_at("rate",
-                        "expected \"unlimited\" or a positive rate like \"500Mbit\", got \"" + rate_text + "\"");
+    if (!bps || !(*bps >= kMinFlowRateBps && *bps <= kMaxFlowRateBps)) {
+      return r.error_at("rate", "expected \"unlimited\" or a positive rate like \"500Mbit\" from " +
+                                    format_rate(kMinFlowRateBps) + " to " + format_rate(kMaxFlowRateBps) + ", got \"" +
+                                    rate_text + "\"");
     }
     f.rate_bps = *bps;
   }

@@ -99,6 +99,22 @@ refused "a flow job switching every 1 ms for 1 h" 'job\.json: /flows/0: expands 
   "$contend" flows "$tmp/job.json" --run "$run"
 rm "$CONTEND_STATE_DIR/$run.json"
 
+# Finding 7: rates no discipline can install (HTB stored 1e30Gbit as rate 0; 1bit failed in
+# rtnl_class_add naming nothing) are refused with the range.
+parse_refused "a link rate of 1e30Gbit" 's\.json: /links/0/rate: htb installs 16kbit to 4Tbit on this link.*got' \
+  ', "rate": "1e30Gbit"' '[]'
+parse_refused "a link rate of 1bit" '/links/0/rate: htb installs 16kbit to 4Tbit on this link.*got 1bit' \
+  ', "rate": "1bit"' '[]'
+parse_refused "a timeline rate of 1bit" '/timeline/0/rate: link "a-b": htb installs 16kbit' "" \
+  '[{"at": "1s", "link": "a-b", "rate": "1bit"}]'
+parse_refused "a split link whose small class would be under 8kbit" '/links/0/rate: htb installs 800kbit' \
+  ', "rate": "100kbit", "preemption": "split", "workload_share": 0.99' '[]'
+parse_refused "a tbf link at 20Gbit" '/links/0/rate: tbf installs 8kbit to 17Gbit' ', "rate": "20Gbit", "qdisc": "tbf"' '[]'
+parse_refused "a flow paced at 1e30Gbit" '/timeline/0/flow/rate: .*from 8kbit to 4Tbit' "" "$(flow '"rate": "1e30Gbit"')"
+scenario "$tmp/s.json" "" "[]"
+refused "emu host --default-rate 1bit" 'default-rate: expected 8kbit to 4Tbit' \
+  "$contend" emu host "$tmp/s.json" --node a --iface lo --default-rate 1bit
+
 # ---- As root: the runs themselves ----
 [ "$(id -u)" -eq 0 ] || skip "the rest needs root (network namespaces); the parse-time checks passed"
 
@@ -176,7 +192,8 @@ json.dump({"schema": "contend.scenario/1", "name": sys.argv[2], "duration": "10s
 PY
 "$contend" emu up "$tmp/big.json" >/dev/null 2>&1 &
 up=$!
-until [ -e "$CONTEND_STATE_DIR/$run-big.json" ] || gone "$up"; do :; done
+# Killed once the state is there and the first namespaces are (or the up ended: the test fails).
+until { [ -e "$CONTEND_STATE_DIR/$run-big.json" ] && [ -e "/run/netns/contend-$run-big.n5" ]; } || gone "$up"; do :; done
 kill -KILL "$up" 2>/dev/null || true
 wait "$up" 2>/dev/null || true
 made=$(ls /run/netns | grep -c "^contend-$run-big" || true)

@@ -202,9 +202,10 @@ TEST_CASE("a link's discipline is checked against what the registry says it can 
   const std::string fast_tbf = R"({"schema": "contend.scenario/1", "name": "x", "duration": "1s", "nodes": ["a", "b"],
     "links": [{"name": "l", "from": "a", "to": "b", "rate": "20Gbit", "qdisc": "tbf"}]})";
   CHECK_THAT(parse_scenario(fast_tbf, "x.json", nullptr).error().message,
-             Catch::Contains("x.json: /links/0/rate: tbf's rate stops at 17Gbit, got 20Gbit"));
+             Catch::Contains("x.json: /links/0/rate: tbf installs 8kbit to 17Gbit on this link") &&
+                 Catch::Contains("got 20Gbit"));
   CHECK_THAT(error_of(R"([{"at": "1s", "link": "a", "rate": "18Gbit"}])", R"(, "qdisc": "tbf")"),
-             Catch::Contains("/timeline/0/rate: link \"a\" uses tbf, whose rate stops at 17Gbit"));
+             Catch::Contains("/timeline/0/rate: link \"a\": tbf installs 8kbit to 17Gbit on this link"));
   auto htb = parse(R"([{"at": "1s", "link": "a", "rate": "18Gbit"}])");
   REQUIRE(htb.ok());
   CHECK(htb->links[0].qdisc == "htb");
@@ -292,4 +293,30 @@ TEST_CASE("trace files are bounded while they are read, whatever their length", 
   // A trace whose points lie mostly after the scenario's end counts only those before it.
   files["dir/late.csv"] = "0,1Gbit\n" + std::string("30,2Gbit\n") + "1000000,1Gbit\n";
   CHECK(rates(*parse(R"([{"at": "0s", "link": "a", "trace": {"file": "late.csv"}}])"), "a").size() == 2);
+}
+
+TEST_CASE("rates outside what the link's discipline installs are refused, naming the range", "[scenario]") {
+  // HTB: each class at least 8 kbit (a 192 KiB burst in 32-bit ticks), the link at most 4 Tbit
+  // (a 4 ms burst in 32 bits).
+  CHECK_THAT(error_of("[]", R"(, "rate": "1e30Gbit")"),
+             Catch::Contains("dir/t.json: /links/0/rate: htb installs 16kbit to 4Tbit on this link"));
+  const std::string slow = error_of(R"([{"at": "1s", "link": "a", "rate": "1bit"}])");
+  CHECK_THAT(slow, Catch::Contains("/timeline/0/rate: link \"a\": htb installs 16kbit to 4Tbit on this link") &&
+                       Catch::Contains("each class at least 8kbit") && Catch::Contains("got 1bit"));
+  // Under split the smaller class sets the lowest rate: 8 kbit / 0.1.
+  CHECK_THAT(error_of("[]", R"(, "rate": "50kbit", "preemption": "split", "workload_share": 0.9)"),
+             Catch::Contains("htb installs 80kbit to 4Tbit on this link"));
+  CHECK(parse(R"([{"at": "1s", "link": "a", "rate": "16kbit"}])").ok());
+  CHECK(parse(R"([{"at": "1s", "link": "a", "rate": "4Tbit"}])").ok());
+  CHECK_THAT(error_of(R"([{"at": "1s", "link": "a", "ramp": {"to": "5Tbit", "over": "1s"}}])"),
+             Catch::Contains("/timeline/0/ramp/rate: link \"a\": htb installs"));
+  files["dir/slow.csv"] = "0,1Gbit\n2,4kbit\n";
+  CHECK_THAT(error_of(R"([{"at": "0s", "link": "a", "trace": {"file": "slow.csv"}}])"),
+             Catch::Contains("/timeline/0/trace/file: dir/slow.csv: the rate at 2s: link \"a\": htb installs 16kbit"));
+  CHECK_THAT(error_of(R"([{"at": "0s", "link": "a", "trace": {"file": "slow.csv", "scale": 10000}}])"),
+             Catch::Contains("the rate at 0s (scaled): link \"a\": htb installs 16kbit to 4Tbit"));
+  // A flow's pacing rate: 8 kbit to 4 Tbit.
+  CHECK_THAT(error_of(R"([{"at": "1s", "flow": {"from": "n0", "to": "n1", "rate": "1bit"}}])"),
+             Catch::Contains("/timeline/0/flow/rate: expected \"unlimited\" or a positive rate like \"500Mbit\" from "
+                             "8kbit to 4Tbit, got \"1bit\""));
 }

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "contend/common/units.h"
-#include "contend/emulator/discipline_registry.h"
+#include "contend/emulator/htb_params.h"
 
 namespace contend::emulator::detail {
 
@@ -45,12 +45,8 @@ Result<void> PatternCall::set_rate(const JsonReader& where, const std::vector<co
   if (rate <= 0) {
     return where.error_at("rate", "expected a positive rate; a link at 0 would stall TCP for good");
   }
-  for (const LinkSpec* l : links) {
-    const DisciplineInfo& d = *find_discipline(l->qdisc);
-    if (rate > d.max_rate_bps) {
-      return where.error_at("rate", "link \"" + l->name + "\" uses " + std::string(d.name) + ", whose rate stops at " +
-                                        format_rate(d.max_rate_bps));
-    }
+  if (auto ok = check_rate(links, rate); !ok) {
+    return where.error_at("rate", ok.error().message);
   }
   if (t >= ctx_.scenario.duration_s) {
     return {};
@@ -66,6 +62,15 @@ Result<void> PatternCall::set_rate(const JsonReader& where, const std::vector<co
     e.rate_bps = rate;
     e.origin = where.path();
     out_.push_back(std::move(e));
+  }
+  return {};
+}
+
+Result<void> PatternCall::check_rate(const std::vector<const LinkSpec*>& links, double rate) const {
+  for (const LinkSpec* l : links) {
+    if (const std::string problem = rate_problem(*l, rate); !problem.empty()) {
+      return make_error(Errc::kParse, "link \"" + l->name + "\": " + problem);
+    }
   }
   return {};
 }

@@ -52,6 +52,9 @@ class PatternCall {
   // Errors naming `where` and the limit unless `count` more events fit in the scenario's
   // kMaxScenarioEvents: a pattern calls it with what it will make before making it.
   Result<void> expect_events(const JsonReader& where, double count) const;
+  // Errors (without a location) unless every one of `links` can be shaped at `rate`
+  // (rate_problem, htb_params.h).
+  Result<void> check_rate(const std::vector<const LinkSpec*>& links, double rate) const;
   // `rate` on `links` from `t`; `where` is the JSON the rate came from (errors, events' origin).
   // Times at or after the scenario's end are dropped. Each event counts against the budget.
   Result<void> set_rate(const JsonReader& where, const std::vector<const LinkSpec*>& links, double t, double rate);

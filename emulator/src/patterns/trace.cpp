@@ -72,6 +72,21 @@ double points_played(const RateTrace& rates, double window_s, double period_s, b
   return full * static_cast<double>(points.size()) + before(window_s - full * period_s);
 }
 
+// Every point's rate, scaled, is one the links can be shaped at; errors name the trace file and
+// the point's time (the values are the trace's own numbers).
+Result<void> check_rates(const PatternCall& call, const JsonReader& p, const LoadedTrace& trace, double factor) {
+  for (const auto& point : trace.rates.points()) {
+    const std::string where = trace.path + ": the rate at " + format_seconds(point.time_s);
+    if (point.rate_bps <= 0) {
+      return p.error_at("file", where + " is 0, which would stall TCP for good; use a small positive rate");
+    }
+    if (auto ok = call.check_rate(call.links(), point.rate_bps * factor); !ok) {
+      return p.error_at("file", where + (factor != 1.0 ? " (scaled)" : "") + ": " + ok.error().message);
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<void> expand_trace(PatternCall& call) {
@@ -110,12 +125,11 @@ Result<void> expand_trace(PatternCall& call) {
   if (auto ok = call.expect_events(p, played * link_count); !ok) {
     return ok;
   }
+  if (auto ok = check_rates(call, p, *trace, factor); !ok) {
+    return ok;
+  }
   for (double base = call.at_s(); base < call.scenario().duration_s; base += period_s) {
     for (const auto& point : trace->rates.points()) {
-      if (point.rate_bps <= 0) {
-        return p.error_at("file", trace->path + ": a rate of 0 at " + format_seconds(point.time_s) +
-                                      " would stall TCP for good; use a small positive rate");
-      }
       if (auto ok = call.set_rate(call.entry(), call.links(), base + point.time_s, point.rate_bps * factor); !ok) {
         return ok;
       }

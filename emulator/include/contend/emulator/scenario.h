@@ -44,6 +44,10 @@ enum class Protocol { kTcp, kUdp };
 // once from one reused buffer, UDP at most 1472 bytes per datagram.
 inline constexpr std::uint64_t kMaxMessageBytes = 64u << 20;
 inline constexpr std::uint64_t kDefaultMessageBytes = 128u << 10;
+// A flow's "rate" (its pacing, over all streams), when not "unlimited": the range contend shapes
+// links in (discipline_registry.h).
+inline constexpr double kMinFlowRateBps = 8e3;
+inline constexpr double kMaxFlowRateBps = 4e12;
 
 struct FlowSpec {
   std::string name;
