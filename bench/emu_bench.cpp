@@ -112,6 +112,7 @@ int main() {
     s.events.push_back(e);
   }
   const std::string log_path = "/tmp/" + run + "-events.jsonl";
+  std::remove(log_path.c_str());  // event logs are created exclusively
   std::vector<double> late;
   {
     auto log = EventLog::open(log_path);

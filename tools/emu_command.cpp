@@ -325,6 +325,28 @@ int status(const EmuOptions& o) {
   return 0;
 }
 
+// The run's network for a play: attached when it is up, else brought up (and torn down by the
+// returned guard at the end, also when the play fails, unless --keep).
+struct PlayNetwork {
+  Network net;
+  bool owned = false;
+};
+
+Result<PlayNetwork> play_network(const EmuOptions& o, const Scenario& scenario, const std::string& run,
+                                 const std::atomic<bool>& stop) {
+  auto state = read_run_state(run);
+  if (!state) {
+    return state.error();
+  }
+  const bool was_up = state->has_value();
+  auto net = was_up ? Network::attach(scenario, run) : bring_up(o, scenario, run, stop);
+  if (!net) {
+    return net.error();
+  }
+  net->release();
+  return PlayNetwork{std::move(*net), !was_up};
+}
+
 int play_command(const EmuOptions& o) {
   auto loaded = scenario_and_run(o);
   if (!loaded) {
@@ -332,17 +354,19 @@ int play_command(const EmuOptions& o) {
   }
   const auto& [scenario, run] = *loaded;
   const auto& stop = install_stop_handlers();
-  auto state = read_run_state(run);
-  if (!state) {
-    return fail(state.error().message);
+  // The log first: one that exists already stops the play before anything is built.
+  const std::string log_path = o.log.empty() ? run + "-events.jsonl" : o.log;
+  auto log = EventLog::open(log_path);
+  if (!log) {
+    return fail(log.error().message);
   }
-  const bool was_up = state->has_value();
-  auto net = was_up ? Network::attach(scenario, run) : bring_up(o, scenario, run, stop);
+  auto net = play_network(o, scenario, run, stop);
   if (!net) {
+    if (log_path != "-") {
+      ::unlink(log_path.c_str());  // nothing was played: no empty log left behind
+    }
     return fail(net.error().message);
   }
-  // A run this play brought up is torn down at its end, also when the play fails, unless --keep.
-  net->release();
   struct TearDown {
     const std::string& run;
     bool active;
@@ -351,14 +375,9 @@ int play_command(const EmuOptions& o) {
         std::fprintf(stderr, "contend emu play: %s\n", removed.error().message.c_str());
       }
     }
-  } tear_down{run, !was_up && !o.keep};
-  const std::string log_path = o.log.empty() ? run + "-events.jsonl" : o.log;
-  auto log = EventLog::open(log_path);
-  if (!log) {
-    return fail(log.error().message);
-  }
-  FlowEngine flows(net->plan());
-  auto report = play(scenario, *net, *log, stop, PlayerOptions{std::chrono::milliseconds(100), o.quiet}, &flows);
+  } tear_down{run, net->owned && !o.keep};
+  FlowEngine flows(net->net.plan());
+  auto report = play(scenario, net->net, *log, stop, PlayerOptions{std::chrono::milliseconds(100), o.quiet}, &flows);
   if (!report) {
     return fail(report.error().message);
   }
@@ -392,7 +411,8 @@ std::function<int()> add_emu_command(CLI::App& app) {
                                            "`down` at the end unless --keep), logging every event");
   common(play_cmd, true);
   play_cmd->add_option("--log", o->log,
-                       "Event log, JSON lines contend.events/1 (default <run>-events.jsonl; - for stdout)");
+                       "Event log, JSON lines contend.events/1 (default <run>-events.jsonl; - for stdout); created new: "
+                       "an existing file or link is refused, never overwritten");
   play_cmd->add_flag("--keep", o->keep, "Leave the network up at the end");
   play_cmd->add_flag("--quiet", o->quiet, "No progress lines");
   CLI::App* down_cmd = emu->add_subcommand(

@@ -29,9 +29,11 @@ Result<MahimahiTrace> parse_mahimahi(std::string_view text, const std::string& s
     long long ms = 0;
     const auto [ptr, ec] = std::from_chars(line.data(), line.data() + line.size(), ms);
     const std::string where = source + ":" + std::to_string(line_no) + ": ";
+    // Where and what was expected, never what is there: the file may not be a trace at all.
     if (ec != std::errc() || ptr != line.data() + line.size() || ms < 0) {
-      return make_error(Errc::kParse,
-                        where + "expected a whole number of milliseconds, got \"" + std::string(line) + "\"");
+      const auto column = ec != std::errc() || ms < 0 ? 1 : ptr - line.data() + 1;
+      return make_error(Errc::kParse, source + ":" + std::to_string(line_no) + ":" + std::to_string(column) +
+                                          ": expected a whole number of milliseconds (a line per delivery opportunity)");
     }
     if (ms < last) {
       return make_error(Errc::kParse, where + "timestamps must not decrease, got " + std::to_string(ms) + " after " +

@@ -71,7 +71,7 @@ with open(sys.argv[1], "w") as f:
     while f.tell() < 60 << 20:
         f.write("".join("%d.%06d,1Mbit\n" % divmod(j, 1000000) for j in range(i, i + 100000)))
         i += 100000' "$tmp/tiny.csv"
-parse_refused "a 60 MiB trace of 1 us intervals" 'tiny\.csv:1000002: more than 1000000 points' "" \
+parse_refused "a 60 MiB trace of 1 us intervals" 'tiny\.csv:1000002:1: more than 1000000 points' "" \
   "[{\"at\": \"0s\", \"link\": \"a-b\", \"trace\": {\"file\": \"$tmp/tiny.csv\"}}]"
 python3 -c '
 import sys
@@ -114,6 +114,30 @@ parse_refused "a flow paced at 1e30Gbit" '/timeline/0/flow/rate: .*from 8kbit to
 scenario "$tmp/s.json" "" "[]"
 refused "emu host --default-rate 1bit" 'default-rate: expected 8kbit to 4Tbit' \
   "$contend" emu host "$tmp/s.json" --node a --iface lo --default-rate 1bit
+
+# Finding 8: a trace that is no trace (a scenario naming /etc/shadow) is refused saying where and
+# what was expected, quoting none of it; an event log is never written over a file or a link.
+printf 'root:$y$j9T$SECRETHASH:19000:0:99999:7:::\n' >"$tmp/shadow"
+for format in csv mahimahi; do
+  parse_refused "a $format trace that is a password file" "/timeline/0/trace/file: $tmp/shadow:1:[0-9]+: expected" "" \
+    "[{\"at\": \"0s\", \"link\": \"a-b\", \"trace\": {\"file\": \"$tmp/shadow\", \"format\": \"$format\"}}]"
+  ! grep -qE 'root|SECRET|19000' "$tmp/refused.err" || fail "the $format trace error quotes the file: $(cat "$tmp/refused.err")"
+done
+if [ -r /etc/shadow ]; then
+  parse_refused "/etc/shadow as a trace" '/etc/shadow:1:[0-9]+: expected' "" \
+    '[{"at": "0s", "link": "a-b", "trace": {"file": "/etc/shadow"}}]'
+  ! grep -q "$(head -c 4 /etc/shadow)" "$tmp/refused.err" || fail "the error quotes /etc/shadow"
+fi
+scenario "$tmp/s.json" "" "[]"
+echo kept >"$tmp/exists.jsonl"
+refused "an event log that exists" "event log $tmp/exists.jsonl exists already \\(a file\\)" \
+  "$contend" emu play "$tmp/s.json" --log "$tmp/exists.jsonl" --quiet
+[ "$(cat "$tmp/exists.jsonl")" = kept ] || fail "the existing event log was written"
+ln -s "$tmp/target.jsonl" "$tmp/link.jsonl"
+refused "an event log that is a link" 'exists already \(a link\)' \
+  "$contend" emu play "$tmp/s.json" --log "$tmp/link.jsonl" --quiet
+[ ! -e "$tmp/target.jsonl" ] || fail "the event log was written through a link"
+[ -z "$(run_namespaces_now)" ] || fail "a play refused for its log built its network"
 
 # ---- As root: the runs themselves ----
 [ "$(id -u)" -eq 0 ] || skip "the rest needs root (network namespaces); the parse-time checks passed"

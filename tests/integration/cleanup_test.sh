@@ -32,6 +32,7 @@ for sig in INT TERM; do
   grep -q '"stopped":true' "$tmp/e.jsonl" || fail "the log does not say the play stopped"
 done
 
+rm -f "$tmp/e.jsonl"
 "$contend" emu play "$tmp/s.json" --log "$tmp/e.jsonl" --quiet &
 player=$!
 poll 10 test -e "$CONTEND_STATE_DIR/$run.json" || fail "play recorded no run state within 10s"

@@ -84,7 +84,9 @@ TEST_CASE("Mahimahi traces convert to a rate per bin and report their period", "
   CHECK_THAT(parse_mahimahi("5\n3\n", "x.mm", 0.1).error().message,
              Catch::Contains("x.mm:2: timestamps must not decrease"));
   CHECK_THAT(parse_mahimahi("1\nabc\n", "x.mm", 0.1).error().message,
-             Catch::Contains("x.mm:2: expected a whole number"));
+             Catch::Contains("x.mm:2:1: expected a whole number of milliseconds") && !Catch::Contains("abc"));
+  CHECK_THAT(parse_mahimahi("1\n12secret\n", "x.mm", 0.1).error().message,
+             Catch::Contains("x.mm:2:3: expected a whole number") && !Catch::Contains("secret"));
 }
 
 TEST_CASE("the topology plan gives unique addresses and interface names that fit IFNAMSIZ", "[topology]") {

@@ -285,7 +285,7 @@ TEST_CASE("trace files are bounded while they are read, whatever their length", 
   }
   files["dir/many.csv"] = many;
   CHECK_THAT(error_of(R"([{"at": "0s", "link": "a", "trace": {"file": "many.csv"}}])"),
-             Catch::Contains("dir/many.csv:1000002: more than 1000000 points, the most a trace may hold"));
+             Catch::Contains("dir/many.csv:1000002:1: more than 1000000 points, the most a trace may hold"));
   // One opportunity a day for 30 years would be 10^8 bins of 100 ms.
   files["dir/long.mm"] = "1\n1000000000000\n";
   CHECK_THAT(error_of(R"([{"at": "0s", "link": "a", "trace": {"file": "long.mm", "format": "mahimahi"}}])"),
