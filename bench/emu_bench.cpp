@@ -47,46 +47,49 @@ int fail(const Error& e) {
   return 1;
 }
 
-}  // namespace
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
-int main() {
-  if (::geteuid() != 0) {
-    std::fprintf(stderr, "contend_bench_emu: needs root (network namespaces and tc)\n");
-    return 77;
-  }
-  const std::string run = "bench" + std::to_string(::getpid());
-  // Creation and removal of a 4-node chain.
-  std::vector<double> up, down;
+struct Measures {
+  std::vector<double> up, down;  // 4-node chain, seconds
+  std::vector<double> netlink;   // one link end's in-place change, seconds
+  std::vector<double> tc;        // the same by forking tc, seconds
+  std::vector<double> late;      // player: applied - scheduled, seconds
+};
+
+// Creation and removal of a 4-node chain, five times.
+Result<void> measure_up_down(const std::string& run, Measures& m) {
   for (int i = 0; i < 5; ++i) {
     const auto t0 = Clock::now();
     auto net = Network::create(chain(run, 4), run, nullptr);
     if (!net) {
-      return fail(net.error());
+      return net.error();
     }
+    m.up.push_back(seconds_since(t0));
     const auto t1 = Clock::now();
     { auto gone = std::move(*net); }
-    const auto t2 = Clock::now();
-    up.push_back(std::chrono::duration<double>(t1 - t0).count());
-    down.push_back(std::chrono::duration<double>(t2 - t1).count());
+    m.down.push_back(seconds_since(t1));
   }
-  Scenario s = chain(run, 2);
-  auto net = Network::create(s, run, nullptr);
-  if (!net) {
-    return fail(net.error());
-  }
-  // In-place changes over the warm netlink socket.
-  std::vector<double> nl;
+  return {};
+}
+
+// In-place changes over the warm netlink socket.
+Result<void> measure_netlink(Network& net, Measures& m) {
   for (int i = 0; i < 1000; ++i) {
     const auto t0 = Clock::now();
-    if (auto ok = net->set_rate("l0", i % 2 == 0 ? 500e6 : 1e9); !ok) {
-      return fail(ok.error());
+    if (auto ok = net.set_rate("l0", i % 2 == 0 ? 500e6 : 1e9); !ok) {
+      return ok;
     }
-    nl.push_back(std::chrono::duration<double>(Clock::now() - t0).count() / 2);  // two shaped ends
+    m.netlink.push_back(seconds_since(t0) / 2);  // two shaped ends
   }
-  // The same change by forking tc, as scripts do.
-  const std::string ns = net->plan().links[0].from.netns;
-  const std::string ifname = net->plan().links[0].from.ifname;
-  std::vector<double> tc;
+  return {};
+}
+
+// The same change by forking tc, as scripts do.
+Result<void> measure_tc(const Network& net, Measures& m) {
+  const std::string ns = net.plan().links[0].from.netns;
+  const std::string ifname = net.plan().links[0].from.ifname;
   for (int i = 0; i < 200; ++i) {
     const std::string rate = i % 2 == 0 ? "500mbit" : "1gbit";
     const auto t0 = Clock::now();
@@ -94,16 +97,19 @@ int main() {
                                       ifname, "parent", "1:",    "classid", "1:1",    "htb",   "rate",   rate,
                                       "ceil", rate,     "burst", "500000",  "cburst", "500000"});
     if (!child) {
-      return fail(child.error());
+      return child.error();
     }
     auto code = child->wait(std::chrono::seconds(10));
     if (!code || *code != 0) {
-      std::fprintf(stderr, "contend_bench_emu: tc class change failed\n");
-      return 1;
+      return make_error(Errc::kIo, "tc class change failed");
     }
-    tc.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+    m.tc.push_back(seconds_since(t0));
   }
-  // Player lateness: 1000 changes 5 ms apart.
+  return {};
+}
+
+// Player lateness: 1000 changes 5 ms apart, read back from the event log.
+Result<void> measure_lateness(Scenario s, Network& net, const std::string& run, Measures& m) {
   for (int i = 0; i < 1000; ++i) {
     Event e;
     e.at_s = 0.5 + 0.005 * i;
@@ -112,39 +118,74 @@ int main() {
     s.events.push_back(e);
   }
   const std::string log_path = "/tmp/" + run + "-events.jsonl";
-  std::vector<double> late;
+  std::remove(log_path.c_str());  // event logs are created exclusively
   {
     auto log = EventLog::open(log_path);
     if (!log) {
-      return fail(log.error());
+      return log.error();
     }
     std::atomic<bool> stop{false};
-    auto report = play(s, *net, *log, stop, PlayerOptions{std::chrono::milliseconds(100), true});
-    if (!report) {
-      return fail(report.error());
+    if (auto report = play(s, net, *log, stop, PlayerOptions{std::chrono::milliseconds(100), true}); !report) {
+      return report.error();
     }
   }
   std::ifstream in(log_path);
   for (std::string line; std::getline(in, line);) {
     const auto j = nlohmann::json::parse(line);
     if (j["kind"] == "rate") {
-      late.push_back(j["applied_s"].get<double>() - j["scheduled_s"].get<double>());
+      m.late.push_back(j["applied_s"].get<double>() - j["scheduled_s"].get<double>());
     }
   }
   std::remove(log_path.c_str());
+  return {};
+}
+
+double max_of(const std::vector<double>& v) {
+  return *std::max_element(v.begin(), v.end());
+}
+
+void print_table(const Measures& m) {
   std::printf("| measure | p50 | p99 | n |\n|---|---|---|---|\n");
   std::printf("| rate change, netlink in place (one link end: 3 HTB classes) | %.1f us | %.1f us | %zu |\n",
-              1e6 * percentile(nl, 0.5), 1e6 * percentile(nl, 0.99), nl.size());
+              1e6 * percentile(m.netlink, 0.5), 1e6 * percentile(m.netlink, 0.99), m.netlink.size());
   std::printf("| rate change, forking `ip netns exec tc class change` | %.0f us | %.0f us | %zu |\n",
-              1e6 * percentile(tc, 0.5), 1e6 * percentile(tc, 0.99), tc.size());
-  std::printf("| ratio tc / netlink | %.0fx | %.0fx | |\n", percentile(tc, 0.5) / percentile(nl, 0.5),
-              percentile(tc, 0.99) / percentile(nl, 0.99));
+              1e6 * percentile(m.tc, 0.5), 1e6 * percentile(m.tc, 0.99), m.tc.size());
+  std::printf("| ratio tc / netlink | %.0fx | %.0fx | |\n", percentile(m.tc, 0.5) / percentile(m.netlink, 0.5),
+              percentile(m.tc, 0.99) / percentile(m.netlink, 0.99));
   std::printf("| player lateness (applied - scheduled) | %.0f us | %.0f us | %zu (max %.0f us) |\n",
-              1e6 * percentile(late, 0.5), 1e6 * percentile(late, 0.99), late.size(),
-              1e6 * *std::max_element(late.begin(), late.end()));
+              1e6 * percentile(m.late, 0.5), 1e6 * percentile(m.late, 0.99), m.late.size(), 1e6 * max_of(m.late));
   std::printf("| 4-node chain up (5 namespaces, 7 veth pairs, bridge, 6 HTB trees) | %.1f ms | max %.1f ms | %zu |\n",
-              1e3 * percentile(up, 0.5), 1e3 * *std::max_element(up.begin(), up.end()), up.size());
-  std::printf("| 4-node chain down | %.1f ms | max %.1f ms | %zu |\n", 1e3 * percentile(down, 0.5),
-              1e3 * *std::max_element(down.begin(), down.end()), down.size());
+              1e3 * percentile(m.up, 0.5), 1e3 * max_of(m.up), m.up.size());
+  std::printf("| 4-node chain down | %.1f ms | max %.1f ms | %zu |\n", 1e3 * percentile(m.down, 0.5),
+              1e3 * max_of(m.down), m.down.size());
+}
+
+}  // namespace
+
+int main() {
+  if (::geteuid() != 0) {
+    std::fprintf(stderr, "contend_bench_emu: needs root (network namespaces and tc)\n");
+    return 77;
+  }
+  const std::string run = "bench" + std::to_string(::getpid());
+  Measures m;
+  if (auto ok = measure_up_down(run, m); !ok) {
+    return fail(ok.error());
+  }
+  const Scenario s = chain(run, 2);
+  auto net = Network::create(s, run, nullptr);
+  if (!net) {
+    return fail(net.error());
+  }
+  if (auto ok = measure_netlink(*net, m); !ok) {
+    return fail(ok.error());
+  }
+  if (auto ok = measure_tc(*net, m); !ok) {
+    return fail(ok.error());
+  }
+  if (auto ok = measure_lateness(s, *net, run, m); !ok) {
+    return fail(ok.error());
+  }
+  print_table(m);
   return 0;
 }

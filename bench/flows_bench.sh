@@ -15,7 +15,7 @@ cat >"$tmp/s.json" <<JSON
  "links": [{"name": "a-b", "from": "a", "to": "b", "rate": "100Gbit"}]}
 JSON
 "$contend" emu up "$tmp/s.json" >/dev/null
-for n in a b; do ip netns exec "contend-$run-$n" tc qdisc del dev "c0-$([ $n = a ] && echo b || echo a)" root; done
+for n in a b; do ip netns exec "contend-$run.$n" tc qdisc del dev "c0-$([ $n = a ] && echo b || echo a)" root; done
 
 job() {  # job NAME PROTOCOL STREAMS RATE
   cat >"$tmp/job.json" <<JSON
@@ -26,9 +26,9 @@ JSON
   python3 -c "import json; print([json.loads(l) for l in open('$tmp/$1.jsonl')][-1]['flows'][0]['achieved_bps'])"
 }
 iperf() {  # iperf STREAMS
-  ip netns exec "contend-$run-b" iperf3 -s -1 -B 198.19.0.2 -p 5601 >/dev/null 2>&1 &
+  ip netns exec "contend-$run.b" iperf3 -s -1 -B 198.19.0.2 -p 5601 >/dev/null 2>&1 &
   sleep 0.3
-  ip netns exec "contend-$run-a" iperf3 -c 198.19.0.2 -B 198.19.0.1 -p 5601 -t 4 -P "$1" -C cubic -J |
+  ip netns exec "contend-$run.a" iperf3 -c 198.19.0.2 -B 198.19.0.1 -p 5601 -t 4 -P "$1" -C cubic -J |
     python3 -c 'import json,sys; print(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"])'
   wait
 }

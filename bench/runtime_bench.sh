@@ -27,7 +27,7 @@ workers() {  # workers NAME WORLD ARGS...: in the namespaces
   local peers="" r mine=()
   for r in $(seq 0 $((world - 1))); do peers+="${peers:+,}${addr[$r]}:29500"; done
   for r in $(seq 0 $((world - 1))); do
-    ip netns exec "contend-$run-n$r" "$contend" worker --rank "$r" --world-size "$world" --peers "$peers" \
+    ip netns exec "contend-$run.n$r" "$contend" worker --rank "$r" --world-size "$world" --peers "$peers" \
       --metrics "$tmp/$name.$r.jsonl" "$@" &
     mine+=($!)
   done
@@ -47,15 +47,15 @@ echo "|---|---|---|---|"
 scenario 100Gbit 2
 "$contend" emu up "$tmp/s.json" >/dev/null
 # Unshaped: remove the shaping so the veth runs at CPU speed, as iperf3 sees it.
-for n in 0 1; do ip netns exec "contend-$run-n$n" tc qdisc del dev "c0-n$((1 - n))" root; done
+for n in 0 1; do ip netns exec "contend-$run.n$n" tc qdisc del dev "c0-n$((1 - n))" root; done
 for size in 1 4 64; do
   m=$((1024 / size)); [ $m -gt 256 ] && m=256
   workers "tp$size" 2 --backend emulated --fwd 0s --bwd 0s --activation "${size}MiB" --schedule gpipe \
     --microbatches $m --iterations 4
   it=$(median_iteration "$tmp/tp$size.0.jsonl")
-  ip netns exec "contend-$run-n1" iperf3 -s -1 -B 198.18.0.2 -p 5400 >/dev/null 2>&1 & pids+=($!)
+  ip netns exec "contend-$run.n1" iperf3 -s -1 -B 198.18.0.2 -p 5400 >/dev/null 2>&1 & pids+=($!)
   sleep 0.3
-  ib=$(ip netns exec "contend-$run-n0" iperf3 -c 198.18.0.2 -B 198.18.0.1 -p 5400 -t 3 -O 1 -C cubic -J |
+  ib=$(ip netns exec "contend-$run.n0" iperf3 -c 198.18.0.2 -B 198.18.0.1 -p 5400 -t 3 -O 1 -C cubic -J |
        python3 -c 'import json,sys; print(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"])')
   python3 -c "
 ours = 2 * $m * $size * 1048576 * 8 / $it

@@ -16,10 +16,10 @@ for rate in 10Mbit 100Mbit 500Mbit 1Gbit 2Gbit 5Gbit; do
  "links": [{"name": "a-b", "from": "a", "to": "b", "rate": "$rate"}]}
 JSON
   "$contend" emu up "$tmp/s.json" >/dev/null
-  ip netns exec "contend-$run-b" iperf3 -s -1 -B 198.18.0.2 >/dev/null 2>&1 &
+  ip netns exec "contend-$run.b" iperf3 -s -1 -B 198.18.0.2 >/dev/null 2>&1 &
   server=$!
   sleep 0.3
-  bps=$(ip netns exec "contend-$run-a" iperf3 -c 198.18.0.2 -B 198.18.0.1 -t 4 -O 1 -C cubic -J |
+  bps=$(ip netns exec "contend-$run.a" iperf3 -c 198.18.0.2 -B 198.18.0.1 -t 4 -O 1 -C cubic -J |
         python3 -c 'import json,sys; print(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"])')
   wait $server || true
   "$contend" emu down --run $run >/dev/null

@@ -8,11 +8,13 @@
 #include <iostream>
 #include <memory>
 
-#include "contend/common/json.h"
 #include "contend/common/units.h"
+#include "contend/emulator/leftovers.h"
+#include "contend/emulator/netns.h"
 #include "contend/emulator/network.h"
 #include "contend/emulator/player.h"
 #include "contend/emulator/run_state.h"
+#include "contend/emulator/run_status.h"
 #include "contend/emulator/topology.h"
 #include "emu_host_command.h"
 #include "signals.h"
@@ -29,6 +31,7 @@ struct EmuOptions {
   bool keep = false;
   bool json = false;
   bool quiet = false;
+  bool all = false;
 };
 
 int fail(const std::string& message) {
@@ -68,16 +71,21 @@ Result<std::pair<Scenario, std::string>> scenario_and_run(const EmuOptions& o) {
   return std::pair<Scenario, std::string>(std::move(*scenario), std::move(*run));
 }
 
-// Creates the run's network and records it in the run state, so that `contend emu down` can
-// remove it after a crash; on failure nothing is left.
+// Records the run's intent (the namespaces it will make) in its state, then creates its network:
+// `contend emu down` finds a run killed half-way through building. On failure nothing is left.
 Result<Network> bring_up(const EmuOptions& o, const Scenario& scenario, const std::string& run,
                          const std::atomic<bool>& stop) {
+  if (const auto existing = run_namespaces(run); !existing.empty()) {
+    return make_error(Errc::kInvalidArgument, "run " + run + " is up already (" + netns_path(existing.front()) +
+                                                  " exists); `contend emu down --run " + run + "` first");
+  }
+  if (auto ok = write_run_state({run, absolute(o.scenario), plan_topology(scenario, run).namespaces()}); !ok) {
+    return ok.error();
+  }
   auto net = Network::create(scenario, run, &stop);
   if (!net) {
+    (void)tear_down_run(run);
     return net.error();
-  }
-  if (auto ok = write_run_state({run, absolute(o.scenario), net->plan().namespaces()}); !ok) {
-    return with_context(ok.error(), "run " + run + " is removed again");
   }
   return net;
 }
@@ -100,7 +108,21 @@ int up(const EmuOptions& o) {
   return 0;
 }
 
+int down_all() {
+  auto removed = tear_down_all();
+  if (!removed) {
+    return fail(removed.error().message);
+  }
+  std::printf("removed %zu recorded runs, %zu namespaces and %zu processes inside them; no contend namespace is "
+              "left\n",
+              removed->runs, removed->namespaces, removed->processes);
+  return 0;
+}
+
 int down(const EmuOptions& o) {
+  if (o.all) {
+    return o.scenario.empty() && o.run.empty() ? down_all() : fail("--all removes every run: give it alone");
+  }
   std::optional<Scenario> scenario;
   if (!o.scenario.empty()) {
     auto s = load_scenario(o.scenario);
@@ -119,97 +141,48 @@ int down(const EmuOptions& o) {
   if (!removed) {
     return fail(removed.error().message);
   }
-  std::printf("run %s: removed %zu namespaces\n", run->c_str(), *removed);
+  if (!removed->damaged_state.empty()) {
+    std::fprintf(stderr, "contend emu: the damaged state file was removed after the run's namespaces: %s\n",
+                 removed->damaged_state.c_str());
+  }
+  std::printf("run %s: removed %zu namespaces", run->c_str(), removed->namespaces);
+  if (removed->processes > 0) {
+    std::printf(" and ended %zu processes inside them", removed->processes);
+  }
+  std::printf("\n");
   return 0;
 }
 
-nlohmann::ordered_json status_of(const std::string& run, const Scenario& scenario) {
-  const TopologyPlan plan = plan_topology(scenario, run);
-  nlohmann::ordered_json doc = json_document("emu-status", 1);
-  doc["run"] = run;
-  doc["scenario"] = scenario.source;
-  auto nodes = nlohmann::ordered_json::array();
-  for (const auto& [node, ns] : plan.nodes) {
-    auto addresses = nlohmann::ordered_json::array();
-    for (const auto& l : plan.links) {
-      for (const InterfacePlan* end : {&l.from, &l.to}) {
-        if (end->node == node) {
-          addresses.push_back(
-              {{"ifname", end->ifname}, {"address", end->address}, {"background", end->background_address}});
-        }
-      }
+// The status of the run `o` names: by its scenario file, else by its state or what exists of it.
+Result<nlohmann::ordered_json> status_of_one(const EmuOptions& o) {
+  if (!o.scenario.empty()) {
+    auto loaded = scenario_and_run(o);
+    if (!loaded) {
+      return loaded.error();
     }
-    for (const auto& port : plan.switch_ports) {
-      if (port.node == node) {
-        addresses.push_back({{"ifname", port.ifname}, {"address", port.address}});
-      }
-    }
-    nodes.push_back({{"node", node}, {"netns", ns}, {"exists", netns_exists(ns)}, {"interfaces", addresses}});
+    nlohmann::ordered_json doc = run_status(loaded->second, loaded->first);
+    doc["processes"] = processes_json(processes_in(run_namespaces(loaded->second)));
+    return doc;
   }
-  doc["nodes"] = nodes;
-  std::map<std::string, std::map<std::string, double>> rates;  // link -> node -> rate
-  if (netns_exists(plan.switch_netns)) {
-    if (auto net = Network::attach(scenario, run)) {
-      if (auto samples = net->sample()) {
-        for (const LinkSample& s : *samples) {
-          if (s.stats.link_level) {
-            rates[s.link][s.node] = s.stats.rate_bps;
-          }
-        }
-      }
-    }
+  auto run = run_name(o, nullptr);
+  if (!run) {
+    return run.error();
   }
-  auto links = nlohmann::ordered_json::array();
-  for (const auto& l : plan.links) {
-    auto ends = nlohmann::ordered_json::array();
-    for (const InterfacePlan* end : {&l.from, &l.to}) {
-      nlohmann::ordered_json e = {{"node", end->node}, {"ifname", end->ifname}, {"address", end->address}};
-      auto it = rates[l.link].find(end->node);
-      e["rate_bps"] = it == rates[l.link].end() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(it->second);
-      ends.push_back(e);
-    }
-    links.push_back({{"link", l.link}, {"ends", ends}});
+  const RunSurvey s = survey_run(*run);
+  if (!s.recorded && s.namespaces.empty()) {
+    return make_error(Errc::kNotFound, "run " + *run + " is not up (no state in " + state_dir() +
+                                           " and no namespace); `contend emu up SCENARIO` first");
   }
-  doc["links"] = links;
-  return doc;
+  return run_status(s);
 }
 
-int status(const EmuOptions& o) {
-  std::vector<std::pair<std::string, Scenario>> runs;  // run (empty: the scenario's name), scenario
-  if (o.scenario.empty() && o.run.empty()) {
-    for (const std::string& run : list_runs()) {
-      auto state = read_run_state(run);
-      if (state && *state) {
-        auto scenario = load_scenario((*state)->scenario);
-        if (!scenario) {
-          return fail(scenario.error().message);
-        }
-        runs.emplace_back(run, std::move(*scenario));
-      }
+void print_status(const nlohmann::ordered_json& doc) {
+  if (doc.contains("problem")) {
+    std::printf("run %s: %s\n", doc["run"].get<std::string>().c_str(), doc["problem"].get<std::string>().c_str());
+    for (const auto& n : doc["namespaces"]) {
+      std::printf("  netns %s%s\n", n["netns"].get<std::string>().c_str(), n["exists"].get<bool>() ? "" : " (missing)");
     }
   } else {
-    auto scenario = o.scenario.empty() ? load_run_scenario(o.run) : load_scenario(o.scenario);
-    if (!scenario) {
-      return fail(scenario.error().message);
-    }
-    runs.emplace_back(o.run, std::move(*scenario));
-  }
-  auto all = nlohmann::ordered_json::array();
-  for (const auto& [run, scenario] : runs) {
-    auto name = run_name(EmuOptions{scenario.source, run, "", false, false, false}, &scenario);
-    if (!name) {
-      return fail(name.error().message);
-    }
-    all.push_back(status_of(*name, scenario));
-  }
-  if (o.json) {
-    std::cout << (all.size() == 1 && !(o.scenario.empty() && o.run.empty()) ? all[0] : all).dump(2) << "\n";
-    return 0;
-  }
-  if (all.empty()) {
-    std::printf("no runs are up (state folder %s)\n", state_dir().c_str());
-  }
-  for (const auto& doc : all) {
     std::printf("run %s (%s)\n", doc["run"].get<std::string>().c_str(), doc["scenario"].get<std::string>().c_str());
     for (const auto& n : doc["nodes"]) {
       std::printf("  node %-8s %-28s %s\n", n["node"].get<std::string>().c_str(), n["netns"].get<std::string>().c_str(),
@@ -224,7 +197,66 @@ int status(const EmuOptions& o) {
       }
     }
   }
+  for (const auto& p : doc["processes"]) {
+    std::printf("  process %d in %s: %s\n", p["pid"].get<int>(), p["netns"].get<std::string>().c_str(),
+                p["command"].get<std::string>().c_str());
+  }
+}
+
+// Every recorded run and every orphan (namespaces or processes without a state file); one run
+// with SCENARIO or --run.
+int status(const EmuOptions& o) {
+  const bool one = !o.scenario.empty() || !o.run.empty();
+  auto all = nlohmann::ordered_json::array();
+  if (one) {
+    auto doc = status_of_one(o);
+    if (!doc) {
+      return fail(doc.error().message);
+    }
+    all.push_back(std::move(*doc));
+  } else {
+    for (const RunSurvey& s : survey_runs()) {
+      all.push_back(run_status(s));
+    }
+  }
+  if (o.json) {
+    std::cout << (one ? all[0] : all).dump(2) << "\n";
+    return 0;
+  }
+  if (all.empty()) {
+    std::printf("no runs are up (state folder %s) and no contend namespace exists\n", state_dir().c_str());
+  }
+  bool leftovers = false;
+  for (const auto& doc : all) {
+    print_status(doc);
+    leftovers = leftovers || doc.contains("problem") || !doc["processes"].empty();
+  }
+  if (leftovers) {
+    std::printf("`contend emu down --run NAME` removes a run with its processes, `contend emu down --all` every run\n");
+  }
   return 0;
+}
+
+// The run's network for a play: attached when it is up, else brought up (and torn down by the
+// returned guard at the end, also when the play fails, unless --keep).
+struct PlayNetwork {
+  Network net;
+  bool owned = false;
+};
+
+Result<PlayNetwork> play_network(const EmuOptions& o, const Scenario& scenario, const std::string& run,
+                                 const std::atomic<bool>& stop) {
+  auto state = read_run_state(run);
+  if (!state) {
+    return state.error();
+  }
+  const bool was_up = state->has_value();
+  auto net = was_up ? Network::attach(scenario, run) : bring_up(o, scenario, run, stop);
+  if (!net) {
+    return net.error();
+  }
+  net->release();
+  return PlayNetwork{std::move(*net), !was_up};
 }
 
 int play_command(const EmuOptions& o) {
@@ -234,33 +266,30 @@ int play_command(const EmuOptions& o) {
   }
   const auto& [scenario, run] = *loaded;
   const auto& stop = install_stop_handlers();
-  auto state = read_run_state(run);
-  if (!state) {
-    return fail(state.error().message);
-  }
-  const bool was_up = state->has_value();
-  auto net = was_up ? Network::attach(scenario, run) : bring_up(o, scenario, run, stop);
-  if (!net) {
-    return fail(net.error().message);
-  }
-  // A run this play brought up is torn down at its end, also when the play fails, unless --keep.
-  net->release();
-  struct TearDown {
-    const std::string& run;
-    bool active;
-    ~TearDown() {
-      if (auto removed = active ? tear_down_run(run) : Result<std::size_t>(std::size_t{0}); !removed) {
-        std::fprintf(stderr, "contend emu play: %s\n", removed.error().message.c_str());
-      }
-    }
-  } tear_down{run, !was_up && !o.keep};
+  // The log first: one that exists already stops the play before anything is built.
   const std::string log_path = o.log.empty() ? run + "-events.jsonl" : o.log;
   auto log = EventLog::open(log_path);
   if (!log) {
     return fail(log.error().message);
   }
-  FlowEngine flows(net->plan());
-  auto report = play(scenario, *net, *log, stop, PlayerOptions{std::chrono::milliseconds(100), o.quiet}, &flows);
+  auto net = play_network(o, scenario, run, stop);
+  if (!net) {
+    if (log_path != "-") {
+      ::unlink(log_path.c_str());  // nothing was played: no empty log left behind
+    }
+    return fail(net.error().message);
+  }
+  struct TearDown {
+    const std::string& run;
+    bool active;
+    ~TearDown() {
+      if (auto removed = active ? tear_down_run(run) : Result<TearDownReport>(TearDownReport{}); !removed) {
+        std::fprintf(stderr, "contend emu play: %s\n", removed.error().message.c_str());
+      }
+    }
+  } tear_down{run, net->owned && !o.keep};
+  FlowEngine flows(net->net.plan());
+  auto report = play(scenario, net->net, *log, stop, PlayerOptions{std::chrono::milliseconds(100), o.quiet}, &flows);
   if (!report) {
     return fail(report.error().message);
   }
@@ -285,7 +314,7 @@ std::function<int()> add_emu_command(CLI::App& app) {
     if (scenario_required) {
       opt->required()->check(CLI::ExistingFile);
     }
-    sub->add_option("--run", o->run, "Run name (default: the scenario's name); namespaces are contend-<run>-<node>");
+    sub->add_option("--run", o->run, "Run name (default: the scenario's name); namespaces are contend-<run>.<node>");
   };
   CLI::App* up_cmd = emu->add_subcommand("up", "Create and shape the scenario's network, and leave it up");
   common(up_cmd, true);
@@ -294,13 +323,20 @@ std::function<int()> add_emu_command(CLI::App& app) {
                                            "`down` at the end unless --keep), logging every event");
   common(play_cmd, true);
   play_cmd->add_option("--log", o->log,
-                       "Event log, JSON lines contend.events/1 (default <run>-events.jsonl; - for stdout)");
+                       "Event log, JSON lines contend.events/1 (default <run>-events.jsonl; - for stdout); created new: "
+                       "an existing file or link is refused, never overwritten");
   play_cmd->add_flag("--keep", o->keep, "Leave the network up at the end");
   play_cmd->add_flag("--quiet", o->quiet, "No progress lines");
-  CLI::App* down_cmd = emu->add_subcommand("down", "Remove everything a run created, also after a crash");
+  CLI::App* down_cmd = emu->add_subcommand(
+      "down", "Remove everything a run created, also after a crash: its namespaces, the processes inside them, its state");
   common(down_cmd, false);
-  CLI::App* status_cmd =
-      emu->add_subcommand("status", "List runs that are up, their nodes, interfaces and current rates");
+  down_cmd->add_flag("--all", o->all,
+                     "Remove every contend run on this host: every contend-* namespace (with or without a state "
+                     "file), every process inside one, every state file (damaged ones too)");
+  CLI::App* status_cmd = emu->add_subcommand(
+      "status",
+      "List runs that are up, their nodes, interfaces, current rates and processes, and every contend namespace or "
+      "process without a state file (an orphan)");
   common(status_cmd, false);
   status_cmd->add_flag("--json", o->json, "Print contend.emu-status/1 JSON");
   auto host = add_emu_host_command(*emu);

@@ -5,6 +5,7 @@
 
 #include "cli_units.h"
 #include "contend/common/units.h"
+#include "contend/emulator/discipline_registry.h"
 #include "contend/emulator/flow_engine.h"
 #include "contend/emulator/host_links.h"
 #include "contend/emulator/netns.h"
@@ -46,6 +47,29 @@ Result<NlSocket> socket_for(const HostOptions& o) {
   return open_route_socket_in(*fd);
 }
 
+// This host's plan from the options: its node and interface, the default class's rate (within
+// what one HTB class installs) and the peers' addresses.
+Result<HostPlan> host_plan(const HostOptions& o) {
+  HostPlan plan;
+  plan.node = o.node;
+  plan.ifname = o.iface;
+  plan.default_bps = *parse_rate_bps(o.default_rate);
+  if (const DisciplineInfo& htb = *find_discipline("htb");
+      !(plan.default_bps >= htb.min_rate_bps && plan.default_bps <= htb.max_rate_bps)) {
+    return make_error(Errc::kInvalidArgument, "--default-rate: expected " + format_rate(htb.min_rate_bps) + " to " +
+                                                  format_rate(htb.max_rate_bps) +
+                                                  " (what one HTB class installs), got " + o.default_rate);
+  }
+  for (const std::string& p : o.peers) {
+    const auto eq = p.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == p.size()) {
+      return make_error(Errc::kInvalidArgument, "--peer \"" + p + "\": expected NODE=ADDRESS");
+    }
+    plan.addresses[p.substr(0, eq)] = p.substr(eq + 1);
+  }
+  return plan;
+}
+
 int run(const HostOptions& o) {
   auto sock = socket_for(o);
   if (!sock) {
@@ -64,19 +88,12 @@ int run(const HostOptions& o) {
   if (!scenario) {
     return fail(scenario.error().message);
   }
-  HostPlan plan;
-  plan.node = o.node;
-  plan.ifname = o.iface;
-  plan.default_bps = *parse_rate_bps(o.default_rate);
-  for (const std::string& p : o.peers) {
-    const auto eq = p.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == p.size()) {
-      return fail("--peer \"" + p + "\": expected NODE=ADDRESS");
-    }
-    plan.addresses[p.substr(0, eq)] = p.substr(eq + 1);
+  auto plan = host_plan(o);
+  if (!plan) {
+    return fail(plan.error().message);
   }
   const auto& stop = install_stop_handlers();
-  auto links = HostLinks::create(*scenario, plan, std::move(*sock));
+  auto links = HostLinks::create(*scenario, *plan, std::move(*sock));
   if (!links) {
     return fail(links.error().message);
   }
@@ -90,7 +107,7 @@ int run(const HostOptions& o) {
   flow_plan.node = o.node;
   flow_plan.netns = o.netns;
   flow_plan.address = o.address;
-  flow_plan.addresses = plan.addresses;
+  flow_plan.addresses = plan->addresses;
   flow_plan.base_port = o.flow_port;
   auto flows = FlowEngine::for_host(*scenario, flow_plan);
   if (!flows) {

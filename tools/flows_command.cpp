@@ -35,7 +35,7 @@ Result<Scenario> load_job(const FlowsOptions& o) {
   if (!scenario) {
     return scenario.error();
   }
-  auto text = read_file(o.job);
+  auto text = read_scenario_file(o.job, "a flow job file");
   if (!text) {
     return text.error();
   }
@@ -91,7 +91,7 @@ std::function<int()> add_flows_command(CLI::App& app) {
   f->add_option("--run", o->run, "The run (contend emu up) whose nodes the flows join")->required();
   f->add_option("--report", o->report,
                 "The player's event log, contend.events/1 JSON lines: flow starts, stops, samples every 100 ms and a "
-                "summary per flow (default - for stdout)");
+                "summary per flow (default - for stdout); created new: an existing file or link is refused");
   f->add_flag("--quiet", o->quiet, "No table on stderr at the end");
   return [o] { return run(*o); };
 }

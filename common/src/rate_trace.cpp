@@ -122,10 +122,15 @@ Result<RateTrace> parse_rate_trace_csv(std::string_view text, const std::string&
   size_t line_no = 0;
   while (!text.empty()) {
     const size_t nl = text.find('\n');
-    std::string_view line = trim(text.substr(0, nl));
+    const std::string_view raw = text.substr(0, nl);
+    const std::string_view line = trim(raw);
     text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
     ++line_no;
-    const std::string where = source + ":" + std::to_string(line_no) + ": ";
+    // Errors say where and what was expected, never what is there: the file may not be a trace
+    // at all (a scenario naming /etc/shadow must not print a line of it).
+    const auto at = [&](std::string_view part) {
+      return source + ":" + std::to_string(line_no) + ":" + std::to_string(part.data() - raw.data() + 1) + ": ";
+    };
     if (line.empty() || line.front() == '#') {
       continue;
     }
@@ -133,13 +138,17 @@ Result<RateTrace> parse_rate_trace_csv(std::string_view text, const std::string&
       continue;
     }
     const size_t comma = line.find(',');
-    if (comma == std::string_view::npos || line.find(',', comma + 1) != std::string_view::npos) {
-      return make_error(Errc::kParse,
-                        where + "expected two columns \"time_s,rate\", got \"" + std::string(line) + "\"");
+    if (comma == std::string_view::npos) {
+      return make_error(Errc::kParse, at(line.substr(line.size())) +
+                                          "expected two columns \"time_s,rate\": a comma and a rate after the time");
     }
-    auto time = parse_plain_number(trim(line.substr(0, comma)));
+    if (const size_t extra = line.find(',', comma + 1); extra != std::string_view::npos) {
+      return make_error(Errc::kParse, at(line.substr(extra)) + "expected two columns \"time_s,rate\", found a third");
+    }
+    const std::string_view time_text = trim(line.substr(0, comma));
+    auto time = parse_plain_number(time_text);
     if (!time) {
-      return make_error(Errc::kParse, where + "time_s: " + time.error().message);
+      return make_error(Errc::kParse, at(line) + "expected a time in seconds (a non-negative number) in the first column");
     }
     const std::string_view rate_text = trim(line.substr(comma + 1));
     auto rate = parse_plain_number(rate_text);
@@ -147,11 +156,17 @@ Result<RateTrace> parse_rate_trace_csv(std::string_view text, const std::string&
       rate = parse_rate_bps(rate_text);
     }
     if (!rate) {
-      return make_error(Errc::kParse, where + "rate: " + rate.error().message);
+      return make_error(Errc::kParse, at(line.substr(comma + 1)) +
+                                          "expected a rate in the second column: bits per second, or a number with a "
+                                          "unit like \"500Mbit\"");
+    }
+    if (points.size() == kMaxTracePoints) {
+      return make_error(Errc::kParse, at(line) + "more than " + std::to_string(kMaxTracePoints) +
+                                          " points, the most a trace may hold");
     }
     if (!points.empty() && !(*time > points.back().time_s)) {
-      return make_error(Errc::kParse, where + "time_s must increase, got " + std::string(trim(line.substr(0, comma))) +
-                                          " after " + format_seconds(points.back().time_s));
+      return make_error(Errc::kParse, at(line) + "time_s must increase, got " + format_seconds(*time) + " after " +
+                                          format_seconds(points.back().time_s));
     }
     points.push_back({*time, *rate});
   }

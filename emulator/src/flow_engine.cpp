@@ -1,41 +1,10 @@
 #include "contend/emulator/flow_engine.h"
 
-#include <arpa/inet.h>
-#include <fcntl.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <sys/epoll.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <atomic>
-#include <cerrno>
-#include <chrono>
-#include <cstring>
-#include <future>
-#include <thread>
 
-#include "contend/common/fd.h"
-#include "contend/emulator/netns.h"
+#include "flow.h"
 
 namespace contend::emulator {
-namespace {
-
-using Clock = std::chrono::steady_clock;
-double now_s() {
-  return std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
-}
-
-sockaddr_in address(const std::string& ip, int port) {
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<std::uint16_t>(port));
-  ::inet_pton(AF_INET, ip.c_str(), &a.sin_addr);
-  return a;
-}
-
-}  // namespace
 
 Result<FlowEndpoints> flow_endpoints(const TopologyPlan& plan, const FlowSpec& flow) {
   std::string src_ns, dst_ns;
@@ -73,233 +42,6 @@ Result<FlowEndpoints> flow_endpoints(const TopologyPlan& plan, const FlowSpec& f
   return FlowEndpoints{src_ns, dst_ns, src_addr, dst_addr, "switch"};
 }
 
-struct FlowEngine::Flow {
-  FlowSpec spec;
-  FlowEndpoints ends;
-  int port = 0;
-  double connect_timeout_s = 0;
-  std::atomic<bool> stop_source{false};  // the source stops first, so the sink sees all it sent
-  std::atomic<bool> stop_sink{false};
-  std::atomic<std::uint64_t> received{0};
-  std::atomic<std::uint64_t> sent{0};
-  double started_s = 0;
-  double stopped_s = 0;
-  bool running = false;
-  std::mutex error_mutex;
-  std::string error;
-  std::thread sink;
-  std::thread source;
-
-  void set_error(const std::string& e) {
-    std::lock_guard<std::mutex> lock(error_mutex);
-    if (error.empty()) {
-      error = e;
-    }
-  }
-
-  // Stops the flow; returns when its source stopped sending (the end of its active time).
-  double join() {
-    stop_source = true;
-    if (source.joinable()) {
-      source.join();
-    }
-    const double source_stopped = now_s();
-    // A moment for the last bytes in flight to reach the sink's counters.
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    stop_sink = true;
-    if (sink.joinable()) {
-      sink.join();
-    }
-    return source_stopped;
-  }
-
-  // Runs `body` (run_sink or run_source) on `thread` and waits until it is ready; on failure
-  // stops the flow and returns why. The thread owns the promise: destroying it here while the
-  // thread is still inside set_value would be a race.
-  Result<void> launch(std::thread& thread, void (Flow::*body)(std::promise<Result<void>>&)) {
-    std::promise<Result<void>> ready;
-    auto done = ready.get_future();
-    thread = std::thread([this, body, ready = std::move(ready)]() mutable { (this->*body)(ready); });
-    auto ok = done.get();
-    if (!ok) {
-      (void)join();
-    }
-    return ok;
-  }
-
-  // Sink: accepts the streams (TCP) or binds (UDP) and counts what arrives.
-  void run_sink(std::promise<Result<void>>& ready) {
-    const std::string what = "flow " + spec.name + " sink" + (ends.dst_netns.empty() ? "" : " in " + ends.dst_netns);
-    if (auto ok = enter_netns(ends.dst_netns); !ok) {
-      ready.set_value(with_context(ok.error(), what));
-      return;
-    }
-    const bool tcp = spec.protocol == Protocol::kTcp;
-    Fd listener(::socket(AF_INET, (tcp ? SOCK_STREAM : SOCK_DGRAM) | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
-    const int one = 1;
-    ::setsockopt(listener.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    const int rcvbuf = 8 << 20;
-    ::setsockopt(listener.get(), SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
-    sockaddr_in a = address(ends.dst_address.empty() ? "0.0.0.0" : ends.dst_address, port);
-    if (::bind(listener.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-        (tcp && ::listen(listener.get(), 128) != 0)) {
-      ready.set_value(errno_error(
-          errno, what + ": bind " + (ends.dst_address.empty() ? "*" : ends.dst_address) + ":" + std::to_string(port)));
-      return;
-    }
-    Fd ep(::epoll_create1(EPOLL_CLOEXEC));
-    epoll_event ev{};
-    ev.events = EPOLLIN;
-    ev.data.fd = listener.get();
-    ::epoll_ctl(ep.get(), EPOLL_CTL_ADD, listener.get(), &ev);
-    ready.set_value({});
-    std::vector<Fd> streams;
-    std::vector<char> buf(1 << 20);
-    epoll_event events[64];
-    while (!stop_sink.load()) {
-      const int n = ::epoll_wait(ep.get(), events, 64, 50);
-      for (int i = 0; i < n; ++i) {
-        const int fd = events[i].data.fd;
-        if (tcp && fd == listener.get()) {
-          Fd s(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
-          if (s.valid()) {
-            epoll_event e{};
-            e.events = EPOLLIN;
-            e.data.fd = s.get();
-            ::epoll_ctl(ep.get(), EPOLL_CTL_ADD, s.get(), &e);
-            streams.push_back(std::move(s));
-          }
-          continue;
-        }
-        for (;;) {
-          const ssize_t r = ::recv(fd, buf.data(), buf.size(), 0);
-          if (r > 0) {
-            received += static_cast<std::uint64_t>(r);
-            continue;
-          }
-          if (r == 0) {
-            ::epoll_ctl(ep.get(), EPOLL_CTL_DEL, fd, nullptr);
-          }
-          break;
-        }
-      }
-    }
-  }
-
-  // One stream of the source: a socket bound to the source address (when there is one), with its
-  // congestion control and pacing, connected to the sink; retried until connect_timeout_s while
-  // the sink is not up yet (hosts mode: another host's clock).
-  Result<Fd> connect_stream(const std::string& what) {
-    const bool tcp = spec.protocol == Protocol::kTcp;
-    const auto deadline = Clock::now() + std::chrono::duration<double>(connect_timeout_s);
-    for (;;) {
-      Fd fd(::socket(AF_INET, (tcp ? SOCK_STREAM : SOCK_DGRAM) | SOCK_CLOEXEC, 0));
-      if (!ends.src_address.empty()) {
-        sockaddr_in local = address(ends.src_address, 0);
-        if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&local), sizeof local) != 0) {
-          return errno_error(errno, what + ": bind " + ends.src_address);
-        }
-      }
-      if (tcp) {
-        if (::setsockopt(fd.get(), IPPROTO_TCP, TCP_CONGESTION, spec.congestion.c_str(),
-                         static_cast<socklen_t>(spec.congestion.size())) != 0) {
-          return make_error(Errc::kInvalidArgument,
-                            what + ": congestion control \"" + spec.congestion + "\": " + std::strerror(errno));
-        }
-        if (spec.rate_bps > 0) {
-          const std::uint64_t pace = static_cast<std::uint64_t>(spec.rate_bps / 8.0 / spec.streams);
-          ::setsockopt(fd.get(), SOL_SOCKET, SO_MAX_PACING_RATE, &pace, sizeof pace);
-        }
-      }
-      sockaddr_in peer = address(ends.dst_address, port);
-      if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&peer), sizeof peer) == 0) {
-        ::fcntl(fd.get(), F_SETFL, O_NONBLOCK);
-        return fd;
-      }
-      const int err = errno;
-      const bool not_up_yet = err == ECONNREFUSED || err == EHOSTUNREACH || err == ENETUNREACH || err == ETIMEDOUT;
-      if (!not_up_yet || Clock::now() >= deadline || stop_source.load()) {
-        return errno_error(err, what + ": connect " + ends.dst_address + ":" + std::to_string(port));
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-  }
-
-  // Source: connects the streams and sends until stopped.
-  void run_source(std::promise<Result<void>>& ready) {
-    const std::string what = "flow " + spec.name + " source" + (ends.src_netns.empty() ? "" : " in " + ends.src_netns);
-    if (auto ok = enter_netns(ends.src_netns); !ok) {
-      ready.set_value(with_context(ok.error(), what));
-      return;
-    }
-    std::vector<Fd> socks;
-    for (int s = 0; s < spec.streams; ++s) {
-      auto fd = connect_stream(what);
-      if (!fd) {
-        ready.set_value(fd.error());
-        return;
-      }
-      socks.push_back(std::move(*fd));
-    }
-    ready.set_value({});
-    if (spec.protocol == Protocol::kTcp) {
-      tcp_loop(socks);
-    } else {
-      udp_loop(socks);
-    }
-  }
-
-  void tcp_loop(std::vector<Fd>& socks) {
-    Fd ep(::epoll_create1(EPOLL_CLOEXEC));
-    for (auto& s : socks) {
-      epoll_event e{};
-      e.events = EPOLLOUT;
-      e.data.fd = s.get();
-      ::epoll_ctl(ep.get(), EPOLL_CTL_ADD, s.get(), &e);
-    }
-    std::vector<char> msg(spec.message_bytes, 'c');
-    epoll_event events[128];
-    while (!stop_source.load()) {
-      const int n = ::epoll_wait(ep.get(), events, 128, 50);
-      for (int i = 0; i < n; ++i) {
-        const ssize_t w = ::send(events[i].data.fd, msg.data(), msg.size(), MSG_NOSIGNAL);
-        if (w > 0) {
-          sent += static_cast<std::uint64_t>(w);
-        } else if (w < 0 && errno != EAGAIN && errno != EINTR) {
-          set_error(std::string("send: ") + std::strerror(errno));
-          return;
-        }
-      }
-    }
-  }
-
-  // Paced datagrams: every millisecond, the bytes the rate allows since the start.
-  void udp_loop(std::vector<Fd>& socks) {
-    const std::size_t size = std::min<std::size_t>(spec.message_bytes, 1472);
-    std::vector<char> msg(size, 'u');
-    const auto start = Clock::now();
-    std::size_t next = 0;
-    while (!stop_source.load()) {
-      const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-      const double due = spec.rate_bps / 8.0 * elapsed;
-      while (static_cast<double>(sent.load()) + static_cast<double>(size) <= due && !stop_source.load()) {
-        const ssize_t w = ::send(socks[next].get(), msg.data(), size, MSG_NOSIGNAL);
-        next = (next + 1) % socks.size();
-        if (w > 0) {
-          sent += static_cast<std::uint64_t>(w);
-        } else if (errno == EAGAIN || errno == ENOBUFS || errno == ECONNREFUSED) {
-          // The queue is full, or (hosts mode) the sink's host is not listening yet and an ICMP
-          // port-unreachable came back: try again at the next tick.
-          break;
-        } else {
-          set_error(std::string("send: ") + std::strerror(errno));
-          return;
-        }
-      }
-      std::this_thread::sleep_for(std::chrono::microseconds(500));
-    }
-  }
-};
 
 FlowEngine::FlowEngine(TopologyPlan plan) : plan_(std::move(plan)) {}
 
@@ -390,7 +132,7 @@ Result<void> FlowEngine::start_flow(const FlowSpec& spec, FlowEndpoints ends, in
       return ok;
     }
     f->running = true;
-    f->started_s = now_s();
+    f->started_s = flow_clock_s();
   }
   flows_.push_back(std::move(flow));
   return {};
@@ -423,7 +165,7 @@ void FlowEngine::stop_all() {
 std::vector<FlowStats> FlowEngine::stats() const {
   std::lock_guard<std::mutex> lock(mutex_);
   std::map<std::string, FlowStats> by_name;
-  const double now = now_s();
+  const double now = flow_clock_s();
   for (const auto& f : flows_) {
     auto [it, fresh] = by_name.try_emplace(f->spec.name);
     FlowStats& s = it->second;

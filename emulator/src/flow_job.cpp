@@ -27,7 +27,8 @@ Result<FlowSpec> parse_job_flow(const JsonReader& f, const std::string& source, 
 
 // The flow's starts and stops within the job's `end_s`: once from "start" for "duration", or on
 // and off from "start" (the on/off expansion the timeline's periodic pattern uses).
-Result<std::vector<Event>> job_flow_events(const JsonReader& f, const FlowSpec& flow, double end_s) {
+Result<std::vector<Event>> job_flow_events(const JsonReader& f, const FlowSpec& flow, double end_s,
+                                           detail::EventBudget& budget) {
   auto start = f.optional_duration("start");
   auto length = f.optional_duration("duration");
   auto on = f.optional_duration("on");
@@ -42,12 +43,18 @@ Result<std::vector<Event>> job_flow_events(const JsonReader& f, const FlowSpec& 
   const double end = std::min(end_s, length->has_value() ? t0 + to_seconds(**length) : end_s);
   const double on_s = on->has_value() ? to_seconds(**on) : end - t0;
   const double off_s = off->has_value() ? to_seconds(**off) : 0.0;
-  if (on->has_value() && (on_s <= 0 || off_s <= 0)) {
-    return f.error("\"on\" and \"off\" must be positive durations");
+  if (on->has_value()) {
+    if (auto e = first_error(detail::check_min_period(f, "on", on_s), detail::check_min_period(f, "off", off_s))) {
+      return *e;
+    }
   }
   std::vector<Event> out;
   if (t0 >= end) {
     return out;
+  }
+  const double events = 2 * detail::on_off_count(t0, end, on_s + off_s);  // a start and a stop each
+  if (auto ok = budget.take(f, static_cast<std::size_t>(std::min(events, 1e18))); !ok) {
+    return ok.error();
   }
   for (const detail::Episode& episode : detail::on_off_episodes(t0, end, on_s, on_s + off_s)) {
     for (auto [t, kind] : {std::pair{episode.start_s, Event::Kind::kFlowStart},
@@ -95,6 +102,7 @@ Result<FlowJob> parse_flow_job(const std::string& text, const std::string& sourc
     return ok.error();
   }
   std::vector<std::string> names;
+  detail::EventBudget budget;
   for (std::size_t i = 0; i < flows.json().size(); ++i) {
     auto flow = parse_job_flow(flows.at(i), source, scenario);
     if (!flow) {
@@ -104,7 +112,7 @@ Result<FlowJob> parse_flow_job(const std::string& text, const std::string& sourc
       return flows.at(i).error("flow \"" + flow->name + "\" is listed twice; give each a \"name\"");
     }
     names.push_back(flow->name);
-    auto events = job_flow_events(flows.at(i), *flow, job.duration_s);
+    auto events = job_flow_events(flows.at(i), *flow, job.duration_s, budget);
     if (!events) {
       return events.error();
     }

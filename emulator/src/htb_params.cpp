@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
+#include "contend/common/units.h"
 #include "contend/emulator/discipline_registry.h"
 
 namespace contend::emulator {
@@ -75,6 +77,45 @@ double workload_rate_bps(const LinkSpec& link, double rate_bps, double backgroun
   const double background_more = std::min(background_wants, c.background.ceil_bps) - background;
   return workload +
          borrowed(spare, c.workload.ceil_bps - workload, c.workload.prio, background_more, c.background.prio);
+}
+
+namespace {
+// The smallest share of the link one of `link`'s classes is guaranteed (htb_classes).
+double smallest_share(const LinkSpec& link) {
+  const DisciplineInfo& d = *find_discipline(link.qdisc);
+  if (!d.preemption_classes) {
+    return 1.0;
+  }
+  // background-first keeps min(max(0.1%, 8 kbit), half) for the workload: at the lowest rate, half.
+  return link.preemption == Preemption::kSplit ? std::min(link.workload_share, 1 - link.workload_share) : 0.5;
+}
+}  // namespace
+
+double lowest_rate_bps(const LinkSpec& link) {
+  return find_discipline(link.qdisc)->min_rate_bps / smallest_share(link);
+}
+
+double highest_rate_bps(const LinkSpec& link) {
+  return find_discipline(link.qdisc)->max_rate_bps;
+}
+
+std::string rate_problem(const LinkSpec& link, double rate_bps) {
+  const double lo = lowest_rate_bps(link);
+  const double hi = highest_rate_bps(link);
+  if (rate_bps >= lo && rate_bps <= hi) {
+    return "";
+  }
+  const DisciplineInfo& d = *find_discipline(link.qdisc);
+  const char* policy = link.preemption == Preemption::kSplit ? "split"
+                       : link.preemption == Preemption::kFair ? "fair"
+                                                              : "background-first";
+  char share[32];
+  std::snprintf(share, sizeof share, "%.3g", smallest_share(link));
+  const std::string why = d.preemption_classes ? "each class at least " + format_rate(d.min_rate_bps) + "; under " +
+                                                     policy + " the smallest class gets " + share + " of the link"
+                                               : "its bucket at least " + format_rate(d.min_rate_bps);
+  return std::string(d.name) + " installs " + format_rate(lo) + " to " + format_rate(hi) + " on this link (" + why +
+         "), got " + format_rate(rate_bps);
 }
 
 TbfParams tbf_params(double rate_bps) {

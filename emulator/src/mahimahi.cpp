@@ -4,11 +4,16 @@
 #include <cmath>
 #include <vector>
 
+#include "contend/common/units.h"
+
 namespace contend::emulator {
 
 Result<MahimahiTrace> parse_mahimahi(std::string_view text, const std::string& source, double bin_s) {
   CONTEND_CHECK(bin_s > 0, "Mahimahi bin must be positive");
-  std::vector<long long> stamps;
+  // Opportunities per bin, counted as the lines go by: the timestamps themselves are not kept,
+  // and the bins are bounded (kMaxTracePoints), so a file of any length stays small.
+  std::vector<double> count;
+  long long last = -1;
   std::size_t line_no = 0;
   while (!text.empty()) {
     const std::size_t nl = text.find('\n');
@@ -24,27 +29,38 @@ Result<MahimahiTrace> parse_mahimahi(std::string_view text, const std::string& s
     long long ms = 0;
     const auto [ptr, ec] = std::from_chars(line.data(), line.data() + line.size(), ms);
     const std::string where = source + ":" + std::to_string(line_no) + ": ";
+    // Where and what was expected, never what is there: the file may not be a trace at all.
     if (ec != std::errc() || ptr != line.data() + line.size() || ms < 0) {
-      return make_error(Errc::kParse,
-                        where + "expected a whole number of milliseconds, got \"" + std::string(line) + "\"");
+      const auto column = ec != std::errc() || ms < 0 ? 1 : ptr - line.data() + 1;
+      return make_error(Errc::kParse, source + ":" + std::to_string(line_no) + ":" + std::to_string(column) +
+                                          ": expected a whole number of milliseconds (a line per delivery opportunity)");
     }
-    if (!stamps.empty() && ms < stamps.back()) {
+    if (ms < last) {
       return make_error(Errc::kParse, where + "timestamps must not decrease, got " + std::to_string(ms) + " after " +
-                                          std::to_string(stamps.back()));
+                                          std::to_string(last));
     }
-    stamps.push_back(ms);
+    last = ms;
+    const double bin = std::floor(static_cast<double>(ms) * 1e-3 / bin_s);
+    if (bin >= static_cast<double>(kMaxTracePoints)) {
+      return make_error(Errc::kParse, where + "at " + std::to_string(ms) + " ms the trace spans more than " +
+                                          std::to_string(kMaxTracePoints) + " bins of " + format_seconds(bin_s) +
+                                          ", the most a trace may hold; use a larger \"bin\"");
+    }
+    if (static_cast<std::size_t>(bin) >= count.size()) {
+      count.resize(static_cast<std::size_t>(bin) + 1, 0.0);
+    }
+    count[static_cast<std::size_t>(bin)] += 1;
   }
-  if (stamps.empty() || stamps.back() == 0) {
+  if (last <= 0) {
     return make_error(Errc::kParse, source + ": a Mahimahi trace needs delivery opportunities after time 0");
   }
-  const double period = std::ceil(static_cast<double>(stamps.back()) * 1e-3 / bin_s - 1e-9) * bin_s;
+  const double period = std::ceil(static_cast<double>(last) * 1e-3 / bin_s - 1e-9) * bin_s;
   const auto bins = static_cast<std::size_t>(std::llround(period / bin_s));
-  std::vector<double> count(bins, 0);
-  for (long long ms : stamps) {
-    // Mahimahi's opportunity at time t falls in the bin containing t; the last one at the end.
-    auto b = static_cast<std::size_t>(static_cast<double>(ms) * 1e-3 / bin_s);
-    count[std::min(b, bins - 1)] += 1;
+  // An opportunity exactly at the end of the last bin belongs to it.
+  for (std::size_t b = bins; b < count.size(); ++b) {
+    count[bins - 1] += count[b];
   }
+  count.resize(bins, 0.0);
   std::vector<RateTrace::Point> points;
   for (std::size_t b = 0; b < bins; ++b) {
     const double rate = count[b] * 1500.0 * 8.0 / bin_s;

@@ -12,6 +12,8 @@
 #include <functional>
 #include <thread>
 
+#include "threads.h"
+
 namespace contend::emulator {
 
 void NlSocketDeleter::operator()(nl_sock* s) const {
@@ -74,15 +76,12 @@ Result<void> enter_netns(const std::string& name) {
 }
 
 Result<void> run_in_netns(const Fd& netns_fd, const std::function<Result<void>()>& fn) {
-  Result<void> out;
-  std::thread t([&] {
-    out = enter_netns(netns_fd);
-    if (out) {
-      out = fn();
+  return detail::on_helper_thread("a call in a network namespace", [&]() -> Result<void> {
+    if (auto ok = enter_netns(netns_fd); !ok) {
+      return ok;
     }
+    return fn();
   });
-  t.join();
-  return out;
 }
 
 Result<NlSocket> open_route_socket_in(const Fd& netns_fd) {
@@ -126,17 +125,15 @@ Result<Fd> create_netns(const std::string& name) {
   }
   // unshare() moves only the calling thread, so a helper thread makes the namespace and pins it
   // with a bind mount, as `ip netns add` does, then exits.
-  Result<void> made;
-  std::thread t([&] {
+  const Result<void> made = detail::on_helper_thread("creating " + name, [&]() -> Result<void> {
     if (::unshare(CLONE_NEWNET) != 0) {
-      made = errno_error(errno, "unshare(CLONE_NEWNET) for " + name);
-      return;
+      return errno_error(errno, "unshare(CLONE_NEWNET) for " + name);
     }
     if (::mount("/proc/thread-self/ns/net", path.c_str(), "none", MS_BIND, nullptr) != 0) {
-      made = errno_error(errno, "mount --bind /proc/thread-self/ns/net " + path);
+      return errno_error(errno, "mount --bind /proc/thread-self/ns/net " + path);
     }
+    return {};
   });
-  t.join();
   if (!made) {
     ::unlink(path.c_str());
     return made.error();

@@ -1,5 +1,7 @@
 #include "contend/emulator/player.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <map>
 #include <thread>
@@ -7,35 +9,36 @@
 
 #include "contend/common/json.h"
 #include "contend/common/units.h"
+#include "threads.h"
 
 namespace contend::emulator {
 
 Result<EventLog> EventLog::open(const std::string& path) {
-  if (path == "-") {
-    return EventLog(stdout, false);
+  auto writer = JsonLinesWriter::open(path, "contend.events/1", JsonLinesWriter::Mode::kCreate);
+  if (!writer) {
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) == 0) {
+      return make_error(Errc::kInvalidArgument,
+                        "event log " + path + " exists already (" + (S_ISLNK(st.st_mode) ? "a link" : "a file") +
+                            "): a log is never overwritten nor written through a link; remove it or name another");
+    }
+    return with_context(writer.error(), "event log " + path);
   }
-  std::FILE* f = std::fopen(path.c_str(), "we");
-  if (f == nullptr) {
-    return errno_error(errno, "open event log " + path);
-  }
-  return EventLog(f, true);
-}
-
-EventLog::~EventLog() {
-  if (file_ != nullptr && owned_) {
-    std::fclose(file_);
-  }
+  return EventLog(std::move(*writer));
 }
 
 void EventLog::write(const nlohmann::ordered_json& line) {
-  auto doc = json_document("events", 1);
-  for (const auto& item : line.items()) {
-    doc[item.key()] = item.value();
+  if (auto ok = writer_->write(line); !ok) {
+    std::lock_guard<std::mutex> lock(*error_mutex_);
+    if (!error_) {
+      error_ = ok.error();
+    }
   }
-  const std::string text = doc.dump() + "\n";
-  std::lock_guard<std::mutex> lock(mutex_);
-  std::fwrite(text.data(), 1, text.size(), file_);
-  std::fflush(file_);
+}
+
+std::optional<Error> EventLog::error() const {
+  std::lock_guard<std::mutex> lock(*error_mutex_);
+  return error_;
 }
 
 namespace {
@@ -286,7 +289,17 @@ Result<PlayReport> play(const Scenario& scenario, LinkControl& net, EventLog& lo
       }
     }
   } stop_flows{flows};
-  return Player(scenario, net, log, options, flows).run(stop);
+  // The runner plays on a thread of its own: an exception must come back as the play's error,
+  // never leave that thread (std::terminate would skip the run's cleanup).
+  try {
+    auto report = Player(scenario, net, log, options, flows).run(stop);
+    if (const auto error = log.error(); report && error) {
+      return with_context(*error, "the event log");
+    }
+    return report;
+  } catch (...) {
+    return detail::current_exception_error("the scenario player");
+  }
 }
 
 }  // namespace contend::emulator

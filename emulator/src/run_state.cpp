@@ -11,6 +11,7 @@
 #include "contend/common/fd.h"
 #include "contend/common/json.h"
 #include "contend/common/json_reader.h"
+#include "contend/emulator/leftovers.h"
 #include "contend/emulator/topology.h"
 
 namespace contend::emulator {
@@ -21,8 +22,20 @@ std::string state_dir() {
 }
 
 namespace {
+constexpr const char* kNewSuffix = ".new.";  // a state file being written: <run>.json.new.<pid>
+
 std::string state_path(const std::string& run) {
   return state_dir() + "/" + run + ".json";
+}
+
+// The namespaces of `a` and those of `b` that `a` lacks, in that order.
+std::vector<std::string> joined(std::vector<std::string> a, const std::vector<std::string>& b) {
+  for (const std::string& x : b) {
+    if (std::find(a.begin(), a.end(), x) == a.end()) {
+      a.push_back(x);
+    }
+  }
+  return a;
 }
 }  // namespace
 
@@ -35,7 +48,24 @@ Result<void> write_run_state(const RunState& state) {
   doc["scenario"] = state.scenario;
   doc["namespaces"] = state.namespaces;
   doc["pid"] = ::getpid();
-  return write_file_atomic(state_path(state.run), doc.dump(2) + "\n");
+  // Written whole under a temporary name, then linked to its own: link() fails when the name is
+  // taken, so readers never see half a file and a run that is up keeps its state.
+  const std::string path = state_path(state.run);
+  const std::string tmp = path + kNewSuffix + std::to_string(::getpid());
+  if (auto ok = write_file_atomic(tmp, doc.dump(2) + "\n"); !ok) {
+    return ok;
+  }
+  const int rc = ::link(tmp.c_str(), path.c_str());
+  const int err = errno;
+  ::unlink(tmp.c_str());
+  if (rc != 0 && err == EEXIST) {
+    return make_error(Errc::kInvalidArgument, "run " + state.run + " is up already (its state file " + path +
+                                                  " exists); `contend emu down --run " + state.run + "` first");
+  }
+  if (rc != 0) {
+    return errno_error(err, "link(" + tmp + ", " + path + ")");
+  }
+  return {};
 }
 
 Result<std::optional<RunState>> read_run_state(const std::string& run) {
@@ -84,19 +114,25 @@ Result<Scenario> load_run_scenario(const std::string& run) {
   return load_scenario((*state)->scenario);
 }
 
-Result<std::size_t> tear_down_run(const std::string& run, const std::vector<std::string>& planned) {
+Result<TearDownReport> tear_down_run(const std::string& run, const std::vector<std::string>& planned) {
+  TearDownReport report;
   auto state = read_run_state(run);
   if (!state) {
-    return state.error();
+    report.damaged_state = state.error().message;  // removed below, after what can be found
   }
-  auto removed = remove_namespaces(*state ? (*state)->namespaces : planned);
+  const std::vector<std::string> recorded = state && *state ? (*state)->namespaces : planned;
+  // What the state lists and every other namespace of the run's name (one killed before its state).
+  const std::vector<std::string> namespaces = joined(run_namespaces(run), recorded);
+  report.processes = end_processes(processes_in(namespaces));
+  auto removed = remove_namespaces(namespaces);
   if (!removed) {
     return removed.error();
   }
+  report.namespaces = *removed;
   if (auto ok = remove_run_state(run); !ok) {
     return ok.error();
   }
-  return removed;
+  return report;
 }
 
 std::vector<std::string> list_runs() {

@@ -1,3 +1,5 @@
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <set>
 
@@ -5,6 +7,7 @@
 #include "contend/common/json.h"
 #include "contend/common/units.h"
 #include "contend/emulator/discipline_registry.h"
+#include "contend/emulator/htb_params.h"
 #include "timeline.h"
 
 namespace contend::emulator {
@@ -148,9 +151,8 @@ Result<void> check_discipline(const JsonReader& r, const LinkSpec& l) {
     return r.error_at("qdisc", std::string(d.name) + " takes no netem for delay and loss" +
                                    use([](const DisciplineInfo& x) { return x.netem; }));
   }
-  if (l.rate_bps > d.max_rate_bps) {
-    return r.error_at("rate", std::string(d.name) + "'s rate stops at " + format_rate(d.max_rate_bps) + ", got " +
-                                  format_rate(l.rate_bps));
+  if (const std::string problem = rate_problem(l, l.rate_bps); !problem.empty()) {
+    return r.error_at("rate", problem);
   }
   return {};
 }
@@ -278,7 +280,8 @@ Result<std::vector<Event>> parse_events(const JsonReader& r, const Scenario& s, 
     return events;
   }
   const std::size_t slash = s.source.find_last_of('/');
-  const detail::TimelineContext ctx{s, read, slash == std::string::npos ? "." : s.source.substr(0, slash)};
+  detail::EventBudget budget;
+  const detail::TimelineContext ctx{s, read, slash == std::string::npos ? "." : s.source.substr(0, slash), budget};
   if (auto ok = detail::expand_timeline(r.at("timeline"), 0.0, ctx, events); !ok) {
     return ok.error();
   }
@@ -324,8 +327,19 @@ Result<Scenario> parse_scenario(const std::string& text, const std::string& sour
   return s;
 }
 
+Result<std::string> read_scenario_file(const std::string& path, const std::string& what) {
+  auto text = read_file(path, kMaxScenarioFileBytes);
+  struct stat st {};
+  const bool folder = ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  if (!text && text.error().code == Errc::kInvalidArgument && !folder) {
+    return make_error(Errc::kInvalidArgument,
+                      path + ": more than " + format_size(kMaxScenarioFileBytes) + ", the most " + what + " may hold");
+  }
+  return text;
+}
+
 Result<Scenario> load_scenario(const std::string& path) {
-  auto text = read_file(path);
+  auto text = read_scenario_file(path, "a scenario file");
   if (!text) {
     return text.error();
   }

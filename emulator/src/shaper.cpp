@@ -10,6 +10,7 @@
 #include "disciplines/discipline.h"
 #include "per_peer_htb.h"
 #include "rtnl.h"
+#include "threads.h"
 
 namespace contend::emulator {
 namespace {
@@ -108,16 +109,13 @@ Result<std::vector<ClassStats>> Shaper::stats() const {
 }
 
 Result<void> probe_netem() {
-  Result<void> out;
-  std::thread t([&] {
+  return detail::on_helper_thread("probing for netem", []() -> Result<void> {
     if (::unshare(CLONE_NEWNET) != 0) {
-      out = errno_error(errno, "probing for netem: unshare(CLONE_NEWNET)");
-      return;
+      return errno_error(errno, "probing for netem: unshare(CLONE_NEWNET)");
     }
     auto sock = open_route_socket();
     if (!sock) {
-      out = sock.error();
-      return;
+      return sock.error();
     }
     rtnl_qdisc* q = rtnl_qdisc_alloc();
     rtnl_tc_set_ifindex(TC_CAST(q), 1);  // lo
@@ -126,15 +124,15 @@ Result<void> probe_netem() {
     const int rc = rtnl_qdisc_add(sock->get(), q, NLM_F_CREATE);
     rtnl_qdisc_put(q);
     if (rc == -NLE_OBJ_NOTFOUND || rc == -NLE_OPNOTSUPP) {
-      out = make_error(Errc::kUnsupported,
-                       "the kernel lacks the netem qdisc (sch_netem), which link delay and loss need: " +
-                           std::string(nl_geterror(-rc)));
-    } else if (rc < 0) {
-      out = nl_error(rc, "probing for netem: rtnl_qdisc_add(lo root netem)");
+      return make_error(Errc::kUnsupported,
+                        "the kernel lacks the netem qdisc (sch_netem), which link delay and loss need: " +
+                            std::string(nl_geterror(-rc)));
     }
+    if (rc < 0) {
+      return nl_error(rc, "probing for netem: rtnl_qdisc_add(lo root netem)");
+    }
+    return {};
   });
-  t.join();
-  return out;
 }
 
 }  // namespace contend::emulator

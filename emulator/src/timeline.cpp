@@ -72,6 +72,31 @@ Result<void> expand_entry(const JsonReader& r, double offset_s, const TimelineCo
 
 }  // namespace
 
+Result<void> EventBudget::expect(const JsonReader& where, double count) const {
+  if (!(static_cast<double>(used_) + count <= static_cast<double>(kMaxScenarioEvents))) {
+    return where.error("expands to more than " + std::to_string(kMaxScenarioEvents) +
+                       " events (rate changes, flow starts and stops; each loop pass counts as one), the most a "
+                       "scenario may hold");
+  }
+  return {};
+}
+
+Result<void> EventBudget::take(const JsonReader& where, std::size_t count) {
+  if (auto ok = expect(where, static_cast<double>(count)); !ok) {
+    return ok;
+  }
+  used_ += count;
+  return {};
+}
+
+Result<void> check_min_period(const JsonReader& p, const std::string& key, double seconds) {
+  if (!(seconds >= to_seconds(kMinPatternPeriod))) {
+    return p.error_at(key, "expected at least " + format_duration(kMinPatternPeriod) + ", got " +
+                               format_seconds(seconds));
+  }
+  return {};
+}
+
 Result<FlowSpec> parse_flow(const JsonReader& r, const Scenario& scenario) {
   if (auto ok =
           r.check_keys({"name", "from", "to", "protocol", "streams", "rate", "congestion", "message_size", "duration"});
@@ -116,9 +141,10 @@ Result<FlowSpec> parse_flow(const JsonReader& r, const Scenario& scenario) {
   const std::string rate_text = rate->value_or("unlimited");
   if (rate_text != "unlimited") {
     auto bps = parse_rate_bps(rate_text);
-    if (!bps || *bps <= 0) {
-      return r.error_at("rate",
-                        "expected \"unlimited\" or a positive rate like \"500Mbit\", got \"" + rate_text + "\"");
+    if (!bps || !(*bps >= kMinFlowRateBps && *bps <= kMaxFlowRateBps)) {
+      return r.error_at("rate", "expected \"unlimited\" or a positive rate like \"500Mbit\" from " +
+                                    format_rate(kMinFlowRateBps) + " to " + format_rate(kMaxFlowRateBps) + ", got \"" +
+                                    rate_text + "\"");
     }
     f.rate_bps = *bps;
   }
@@ -126,7 +152,11 @@ Result<FlowSpec> parse_flow(const JsonReader& r, const Scenario& scenario) {
     return r.error_at("rate", "a UDP flow needs a rate (UDP has no congestion control to stop it)");
   }
   f.congestion = congestion->value_or("cubic");
-  f.message_bytes = message->value_or(128 * 1024);
+  f.message_bytes = message->value_or(kDefaultMessageBytes);
+  if (f.message_bytes < 1 || f.message_bytes > kMaxMessageBytes) {
+    return r.error_at("message_size", "expected 1B to " + format_size(kMaxMessageBytes) + " (bytes per write), got " +
+                                          format_size(f.message_bytes));
+  }
   return f;
 }
 

@@ -23,7 +23,19 @@ std::string strip_prefix_length(const std::string& cidr) {
 }
 
 std::string node_netns(const std::string& run, const std::string& node) {
-  return "contend-" + run + "-" + node;
+  return std::string(kNetnsPrefix) + run + "." + node;
+}
+
+std::string switch_netns_of(const std::string& run) {
+  return std::string(kNetnsPrefix) + run;
+}
+
+std::optional<std::string> netns_run(const std::string& netns) {
+  if (netns.rfind(kNetnsPrefix, 0) != 0 || netns.size() == kNetnsPrefix.size()) {
+    return std::nullopt;
+  }
+  const std::string rest = netns.substr(kNetnsPrefix.size());
+  return rest.substr(0, rest.find('.'));
 }
 
 std::vector<std::string> TopologyPlan::namespaces() const {
@@ -52,7 +64,7 @@ TopologyPlan plan_topology(const Scenario& scenario, const std::string& run) {
   for (const auto& node : scenario.nodes) {
     plan.nodes.emplace_back(node, node_netns(run, node));
   }
-  plan.switch_netns = node_netns(run, "sw");
+  plan.switch_netns = switch_netns_of(run);
   const auto ns_of = [&](const std::string& node) { return node_netns(run, node); };
   for (std::size_t i = 0; i < scenario.links.size(); ++i) {
     const LinkSpec& spec = scenario.links[i];

@@ -54,6 +54,6 @@ expect_error 'unknown schedule' sim -p 4 -m 8 --fwd 1ms -s zigzag --json "$tmp/n
 expect_error 'multiple of the number of ranks' sim -p 4 -m 6 --fwd 1ms -s interleaved:v=2
 expect_error 'excludes' sim -p 4 -m 8 --fwd 1ms --bandwidth 1Gbit --bandwidth-trace "$tmp/trace.csv"
 printf '0,1Gbit\n1,slow\n' >"$tmp/bad.csv"
-expect_error 'bad.csv:2: rate' sim -p 4 -m 8 --fwd 1ms --bandwidth-trace "$tmp/bad.csv"
+expect_error 'bad.csv:2:3: expected a rate in the second column' sim -p 4 -m 8 --fwd 1ms --bandwidth-trace "$tmp/bad.csv"
 [ ! -e "$tmp/never.json" ] || fail "a failed run wrote its JSON"
 echo "cli: all checks passed"

@@ -8,12 +8,12 @@ two_nodes "$tmp/s.json" 100Mbit '[{"at": "1s", "link": "a-b", "rate": "50Mbit"}]
 "$contend" emu up "$tmp/s.json" >/dev/null
 if "$contend" emu up "$tmp/s.json" 2>"$tmp/err"; then fail "a second up succeeded"; fi
 grep -q "is up already" "$tmp/err" || fail "second up said: $(cat "$tmp/err")"
-[ "$(ls /run/netns | grep -c "^contend-$run-")" -eq 3 ] || fail "the second up disturbed the first"
+[ "$(run_namespaces_now | wc -l)" -eq 3 ] || fail "the second up disturbed the first"
 "$contend" emu status --run "$run" --json | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
 assert d["schema"] == "contend.emu-status/1"
-assert [n["netns"].split("-")[-1] for n in d["nodes"]] == ["a", "b"]
+assert [n["netns"] for n in d["nodes"]] == ["contend-'"$run"'.a", "contend-'"$run"'.b"], d["nodes"]
 assert all(e["rate_bps"] == 1e8 for e in d["links"][0]["ends"]), d["links"]' || fail "status --json"
 "$contend" emu down --run "$run" >/dev/null
 no_leftovers
@@ -32,11 +32,12 @@ for sig in INT TERM; do
   grep -q '"stopped":true' "$tmp/e.jsonl" || fail "the log does not say the play stopped"
 done
 
+rm -f "$tmp/e.jsonl"
 "$contend" emu play "$tmp/s.json" --log "$tmp/e.jsonl" --quiet &
 player=$!
 poll 10 test -e "$CONTEND_STATE_DIR/$run.json" || fail "play recorded no run state within 10s"
 kill -KILL "$player"; wait "$player" || true
-[ -e "/run/netns/contend-$run-a" ] || fail "a killed play left nothing to clean up (test is wrong)"
+[ -e "/run/netns/contend-$run.a" ] || fail "a killed play left nothing to clean up (test is wrong)"
 "$contend" emu down --run "$run" | grep -q "removed 3 namespaces" || fail "down after a crash"
 no_leftovers
 

@@ -10,10 +10,10 @@ cat >"$tmp/s.json" <<JSON
  "links": [{"name": "a-b", "from": "a", "to": "b", "rate": "100Mbit"}]}
 JSON
 "$contend" emu up "$tmp/s.json" >/dev/null
-before=$(ip netns exec "contend-$run-a" tc -s class show dev c0-b | awk '/class htb 1:20/{getline; print $2}')
+before=$(ip netns exec "contend-$run.a" tc -s class show dev c0-b | awk '/class htb 1:20/{getline; print $2}')
 "$contend" dpdk-source --run "$run" --from a --to b --duration 2s >"$tmp/report.json" 2>"$tmp/err" \
   || fail "dpdk-source: $(cat "$tmp/err")"
-after=$(ip netns exec "contend-$run-a" tc -s class show dev c0-b | awk '/class htb 1:20/{getline; print $2}')
+after=$(ip netns exec "contend-$run.a" tc -s class show dev c0-b | awk '/class htb 1:20/{getline; print $2}')
 python3 - "$tmp/report.json" "$before" "$after" <<'PY' || fail "DPDK traffic through HTB"
 import json, sys
 r = json.load(open(sys.argv[1]))

@@ -50,14 +50,14 @@ JSON
 for policy in background-first fair split; do
   policy_link "$tmp/s.json" "$policy"
   "$contend" emu up "$tmp/s.json" >/dev/null
-  ip netns exec "contend-$run-b" iperf3 -s -1 -B 198.18.0.2 -p 5501 >/dev/null 2>&1 & pids+=($!)
-  wait_for_port "contend-$run-b" 5501
+  ip netns exec "contend-$run.b" iperf3 -s -1 -B 198.18.0.2 -p 5501 >/dev/null 2>&1 & pids+=($!)
+  wait_for_port "contend-$run.b" 5501
   rm -f "$tmp/bg.jsonl"
   "$contend" flows "$tmp/bg.json" --run "$run" --report "$tmp/bg.jsonl" --quiet &
   flows=$!; pids+=($flows)
   wait_for_line "$tmp/bg.jsonl" '"kind":"flow_start"'
   fg_start=$(date +%s.%N)
-  ip netns exec "contend-$run-a" iperf3 -c 198.18.0.2 -B 198.18.0.1 -p 5501 -t 3 -O 1 -C cubic -J >"$tmp/fg.json"
+  ip netns exec "contend-$run.a" iperf3 -c 198.18.0.2 -B 198.18.0.1 -p 5501 -t 3 -O 1 -C cubic -J >"$tmp/fg.json"
   wait $flows
   "$contend" emu down --run "$run" >/dev/null
   python3 - "$policy" "$tmp/fg.json" "$tmp/bg.jsonl" "$fg_start" <<'PY' || fail "$policy"

@@ -25,10 +25,10 @@ for schedule in 1f1b kfkb:k=2; do
       env=() args=(--backend "${variant%-nccl}")
       if [ "$variant" = cuda-nccl ]; then
         env=(NCCL_SOCKET_IFNAME="${ifnames[$r]}" NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_IB_DISABLE=1
-             NCCL_HOSTID="contend-$run-n$r")
+             NCCL_HOSTID="contend-$run.n$r")
         args+=(--transport nccl)
       fi
-      ip netns exec "contend-$run-n$r" env "${env[@]}" "$contend" worker --rank $r --world-size 4 --peers "$peers" \
+      ip netns exec "contend-$run.n$r" env "${env[@]}" "$contend" worker --rank $r --world-size 4 --peers "$peers" \
         "${args[@]}" --schedule $schedule --microbatches 8 --iterations 3 --hidden 256 --layers 8 \
         --metrics "$tmp/$variant.$schedule.$r.jsonl" 2>"$tmp/$variant.$r.err" &
       mine+=($!); pids+=($!)

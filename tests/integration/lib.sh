@@ -22,7 +22,7 @@ cleanup() {
   for ns in $(ls /run/netns 2>/dev/null | grep "^hs$run-" || true); do
     ip netns del "$ns" || true  # star_hosts' stand-ins for cluster hosts
   done
-  for ns in $(ls /run/netns 2>/dev/null | grep "^contend-$run-" || true); do
+  for ns in $(run_namespaces_now); do
     echo "cleanup: removing leaked namespace $ns" >&2
     ip netns del "$ns" || true
   done
@@ -91,11 +91,11 @@ JSON
 
 # iperf3_goodput SECONDS: TCP goodput a -> b over the workload addresses, bits/s, cubic.
 iperf3_goodput() {
-  ip netns exec "contend-$run-b" iperf3 -s -1 -B 198.18.0.2 -p 5201 >/dev/null 2>&1 &
+  ip netns exec "contend-$run.b" iperf3 -s -1 -B 198.18.0.2 -p 5201 >/dev/null 2>&1 &
   local server=$!
   pids+=("$server")
-  wait_for_port "contend-$run-b" 5201
-  ip netns exec "contend-$run-a" iperf3 -c 198.18.0.2 -B 198.18.0.1 -p 5201 -t "$1" -O 1 -C cubic -J \
+  wait_for_port "contend-$run.b" 5201
+  ip netns exec "contend-$run.a" iperf3 -c 198.18.0.2 -B 198.18.0.1 -p 5201 -t "$1" -O 1 -C cubic -J \
     >"$tmp/iperf.json" || fail "iperf3 client failed: $(tail -3 "$tmp/iperf.json")"
   wait "$server" || true
   python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_second"])' \
@@ -123,6 +123,9 @@ star_hosts() {
 # Namespaces of `contend run` cells (contend-r<pid>-...) present now, one per line.
 runner_namespaces() { ls /run/netns 2>/dev/null | grep '^contend-r[0-9]' || true; }
 
+# This test's run's namespaces present now (contend-$run.<node> and its switch contend-$run).
+run_namespaces_now() { ls /run/netns 2>/dev/null | grep -E "^contend-$run(\.|\$)" || true; }
+
 no_leftovers() {
-  ! ls /run/netns 2>/dev/null | grep -q "^contend-$run-" || fail "namespaces left: $(ls /run/netns | grep "^contend-$run-")"
+  [ -z "$(run_namespaces_now)" ] || fail "namespaces left: $(run_namespaces_now)"
 }

@@ -27,7 +27,7 @@ if [ "$has_netem" -eq 0 ]; then
 fi
 
 "$contend" emu up "$tmp/s.json" >/dev/null 2>"$tmp/err" || fail "up failed although the kernel has netem: $(cat "$tmp/err")"
-ip netns exec "contend-$run-a" ping -q -c 300 -i 0.01 -W 2 198.18.0.2 >"$tmp/ping.txt" 2>&1 || true
+ip netns exec "contend-$run.a" ping -q -c 300 -i 0.01 -W 2 198.18.0.2 >"$tmp/ping.txt" 2>&1 || true
 "$contend" emu down --run "$run" >/dev/null
 no_leftovers
 python3 - "$tmp/ping.txt" <<'PY' || fail "delay and loss (ping: $(cat "$tmp/ping.txt"))"

@@ -13,15 +13,15 @@ JSON
 "$contend" emu up "$tmp/s.json" >/dev/null
 # Host routes: n0 reaches n1's address on l1 through l0 (what NCCL, listening on one interface
 # for both neighbours, needs), and nothing beyond its neighbour.
-ip -n "contend-$run-n0" route get 198.18.0.5 | grep -q "via 198.18.0.2 dev c0-n1" ||
-  fail "no route from n0 to n1's far address: $(ip -n "contend-$run-n0" route)"
-ip netns exec "contend-$run-n1" python3 -c '
+ip -n "contend-$run.n0" route get 198.18.0.5 | grep -q "via 198.18.0.2 dev c0-n1" ||
+  fail "no route from n0 to n1's far address: $(ip -n "contend-$run.n0" route)"
+ip netns exec "contend-$run.n1" python3 -c '
 import socket; s = socket.create_server(("198.18.0.5", 29599)); s.settimeout(10); s.accept()' &
 pids+=($!)
-wait_for_port "contend-$run-n1" 29599
-ip netns exec "contend-$run-n0" python3 -c 'import socket; socket.create_connection(("198.18.0.5", 29599), 5)' ||
+wait_for_port "contend-$run.n1" 29599
+ip netns exec "contend-$run.n0" python3 -c 'import socket; socket.create_connection(("198.18.0.5", 29599), 5)' ||
   fail "n0 cannot connect to n1's far address"
-! ip -n "contend-$run-n0" route get 198.18.0.6 >/dev/null 2>&1 || fail "n0 routes to n2, which is not its neighbour"
+! ip -n "contend-$run.n0" route get 198.18.0.6 >/dev/null 2>&1 || fail "n0 routes to n2, which is not its neighbour"
 # Rank r listens on its address on the link from r-1 (rank 0 on its first link).
 addr=(198.18.0.1 198.18.0.2 198.18.0.6 198.18.0.10)
 
@@ -30,7 +30,7 @@ pipeline() {  # pipeline NAME WORLD ARGS...
   local peers="" r rc=0 mine=()
   for r in $(seq 0 $((world - 1))); do peers+="${peers:+,}${addr[$r]}:29500"; done
   for r in $(seq 0 $((world - 1))); do
-    ip netns exec "contend-$run-n$r" "$contend" worker --rank "$r" --world-size "$world" --peers "$peers" \
+    ip netns exec "contend-$run.n$r" "$contend" worker --rank "$r" --world-size "$world" --peers "$peers" \
       --metrics "$tmp/$name.$r.jsonl" --connect-timeout 10s --timeout 20s "$@" 2>"$tmp/$name.$r.err" &
     mine+=($!); pids+=($!)
   done

@@ -8,13 +8,13 @@ need_root
 for policy in background-first fair split; do
   policy_link "$tmp/s.json" "$policy"
   "$contend" emu up "$tmp/s.json" >/dev/null
-  ip netns exec "contend-$run-b" iperf3 -s -1 -B 198.18.0.2 -p 5301 >/dev/null 2>&1 & pids+=($!)
-  ip netns exec "contend-$run-b" iperf3 -s -1 -B 198.19.0.2 -p 5302 >/dev/null 2>&1 & pids+=($!)
-  wait_for_port "contend-$run-b" 5301
-  wait_for_port "contend-$run-b" 5302
-  ip netns exec "contend-$run-a" iperf3 -c 198.18.0.2 -B 198.18.0.1 -p 5301 -t 4 -O 1 -C cubic -J >"$tmp/fg.json" &
+  ip netns exec "contend-$run.b" iperf3 -s -1 -B 198.18.0.2 -p 5301 >/dev/null 2>&1 & pids+=($!)
+  ip netns exec "contend-$run.b" iperf3 -s -1 -B 198.19.0.2 -p 5302 >/dev/null 2>&1 & pids+=($!)
+  wait_for_port "contend-$run.b" 5301
+  wait_for_port "contend-$run.b" 5302
+  ip netns exec "contend-$run.a" iperf3 -c 198.18.0.2 -B 198.18.0.1 -p 5301 -t 4 -O 1 -C cubic -J >"$tmp/fg.json" &
   fg=$!
-  ip netns exec "contend-$run-a" iperf3 -c 198.19.0.2 -B 198.19.0.1 -p 5302 -t 4 -O 1 -C cubic -J >"$tmp/bg.json" &
+  ip netns exec "contend-$run.a" iperf3 -c 198.19.0.2 -B 198.19.0.1 -p 5302 -t 4 -O 1 -C cubic -J >"$tmp/bg.json" &
   bg=$!
   wait $fg; wait $bg
   "$contend" emu down --run "$run" >/dev/null

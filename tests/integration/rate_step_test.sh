@@ -5,12 +5,12 @@ source "$(dirname "$0")/lib.sh"
 need_root
 two_nodes "$tmp/s.json" 1Gbit '[{"at": "2s", "link": "a-b", "rate": "100Mbit"}]' 4s
 "$contend" emu up "$tmp/s.json" >/dev/null
-ip netns exec "contend-$run-b" iperf3 -s -1 -B 198.18.0.2 -p 5202 >/dev/null 2>&1 &
+ip netns exec "contend-$run.b" iperf3 -s -1 -B 198.18.0.2 -p 5202 >/dev/null 2>&1 &
 pids+=($!)
-wait_for_port "contend-$run-b" 5202
-ip netns exec "contend-$run-a" iperf3 -c 198.18.0.2 -B 198.18.0.1 -p 5202 -t 5 -C cubic >/dev/null 2>&1 &
+wait_for_port "contend-$run.b" 5202
+ip netns exec "contend-$run.a" iperf3 -c 198.18.0.2 -B 198.18.0.1 -p 5202 -t 5 -C cubic >/dev/null 2>&1 &
 pids+=($!)
-wait_for_connection "contend-$run-b" 5202
+wait_for_connection "contend-$run.b" 5202
 "$contend" emu play "$tmp/s.json" --log "$tmp/events.jsonl" --quiet
 python3 - "$tmp/events.jsonl" <<'PY' || fail "rate step"
 import json, sys

@@ -84,7 +84,9 @@ TEST_CASE("Mahimahi traces convert to a rate per bin and report their period", "
   CHECK_THAT(parse_mahimahi("5\n3\n", "x.mm", 0.1).error().message,
              Catch::Contains("x.mm:2: timestamps must not decrease"));
   CHECK_THAT(parse_mahimahi("1\nabc\n", "x.mm", 0.1).error().message,
-             Catch::Contains("x.mm:2: expected a whole number"));
+             Catch::Contains("x.mm:2:1: expected a whole number of milliseconds") && !Catch::Contains("abc"));
+  CHECK_THAT(parse_mahimahi("1\n12secret\n", "x.mm", 0.1).error().message,
+             Catch::Contains("x.mm:2:3: expected a whole number") && !Catch::Contains("secret"));
 }
 
 TEST_CASE("the topology plan gives unique addresses and interface names that fit IFNAMSIZ", "[topology]") {
@@ -110,8 +112,8 @@ TEST_CASE("the topology plan gives unique addresses and interface names that fit
   CHECK(plan.links[0].from.address == "198.18.0.1/30");
   CHECK(plan.links[0].to.background_address == "198.19.0.2/30");
   CHECK(plan.links[65].from.address == "198.18.1.5/30");
-  CHECK(plan.nodes[3].second == "contend-a-long-run-name-24chars-node3");
-  CHECK(plan.namespaces().back() == "contend-a-long-run-name-24chars-sw");
+  CHECK(plan.nodes[3].second == "contend-a-long-run-name-24chars.node3");
+  CHECK(plan.namespaces().back() == "contend-a-long-run-name-24chars");
   // Host routes: node0 reaches node1's address on link l1 (198.18.0.5) through link l0, node2
   // node1's address on l0 (198.18.0.2) through l1; node2's own address is nobody's neighbour's.
   const auto route_in = [&](const std::string& netns, const std::string& destination) -> const RoutePlan* {
@@ -134,4 +136,33 @@ TEST_CASE("the topology plan gives unique addresses and interface names that fit
   CHECK(strip_prefix_length("198.18.0.1") == "198.18.0.1");
   CHECK_FALSE(valid_run_name("has space"));
   CHECK_FALSE(valid_run_name(""));
+}
+
+TEST_CASE("no run's namespaces are another's: '-' in run and node names, and a node called sw", "[topology]") {
+  const auto plan_of = [](const std::vector<std::string>& nodes, const std::string& run) {
+    Scenario s;
+    s.nodes = nodes;
+    s.links.push_back({"l", nodes[0], nodes[1], 1e9});
+    return plan_topology(s, run);
+  };
+  // Run "foo" with node "bar-n0", run "foo-bar" with node "n0": once both were contend-foo-bar-n0.
+  const TopologyPlan foo = plan_of({"bar-n0", "x"}, "foo");
+  const TopologyPlan foo_bar = plan_of({"n0", "y"}, "foo-bar");
+  for (const std::string& a : foo.namespaces()) {
+    for (const std::string& b : foo_bar.namespaces()) {
+      CHECK(a != b);
+    }
+    CHECK(netns_run(a) == "foo");
+  }
+  for (const std::string& b : foo_bar.namespaces()) {
+    CHECK(netns_run(b) == "foo-bar");
+  }
+  // A node called "sw" is not the switch.
+  const TopologyPlan sw = plan_of({"sw", "n1"}, "sw1");
+  const std::vector<std::string> names = sw.namespaces();
+  CHECK(std::set<std::string>(names.begin(), names.end()).size() == names.size());
+  CHECK(sw.switch_netns == "contend-sw1");
+  CHECK(sw.nodes[0].second == "contend-sw1.sw");
+  CHECK_FALSE(netns_run("other-ns").has_value());
+  CHECK_FALSE(valid_run_name("a.b"));
 }

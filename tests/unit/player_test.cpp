@@ -1,3 +1,5 @@
+#include <unistd.h>
+
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdio>
@@ -88,7 +90,10 @@ TEST_CASE("the player applies events in order at their times and logs scheduled 
 TEST_CASE("the player stops early when asked and says so", "[player]") {
   FakeNetwork net;
   std::atomic<bool> stop{false};
-  auto log = EventLog::open("/dev/null");
+  const std::string path = "/tmp/contend-player-stop-" + std::to_string(::getpid()) + ".jsonl";
+  std::remove(path.c_str());
+  auto log = EventLog::open(path);
+  std::remove(path.c_str());  // the open file is all it needs
   REQUIRE(log.ok());
   std::thread stopper([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(150));
@@ -129,4 +134,46 @@ TEST_CASE("a play without links logs its flow events and ends with a count of th
   CHECK(lines.back()["skipped_flows"] == 2);
   CHECK_FALSE(links.set_rate("a", 1e6).ok());
   std::remove(path.c_str());
+}
+
+TEST_CASE("an exception during a play comes back as the play's error and stops its flows", "[player]") {
+  class ThrowingNetwork : public LinkControl {
+   public:
+    Result<void> set_rate(const std::string& /*link*/, double /*rate_bps*/) override { throw std::bad_alloc(); }
+    Result<std::vector<LinkSample>> sample() override { return std::vector<LinkSample>{}; }
+  } net;
+  std::atomic<bool> stop{false};
+  const std::string path = "/tmp/contend-player-throws-" + std::to_string(::getpid()) + ".jsonl";
+  std::remove(path.c_str());
+  auto log = EventLog::open(path);
+  REQUIRE(log.ok());
+  auto report = play(scenario(0.3), net, *log, stop, PlayerOptions{std::chrono::milliseconds(0), true});
+  std::remove(path.c_str());
+  REQUIRE_FALSE(report.ok());
+  CHECK_THAT(report.error().message, Catch::Contains("the scenario player") && Catch::Contains("bad_alloc"));
+}
+
+TEST_CASE("an event log is created exclusively: an existing file or a link is never written", "[player]") {
+  const std::string path = "/tmp/contend-player-exclusive-" + std::to_string(::getpid()) + ".jsonl";
+  const std::string target = path + ".target";
+  std::remove(path.c_str());
+  std::remove(target.c_str());
+  {
+    std::ofstream(path) << "kept\n";
+    auto log = EventLog::open(path);
+    REQUIRE_FALSE(log.ok());
+    CHECK_THAT(log.error().message, Catch::Contains("event log " + path + " exists already (a file)"));
+    std::ifstream in(path);
+    std::string line;
+    std::getline(in, line);
+    CHECK(line == "kept");
+  }
+  std::remove(path.c_str());
+  REQUIRE(::symlink(target.c_str(), path.c_str()) == 0);
+  auto linked = EventLog::open(path);
+  REQUIRE_FALSE(linked.ok());
+  CHECK_THAT(linked.error().message, Catch::Contains("exists already (a link)"));
+  CHECK_FALSE(std::ifstream(target).good());  // not created through the link
+  std::remove(path.c_str());
+  CHECK(EventLog::open("-").ok());
 }

@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "contend/common/units.h"
 #include "contend/emulator/discipline_registry.h"
 #include "contend/emulator/pattern_registry.h"
 #include "contend/emulator/scenario.h"
@@ -69,11 +70,13 @@ TEST_CASE("every registered shaping discipline is documented and every documente
   check_agreement(
       "## Shaping disciplines (`qdisc`)", disciplines(), [](const DisciplineInfo& d) { return d.name; },
       [](const DisciplineInfo& d, const Row& cells) {
-        // | name | help | highest rate | preemption classes | netem |
-        REQUIRE(cells.size() >= 5);
+        // | name | help | lowest rate | highest rate | preemption classes | netem |
+        REQUIRE(cells.size() >= 6);
         CHECK_THAT(cells[1], Catch::Contains(std::string(d.help)));
-        CHECK_THAT(cells[3], Catch::StartsWith(d.preemption_classes ? "yes" : "no"));
-        CHECK_THAT(cells[4], Catch::StartsWith(d.netem ? "yes" : "no"));
+        CHECK_THAT(cells[2], Catch::StartsWith(contend::format_rate(d.min_rate_bps)));
+        CHECK_THAT(cells[3], Catch::StartsWith(contend::format_rate(d.max_rate_bps)));
+        CHECK_THAT(cells[4], Catch::StartsWith(d.preemption_classes ? "yes" : "no"));
+        CHECK_THAT(cells[5], Catch::StartsWith(d.netem ? "yes" : "no"));
       });
 }
 

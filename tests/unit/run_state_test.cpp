@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <cstdlib>
 
+#include "contend/common/fd.h"
 #include "contend/emulator/run_state.h"
 #include "contend/emulator/topology.h"
 
@@ -23,12 +24,13 @@ struct StateDir {
 
 TEST_CASE("tearing a run down removes its state, and only namespaces that exist count", "[run_state]") {
   StateDir dir;
-  const std::vector<std::string> gone = {"contend-nosuchrun-a", "contend-nosuchrun-sw"};
+  const std::vector<std::string> gone = {"contend-nosuchrun.a", "contend-nosuchrun"};
   REQUIRE(write_run_state({"nosuchrun", "/tmp/s.json", gone}).ok());
   REQUIRE(list_runs() == std::vector<std::string>{"nosuchrun"});
   auto removed = tear_down_run("nosuchrun");
   REQUIRE(removed.ok());
-  CHECK(*removed == 0);
+  CHECK(removed->namespaces == 0);
+  CHECK(removed->processes == 0);
   CHECK(list_runs().empty());
   auto state = read_run_state("nosuchrun");
   REQUIRE(state.ok());
@@ -36,6 +38,28 @@ TEST_CASE("tearing a run down removes its state, and only namespaces that exist 
   // Without a state file (killed before it wrote one), the planned namespaces are what it removes.
   auto again = tear_down_run("nosuchrun", gone);
   REQUIRE(again.ok());
-  CHECK(*again == 0);
+  CHECK(again->namespaces == 0);
   CHECK(remove_namespaces({}).value() == 0);
+}
+
+TEST_CASE("a run's state is recorded once: a second record of a run that is up is refused", "[run_state]") {
+  StateDir dir;
+  REQUIRE(write_run_state({"once", "/tmp/s.json", {"contend-once.a", "contend-once"}}).ok());
+  auto again = write_run_state({"once", "/tmp/other.json", {}});
+  REQUIRE_FALSE(again.ok());
+  CHECK_THAT(again.error().message, Catch::Contains("run once is up already"));
+  CHECK((*read_run_state("once"))->scenario == "/tmp/s.json");  // untouched
+  CHECK(list_runs() == std::vector<std::string>{"once"});       // no temporary file left
+  REQUIRE(tear_down_run("once").ok());
+}
+
+TEST_CASE("a damaged state file is removed by tearing its run down, which says it was damaged", "[run_state]") {
+  StateDir dir;
+  REQUIRE(write_run_state({"broken", "/tmp/s.json", {}}).ok());
+  REQUIRE(contend::write_file_atomic(dir.path + "/broken.json", "{\"schema\": \"contend.emu-state/1\", \"run\": 3").ok());
+  REQUIRE_FALSE(read_run_state("broken").ok());
+  auto torn = tear_down_run("broken");
+  REQUIRE(torn.ok());
+  CHECK_THAT(torn->damaged_state, Catch::Contains("broken.json"));
+  CHECK(list_runs().empty());
 }

@@ -156,7 +156,7 @@ TEST_CASE("scenario errors name the file, the JSON path and what was expected", 
              Catch::Contains("/timeline/0/at: missing; expected a duration"));
   CHECK_THAT(error_of(R"([{"at": "1s", "link": "a"}])"), Catch::Contains("expected exactly one of rate, flow"));
   CHECK_THAT(error_of(R"([{"at": "1s", "link": "a", "periodic": {"period": "2s", "on": "3s", "rate": "1Mbit"}}])"),
-             Catch::Contains("/timeline/0/periodic/on: expected a duration above 0 and below the period"));
+             Catch::Contains("/timeline/0/periodic/on: expected a duration below the period"));
   CHECK_THAT(error_of(R"([{"at": "1s", "flow": {"from": "n0", "to": "n9"}}])"),
              Catch::Contains("/timeline/0/flow/to: unknown node \"n9\""));
   CHECK_THAT(error_of(R"([{"at": "1s", "flow": {"from": "n0", "to": "n1", "protocol": "udp"}}])"),
@@ -202,13 +202,121 @@ TEST_CASE("a link's discipline is checked against what the registry says it can 
   const std::string fast_tbf = R"({"schema": "contend.scenario/1", "name": "x", "duration": "1s", "nodes": ["a", "b"],
     "links": [{"name": "l", "from": "a", "to": "b", "rate": "20Gbit", "qdisc": "tbf"}]})";
   CHECK_THAT(parse_scenario(fast_tbf, "x.json", nullptr).error().message,
-             Catch::Contains("x.json: /links/0/rate: tbf's rate stops at 17Gbit, got 20Gbit"));
+             Catch::Contains("x.json: /links/0/rate: tbf installs 8kbit to 17Gbit on this link") &&
+                 Catch::Contains("got 20Gbit"));
   CHECK_THAT(error_of(R"([{"at": "1s", "link": "a", "rate": "18Gbit"}])", R"(, "qdisc": "tbf")"),
-             Catch::Contains("/timeline/0/rate: link \"a\" uses tbf, whose rate stops at 17Gbit"));
+             Catch::Contains("/timeline/0/rate: link \"a\": tbf installs 8kbit to 17Gbit on this link"));
   auto htb = parse(R"([{"at": "1s", "link": "a", "rate": "18Gbit"}])");
   REQUIRE(htb.ok());
   CHECK(htb->links[0].qdisc == "htb");
   auto tbf = parse(R"([{"at": "1s", "link": "a", "rate": "17Gbit"}])", R"(, "qdisc": "tbf")");
   REQUIRE(tbf.ok());
   CHECK(tbf->links[0].qdisc == "tbf");
+}
+
+TEST_CASE("a flow's message size is 1B to 64MiB: larger or empty messages are refused at parse time", "[scenario]") {
+  const auto flow = [](const std::string& size) {
+    return R"([{"at": "1s", "flow": {"from": "n0", "to": "n1", "message_size": ")" + size + R"("}}])";
+  };
+  CHECK_THAT(error_of(flow("100GiB")),
+             Catch::Contains("dir/t.json: /timeline/0/flow/message_size: expected 1B to 64MiB") &&
+                 Catch::Contains("got 100GiB"));
+  CHECK_THAT(error_of(flow("0B")), Catch::Contains("/timeline/0/flow/message_size: expected 1B to 64MiB"));
+  auto s = parse(flow("64MiB"));
+  REQUIRE(s.ok());
+  CHECK(s->events[0].flow.message_bytes == (std::uint64_t{64} << 20));
+  CHECK(parse(flow("1B")).ok());
+}
+
+namespace {
+// The error of a one-hour scenario (links a and b as above) with `timeline`.
+std::string hour_error(const std::string& timeline) {
+  const std::string text = R"({"schema": "contend.scenario/1", "name": "t", "duration": "1h",
+    "nodes": ["n0", "n1", "n2"],
+    "links": [{"name": "a", "from": "n0", "to": "n1", "rate": "1Gbit"},
+              {"name": "b", "from": "n1", "to": "n2", "rate": "500Mbit"}],
+    "timeline": )" + timeline + "}";
+  auto s = parse_scenario(text, "dir/t.json", [](const std::string& path) -> Result<std::string> {
+    auto it = files.find(path);
+    if (it == files.end()) {
+      return make_error(Errc::kNotFound, "open(" + path + "): No such file or directory");
+    }
+    return it->second;
+  });
+  REQUIRE_FALSE(s.ok());
+  return s.error().message;
+}
+}  // namespace
+
+TEST_CASE("patterns that would expand to millions of events are refused when the scenario is read", "[scenario]") {
+  const std::string too_many = "expands to more than 250000 events";
+  // Periods, gaps and passes below 1 ms: the player could not play them as written.
+  CHECK_THAT(hour_error(R"([{"at": "0s", "link": "a", "periodic": {"period": "2us", "on": "1us", "rate": "1Mbit"}}])"),
+             Catch::Contains("dir/t.json: /timeline/0/periodic/period: expected at least 1ms, got 2us"));
+  CHECK_THAT(hour_error(R"([{"at": "0s", "link": "a", "random": {"mean_gap": "1ns", "duration": "1s", "rate": "1Mbit"}}])"),
+             Catch::Contains("/timeline/0/random/mean_gap: expected at least 1ms"));
+  CHECK_THAT(hour_error(R"([{"at": "0s", "loop": {"every": "1us", "timeline": []}}])"),
+             Catch::Contains("/timeline/0/loop/every: expected at least 1ms"));
+  // Long enough periods, but too many of them in an hour: refused before any is made.
+  CHECK_THAT(hour_error(R"([{"at": "0s", "link": "*", "periodic": {"period": "10ms", "on": "5ms", "rate": "1Mbit"}}])"),
+             Catch::Contains("dir/t.json: /timeline/0/periodic: " + too_many));
+  CHECK_THAT(hour_error(R"([{"at": "0s", "link": "a", "random": {"mean_gap": "1ms", "duration": "1ms", "rate": "1Mbit"}}])"),
+             Catch::Contains("/timeline/0/random: " + too_many));
+  CHECK_THAT(hour_error(R"([{"at": "0s", "loop": {"every": "1ms", "timeline": []}}])"),
+             Catch::Contains("/timeline/0/loop: " + too_many));
+  // Nested loops share one budget.
+  CHECK_THAT(hour_error(R"([{"at": "0s", "loop": {"every": "1s", "timeline": [
+                              {"at": "0s", "loop": {"every": "10ms", "until": "1h", "timeline": []}}]}}])"),
+             Catch::Contains(too_many));
+  files["dir/fast.csv"] = "0,1Gbit\n0.001,2Gbit\n0.002,1Gbit\n0.003,2Gbit\n";
+  CHECK_THAT(hour_error(R"([{"at": "0s", "link": "a", "trace": {"file": "fast.csv", "loop": true, "period": "4ms"}}])"),
+             Catch::Contains("/timeline/0/trace: " + too_many));
+  CHECK_THAT(hour_error(R"([{"at": "0s", "link": "a", "trace": {"file": "fast.csv", "loop": true, "period": "10us"}}])"),
+             Catch::Contains("/timeline/0/trace/period: expected at least 1ms"));
+  files["dir/cell.mm"] = "1\n2\n";
+  CHECK_THAT(hour_error(R"([{"at": "0s", "link": "a", "trace": {"file": "cell.mm", "format": "mahimahi", "bin": "1us"}}])"),
+             Catch::Contains("/timeline/0/trace/bin: expected at least 1ms"));
+}
+
+TEST_CASE("trace files are bounded while they are read, whatever their length", "[scenario]") {
+  std::string many = "time_s,rate\n";
+  for (int i = 0; i <= 1'000'000; ++i) {
+    many += std::to_string(i) + ",1Gbit\n";
+  }
+  files["dir/many.csv"] = many;
+  CHECK_THAT(error_of(R"([{"at": "0s", "link": "a", "trace": {"file": "many.csv"}}])"),
+             Catch::Contains("dir/many.csv:1000002:1: more than 1000000 points, the most a trace may hold"));
+  // One opportunity a day for 30 years would be 10^8 bins of 100 ms.
+  files["dir/long.mm"] = "1\n1000000000000\n";
+  CHECK_THAT(error_of(R"([{"at": "0s", "link": "a", "trace": {"file": "long.mm", "format": "mahimahi"}}])"),
+             Catch::Contains("dir/long.mm:2: at 1000000000000 ms the trace spans more than 1000000 bins"));
+  // A trace whose points lie mostly after the scenario's end counts only those before it.
+  files["dir/late.csv"] = "0,1Gbit\n" + std::string("30,2Gbit\n") + "1000000,1Gbit\n";
+  CHECK(rates(*parse(R"([{"at": "0s", "link": "a", "trace": {"file": "late.csv"}}])"), "a").size() == 2);
+}
+
+TEST_CASE("rates outside what the link's discipline installs are refused, naming the range", "[scenario]") {
+  // HTB: each class at least 8 kbit (a 192 KiB burst in 32-bit ticks), the link at most 4 Tbit
+  // (a 4 ms burst in 32 bits).
+  CHECK_THAT(error_of("[]", R"(, "rate": "1e30Gbit")"),
+             Catch::Contains("dir/t.json: /links/0/rate: htb installs 16kbit to 4Tbit on this link"));
+  const std::string slow = error_of(R"([{"at": "1s", "link": "a", "rate": "1bit"}])");
+  CHECK_THAT(slow, Catch::Contains("/timeline/0/rate: link \"a\": htb installs 16kbit to 4Tbit on this link") &&
+                       Catch::Contains("each class at least 8kbit") && Catch::Contains("got 1bit"));
+  // Under split the smaller class sets the lowest rate: 8 kbit / 0.1.
+  CHECK_THAT(error_of("[]", R"(, "rate": "50kbit", "preemption": "split", "workload_share": 0.9)"),
+             Catch::Contains("htb installs 80kbit to 4Tbit on this link"));
+  CHECK(parse(R"([{"at": "1s", "link": "a", "rate": "16kbit"}])").ok());
+  CHECK(parse(R"([{"at": "1s", "link": "a", "rate": "4Tbit"}])").ok());
+  CHECK_THAT(error_of(R"([{"at": "1s", "link": "a", "ramp": {"to": "5Tbit", "over": "1s"}}])"),
+             Catch::Contains("/timeline/0/ramp/rate: link \"a\": htb installs"));
+  files["dir/slow.csv"] = "0,1Gbit\n2,4kbit\n";
+  CHECK_THAT(error_of(R"([{"at": "0s", "link": "a", "trace": {"file": "slow.csv"}}])"),
+             Catch::Contains("/timeline/0/trace/file: dir/slow.csv: the rate at 2s: link \"a\": htb installs 16kbit"));
+  CHECK_THAT(error_of(R"([{"at": "0s", "link": "a", "trace": {"file": "slow.csv", "scale": 10000}}])"),
+             Catch::Contains("the rate at 0s (scaled): link \"a\": htb installs 16kbit to 4Tbit"));
+  // A flow's pacing rate: 8 kbit to 4 Tbit.
+  CHECK_THAT(error_of(R"([{"at": "1s", "flow": {"from": "n0", "to": "n1", "rate": "1bit"}}])"),
+             Catch::Contains("/timeline/0/flow/rate: expected \"unlimited\" or a positive rate like \"500Mbit\" from "
+                             "8kbit to 4Tbit, got \"1bit\""));
 }

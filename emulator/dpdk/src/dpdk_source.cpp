@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <exception>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -125,7 +126,9 @@ DpdkSourceReport send_frames(const DpdkSourceOptions& o, rte_mempool* pool, std:
 
 }  // namespace
 
-Result<DpdkSourceReport> run_dpdk_source(const DpdkSourceOptions& o) {
+namespace {
+
+Result<DpdkSourceReport> run_source(const DpdkSourceOptions& o) {
   if (o.frame_bytes < 64 || o.frame_bytes > 1514) {
     return make_error(Errc::kInvalidArgument,
                       "frame size must be 64..1514 bytes, got " + std::to_string(o.frame_bytes));
@@ -154,6 +157,18 @@ Result<DpdkSourceReport> run_dpdk_source(const DpdkSourceOptions& o) {
   rte_eth_dev_stop(kPort);
   rte_eth_dev_close(kPort);
   return report;
+}
+
+}  // namespace
+
+Result<DpdkSourceReport> run_dpdk_source(const DpdkSourceOptions& o) {
+  // EAL, the port and its pool are released on the way out whatever ends the send; an exception
+  // comes back as the error.
+  try {
+    return run_source(o);
+  } catch (const std::exception& e) {
+    return make_error(Errc::kInternal, std::string("DPDK source: ") + e.what());
+  }
 }
 
 }  // namespace contend::emulator

@@ -2,8 +2,6 @@
 // against and the factory of the code that installs it. docs/extending.md says how to add one;
 // tests/unit/registry_docs_test.cpp fails when this table and docs/scenario-format.md disagree.
 
-#include <limits>
-
 #include "discipline.h"
 
 namespace contend::emulator {
@@ -14,14 +12,23 @@ std::unique_ptr<Discipline> make_tbf(const LinkSpec& link, const std::string& ba
 
 namespace {
 
-constexpr double kNoLimit = std::numeric_limits<double>::infinity();  // 64-bit rates
+// The lowest rate of a class or bucket: its burst (at least 192 KiB, htb_params.h) is sent to the
+// kernel as the time it takes at the rate, in 32-bit ticks of 64 ns (274.9 s); below about
+// 5.7 kbit that time wraps and the bucket comes out tiny (measured: 192 KiB at 4 kbit installs
+// as 59 KB). 8 kbit (1000 bytes/s) leaves a margin.
+constexpr double kMinClassBps = 8e3;
+// HTB's 64-bit rates go far higher, but the burst that keeps the rate (4 ms of it, htb_params.h)
+// is a 32-bit byte count: 2^31 bytes in 4 ms is 4.29 Tbit/s; above, bursts shrink below 4 ms and
+// the rate is no longer met.
+constexpr double kHtbMaxBps = 4e12;
 constexpr double kLibnlTbfMaxBps = 17e9;  // libnl sets tbf's rate as 32-bit bytes per second
 
 const std::vector<DisciplineEntry>& table() {
-  // {name, help, highest rate, preemption classes, netem}, factory
+  // {name, help, lowest class rate, highest rate, preemption classes, netem}, factory
   static const std::vector<DisciplineEntry> kTable = {
-      {{"htb", "a workload and a background class under the link's rate", kNoLimit, true, true}, make_htb},
-      {{"tbf", "one token bucket that all traffic shares", kLibnlTbfMaxBps, false, false}, make_tbf},
+      {{"htb", "a workload and a background class under the link's rate", kMinClassBps, kHtbMaxBps, true, true},
+       make_htb},
+      {{"tbf", "one token bucket that all traffic shares", kMinClassBps, kLibnlTbfMaxBps, false, false}, make_tbf},
   };
   return kTable;
 }

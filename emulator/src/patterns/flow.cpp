@@ -15,9 +15,8 @@ Result<void> expand_flow(PatternCall& call) {
   if (auto e = first_error(flow, duration)) {
     return *e;
   }
-  call.add_flow(call.entry(), call.at_s(), *flow,
-                *duration ? std::optional<double>(to_seconds(**duration)) : std::nullopt);
-  return {};
+  return call.add_flow(call.entry(), call.at_s(), *flow,
+                       *duration ? std::optional<double>(to_seconds(**duration)) : std::nullopt);
 }
 
 }  // namespace contend::emulator::detail

@@ -25,12 +25,19 @@ Result<void> expand_loop(PatternCall& call) {
     return p.error_at("timeline", "missing; expected the events of one pass, at times relative to its start");
   }
   const double every_s = to_seconds(*every);
-  if (every_s <= 0) {
-    return p.error_at("every", "expected a positive duration");
+  if (auto ok = check_min_period(p, "every", every_s); !ok) {
+    return ok;
+  }
+  // Each pass counts as an event (an empty pass still costs its parse), before any is made.
+  if (auto ok = call.expect_events(p, on_off_count(call.at_s(), *end, every_s)); !ok) {
+    return ok;
   }
   std::vector<Event>& out = call.events();
   const std::size_t before = out.size();
   for (double base = call.at_s(); base < *end; base += every_s) {
+    if (auto ok = call.context().budget.take(p); !ok) {
+      return ok;
+    }
     if (auto ok = expand_timeline(p.at("timeline"), base, call.context(), out); !ok) {
       return ok;
     }

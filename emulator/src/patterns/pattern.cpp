@@ -1,14 +1,21 @@
 #include "pattern.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "contend/common/units.h"
-#include "contend/emulator/discipline_registry.h"
+#include "contend/emulator/htb_params.h"
 
 namespace contend::emulator::detail {
 
+double on_off_count(double start_s, double end_s, double period_s) {
+  return end_s > start_s ? std::ceil((end_s - start_s) / period_s) : 0.0;
+}
+
 std::vector<Episode> on_off_episodes(double start_s, double end_s, double on_s, double period_s) {
   CONTEND_CHECK(on_s > 0 && period_s > 0, "on/off needs positive durations");
+  CONTEND_CHECK(on_off_count(start_s, end_s, period_s) <= static_cast<double>(kMaxScenarioEvents),
+                "on/off episodes not checked against the event budget");
   std::vector<Episode> out;
   for (double start = start_s; start < end_s; start += period_s) {
     out.push_back({start, std::min(on_s, end_s - start)});
@@ -38,15 +45,14 @@ Result<void> PatternCall::set_rate(const JsonReader& where, const std::vector<co
   if (rate <= 0) {
     return where.error_at("rate", "expected a positive rate; a link at 0 would stall TCP for good");
   }
-  for (const LinkSpec* l : links) {
-    const DisciplineInfo& d = *find_discipline(l->qdisc);
-    if (rate > d.max_rate_bps) {
-      return where.error_at("rate", "link \"" + l->name + "\" uses " + std::string(d.name) + ", whose rate stops at " +
-                                        format_rate(d.max_rate_bps));
-    }
+  if (auto ok = check_rate(links, rate); !ok) {
+    return where.error_at("rate", ok.error().message);
   }
   if (t >= ctx_.scenario.duration_s) {
     return {};
+  }
+  if (auto ok = ctx_.budget.take(where, links.size()); !ok) {
+    return ok;
   }
   for (const LinkSpec* l : links) {
     Event e;
@@ -60,9 +66,27 @@ Result<void> PatternCall::set_rate(const JsonReader& where, const std::vector<co
   return {};
 }
 
-void PatternCall::add_flow(const JsonReader& where, double t, const FlowSpec& flow, std::optional<double> duration_s) {
+Result<void> PatternCall::check_rate(const std::vector<const LinkSpec*>& links, double rate) const {
+  for (const LinkSpec* l : links) {
+    if (const std::string problem = rate_problem(*l, rate); !problem.empty()) {
+      return make_error(Errc::kParse, "link \"" + l->name + "\": " + problem);
+    }
+  }
+  return {};
+}
+
+Result<void> PatternCall::expect_events(const JsonReader& where, double count) const {
+  return ctx_.budget.expect(where, count);
+}
+
+Result<void> PatternCall::add_flow(const JsonReader& where, double t, const FlowSpec& flow,
+                                   std::optional<double> duration_s) {
   if (t >= ctx_.scenario.duration_s) {
-    return;
+    return {};
+  }
+  const bool stops = duration_s && t + *duration_s < ctx_.scenario.duration_s;
+  if (auto ok = ctx_.budget.take(where, stops ? 2 : 1); !ok) {
+    return ok;
   }
   Event start;
   start.at_s = t;
@@ -70,18 +94,18 @@ void PatternCall::add_flow(const JsonReader& where, double t, const FlowSpec& fl
   start.flow = flow;
   start.origin = where.path();
   out_.push_back(start);
-  if (duration_s && t + *duration_s < ctx_.scenario.duration_s) {
+  if (stops) {
     Event stop = start;
     stop.at_s = t + *duration_s;
     stop.kind = Event::Kind::kFlowStop;
     out_.push_back(std::move(stop));
   }
+  return {};
 }
 
 Result<void> PatternCall::episode(const JsonReader& where, const Effect& effect, double start, double length) {
   if (effect.flow) {
-    add_flow(where, start, *effect.flow, length);
-    return {};
+    return add_flow(where, start, *effect.flow, length);
   }
   if (auto ok = set_rate(where, links_, start, *effect.rate_bps); !ok) {
     return ok;

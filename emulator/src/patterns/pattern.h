@@ -23,8 +23,11 @@ struct Episode {
   double length_s = 0;
 };
 
+// How many episodes on_off_episodes makes: ceil((end_s - start_s) / period_s), at least 0.
+double on_off_count(double start_s, double end_s, double period_s);
 // On/off: an episode of `on_s` every `period_s` from `start_s` until `end_s`, the last one cut
-// there. Periodic patterns and flow jobs' "on"/"off" both expand through it.
+// there. Periodic patterns and flow jobs' "on"/"off" both expand through it. Requires positive
+// durations and at most kMaxScenarioEvents episodes (check on_off_count against the budget first).
 std::vector<Episode> on_off_episodes(double start_s, double end_s, double on_s, double period_s);
 
 // One timeline entry being expanded by its pattern. Not thread-safe.
@@ -46,11 +49,17 @@ class PatternCall {
   // Errors unless the entry names a link (`need_links`), or unless it names none (`no_link`).
   Result<void> need_links() const;
   Result<void> no_link(const std::string& why) const;
+  // Errors naming `where` and the limit unless `count` more events fit in the scenario's
+  // kMaxScenarioEvents: a pattern calls it with what it will make before making it.
+  Result<void> expect_events(const JsonReader& where, double count) const;
+  // Errors (without a location) unless every one of `links` can be shaped at `rate`
+  // (rate_problem, htb_params.h).
+  Result<void> check_rate(const std::vector<const LinkSpec*>& links, double rate) const;
   // `rate` on `links` from `t`; `where` is the JSON the rate came from (errors, events' origin).
-  // Times at or after the scenario's end are dropped.
+  // Times at or after the scenario's end are dropped. Each event counts against the budget.
   Result<void> set_rate(const JsonReader& where, const std::vector<const LinkSpec*>& links, double t, double rate);
-  // A flow start at `t` and, when `duration_s` ends before the scenario, its stop.
-  void add_flow(const JsonReader& where, double t, const FlowSpec& flow, std::optional<double> duration_s);
+  // A flow start at `t` and, when `duration_s` ends before the scenario, its stop; counted too.
+  Result<void> add_flow(const JsonReader& where, double t, const FlowSpec& flow, std::optional<double> duration_s);
   // An on-episode from `start` lasting `length`: the effect, then back to each link's base rate.
   Result<void> episode(const JsonReader& where, const Effect& effect, double start, double length);
   // A pattern's "rate" or "flow" (exactly one) in `p`.

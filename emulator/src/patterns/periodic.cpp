@@ -19,12 +19,20 @@ Result<void> expand_periodic(PatternCall& call) {
   }
   const double period_s = to_seconds(*period);
   const double on_s = to_seconds(*on);
-  if (!(on_s > 0 && on_s < period_s)) {
-    return p.error_at("on", "expected a duration above 0 and below the period (" + format_seconds(period_s) + ")");
+  if (auto e = first_error(check_min_period(p, "period", period_s), check_min_period(p, "on", on_s))) {
+    return *e;
+  }
+  if (!(on_s < period_s)) {
+    return p.error_at("on", "expected a duration below the period (" + format_seconds(period_s) + ")");
   }
   auto what = call.effect(p);
   if (!what) {
     return what.error();
+  }
+  // Each episode is a flow's start and stop, or a cap and the base rate on every link.
+  const double per_episode = what->flow ? 2.0 : 2.0 * static_cast<double>(call.links().size());
+  if (auto ok = call.expect_events(p, on_off_count(call.at_s(), *end, period_s) * per_episode); !ok) {
+    return ok;
   }
   for (const Episode& e : on_off_episodes(call.at_s(), *end, on_s, period_s)) {
     if (auto ok = call.episode(p, *what, e.start_s, e.length_s); !ok) {

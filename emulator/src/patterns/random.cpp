@@ -2,6 +2,7 @@
 // whose starts are Poisson (exponential gaps from the previous episode's end), lasting a fixed or
 // exponential duration.
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -27,12 +28,20 @@ Result<void> expand_random(PatternCall& call) {
   if (d != "exponential" && d != "fixed") {
     return p.error_at("duration_dist", "expected \"exponential\" or \"fixed\", got \"" + d + "\"");
   }
-  if (to_seconds(*gap) <= 0 || to_seconds(*length) <= 0) {
-    return p.error("mean_gap and duration must be positive");
+  if (auto e = first_error(check_min_period(p, "mean_gap", to_seconds(*gap)),
+                           check_min_period(p, "duration", to_seconds(*length)))) {
+    return *e;
   }
   auto what = call.effect(p);
   if (!what) {
     return what.error();
+  }
+  // On average one episode every mean_gap + duration: refused before drawing when the expected
+  // count is over the budget (the budget still counts what is drawn).
+  const double per_episode = what->flow ? 2.0 : 2.0 * static_cast<double>(call.links().size());
+  const double expected = (*end - call.at_s()) / (to_seconds(*gap) + to_seconds(*length));
+  if (auto ok = call.expect_events(p, std::max(0.0, expected) * per_episode); !ok) {
+    return ok;
   }
   // Alternating renewal process: exponential gaps (Poisson arrivals while off), episodes of
   // fixed or exponential length. Inverse-transform sampling on mt19937_64, so the same seed

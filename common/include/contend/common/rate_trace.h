@@ -40,10 +40,15 @@ class RateTrace {
   std::vector<Point> points_;
 };
 
-// Parses a trace in CSV form: one "time_s,rate" line per change, optional header line
+// The most points a trace file may hold (16 MB of points): parsers refuse more while reading,
+// so a file of tiny intervals never grows to gigabytes.
+inline constexpr std::size_t kMaxTracePoints = 1'000'000;
+
+// Parses a trace in CSV form (at most kMaxTracePoints points): one "time_s,rate" line per change, optional header line
 // "time_s,rate", '#' comments and blank lines ignored. The rate is a rate with a unit ("50Mbit")
 // or a bare number in bits per second. `source` (a file name) starts every error message, with
-// the line number: "trace.csv:4: expected a rate like ...".
+// the line and column, and says what was expected without quoting the file (which may not be a
+// trace at all): "trace.csv:4:3: expected a rate in the second column: ...".
 Result<RateTrace> parse_rate_trace_csv(std::string_view text, const std::string& source);
 
 }  // namespace contend

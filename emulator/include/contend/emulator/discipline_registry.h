@@ -12,6 +12,7 @@ namespace contend::emulator {
 struct DisciplineInfo {
   std::string_view name;            // the value of a link's "qdisc"
   std::string_view help;            // one line; docs/scenario-format.md's row says it too
+  double min_rate_bps = 0;          // the lowest rate any one of its classes or buckets may have
   double max_rate_bps = 0;          // the highest rate it can install (the parser refuses more)
   bool preemption_classes = false;  // workload and background classes: "preemption", "workload_share"
   bool netem = false;               // takes netem delay and loss under its classes

@@ -5,6 +5,7 @@
 // default burst of one MTU loses 7-25% at 1-5 Gbit. Thread-safe.
 
 #include <cstdint>
+#include <string>
 
 #include "contend/emulator/scenario.h"
 
@@ -51,6 +52,17 @@ HtbLinkClasses htb_classes(double rate_bps, Preemption preemption, double worklo
 // preemption classes (tbf) is one queue that TCP flows share about evenly: modelled as fair.
 // Used by the shaper's tests and the runner's simulated runs (truth.cpp) alike.
 double workload_rate_bps(const LinkSpec& link, double rate_bps, double background_bps, bool background_running);
+
+// The rates `link` can have (base or in the timeline) under its discipline: from the rate at
+// which its smallest class gets the discipline's min_rate_bps (half the link under
+// background-first and fair, min(share, 1 - share) under split, all of it without classes) to its
+// max_rate_bps.
+double lowest_rate_bps(const LinkSpec& link);
+double highest_rate_bps(const LinkSpec& link);
+// Why `rate_bps` cannot be installed on `link`, naming the range and the reason, e.g. "htb
+// installs 16kbit to 4Tbit on this link (each class at least 8kbit; under fair a class gets 0.5
+// of the link), got 1bit"; "" when it can.
+std::string rate_problem(const LinkSpec& link, double rate_bps);
 
 struct TbfParams {
   double rate_bps = 0;

@@ -17,8 +17,9 @@ struct MahimahiTrace {
   double period_s = 0;  // the trace's length: the last timestamp rounded up to a whole bin
 };
 
-// Bins of `bin_s` seconds; rate of a bin = opportunities in it x 1500 x 8 / bin_s. Errors name
-// `source` and the line: "cell.trace:12: expected a whole number of milliseconds, got \"x\"".
+// Bins of `bin_s` seconds (at most kMaxTracePoints of them); rate of a bin = opportunities in it x
+// 1500 x 8 / bin_s. Errors name `source`, the line and column, and what was expected, never quoting
+// the file: "cell.trace:12:1: expected a whole number of milliseconds (...)".
 Result<MahimahiTrace> parse_mahimahi(std::string_view text, const std::string& source, double bin_s);
 
 }  // namespace contend::emulator

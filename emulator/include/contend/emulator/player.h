@@ -7,11 +7,13 @@
 
 #include <atomic>
 #include <chrono>
-#include <cstdio>
+#include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
+#include "contend/common/records.h"
 #include "contend/common/result.h"
 #include "contend/emulator/flow_engine.h"
 #include "contend/emulator/network.h"
@@ -19,23 +21,25 @@
 
 namespace contend::emulator {
 
-// Appends JSON lines to a file; each line a complete document starting with its schema.
-// Thread-safe (one mutex).
+// The ground truth of a play as JSON lines; each line a complete document starting with its
+// schema. Thread-safe (JsonLinesWriter's mutex).
 class EventLog {
  public:
-  // Creates (or truncates) `path`; "-" writes to stdout. Errors name the path.
+  // Creates `path` exclusively and never through a link (JsonLinesWriter::Mode::kCreate: a log is
+  // never overwritten, a planted link never followed); "-" writes to stdout. kInvalidArgument
+  // "event log P exists already ..." when the path (or a link) is there; other errors name it.
   static Result<EventLog> open(const std::string& path);
-  EventLog(EventLog&& other) noexcept : file_(other.file_), owned_(other.owned_) { other.file_ = nullptr; }
-  EventLog& operator=(EventLog&&) = delete;
-  ~EventLog();
-  // Writes one line: {"schema": "contend.events/1", <fields of `line`>}.
+  // Writes one line: {"schema": "contend.events/1", <fields of `line`>}. A failed write is
+  // dropped (the play goes on); the first one is kept for error().
   void write(const nlohmann::ordered_json& line);
+  // The first write that failed, if any.
+  std::optional<Error> error() const;
 
  private:
-  EventLog(std::FILE* file, bool owned) : file_(file), owned_(owned) {}
-  std::mutex mutex_;
-  std::FILE* file_ = nullptr;
-  bool owned_ = false;
+  explicit EventLog(std::unique_ptr<JsonLinesWriter> writer) : writer_(std::move(writer)) {}
+  std::unique_ptr<JsonLinesWriter> writer_;
+  std::unique_ptr<std::mutex> error_mutex_ = std::make_unique<std::mutex>();  // movable
+  std::optional<Error> error_;
 };
 
 struct PlayerOptions {
@@ -56,7 +60,8 @@ struct PlayReport {
 // sampled with the links' ("flow_sample" lines, with the rate since the previous sample); without
 // an engine they are logged with "status": "skipped", and in hosts mode those whose source is on
 // another host with "status": "elsewhere". Every flow is stopped at the end, and a "flow_summary"
-// line per flow says what it achieved. A flow that cannot start is an error. The one event loop:
+// line per flow says what it achieved. A flow that cannot start is an error, and so is a log that
+// could not be written (after the play, which goes on without it). The one event loop:
 // `contend emu play`, `contend emu host`, the runner's cells and `contend flows` (a flow job as a
 // scenario, with NoLinks) all play through it.
 Result<PlayReport> play(const Scenario& scenario, LinkControl& net, EventLog& log, const std::atomic<bool>& stop,

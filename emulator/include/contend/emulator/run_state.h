@@ -19,7 +19,9 @@ struct RunState {
 };
 
 std::string state_dir();
-// Writes the run's file (creating the folder). Errors name the path.
+// Records `state` in a new file (creating the folder), before the run builds anything: a run
+// killed half-way through `up` is found from it. Fails with kInvalidArgument ("run X is up
+// already") when the run has a state file, so no two processes own one run. Errors name the path.
 Result<void> write_run_state(const RunState& state);
 // The run's state, or nullopt when there is none; kParse naming the file when it is damaged.
 Result<std::optional<RunState>> read_run_state(const std::string& run);
@@ -28,13 +30,20 @@ Result<void> remove_run_state(const std::string& run);
 // first") without a state file, else the scenario file's own errors.
 Result<Scenario> load_run_scenario(const std::string& run);
 
-// Tears run `run` down, also after a crash: the namespaces its state file records (else
-// `planned`, those its scenario would make), through remove_namespaces (topology.h), then its
-// state file. Returns how many namespaces it removed. What `contend emu down` and the end of a
-// `play` or a runner's cell call.
-Result<std::size_t> tear_down_run(const std::string& run, const std::vector<std::string>& planned = {});
+struct TearDownReport {
+  std::size_t namespaces = 0;  // namespaces removed
+  std::size_t processes = 0;   // processes ended inside them
+  std::string damaged_state;   // why the state file could not be read; "" when it could, or there was none
+};
 
-// Runs with a state file, sorted.
+// Tears run `run` down, also after a crash: ends every process inside its namespaces
+// (end_processes, leftovers.h; never the caller), removes the namespaces its state file records
+// (else `planned`, those its scenario would make) and every other one named contend-<run> or
+// contend-<run>.* through remove_namespaces (topology.h), then its state file, also a damaged
+// one. What `contend emu down` and the end of a `play` or a runner's cell call.
+Result<TearDownReport> tear_down_run(const std::string& run, const std::vector<std::string>& planned = {});
+
+// Runs with a state file (readable or not), sorted.
 std::vector<std::string> list_runs();
 
 }  // namespace contend::emulator

@@ -40,6 +40,15 @@ struct LinkSpec {
 
 enum class Protocol { kTcp, kUdp };
 
+// A flow's "message_size" (bytes per write) is 1 byte to this; TCP writes at most 256 KiB at
+// once from one reused buffer, UDP at most 1472 bytes per datagram.
+inline constexpr std::uint64_t kMaxMessageBytes = 64u << 20;
+inline constexpr std::uint64_t kDefaultMessageBytes = 128u << 10;
+// A flow's "rate" (its pacing, over all streams), when not "unlimited": the range contend shapes
+// links in (discipline_registry.h).
+inline constexpr double kMinFlowRateBps = 8e3;
+inline constexpr double kMaxFlowRateBps = 4e12;
+
 struct FlowSpec {
   std::string name;
   std::string from;
@@ -48,7 +57,7 @@ struct FlowSpec {
   int streams = 1;
   double rate_bps = 0;               // 0: unlimited (TCP takes what it can)
   std::string congestion = "cubic";  // TCP_CONGESTION for TCP flows
-  std::uint64_t message_bytes = 128 * 1024;
+  std::uint64_t message_bytes = kDefaultMessageBytes;  // 1..kMaxMessageBytes
 };
 
 struct Event {
@@ -78,6 +87,15 @@ struct Scenario {
   std::size_t flow_events() const;
 };
 
+// What a scenario may ask for (docs/scenario-format.md#limits), checked when it is parsed, so a
+// small file never grows to gigabytes: the events its timeline expands to (rate changes, flow
+// starts and stops; each loop pass counts as one: an event takes about 250 bytes), the size of the
+// scenario file itself, and the shortest period, gap or on/off time of a pattern (the player
+// applies events about 0.3 ms late, so shorter ones would not be played as written).
+inline constexpr std::size_t kMaxScenarioEvents = 250'000;
+inline constexpr std::size_t kMaxScenarioFileBytes = 4u << 20;
+inline constexpr std::chrono::nanoseconds kMinPatternPeriod = std::chrono::milliseconds(1);
+
 // Reads a file named in a scenario (a trace), relative paths resolved by the caller.
 using FileReader = std::function<Result<std::string>(const std::string& path)>;
 
@@ -87,7 +105,11 @@ using FileReader = std::function<Result<std::string>(const std::string& path)>;
 // got "fast"`; unknown keys are errors.
 Result<Scenario> parse_scenario(const std::string& text, const std::string& source, const FileReader& read);
 
-// Reads `path` and parses it, reading traces from the file system.
+// Reads `path` (at most kMaxScenarioFileBytes) and parses it, reading traces from the file system.
 Result<Scenario> load_scenario(const std::string& path);
+// The text of a scenario-sized file (at most kMaxScenarioFileBytes; a device that never ends is
+// cut there): kInvalidArgument "<path>: more than 4MiB, the most <what> may hold" beyond, else
+// read_file's errors. Scenarios and flow jobs are read through it.
+Result<std::string> read_scenario_file(const std::string& path, const std::string& what);
 
 }  // namespace contend::emulator

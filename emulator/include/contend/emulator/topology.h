@@ -1,7 +1,9 @@
 #pragma once
-// The single-host network of a scenario: one namespace per node (contend-<run>-<node>), one veth
-// pair per scenario link, and a bridge "switch" in its own namespace (contend-<run>-sw) with a
-// port per node for any-to-any traffic. Addresses come from 198.18.0.0/15 (RFC 2544's
+// The single-host network of a scenario: one namespace per node (contend-<run>.<node>), one veth
+// pair per scenario link, and a bridge "switch" in its own namespace (contend-<run>) with a port
+// per node for any-to-any traffic. Neither run nor node names may contain '.', so a namespace
+// names one node of one run (run "foo"'s node "bar-n0" is contend-foo.bar-n0, run "foo-bar"'s
+// node "n0" contend-foo-bar.n0), and the switch's name, without a '.', is no node's. Addresses come from 198.18.0.0/15 (RFC 2544's
 // benchmarking range): link i joins <198.18.a.b/30> (workload) and <198.19.a.b/30> (background)
 // with a = i / 64, b = 4 (i mod 64); node j is 198.18.255.(j+1)/24 on the switch. Each node routes
 // its link neighbours' other workload addresses through the link they share (host routes), so a
@@ -10,7 +12,9 @@
 // Created through libnl and setns, never by forking `ip`.
 
 #include <atomic>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "contend/common/result.h"
@@ -55,9 +59,18 @@ struct TopologyPlan {
   const LinkPlan* find_link(const std::string& name) const;
 };
 
-// Names a run may have: 1-24 letters, digits, '-' or '_'.
+// Every namespace contend makes starts with this.
+inline constexpr std::string_view kNetnsPrefix = "contend-";
+
+// Names a run may have: 1-24 letters, digits, '-' or '_' (never '.': it separates the node).
 bool valid_run_name(const std::string& run);
+// "contend-<run>.<node>" (node names are letters, digits, '-' and '_': scenario.h).
 std::string node_netns(const std::string& run, const std::string& node);
+// "contend-<run>": the run's switch.
+std::string switch_netns_of(const std::string& run);
+// The run a contend namespace belongs to: what lies between "contend-" and the first '.' (or the
+// end, for a switch); nullopt for a name that is not contend's.
+std::optional<std::string> netns_run(const std::string& netns);
 // The address of a CIDR: "198.18.0.1/30" -> "198.18.0.1"; an address without a prefix length
 // comes back as it is.
 std::string strip_prefix_length(const std::string& cidr);
