@@ -18,6 +18,12 @@ Result<nlohmann::json> parse_json(const std::string& text, const std::string& so
     if (what.rfind("[json.exception.", 0) == 0 && what.find("] ") != std::string::npos) {
       what = what.substr(what.find("] ") + 2);
     }
+    // nlohmann quotes the last bytes it read ("last read: '...'"): a file that is not JSON (a
+    // password file named by mistake) must not be echoed.
+    if (const auto quoted = what.find("; last read: "); quoted != std::string::npos) {
+      const auto rest = what.find(';', quoted + 2);
+      what.erase(quoted, rest == std::string::npos ? std::string::npos : rest - quoted);
+    }
     return make_error(Errc::kParse, source + ": " + what);
   }
 }

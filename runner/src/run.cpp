@@ -57,7 +57,7 @@ Result<std::string> open_results(const Experiment& e, const RunOptions& o) {
 
 // Runs one cell into `files`: simulated, on hosts, or in namespaces here.
 Result<void> run_one(const Experiment& e, const Cell& cell, const CellFiles& files, const RunOptions& o,
-                     const std::vector<RateTrace>& truth, const std::atomic<bool>& stop) {
+                     const PipelineLinks& truth, const std::atomic<bool>& stop) {
   if (o.simulate) {
     auto rows = simulate_cell(e.workload, cell.schedule, truth);
     if (!rows) {
@@ -125,9 +125,9 @@ Result<RunOutcome> run_experiment(const Experiment& e, RunOptions o, const std::
       return with_context(ok.error(), e.source + ": /workload/backend");
     }
   }
-  std::vector<std::vector<RateTrace>> truths;
+  std::vector<PipelineLinks> truths;
   for (const auto& s : e.scenarios) {
-    auto t = workload_rates(s);
+    auto t = pipeline_links(s);
     if (!t) {
       return t.error();
     }

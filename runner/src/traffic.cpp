@@ -36,7 +36,7 @@ std::string address_for(const emulator::TopologyPlan& plan, const std::string& n
 }  // namespace
 
 Result<std::vector<RankPair>> exchange_pairs(const Experiment& e, int scenario, const Spec& schedule) {
-  auto made = schedule::make_schedule(pipeline::first_schedule(schedule), e.workload.stages, e.workload.microbatches);
+  auto made = schedule::make_schedule(pipeline::first_schedule(schedule, e.workload.stages, e.workload.microbatches), e.workload.stages, e.workload.microbatches);
   if (!made) {
     return made.error();
   }

@@ -12,55 +12,74 @@
 #include "contend/sim/simulator.h"
 
 namespace contend::runner {
-Result<std::vector<RateTrace>> workload_rates(const emulator::Scenario& s) {
-  std::vector<RateTrace> out;
-  for (std::size_t r = 0; r + 1 < s.nodes.size(); ++r) {
-    const emulator::LinkSpec* link = nullptr;
-    for (const auto& l : s.links) {
-      if ((l.from == s.nodes[r] && l.to == s.nodes[r + 1]) || (l.to == s.nodes[r] && l.from == s.nodes[r + 1])) {
-        link = &l;
-      }
+namespace {
+
+// The goodput the pipeline's TCP gets on `link` over the scenario's clock: its rate as the timeline
+// sets it, less what the link's background flows take under its preemption policy.
+Result<RateTrace> link_goodput(const emulator::Scenario& s, const emulator::LinkSpec& link) {
+  double rate = link.rate_bps;
+  std::map<std::string, double> flows;  // running on this link, by name
+  const auto on_link = [&](const emulator::FlowSpec& f) {
+    return (f.from == link.from && f.to == link.to) || (f.from == link.to && f.to == link.from);
+  };
+  const auto current = [&] {
+    double total = 0;
+    bool unpaced = false;
+    for (const auto& [name, bps] : flows) {
+      total += bps;
+      unpaced = unpaced || bps <= 0;
     }
-    if (link == nullptr) {
+    return kTcpGoodput * emulator::workload_rate_bps(link, rate, unpaced ? 0 : total, !flows.empty());
+  };
+  std::vector<RateTrace::Point> points{{0.0, current()}};
+  for (const auto& e : s.events) {
+    if (e.kind == emulator::Event::Kind::kSetRate && e.link == link.name) {
+      rate = e.rate_bps;
+    } else if (e.kind == emulator::Event::Kind::kFlowStart && on_link(e.flow)) {
+      flows[e.flow.name] = e.flow.rate_bps * e.flow.streams;
+    } else if (e.kind == emulator::Event::Kind::kFlowStop && on_link(e.flow)) {
+      flows.erase(e.flow.name);
+    } else {
+      continue;
+    }
+    if (e.at_s <= points.back().time_s) {
+      points.back().rate_bps = current();
+    } else {
+      points.push_back({e.at_s, current()});
+    }
+  }
+  return RateTrace::from_points(std::move(points));
+}
+
+}  // namespace
+
+Result<std::vector<RateTrace>> workload_rates(const emulator::Scenario& s) {
+  auto all = pipeline_links(s);
+  if (!all) {
+    return all.error();
+  }
+  std::vector<RateTrace> out;
+  for (int r = 0; r + 1 < static_cast<int>(s.nodes.size()); ++r) {
+    auto it = all->find({r, r + 1});
+    if (it == all->end()) {
       return make_error(Errc::kInvalidArgument, s.source + ": no link between " + s.nodes[r] + " and " +
                                                     s.nodes[r + 1] + ": a pipeline runs over a chain of links");
     }
-    double rate = link->rate_bps;
-    std::map<std::string, double> flows;  // running on this link, by name
-    const auto on_link = [&](const emulator::FlowSpec& f) {
-      return (f.from == link->from && f.to == link->to) || (f.from == link->to && f.to == link->from);
-    };
-    const auto current = [&] {
-      double total = 0;
-      bool unpaced = false;
-      for (const auto& [name, bps] : flows) {
-        total += bps;
-        unpaced = unpaced || bps <= 0;
-      }
-      return kTcpGoodput * emulator::workload_rate_bps(*link, rate, unpaced ? 0 : total, !flows.empty());
-    };
-    std::vector<RateTrace::Point> points{{0.0, current()}};
-    for (const auto& e : s.events) {
-      if (e.kind == emulator::Event::Kind::kSetRate && e.link == link->name) {
-        rate = e.rate_bps;
-      } else if (e.kind == emulator::Event::Kind::kFlowStart && on_link(e.flow)) {
-        flows[e.flow.name] = e.flow.rate_bps * e.flow.streams;
-      } else if (e.kind == emulator::Event::Kind::kFlowStop && on_link(e.flow)) {
-        flows.erase(e.flow.name);
-      } else {
-        continue;
-      }
-      if (e.at_s <= points.back().time_s) {
-        points.back().rate_bps = current();
-      } else {
-        points.push_back({e.at_s, current()});
-      }
-    }
-    auto trace = RateTrace::from_points(std::move(points));
+    out.push_back(it->second);
+  }
+  return out;
+}
+
+Result<PipelineLinks> pipeline_links(const emulator::Scenario& s) {
+  PipelineLinks out;
+  for (const auto& link : s.links) {
+    const int a = s.node_index(link.from);
+    const int b = s.node_index(link.to);
+    auto trace = link_goodput(s, link);
     if (!trace) {
       return trace.error();
     }
-    out.push_back(std::move(*trace));
+    out.insert_or_assign({std::min(a, b), std::max(a, b)}, std::move(*trace));
   }
   return out;
 }
@@ -100,17 +119,22 @@ Result<Workload> simulated_workload(const Workload& w, int repeats) {
 namespace {
 
 // The simulator's pipeline for an iteration starting at `now` on the scenario's clock.
-sim::SimConfig iteration_config(const Workload& w, const std::vector<RateTrace>& links, double now) {
-  const double fwd = std::chrono::duration<double>(w.forward).count();
-  const double bwd = std::chrono::duration<double>(w.backward).count();
+// The simulator's pipeline for an iteration starting at `now` on the scenario's clock: `stages`
+// stages (ranks x chunks: each chunk 1/chunks of its rank's time and stash, a whole tensor), every
+// linked pair of ranks at its goodput from `now`.
+sim::SimConfig iteration_config(const Workload& w, const PipelineLinks& links, double now, int stages) {
+  const double chunks = static_cast<double>(stages) / w.stages;
+  const double fwd = std::chrono::duration<double>(w.forward).count() / chunks;
+  const double bwd = std::chrono::duration<double>(w.backward).count() / chunks;
   sim::SimConfig config;
-  config.stages.assign(w.stages, sim::StageCost{fwd, bwd, w.activation_bytes, w.activation_bytes, w.activation_bytes});
-  for (int r = 0; r + 1 < w.stages; ++r) {
+  config.stages.assign(stages, sim::StageCost{fwd, bwd, w.activation_bytes, w.activation_bytes,
+                                              static_cast<std::uint64_t>(static_cast<double>(w.activation_bytes) / chunks), 0.5});
+  for (const auto& [pair, trace] : links) {
     sim::LinkModel link;
-    link.rate = links[r].from(now);
-    link.burst_bytes = shaper_burst_bytes(links[r].rate_at(now));
-    config.links[{r, r + 1}] = link;
-    config.links[{r + 1, r}] = link;
+    link.rate = trace.from(now);
+    link.burst_bytes = shaper_burst_bytes(trace.rate_at(now));
+    config.links[{pair.first, pair.second}] = link;
+    config.links[{pair.second, pair.first}] = link;
   }
   return config;
 }
@@ -119,6 +143,7 @@ sim::SimConfig iteration_config(const Workload& w, const std::vector<RateTrace>&
 // links' mean goodput, their last quarter standing for the iteration's last frames.
 std::vector<pipeline::StageReport> inband_reports(const Workload& w, const std::vector<RateTrace>& links, double now,
                                                   double seconds) {
+  // The chain's links (r -> r+1): the ones a rank's reports time.
   const double fwd = std::chrono::duration<double>(w.forward).count();
   const double bwd = std::chrono::duration<double>(w.backward).count();
   std::vector<pipeline::StageReport> reports(
@@ -147,7 +172,20 @@ std::vector<pipeline::StageReport> inband_reports(const Workload& w, const std::
 
 }  // namespace
 
-Result<SimCell> simulate_cell(const Workload& w, const Spec& schedule, const std::vector<RateTrace>& links) {
+Result<SimCell> simulate_cell(const Workload& w, const Spec& schedule, const PipelineLinks& all) {
+  std::vector<RateTrace> links;  // the chain: the oracle's truth and what ranks time in band
+  for (int r = 0; r + 1 < w.stages; ++r) {
+    auto it = all.find({r, r + 1});
+    if (it == all.end()) {
+      return make_error(Errc::kInvalidArgument, "no link between the nodes of ranks " + std::to_string(r) + " and " +
+                                                    std::to_string(r + 1) + ": a pipeline runs over a chain of links");
+    }
+    links.push_back(it->second);
+  }
+  auto first = schedule::make_schedule(pipeline::first_schedule(schedule, w.stages, w.microbatches), w.stages, w.microbatches);
+  if (!first) {
+    return first.error();
+  }
   double now = 0;
   std::unique_ptr<pipeline::KPolicy> policy;
   pipeline::LoweredCache cache(w.stages, w.microbatches);
@@ -160,11 +198,7 @@ Result<SimCell> simulate_cell(const Workload& w, const Spec& schedule, const std
     }
     policy = std::move(*made);
   } else {
-    auto s = schedule::make_schedule(schedule, w.stages, w.microbatches);
-    if (!s) {
-      return s.error();
-    }
-    fixed = schedule::lower(*s);
+    fixed = schedule::lower(*first);
   }
   SimCell out;
   std::vector<pipeline::StageReport> reports;
@@ -180,7 +214,7 @@ Result<SimCell> simulate_cell(const Workload& w, const Spec& schedule, const std
       run = &cache.get(d->schedule);
       row.decision = std::move(*d);
     }
-    sim::SimConfig config = iteration_config(w, links, now);
+    sim::SimConfig config = iteration_config(w, all, now, first->num_stages);
     config.record_trace = it + 1 == w.warmup + w.iterations;
     auto result = sim::simulate(*run, config);
     if (!result) {

@@ -331,7 +331,7 @@ TEST_CASE("a pipeline under the adaptive policy runs one k per iteration on ever
 TEST_CASE("adaptive:chunks=2 chooses the micro-batch group of the interleaved schedule", "[policy]") {
   auto spec = parse_schedule_or_policy("adaptive:chunks=2,kmin=4");
   REQUIRE(spec.ok());
-  CHECK(first_schedule(*spec).str() == "interleaved:v=2,group=4");
+  CHECK(first_schedule(*spec, kP, kM).str() == "interleaved:v=2,group=4");
   auto p = policy("adaptive:chunks=2,kmin=4");
   CHECK(p->decide(0, {})->schedule.str() == "interleaved:v=2,group=4");
   // At 3 Gbit/s a group of 8 is predicted about 7% faster than 4 (contend sim shows it): a larger

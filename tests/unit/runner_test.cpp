@@ -133,7 +133,10 @@ TEST_CASE("simulated cells follow the clock: a step slows 1F1B and adaptive move
   w.warmup = 0;
   w.activation_bytes = 256 * 1024;
   const RateTrace step = *RateTrace::from_points({{0, 956e6}, {5, 95.6e6}});
-  const std::vector<RateTrace> links(3, step);
+  PipelineLinks links;
+  for (int r = 0; r < 3; ++r) {
+    links.insert_or_assign({r, r + 1}, step);
+  }
   const auto spec = [](const char* text) { return pipeline::parse_schedule_or_policy(text).value(); };
   auto one_cell = simulate_cell(w, spec("1f1b"), links);
   REQUIRE(one_cell.ok());
@@ -153,6 +156,14 @@ TEST_CASE("simulated cells follow the clock: a step slows 1F1B and adaptive move
   REQUIRE(oracle_cell.ok());
   const auto* oracle = &oracle_cell->iterations;
   CHECK(oracle->back().decision->link_bps[0] == Approx(95.6e6));
+  // A looped schedule's ring (rank 3 to rank 0): over the link joining them when there is one
+  // (its rate counts), else unlimited (the switch).
+  auto without = simulate_cell(w, spec("interleaved:v=2"), links);
+  links.insert_or_assign({0, 3}, *RateTrace::from_points({{0, 9.56e6}}));
+  auto slow_ring = simulate_cell(w, spec("interleaved:v=2"), links);
+  REQUIRE(without.ok());
+  REQUIRE(slow_ring.ok());
+  CHECK(slow_ring->iterations.front().iteration_s > 2 * without->iterations.front().iteration_s);
 }
 
 TEST_CASE("throughput statistics: median, mean, sample stdev and the t interval", "[runner]") {

@@ -52,6 +52,10 @@ AdaptiveController::AdaptiveController(int stages, int microbatches, AdaptiveOpt
     options_.k_max = m_;
   }
   options_.period = std::max(1, options_.period);
+  // The first group size that builds (an interleaved group is at least the ranks).
+  while (k_ < options_.k_max && !lowered_.builds(candidate(k_))) {
+    ++k_;
+  }
 }
 
 Spec grouped_schedule(int chunks, int k) {

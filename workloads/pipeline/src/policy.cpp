@@ -120,12 +120,18 @@ int initial_k(const Spec& spec) {
   return static_cast<int>(spec.integer(p->first_k));
 }
 
-Spec first_schedule(const Spec& spec) {
+Spec first_schedule(const Spec& spec, int ranks, int microbatches) {
   if (!is_policy(spec)) {
     return spec;
   }
   const PolicyKind* p = find(spec);
-  return grouped_schedule(p->chunks ? static_cast<int>(spec.integer("chunks")) : 1, initial_k(spec));
+  const int chunks = p->chunks ? static_cast<int>(spec.integer("chunks")) : 1;
+  int k = initial_k(spec);
+  // An interleaved group must be at least the ranks (or all micro-batches): the first that builds.
+  while (k < microbatches && !schedule::make_schedule(grouped_schedule(chunks, k), ranks, microbatches)) {
+    ++k;
+  }
+  return grouped_schedule(chunks, k);
 }
 
 AdaptiveOptions adaptive_options(const Spec& spec) {

@@ -29,7 +29,7 @@ Result<schedule::Schedule> runtime_schedule(const RunConfig& c) {
         return policy.error();
       }
     }
-    made = schedule::make_schedule(first_schedule(c.schedule), c.world_size, c.microbatches);
+    made = schedule::make_schedule(first_schedule(c.schedule, c.world_size, c.microbatches), c.world_size, c.microbatches);
   } else {
     made = schedule::make_schedule(c.schedule, c.world_size, c.microbatches);
   }

@@ -9,6 +9,7 @@
 //    iteration before.
 // Pure (but simulated_workload); thread-safe.
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,6 +31,12 @@ inline constexpr double kTcpGoodput = 1448.0 / 1514.0;
 // what its preemption policy gives it (background-first: its rate, all of it when unpaced; fair:
 // up to half; split: the background share). kInvalidArgument when consecutive nodes have no link.
 Result<std::vector<RateTrace>> workload_rates(const emulator::Scenario& scenario);
+
+// The goodput between every pair of nodes a scenario link joins, by node index (a < b), computed as
+// workload_rates does: the simulated network of any schedule, a looped one's ring included (pairs
+// no link joins cross the unshaped switch: no limit).
+using PipelineLinks = std::map<std::pair<int, int>, RateTrace>;
+Result<PipelineLinks> pipeline_links(const emulator::Scenario& scenario);
 
 // The HTB/TBF burst the emulator gives a link whose workload goodput is `goodput_bps`.
 std::uint64_t shaper_burst_bytes(double goodput_bps);
@@ -56,6 +63,6 @@ Result<Workload> simulated_workload(const Workload& w, int repeats = 5);
 
 // Simulates `w.warmup + w.iterations` iterations of `schedule` (a static schedule or a policy)
 // starting at scenario time 0 on `links`.
-Result<SimCell> simulate_cell(const Workload& w, const Spec& schedule, const std::vector<RateTrace>& links);
+Result<SimCell> simulate_cell(const Workload& w, const Spec& schedule, const PipelineLinks& links);
 
 }  // namespace contend::runner

@@ -69,9 +69,10 @@ bool reads_truth(const Spec& spec);
 // The k a policy runs before anything is measured (fixed: its k; the others: kmin).
 int initial_k(const Spec& spec);
 
-// The static schedule `spec` runs first: itself for a schedule, a policy's first choice. Every
-// schedule a policy chooses later has the same placement (which ranks exchange tensors).
-Spec first_schedule(const Spec& spec);
+// The static schedule `spec` runs first on `ranks` x `microbatches`: itself for a schedule, a
+// policy's first choice (its smallest group size from kmin that builds). Every schedule a policy
+// chooses later has the same placement (which ranks exchange tensors).
+Spec first_schedule(const Spec& spec, int ranks, int microbatches);
 
 // The adaptive controller's options that a policy spec sets.
 AdaptiveOptions adaptive_options(const Spec& spec);
