@@ -9,7 +9,7 @@ src=$(cd "$(dirname "$0")/../.." && pwd)
 before=$(runner_namespaces)
 rc=0
 "$contend" run "$src/experiments/regression.json" --out "$tmp/res" --no-report \
-  --compare "$src/experiments/regression-baseline.json" --tolerance 10% >"$tmp/out.txt" 2>"$tmp/err.txt" || rc=$?
+  --compare "$src/experiments/regression-baseline.json" --tolerance 3% >"$tmp/out.txt" 2>"$tmp/err.txt" || rc=$?
 cat "$tmp/out.txt"
 [ $rc -eq 0 ] || fail "regression check exited $rc: $(cat "$tmp/out.txt" "$tmp/err.txt" | tail -20)"
 [ "$(runner_namespaces)" = "$before" ] || fail "namespaces left: $(runner_namespaces)"
