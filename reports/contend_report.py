@@ -251,6 +251,8 @@ def fig_memory(r, out, made, missing):
                 if "peak_activation_bytes" not in l:
                     continue
                 k = l["k"]
+                if k <= 0:  # a schedule of the zoo: drawn by fig_schedules
+                    continue
                 pts[(schedule, k)] = max(pts.get((schedule, k), 0), l["peak_activation_bytes"])
     if not pts:
         missing.append(("memory", "no peak_activation_bytes in the iteration logs"))
@@ -269,6 +271,50 @@ def fig_memory(r, out, made, missing):
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
     save(fig, out, "memory", made)
+
+
+def schedule_costs(r, scenario, schedule):
+    """(bubble fraction, peak activation bytes) of a cell's repetition 1: the bubble is the share of each
+    rank's iteration not spent computing (1 - compute_s / iteration_s), averaged over ranks, median over
+    the iterations; the memory is the worst rank's peak."""
+    rows = [l for l in (r.run_lines(scenario, schedule) or []) if l.get("iteration_s", 0) > 0]
+    if not rows:
+        return None
+    per_iteration = {}
+    for l in rows:
+        per_iteration.setdefault(l["iteration"], []).append(1 - l["compute_s"] / l["iteration_s"])
+    bubbles = sorted(sum(v) / len(v) for v in per_iteration.values())
+    peak = max(l.get("peak_activation_bytes", 0) for l in rows)
+    return bubbles[len(bubbles) // 2], peak
+
+
+def fig_schedules(r, out, made, missing):
+    """(6) Bubble and memory per schedule: what each schedule of the zoo pays for its throughput."""
+    if len(r.schedules) < 2:
+        missing.append(("schedules", "one schedule: nothing to compare"))
+        return
+    costs = {(sc, s): schedule_costs(r, sc, s) for sc in r.scenarios for s in r.schedules}
+    if not any(costs.values()):
+        missing.append(("schedules", "no iteration logs"))
+        return
+    fig, (bubble_ax, memory_ax) = plt.subplots(1, 2, figsize=(max(10, 0.9 * len(r.schedules) * 2), 4.5))
+    width = 0.8 / len(r.scenarios)
+    for i, sc in enumerate(r.scenarios):
+        xs = [j + i * width for j in range(len(r.schedules))]
+        vals = [costs[(sc, s)] or (float("nan"), 0) for s in r.schedules]
+        bubble_ax.bar(xs, [100 * v[0] for v in vals], width, label=sc)
+    peaks = [max((costs[(sc, s)] or (0, 0))[1] for sc in r.scenarios) / 2**20 for s in r.schedules]
+    memory_ax.bar(range(len(r.schedules)), peaks, 0.6, color="gray")
+    for ax, label in ((bubble_ax, "bubble: time not computing (%)"),
+                      (memory_ax, "peak activation memory, worst rank (MiB)")):
+        ax.set_xticks([j + (0.4 - width / 2 if ax is bubble_ax else 0) for j in range(len(r.schedules))])
+        ax.set_xticklabels(r.schedules, rotation=35, ha="right", fontsize=8)
+        ax.set_ylabel(label)
+        ax.grid(alpha=0.3, axis="y")
+    bubble_ax.legend(fontsize=8)
+    bubble_ax.set_title("bubble per schedule (median iteration, mean over ranks)")
+    memory_ax.set_title("memory per schedule")
+    save(fig, out, "schedules", made)
 
 
 def write_index(r, out, made, missing):
@@ -302,7 +348,7 @@ def main():
     out = a.out or os.path.join(a.results, "report")
     os.makedirs(out, exist_ok=True)
     made, missing = [], []
-    for fig in (fig_throughput, fig_adaptive, fig_timeline, fig_bandwidth, fig_memory):
+    for fig in (fig_throughput, fig_adaptive, fig_timeline, fig_bandwidth, fig_memory, fig_schedules):
         fig(r, out, made, missing)
     write_index(r, out, made, missing)
     for name, why in missing:
