@@ -56,6 +56,7 @@ nlohmann::ordered_json simulated_record(const Experiment& e, const Cell& cell, c
   doc["start_s"] = row.start_s;
   doc["iteration_s"] = row.iteration_s;
   doc["samples_per_s"] = samples_per_iteration(e.workload) / row.iteration_s;
+  doc["compute_s"] = row.compute_s;
   doc["peak_activation_bytes"] = row.peak_activation_bytes;
   if (row.decision) {
     doc["decision"] = {{"policy", cell.schedule.name()},

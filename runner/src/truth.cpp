@@ -203,7 +203,7 @@ Result<SimCell> simulate_cell(const Workload& w, const Spec& schedule, const Pip
   SimCell out;
   std::vector<pipeline::StageReport> reports;
   for (int it = 0; it < w.warmup + w.iterations; ++it) {
-    SimIteration row{it, schedule::group_size(schedule, w.microbatches), now, 0, 0, std::nullopt};
+    SimIteration row{it, schedule::group_size(schedule, w.microbatches), now, 0, 0, 0, std::nullopt};
     const schedule::Schedule* run = fixed ? &*fixed : nullptr;
     if (policy) {
       auto d = policy->decide(it, reports);
@@ -221,6 +221,7 @@ Result<SimCell> simulate_cell(const Workload& w, const Spec& schedule, const Pip
       return result.error();
     }
     row.iteration_s = result->makespan_s;
+    row.compute_s = result->ranks.empty() ? 0 : result->ranks.front().busy_s;
     for (const sim::RankStats& rank : result->ranks) {
       row.peak_activation_bytes = std::max(row.peak_activation_bytes, rank.peak_memory_bytes);
     }

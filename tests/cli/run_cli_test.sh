@@ -94,12 +94,12 @@ check_report() {  # check_report DIR FIGURE...
     grep -q "$(basename "$svg")" "$tmp/fig/index.html" || fail "index.html does not show $(basename "$svg")"
   done
 }
-check_report "$tmp/qs" throughput adaptive-periodic adaptive-steady memory timeline-periodic.adaptive.r1
+check_report "$tmp/qs" throughput adaptive-periodic adaptive-steady memory schedules timeline-periodic.adaptive.r1
 grep -q "not drawn: bandwidth" "$tmp/rep.err" || fail "the missing bandwidth sweep went unmentioned: $(cat "$tmp/rep.err")"
 grep -q "bandwidth-sweep" "$tmp/fig/index.html" || fail "index.html does not say why the bandwidth figure is missing"
 rm -rf "$tmp/fig"
 "$contend" run "$src/experiments/bandwidth-sweep.json" --simulate --no-report --out "$tmp/bw" >/dev/null 2>&1
 check_report "$tmp/bw" throughput bandwidth memory
 rm -rf "$tmp/fig"
-check_report "$src/tests/data/recorded-run" throughput bandwidth memory adaptive-bw-200Mbit timeline-bw-200Mbit.adaptive.r1
+check_report "$src/tests/data/recorded-run" throughput bandwidth memory schedules adaptive-bw-200Mbit timeline-bw-200Mbit.adaptive.r1
 echo "cli: run and report ok"

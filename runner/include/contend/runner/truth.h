@@ -46,6 +46,7 @@ struct SimIteration {
   int k = 0;
   double start_s = 0;  // on the scenario's clock
   double iteration_s = 0;
+  double compute_s = 0;                     // rank 0's, as a real rank-0 line reports it
   std::uint64_t peak_activation_bytes = 0;  // the worst stage's
   std::optional<pipeline::Decision> decision;
 };
