@@ -31,6 +31,7 @@ struct RunOptions {
   std::string compare;
   std::string tolerance = "5%";
   bool simulate = false;
+  std::string calibration;  // --simulate: FILE or "host"
   bool no_report = false;
   std::string hosts;                      // an Ansible inventory: hosts mode
   std::vector<std::string> ansible_vars;  // -e for the playbooks (hosts mode)
@@ -139,6 +140,34 @@ Result<runner::Experiment> load(const RunOptions& o) {
   return e;
 }
 
+// --simulate's runtime costs: a recorded calibration, one measured here, or none; said on stderr.
+Result<std::optional<runner::Calibration>> calibration_of(const RunOptions& o, const runner::Experiment& e,
+                                                         const runner::LaunchOptions& launch) {
+  if (!o.simulate) {
+    return std::optional<runner::Calibration>{};
+  }
+  if (o.calibration.empty()) {
+    std::fprintf(stderr, "contend run: simulating the ideal pipeline: no runtime costs (--calibration FILE or "
+                         "--calibration host adds them)\n");
+    return std::optional<runner::Calibration>{};
+  }
+  if (o.calibration == "host") {
+    std::fprintf(stderr, "contend run: calibrating on this host (the workload as 1F1B over loopback)...\n");
+  }
+  auto c = o.calibration == "host" ? runner::measure_on_host(e, launch)
+                                   : runner::read_calibration(o.calibration, e.workload);
+  if (!c) {
+    return with_context(c.error(), "--calibration");
+  }
+  std::fprintf(stderr,
+               "contend run: calibration %s: compute per micro-batch fwd %s, bwd %s; per send %s, per iteration %s, "
+               "latency %s per transfer\n",
+               c->source.c_str(), format_seconds(c->forward_s).c_str(), format_seconds(c->backward_s).c_str(),
+               format_seconds(c->runtime.costs.send_s).c_str(), format_seconds(c->runtime.costs.iteration_s).c_str(),
+               format_seconds(c->runtime.latency_s).c_str());
+  return std::optional<runner::Calibration>{std::move(*c)};
+}
+
 // --compare: exit 3 with a table when a speedup fell by more than the tolerance.
 int compare(const runner::Summary& now, const runner::Summary& reference, const RunOptions& o, double tolerance) {
   const auto regressions = runner::compare(now, reference, tolerance);
@@ -180,6 +209,11 @@ int run(RunOptions& o) {
     ro.hosts = runner::HostsOptions{o.hosts, ansible_dir(), "", o.ansible_vars};
   }
   ro.launch.contend = fs::read_symlink("/proc/self/exe").string();
+  auto calibration = calibration_of(o, *e, ro.launch);
+  if (!calibration) {
+    return fail(calibration.error().message);
+  }
+  ro.calibration = std::move(*calibration);
   ro.env = [&o] { return env_json(o); };
   auto outcome = runner::run_experiment(*e, ro, install_stop_handlers());
   if (!outcome) {
@@ -196,6 +230,12 @@ int run(RunOptions& o) {
     return 128 + stop_signal();
   }
   std::printf("results: %s\n", outcome->dir.c_str());
+  if (outcome->calibration) {
+    std::printf("calibration: %s/calibration.json (simulate this host's runtime with --simulate --calibration)\n",
+                outcome->dir.c_str());
+  } else if (!o.simulate) {
+    std::printf("calibration: not recorded: %s\n", outcome->calibration_missing.c_str());
+  }
   if (!o.no_report) {
     draw_report(outcome->dir);
   }
@@ -219,6 +259,10 @@ std::function<int()> add_run_command(CLI::App& app) {
                 "(ansible/README.md)")
       ->check(CLI::ExistingFile);
   r->add_option("--ansible-var", o->ansible_vars, "KEY=VALUE passed to the playbooks with -e (repeat)");
+  r->add_option("--calibration", o->calibration,
+                "With --simulate: the runtime's costs, from a real run's calibration.json, or `host` to measure "
+                "them here over loopback first (default: none, the ideal pipeline)")
+      ->needs(r->get_option("--simulate"));
   r->add_flag("--no-report", o->no_report, "Do not draw the figures at the end (contend report DIR does)");
   r->add_option("--tolerance", o->tolerance,
                 "Allowed fall of a speedup for --compare (percent or fraction; default 5%)");

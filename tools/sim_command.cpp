@@ -31,6 +31,7 @@ struct SimOptions {
   std::string bandwidth_trace;
   std::string latency = "0s";
   std::string burst = "0";
+  std::string line_rate;
   std::string json_path;
   std::string csv_path;
   std::string csv_layout = "aligned";
@@ -72,6 +73,9 @@ Result<sim::LinkModel> link_model(const SimOptions& o) {
   sim::LinkModel link;
   link.latency_s = to_seconds(*parse_duration(o.latency));
   link.burst_bytes = *parse_size_bytes(o.burst);
+  if (!o.line_rate.empty()) {
+    link.line_bps = *parse_rate_bps(o.line_rate);
+  }
   if (!o.bandwidth.empty()) {
     const double rate = *parse_rate_bps(o.bandwidth);
     if (rate <= 0) {
@@ -207,6 +211,9 @@ std::function<int()> add_sim_command(CLI::App& app) {
                   "Token-bucket depth of every link: bytes that pass at once after it idles, "
                   "as HTB's burst (size; default 0, a pure rate)")
       ->check(size_check());
+  sim->add_option("--line-rate", o->line_rate,
+                  "How fast the burst passes: the unshaped path's rate (rate; default unlimited, at once)")
+      ->check(rate_check());
   sim->add_option("--json", o->json_path,
                   "Write contend.sim/1 JSON to FILE, or - for stdout (the table then goes to stderr)");
   sim->add_option("--csv", o->csv_path,

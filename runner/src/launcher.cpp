@@ -71,12 +71,12 @@ std::vector<std::string> worker_options(const Experiment& e, const Cell& cell) {
 }
 
 std::vector<std::vector<std::string>> worker_commands(const Experiment& e, const Cell& cell,
-                                                      const std::vector<std::string>& addresses, const CellFiles& files,
+                                                      const std::vector<std::string>& endpoints, const CellFiles& files,
                                                       const LaunchOptions& o, double oracle_start_s) {
   const Workload& w = e.workload;
   std::string peers;
-  for (const auto& a : addresses) {
-    peers += (peers.empty() ? "" : ",") + a + ":" + std::to_string(o.port);
+  for (const auto& a : endpoints) {
+    peers += (peers.empty() ? "" : ",") + a;
   }
   const std::vector<std::string> common = worker_options(e, cell);
   std::vector<std::vector<std::string>> out;
@@ -128,7 +128,11 @@ Result<std::vector<ChildProcess>> start_workers(const Experiment& e, const Cell&
                                                 const std::vector<std::string>& addresses,
                                                 const std::vector<std::vector<std::string>>& reach, double start_s) {
   std::vector<ChildProcess> workers;
-  auto commands = worker_commands(e, cell, addresses, files, o, start_s);
+  std::vector<std::string> endpoints;
+  for (const auto& a : addresses) {
+    endpoints.push_back(a + ":" + std::to_string(o.port));
+  }
+  auto commands = worker_commands(e, cell, endpoints, files, o, start_s);
   for (int r = 0; r < e.workload.stages; ++r) {
     commands[r].insert(commands[r].end(), reach[r].begin(), reach[r].end());
   }
@@ -257,6 +261,25 @@ Result<void> run_cell(const Experiment& e, const Cell& cell, const CellFiles& fi
     return with_context(played.error(), cell.id + ": the scenario player");
   }
   return {};
+}
+
+Result<void> run_cell_loopback(const Experiment& e, const Cell& cell, const CellFiles& files, const LaunchOptions& o,
+                               const std::atomic<bool>& stop) {
+  std::vector<std::string> endpoints;
+  for (int r = 0; r < e.workload.stages; ++r) {
+    endpoints.push_back("127.0.0.1:" + std::to_string(o.port + r));
+  }
+  std::vector<ChildProcess> workers;
+  for (const auto& argv : worker_commands(e, cell, endpoints, files, o, 0)) {
+    ChildOptions co;
+    co.output_path = files.log;
+    auto child = ChildProcess::spawn(argv, co);
+    if (!child) {
+      return child.error();
+    }
+    workers.push_back(std::move(*child));
+  }
+  return wait_workers(workers, cell, files, o, stop);
 }
 
 Result<double> cell_throughput(const std::string& path, const Workload& w) {

@@ -52,6 +52,11 @@ Result<std::string> open_results(const Experiment& e, const RunOptions& o) {
   if (auto ok = write_json_document(*dir + "/env.json", env); !ok) {
     return ok.error();
   }
+  if (o.calibration) {  // the simulation's costs, beside its results
+    if (auto ok = write_calibration(*dir + "/calibration.json", *o.calibration); !ok) {
+      return ok.error();
+    }
+  }
   return dir;
 }
 
@@ -59,7 +64,9 @@ Result<std::string> open_results(const Experiment& e, const RunOptions& o) {
 Result<void> run_one(const Experiment& e, const Cell& cell, const CellFiles& files, const RunOptions& o,
                      const PipelineLinks& truth, const std::atomic<bool>& stop) {
   if (o.simulate) {
-    auto rows = simulate_cell(e.workload, cell.schedule, truth);
+    const Calibration none;
+    const Calibration& c = o.calibration ? *o.calibration : none;
+    auto rows = simulate_cell(calibrated_workload(e.workload, c), cell.schedule, truth, c.runtime);
     if (!rows) {
       return rows.error();
     }
@@ -113,6 +120,35 @@ CellFiles files_of(const std::string& dir, const Cell& cell) {
     files.trace_prefix = dir + "/traces/" + cell.id;
   }
   return files;
+}
+
+// calibration.json of a real run, from the baseline's finished cells (calibration.h).
+Result<Calibration> record_calibration(const Experiment& e, const std::string& dir, const std::vector<Cell>& cells,
+                                       const std::map<std::string, double>& done, const Summary& summary,
+                                       const std::vector<PipelineLinks>& truths) {
+  std::vector<std::string> metrics;
+  for (const Cell& cell : cells) {
+    if (cell.schedule == e.baseline && done.count(cell.id) != 0) {
+      metrics.push_back(files_of(dir, cell).metrics);
+    }
+  }
+  std::vector<MeasuredScenario> medians;
+  for (std::size_t s = 0; s < e.scenarios.size(); ++s) {
+    for (const CellSummary& c : summary.cells) {
+      if (c.scenario == e.scenarios[s].name && c.schedule == e.baseline.str() && !c.throughput.empty()) {
+        medians.push_back({c.scenario, &truths[s], c.stats.median});
+      }
+    }
+  }
+  auto c = calibrate_from_run(e.workload, e.baseline, metrics, medians);
+  if (!c) {
+    return c.error();
+  }
+  c->source += ", in " + dir;
+  if (auto ok = write_calibration(dir + "/calibration.json", *c); !ok) {
+    return ok.error();
+  }
+  return c;
 }
 
 }  // namespace
@@ -190,6 +226,14 @@ Result<RunOutcome> run_experiment(const Experiment& e, RunOptions o, const std::
   out.summary = summary_of(e, cells, *done, mode_of(o));
   if (auto ok = write_summary(*dir, e, out.summary); !ok) {
     return ok.error();
+  }
+  if (!o.simulate) {
+    auto c = record_calibration(e, *dir, cells, *done, out.summary, truths);
+    if (c) {
+      out.calibration = std::move(*c);
+    } else {
+      out.calibration_missing = c.error().message;
+    }
   }
   return out;
 }

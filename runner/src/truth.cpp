@@ -122,17 +122,24 @@ namespace {
 // The simulator's pipeline for an iteration starting at `now` on the scenario's clock: `stages`
 // stages (ranks x chunks: each chunk 1/chunks of its rank's time and stash, a whole tensor), every
 // linked pair of ranks at its goodput from `now`.
-sim::SimConfig iteration_config(const Workload& w, const PipelineLinks& links, double now, int stages) {
+sim::SimConfig iteration_config(const Workload& w, const PipelineLinks& links, double now, int stages,
+                                const RuntimeModel& runtime) {
   const double chunks = static_cast<double>(stages) / w.stages;
   const double fwd = std::chrono::duration<double>(w.forward).count() / chunks;
   const double bwd = std::chrono::duration<double>(w.backward).count() / chunks;
   sim::SimConfig config;
   config.stages.assign(stages, sim::StageCost{fwd, bwd, w.activation_bytes, w.activation_bytes,
                                               static_cast<std::uint64_t>(static_cast<double>(w.activation_bytes) / chunks), 0.5});
+  config.costs = {runtime.costs};
+  config.default_link.latency_s = runtime.latency_s;
   for (const auto& [pair, trace] : links) {
     sim::LinkModel link;
     link.rate = trace.from(now);
     link.burst_bytes = shaper_burst_bytes(trace.rate_at(now));
+    link.latency_s = runtime.latency_s;
+    if (runtime.line_bps > 0) {
+      link.line_bps = runtime.line_bps;
+    }
     config.links[{pair.first, pair.second}] = link;
     config.links[{pair.second, pair.first}] = link;
   }
@@ -142,12 +149,13 @@ sim::SimConfig iteration_config(const Workload& w, const PipelineLinks& links, d
 // What each rank would have measured in band over an iteration from `now` lasting `seconds`: the
 // links' mean goodput, their last quarter standing for the iteration's last frames.
 std::vector<pipeline::StageReport> inband_reports(const Workload& w, const std::vector<RateTrace>& links, double now,
-                                                  double seconds) {
+                                                  double seconds, const sim::RuntimeCosts& costs) {
   // The chain's links (r -> r+1): the ones a rank's reports time.
   const double fwd = std::chrono::duration<double>(w.forward).count();
   const double bwd = std::chrono::duration<double>(w.backward).count();
   std::vector<pipeline::StageReport> reports(
-      w.stages, pipeline::StageReport{fwd, bwd, w.activation_bytes, w.activation_bytes, {}, {}});
+      w.stages,
+      pipeline::StageReport{fwd, bwd, costs.send_s, costs.iteration_s, w.activation_bytes, w.activation_bytes, {}, {}});
   const auto bytes = static_cast<std::uint64_t>(w.microbatches) * w.activation_bytes;
   for (int r = 0; r + 1 < w.stages; ++r) {
     const double bps = std::max(links[r].bits_between(now, now + seconds) / seconds, 1.0);
@@ -172,7 +180,8 @@ std::vector<pipeline::StageReport> inband_reports(const Workload& w, const std::
 
 }  // namespace
 
-Result<SimCell> simulate_cell(const Workload& w, const Spec& schedule, const PipelineLinks& all) {
+Result<SimCell> simulate_cell(const Workload& w, const Spec& schedule, const PipelineLinks& all,
+                              const RuntimeModel& runtime) {
   std::vector<RateTrace> links;  // the chain: the oracle's truth and what ranks time in band
   for (int r = 0; r + 1 < w.stages; ++r) {
     auto it = all.find({r, r + 1});
@@ -214,7 +223,7 @@ Result<SimCell> simulate_cell(const Workload& w, const Spec& schedule, const Pip
       run = &cache.get(d->schedule);
       row.decision = std::move(*d);
     }
-    sim::SimConfig config = iteration_config(w, all, now, first->num_stages);
+    sim::SimConfig config = iteration_config(w, all, now, first->num_stages, runtime);
     config.record_trace = it + 1 == w.warmup + w.iterations;
     auto result = sim::simulate(*run, config);
     if (!result) {
@@ -225,7 +234,7 @@ Result<SimCell> simulate_cell(const Workload& w, const Spec& schedule, const Pip
     for (const sim::RankStats& rank : result->ranks) {
       row.peak_activation_bytes = std::max(row.peak_activation_bytes, rank.peak_memory_bytes);
     }
-    reports = inband_reports(w, links, now, row.iteration_s);
+    reports = inband_reports(w, links, now, row.iteration_s, runtime.costs);
     now += row.iteration_s;
     out.iterations.push_back(std::move(row));
     out.last = std::move(*result);

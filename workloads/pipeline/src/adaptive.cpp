@@ -20,6 +20,9 @@ sim::SimConfig simulator_config(const Measurements& m, int stages, int chunks, s
     config.stages.push_back({s.forward_s / v, s.backward_s / v, s.activation_bytes, s.activation_bytes,
                              static_cast<std::uint64_t>(static_cast<double>(s.stash_bytes) / v), 0.5});
   }
+  for (const StageMeasurement& s : m.stages) {
+    config.costs.push_back({s.send_s, s.iteration_cost_s});
+  }
   const double unlimited = std::numeric_limits<double>::infinity();
   for (int r = 0; r + 1 < stages; ++r) {
     const LinkMeasurement& l = m.links[r];

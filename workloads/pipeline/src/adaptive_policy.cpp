@@ -23,7 +23,7 @@ class LinkEstimates {
   Measurements measurements(const std::vector<StageReport>& reports) const {
     Measurements m;
     for (const StageReport& s : reports) {
-      m.stages.push_back({s.forward_s, s.backward_s, s.message_bytes, s.stash_bytes});
+      m.stages.push_back({s.forward_s, s.backward_s, s.message_bytes, s.stash_bytes, s.send_s, s.iteration_cost_s});
     }
     for (const Link& link : links_) {
       LinkMeasurement l;

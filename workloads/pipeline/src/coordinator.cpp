@@ -9,7 +9,9 @@ namespace {
 
 constexpr int kReports = 0;   // Tag::microbatch of the report list
 constexpr int kDecision = 1;  // ... and of the decision
-constexpr std::size_t kReportDoubles = 22;
+constexpr std::size_t kTotalsDoubles = 9;  // a TransferTotals
+constexpr std::size_t kStageDoubles = 6;   // a StageReport's own fields
+constexpr std::size_t kReportDoubles = kStageDoubles + 2 * kTotalsDoubles;
 
 void append(std::vector<double>& out, const TransferTotals& t) {
   for (double v :
@@ -21,7 +23,8 @@ void append(std::vector<double>& out, const TransferTotals& t) {
 
 void append(std::vector<double>& out, const StageReport& r) {
   for (double v :
-       {r.forward_s, r.backward_s, static_cast<double>(r.message_bytes), static_cast<double>(r.stash_bytes)}) {
+       {r.forward_s, r.backward_s, r.send_s, r.iteration_cost_s, static_cast<double>(r.message_bytes),
+        static_cast<double>(r.stash_bytes)}) {
     out.push_back(v);
   }
   append(out, r.from_prev);
@@ -39,10 +42,12 @@ StageReport report_at(const std::vector<double>& v, std::size_t i) {
   StageReport r;
   r.forward_s = p[0];
   r.backward_s = p[1];
-  r.message_bytes = static_cast<std::uint64_t>(p[2]);
-  r.stash_bytes = static_cast<std::uint64_t>(p[3]);
-  r.from_prev = totals_at(p + 4);
-  r.from_next = totals_at(p + 13);
+  r.send_s = p[2];
+  r.iteration_cost_s = p[3];
+  r.message_bytes = static_cast<std::uint64_t>(p[4]);
+  r.stash_bytes = static_cast<std::uint64_t>(p[5]);
+  r.from_prev = totals_at(p + kStageDoubles);
+  r.from_next = totals_at(p + kStageDoubles + kTotalsDoubles);
   return r;
 }
 

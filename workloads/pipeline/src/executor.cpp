@@ -183,6 +183,9 @@ Result<IterationMetrics> StageExecutor::run_iteration(int iteration) {
     (it.lane == sim::Lane::kCompute ? it.m.compute_s
      : it.lane == sim::Lane::kSend  ? it.m.send_wait_s
                                     : it.m.recv_wait_s) += t1 - t0;
+    if (it.lane == sim::Lane::kSend) {
+      ++it.m.sends;
+    }
     if (a.op == Op::kForward) {
       it.m.forward_s += t1 - t0;
     } else if (schedule::is_compute(a.op)) {
@@ -210,7 +213,8 @@ Result<IterationMetrics> StageExecutor::finish(Iteration& it) {
                                            std::to_string(m.iteration) + ": " + ok.error().message);
   }
   const double t_step = now_s();
-  m.send_wait_s += t_step - t_flush;
+  m.flush_s = t_step - t_flush;
+  m.send_wait_s += m.flush_s;
   m.loss = std::numeric_limits<double>::quiet_NaN();
   for (const auto& [stage, b] : backends_) {
     if (options_.optimizer_step) {
@@ -221,7 +225,8 @@ Result<IterationMetrics> StageExecutor::finish(Iteration& it) {
     }
   }
   const double t_end = now_s();
-  m.compute_s += t_end - t_step;
+  m.step_s = t_end - t_step;
+  m.compute_s += m.step_s;
   m.iteration_s = t_end - m.start_s;
   m.idle_s = std::max(0.0, m.iteration_s - m.compute_s - m.send_wait_s - m.recv_wait_s);
   m.bytes_sent = transport_.bytes_sent() - it.bytes_before;

@@ -114,6 +114,13 @@ nlohmann::ordered_json metrics_record(const RunConfig& c, const IterationMetrics
   doc["send_wait_s"] = m.send_wait_s;
   doc["recv_wait_s"] = m.recv_wait_s;
   doc["idle_s"] = m.idle_s;
+  doc["forwards"] = m.forwards;
+  doc["forward_s"] = m.forward_s;
+  doc["backwards"] = m.backwards;
+  doc["backward_s"] = m.backward_s;
+  doc["sends"] = m.sends;
+  doc["flush_s"] = m.flush_s;
+  doc["step_s"] = m.step_s;
   doc["bytes_sent"] = m.bytes_sent;
   doc["peak_activation_bytes"] = m.peak_held_bytes;
   doc["loss"] = std::isnan(m.loss) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(m.loss);
@@ -142,6 +149,8 @@ StageReport report_of(const IterationMetrics& m, Transport& transport, int rank)
   StageReport r;
   r.forward_s = m.forwards > 0 ? m.forward_s / m.forwards : 0;
   r.backward_s = m.backwards > 0 ? m.backward_s / m.backwards : 0;
+  r.send_s = m.sends > 0 ? (m.send_wait_s - m.flush_s) / m.sends : 0;
+  r.iteration_cost_s = m.flush_s + m.step_s;
   r.message_bytes = m.message_bytes;
   r.stash_bytes = m.peak_inflight > 0 ? m.peak_held_bytes / static_cast<std::uint64_t>(m.peak_inflight) : 0;
   r.from_prev = transport.take_transfers(rank - 1);

@@ -60,6 +60,10 @@ class Simulation {
                                                     std::to_string(c_.stages.size()) + " stages, the schedule has " +
                                                     std::to_string(s_.num_stages));
     }
+    if (c_.costs.size() > 1 && static_cast<int>(c_.costs.size()) != s_.num_ranks) {
+      return make_error(Errc::kInvalidArgument, s_.name + ": runtime costs for " + std::to_string(c_.costs.size()) +
+                                                    " ranks, the schedule has " + std::to_string(s_.num_ranks));
+    }
     for (int r = 0; r < s_.num_ranks; ++r) {
       for (const Action& a : s_.ranks[r]) {
         if (a.stage < 0 || a.stage > last_ || a.microbatch < 0 || a.microbatch >= m_ || s_.rank_of(a.stage) != r) {
@@ -139,6 +143,11 @@ class Simulation {
     }
   }
 
+  const RuntimeCosts& costs(int r) const {
+    static const RuntimeCosts kNone;
+    return c_.costs.empty() ? kNone : c_.costs[c_.costs.size() == 1 ? 0 : r];
+  }
+
   // How long compute action `a` takes on its stage.
   static double duration(const StageCost& cost, Op op) {
     switch (op) {
@@ -183,7 +192,9 @@ class Simulation {
     const StageCost& cost = c_.stages[a.stage];
     const std::uint64_t bytes = fwd ? cost.activation_bytes : cost.gradient_bytes;
     Link& link = links_[fwd ? fwd_link_[a.stage] : bwd_link_[a.stage]];
-    const double start = std::max({lane_[r], produced, link.free_s});
+    // The hand-off occupies the sending lane; the tensor enters the link after it.
+    lane_[r] = std::max(lane_[r], produced) + costs(r).send_s;
+    const double start = std::max(lane_[r], link.free_s);
     const double bits = 8.0 * static_cast<double>(bytes);
     double end = start;
     if (link.model->burst_bytes == 0) {
@@ -194,7 +205,7 @@ class Simulation {
       link.tokens_bits = std::min(depth, link.tokens_bits + link.model->rate.bits_between(link.free_s, start));
       const double covered = std::min(bits, link.tokens_bits);
       link.tokens_bits -= covered;
-      end = link.model->rate.finish_time(start, bits - covered);
+      end = link.model->rate.finish_time(start + covered / link.model->line_bps, bits - covered);
     }
     if (!std::isfinite(end)) {
       return make_error(Errc::kInvalidArgument, s_.name + ": " + schedule::to_string(a) +
@@ -292,8 +303,8 @@ class Simulation {
     out.actions = s_.size();
     double busy = 0;
     for (int r = 0; r < s_.num_ranks; ++r) {
-      stats_[r].finish_s = lane_[r];
-      out.makespan_s = std::max(out.makespan_s, lane_[r]);
+      stats_[r].finish_s = lane_[r] + costs(r).iteration_s;
+      out.makespan_s = std::max(out.makespan_s, stats_[r].finish_s);
       busy += stats_[r].busy_s;
     }
     for (auto& st : stats_) {

@@ -35,9 +35,10 @@ struct LaunchOptions {
 // durations or model, timeout): what hosts mode hands to ansible/ with rank and peers left to it.
 std::vector<std::string> worker_options(const Experiment& e, const Cell& cell);
 
-// The workers' command lines for `cell`, rank by rank (without the `ip netns exec` prefix).
+// The workers' command lines for `cell`, rank by rank (without the `ip netns exec` prefix), rank
+// r listening at endpoints[r] ("198.18.0.1:29500").
 std::vector<std::vector<std::string>> worker_commands(const Experiment& e, const Cell& cell,
-                                                      const std::vector<std::string>& addresses, const CellFiles& files,
+                                                      const std::vector<std::string>& endpoints, const CellFiles& files,
                                                       const LaunchOptions& options, double oracle_start_s);
 
 // The environment of the worker on `node` that its transport asks for (TransportKind::environment,
@@ -50,6 +51,11 @@ std::vector<std::string> worker_environment(const Spec& transport, const emulato
 // with the end of its log, kTimeout, kIo "stopped" when `stop` was set.
 Result<void> run_cell(const Experiment& e, const Cell& cell, const CellFiles& files, const LaunchOptions& options,
                       const std::atomic<bool>& stop);
+
+// Runs `cell`'s workers here without namespaces or shaping: rank r listens on 127.0.0.1 at
+// options.port + r, over loopback (no root). Errors as run_cell's.
+Result<void> run_cell_loopback(const Experiment& e, const Cell& cell, const CellFiles& files,
+                               const LaunchOptions& options, const std::atomic<bool>& stop);
 
 // Samples per second of rank 0 over the iterations after the warm-up, from the first one's start
 // to the last one's end; kParse naming the file when it has fewer lines than that.

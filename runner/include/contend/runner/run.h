@@ -12,6 +12,7 @@
 #include <string>
 
 #include "contend/common/result.h"
+#include "contend/runner/calibration.h"
 #include "contend/runner/experiment.h"
 #include "contend/runner/hosts.h"
 #include "contend/runner/launcher.h"
@@ -23,6 +24,8 @@ struct RunOptions {
   std::string out;     // results folder to create; empty: results/NAME-TIMESTAMP[-sim] (renamed if taken)
   std::string resume;  // or: a results folder of the same experiment and mode to continue
   bool simulate = false;
+  // --simulate: the runtime's costs (calibration.h); unset: the ideal pipeline.
+  std::optional<Calibration> calibration;
   std::optional<HostsOptions> hosts;  // run on cluster hosts (its `results` is filled in)
   LaunchOptions launch;               // single-host real runs
   // What env.json records beside the experiment (argv, version, build, devices), asked only when a
@@ -37,6 +40,9 @@ struct RunOutcome {
   std::size_t cells_total = 0;
   bool stopped = false;
   std::optional<Error> failed;  // the cell that failed (named), after which the run ended
+  // A real run: the calibration recorded in calibration.json, or why there is none.
+  std::optional<Calibration> calibration;
+  std::string calibration_missing;
 };
 
 // Runs `e` as described above. Errors before the first cell: a backend this host cannot run (a

@@ -62,8 +62,17 @@ struct SimCell {
 // (cuda) is kUnsupported: only its device can time it. Not pure: profiling runs the model.
 Result<Workload> simulated_workload(const Workload& w, int repeats = 5);
 
+// What the runtime adds to the simulated pipeline beyond compute and the wire (calibration.h
+// measures it): none by default, the ideal pipeline.
+struct RuntimeModel {
+  sim::RuntimeCosts costs;
+  double latency_s = 0;  // per transfer, on every link
+  double line_bps = 0;   // how fast a shaper's burst passes (sim::LinkModel::line_bps); 0: at once
+};
+
 // Simulates `w.warmup + w.iterations` iterations of `schedule` (a static schedule or a policy)
-// starting at scenario time 0 on `links`.
-Result<SimCell> simulate_cell(const Workload& w, const Spec& schedule, const PipelineLinks& links);
+// starting at scenario time 0 on `links`, with `runtime`'s costs (policies measure them in band).
+Result<SimCell> simulate_cell(const Workload& w, const Spec& schedule, const PipelineLinks& links,
+                              const RuntimeModel& runtime = {});
 
 }  // namespace contend::runner

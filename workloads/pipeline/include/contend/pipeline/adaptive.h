@@ -23,6 +23,8 @@ struct StageMeasurement {
   double backward_s = 0;
   std::uint64_t activation_bytes = 0;  // sent to the next stage (and the gradient back)
   std::uint64_t stash_bytes = 0;       // held per in-flight micro-batch
+  double send_s = 0;                   // the runtime's costs on the stage's rank (sim::RuntimeCosts)
+  double iteration_cost_s = 0;
 };
 
 struct LinkMeasurement {

@@ -40,6 +40,9 @@ struct IterationMetrics {
   double backward_s = 0;              // ...and backwards
   int forwards = 0;
   int backwards = 0;
+  int sends = 0;       // tensors handed to the transport for another rank (their time: send_wait_s - flush_s)
+  double flush_s = 0;  // the end-of-iteration flush (in send_wait_s)
+  double step_s = 0;   // the optimizer step (in compute_s)
   std::uint64_t message_bytes = 0;   // one activation (and gradient) sent between stages
   int peak_inflight = 0;             // micro-batches between forward and backward at most
   std::optional<Decision> decision;  // rank 0 under a policy (policy.h): how this iteration's k was chosen

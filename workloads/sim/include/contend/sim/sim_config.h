@@ -30,10 +30,21 @@ struct LinkModel {
   // Token-bucket depth, as HTB and TBF have: after the link idles, up to this many bytes pass at
   // once, then the rate holds. 0: a pure rate. The bucket starts full.
   std::uint64_t burst_bytes = 0;
+  // How fast the burst passes: the unshaped path's rate (a veth's or loopback's, CPU-bound);
+  // +infinity (the default): at once.
+  double line_bps = std::numeric_limits<double>::infinity();
+};
+
+// What the runtime costs beyond compute and the wire, on one rank (measured: runner/calibration.h,
+// and in band by the adaptive policies). All zero: the ideal pipeline.
+struct RuntimeCosts {
+  double send_s = 0;       // the compute lane's time per send to another rank (hand-off, copy)
+  double iteration_s = 0;  // after the rank's last action: the optimizer step and the final flush
 };
 
 struct SimConfig {
   std::vector<StageCost> stages;                   // one per pipeline stage (Schedule::num_stages)
+  std::vector<RuntimeCosts> costs;                 // per rank; empty: none; one entry: every rank
   LinkModel default_link;                          // every directed (from rank, to rank) link without an override
   std::map<std::pair<int, int>, LinkModel> links;  // overrides, keyed by (from rank, to rank)
   bool record_trace = false;                       // keep every action's timing in SimResult::trace

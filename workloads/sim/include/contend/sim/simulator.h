@@ -1,10 +1,12 @@
 #pragma once
 // A discrete-event simulator of one pipeline iteration, with the runtime's execution model: each
 // rank has one compute lane running its actions in order; a send hands its tensor to the link
-// and returns at once (the runtime's sender thread); each directed link carries its transfers one
-// after another in the order they were sent, at the link's rate, plus latency; a receive blocks
-// the lane until the tensor has arrived (receives are posted early, so data that arrived before
-// the receive is reached costs nothing). It is the cost model of the adaptive scheduler.
+// and returns after the hand-off (RuntimeCosts::send_s; the runtime's sender thread does the
+// rest); each directed link carries its transfers one after another in the order they were sent,
+// at the link's rate, plus latency (the receiver's wake-up included); a receive blocks the lane
+// until the tensor has arrived (receives are posted early, so data that arrived before the receive
+// is reached costs nothing), and each rank ends RuntimeCosts::iteration_s after its last action.
+// It is the cost model of the adaptive scheduler.
 // Pure; thread-safe (no shared state).
 
 #include <cstdint>
@@ -52,7 +54,8 @@ struct SimResult {
 };
 
 // Simulates `schedule` (lowered first when it holds compute actions only). Errors:
-// kInvalidArgument when config.stages does not have one entry per stage or the schedule names a
+// kInvalidArgument when config.stages does not have one entry per stage, config.costs has neither
+// 0, 1 nor one entry per rank, or the schedule names a
 // stage, rank or micro-batch out of range; kDeadlock naming every blocked rank's action and what
 // it waits for; kInvalidArgument when a link's trace ends at rate 0 with a transfer in flight.
 Result<SimResult> simulate(const schedule::Schedule& schedule, const SimConfig& config);

@@ -1,0 +1,72 @@
+#pragma once
+// What the runtime costs beyond the stage times the workload names and the wire, so that
+// simulated runs predict real ones (contend.calibration/1, docs/experiment-format.md):
+//  - forward_s, backward_s: a rank's compute per micro-batch as the ranks measured it (an emulated
+//    stage's sleep wakes late, a busy host delays a step), in place of the workload's;
+//  - costs: the compute lane's hand-off per send and each rank's end-of-iteration flush and
+//    optimizer step, measured by every rank (sim::RuntimeCosts);
+//  - latency_s: per transfer (the sender's thread, the kernel's path, the receiver's wake-up), the
+//    one value for which the simulator reproduces the measured throughput of the cells it was fitted
+//    on: the only fitted number.
+// A calibration belongs to the workload it was measured with; read_calibration refuses another's.
+// Measured by a real `contend run` (calibration.json in its results, fitted on the baseline's
+// cells) or on this host over loopback (measure_on_host). Not thread-safe.
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "contend/common/result.h"
+#include "contend/runner/experiment.h"
+#include "contend/runner/launcher.h"
+#include "contend/runner/truth.h"
+#include "contend/sim/sim_config.h"
+
+namespace contend::runner {
+
+struct Calibration {
+  double forward_s = 0;  // 0: the workload's own
+  double backward_s = 0;
+  RuntimeModel runtime;  // the costs and the fitted latency
+  std::string workload;  // workload_key() of the workload measured
+  std::string source;    // where it comes from, said in the output
+};
+
+// What a calibration must match: stages, backend, transport and stage sizes and times.
+std::string workload_key(const Workload& w);
+
+// The workload the simulator runs under `c`: its stage times replaced by the measured ones.
+Workload calibrated_workload(const Workload& w, const Calibration& c);
+
+// contend.calibration/1. read_calibration: kParse naming the field, kInvalidArgument when it was
+// measured for another workload (both named).
+Result<Calibration> read_calibration(const std::string& path, const Workload& w);
+Result<void> write_calibration(const std::string& path, const Calibration& c);
+
+// Everything but the latency, from the rank lines of real cells of `w` (their iterations after
+// the warm-up). kParse when no file holds a measured iteration.
+Result<Calibration> measured_costs(const Workload& w, const std::vector<std::string>& metrics_paths);
+
+// The latency at which `throughput_at(latency)` (samples/s, decreasing in it) equals `measured`,
+// by bisection on [0, 50 ms]; 0 when even no latency predicts less than measured.
+Result<double> fit_latency(const std::function<Result<double>(double)>& throughput_at, double measured);
+
+// Samples per second of a simulated cell, as cell_throughput counts a real one.
+double simulated_throughput(const SimCell& cell, const Workload& w);
+
+// A real run's calibration: the costs from `metrics` (the baseline's finished cells), the latency
+// fitted per scenario to the baseline's measured median throughput there (`medians`: the
+// scenario's links and that median), and the median of those latencies taken.
+struct MeasuredScenario {
+  std::string name;
+  const PipelineLinks* links = nullptr;
+  double throughput = 0;
+};
+Result<Calibration> calibrate_from_run(const Workload& w, const Spec& baseline, const std::vector<std::string>& metrics,
+                                       const std::vector<MeasuredScenario>& medians);
+
+// A calibration measured here: `w` run as 1F1B by stage-many `contend worker` processes over
+// loopback (no shaping, no root), for a few iterations; the latency fitted to that run.
+Result<Calibration> measure_on_host(const Experiment& e, const LaunchOptions& launch);
+
+}  // namespace contend::runner

@@ -1,0 +1,288 @@
+#include "contend/runner/calibration.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "contend/common/fd.h"
+#include "contend/common/json.h"
+#include "contend/common/json_reader.h"
+#include "contend/common/records.h"
+#include "contend/common/units.h"
+
+namespace contend::runner {
+namespace {
+
+constexpr double kMaxLatencyS = 0.05;
+constexpr double kUnlimitedBps = 1e15;  // loopback, as the simulator sees it
+
+// Sums over every measured rank line of the files: the calibration's inputs.
+struct Totals {
+  double forward_s = 0;
+  double backward_s = 0;
+  double microbatches = 0;  // per rank line: the workload's m
+  double send_s = 0;
+  double sends = 0;
+  double iteration_cost_s = 0;
+  double lines = 0;
+};
+
+Result<void> add_file(const std::string& path, const Workload& w, Totals& t) {
+  std::ifstream in(path);
+  if (!in) {
+    return make_error(Errc::kNotFound, path + ": cannot read the iteration log");
+  }
+  for (std::string line; std::getline(in, line);) {
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("sends") || !j.contains("iteration") ||
+        !j["iteration"].is_number_integer() || j["iteration"].get<int>() < w.warmup) {
+      continue;  // the warm-up, and lines of runtimes that did not measure these
+    }
+    try {
+      t.forward_s += j.at("forward_s").get<double>();
+      t.backward_s += j.at("backward_s").get<double>();
+      t.send_s += j.at("send_wait_s").get<double>() - j.at("flush_s").get<double>();
+      t.sends += j.at("sends").get<double>();
+      t.iteration_cost_s += j.at("flush_s").get<double>() + j.at("step_s").get<double>();
+    } catch (const nlohmann::json::exception&) {
+      return make_error(Errc::kParse, path + ": an iteration line without the runtime's timings "
+                                             "(forward_s, backward_s, send_wait_s, flush_s, step_s)");
+    }
+    t.microbatches += w.microbatches;
+    t.lines += 1;
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string workload_key(const Workload& w) {
+  std::string key = w.backend.str() + " over " + w.transport.str() + ", " + std::to_string(w.stages) + " stages, ";
+  if (w.backend.name() == "emulated") {
+    return key + "fwd " + format_seconds(std::chrono::duration<double>(w.forward).count()) + ", bwd " +
+           format_seconds(std::chrono::duration<double>(w.backward).count()) + ", activation " +
+           std::to_string(w.activation_bytes) + " B";
+  }
+  return key + "hidden " + std::to_string(w.hidden) + ", layers " + std::to_string(w.layers) + ", micro-batch " +
+         std::to_string(w.microbatch_size) + " x " + std::to_string(w.seq_len);
+}
+
+Workload calibrated_workload(const Workload& w, const Calibration& c) {
+  Workload out = w;
+  if (c.forward_s > 0) {
+    out.forward = std::chrono::round<std::chrono::nanoseconds>(std::chrono::duration<double>(c.forward_s));
+    out.backward = std::chrono::round<std::chrono::nanoseconds>(std::chrono::duration<double>(c.backward_s));
+  }
+  return out;
+}
+
+Result<Calibration> measured_costs(const Workload& w, const std::vector<std::string>& metrics_paths) {
+  Totals t;
+  for (const std::string& path : metrics_paths) {
+    if (auto ok = add_file(path, w, t); !ok) {
+      return ok.error();
+    }
+  }
+  if (t.lines == 0) {
+    return make_error(Errc::kParse, "no measured iteration with the runtime's timings in " +
+                                        std::to_string(metrics_paths.size()) + " iteration logs");
+  }
+  Calibration c;
+  c.forward_s = t.forward_s / t.microbatches;
+  c.backward_s = t.backward_s / t.microbatches;
+  c.runtime.costs.send_s = t.sends > 0 ? t.send_s / t.sends : 0;
+  c.runtime.costs.iteration_s = t.iteration_cost_s / t.lines;
+  c.workload = workload_key(w);
+  return c;
+}
+
+Result<double> fit_latency(const std::function<Result<double>(double)>& throughput_at, double measured) {
+  auto none = throughput_at(0);
+  if (!none) {
+    return none.error();
+  }
+  if (*none <= measured) {
+    return 0.0;
+  }
+  double lo = 0;
+  double hi = kMaxLatencyS;
+  for (int i = 0; i < 30 && hi - lo > 1e-7; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    auto at = throughput_at(mid);
+    if (!at) {
+      return at.error();
+    }
+    (*at > measured ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
+double simulated_throughput(const SimCell& cell, const Workload& w) {
+  double seconds = 0;
+  int measured = 0;
+  for (const SimIteration& it : cell.iterations) {
+    if (it.iteration >= w.warmup) {
+      seconds += it.iteration_s;
+      ++measured;
+    }
+  }
+  return seconds > 0 ? measured * samples_per_iteration(w) / seconds : 0.0;
+}
+
+namespace {
+
+// The latency at which `schedule` simulated on `links` under `c`'s costs gives `measured`.
+Result<double> fit_cell(const Workload& w, const Calibration& c, const Spec& schedule, const PipelineLinks& links,
+                        double measured) {
+  const Workload calibrated = calibrated_workload(w, c);
+  return fit_latency(
+      [&](double latency_s) -> Result<double> {
+        auto run = simulate_cell(calibrated, schedule, links, RuntimeModel{c.runtime.costs, latency_s, c.runtime.line_bps});
+        if (!run) {
+          return run.error();
+        }
+        return simulated_throughput(*run, calibrated);
+      },
+      measured);
+}
+
+}  // namespace
+
+Result<Calibration> calibrate_from_run(const Workload& w, const Spec& baseline, const std::vector<std::string>& metrics,
+                                       const std::vector<MeasuredScenario>& medians) {
+  auto c = measured_costs(w, metrics);
+  if (!c) {
+    return c.error();
+  }
+  std::vector<double> latencies;
+  std::string fitted;
+  for (const MeasuredScenario& s : medians) {
+    auto latency = fit_cell(w, *c, baseline, *s.links, s.throughput);
+    if (!latency) {
+      return with_context(latency.error(), "fitting the latency on " + s.name);
+    }
+    latencies.push_back(*latency);
+    fitted += (fitted.empty() ? "" : ", ") + s.name + " " + format_seconds(*latency);
+  }
+  if (latencies.empty()) {
+    return make_error(Errc::kInvalidArgument, "no finished cell of " + baseline.str() + " to fit the latency on");
+  }
+  std::sort(latencies.begin(), latencies.end());
+  c->runtime.latency_s = latencies[latencies.size() / 2];
+  c->source = "recorded by a real run: costs from " + std::to_string(metrics.size()) + " cells of " + baseline.str() +
+              ", latency the median of its fits per scenario (" + fitted + ")";
+  return c;
+}
+
+Result<Calibration> measure_on_host(const Experiment& e, const LaunchOptions& launch) {
+  if (e.workload.transport.name() != "tcp" || e.workload.backend.name() == "cuda") {
+    return make_error(Errc::kInvalidArgument, "a calibration on this host runs the tcp transport and a cpu or "
+                                              "emulated backend; record one with a real run instead");
+  }
+  Experiment probe = e;
+  probe.workload.warmup = 1;
+  probe.workload.iterations = 5;
+  const Cell cell{0, pipeline::parse_schedule_or_policy("1f1b").value(), 0, "calibration"};
+  char dir_template[] = "/tmp/contend-calibration-XXXXXX";
+  if (::mkdtemp(dir_template) == nullptr) {
+    return make_error(Errc::kIo, std::string("cannot create a folder in /tmp: ") + std::strerror(errno));
+  }
+  const std::string dir = dir_template;
+  struct Remove {
+    std::string dir;
+    ~Remove() {
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+    }
+  } remove{dir};
+  const CellFiles files{dir + "/metrics.jsonl", "", dir + "/workers.log", ""};
+  const std::atomic<bool> never{false};
+  if (auto ok = run_cell_loopback(probe, cell, files, launch, never); !ok) {
+    return with_context(ok.error(), "calibrating on this host");
+  }
+  auto c = measured_costs(probe.workload, {files.metrics});
+  auto measured = cell_throughput(files.metrics, probe.workload);
+  if (!c || !measured) {
+    return !c ? c.error() : measured.error();
+  }
+  PipelineLinks loopback;
+  for (int r = 0; r + 1 < probe.workload.stages; ++r) {
+    loopback.emplace(std::pair{r, r + 1}, RateTrace::constant(kUnlimitedBps));
+  }
+  auto latency = fit_cell(probe.workload, *c, cell.schedule, loopback, *measured);
+  if (!latency) {
+    return latency.error();
+  }
+  c->runtime.latency_s = *latency;
+  c->source = "measured on this host: 1F1B over loopback, " + std::to_string(probe.workload.stages) + " ranks, " +
+              std::to_string(probe.workload.iterations) + " iterations";
+  return c;
+}
+
+Result<void> write_calibration(const std::string& path, const Calibration& c) {
+  nlohmann::ordered_json doc = json_document("calibration", 1);
+  doc["source"] = c.source;
+  doc["workload"] = c.workload;
+  doc["forward_s"] = c.forward_s;
+  doc["backward_s"] = c.backward_s;
+  doc["send_s"] = c.runtime.costs.send_s;
+  doc["iteration_cost_s"] = c.runtime.costs.iteration_s;
+  doc["latency_s"] = c.runtime.latency_s;
+  doc["line_bps"] = c.runtime.line_bps;
+  return write_json_document(path, doc);
+}
+
+Result<Calibration> read_calibration(const std::string& path, const Workload& w) {
+  auto text = read_file(path);
+  if (!text) {
+    return text.error();
+  }
+  auto json = parse_document(*text, path, "calibration", 1,
+                             {"source", "workload", "forward_s", "backward_s", "send_s", "iteration_cost_s",
+                              "latency_s", "line_bps"});
+  if (!json) {
+    return json.error();
+  }
+  const JsonReader r(*json, path);
+  Calibration c;
+  for (auto [key, out] : {std::pair{"source", &c.source}, std::pair{"workload", &c.workload}}) {
+    auto v = r.string(key);
+    if (!v) {
+      return v.error();
+    }
+    *out = *v;
+  }
+  for (auto [key, out] : {std::pair{"forward_s", &c.forward_s}, std::pair{"backward_s", &c.backward_s},
+                          std::pair{"send_s", &c.runtime.costs.send_s}, std::pair{"iteration_cost_s", &c.runtime.costs.iteration_s},
+                          std::pair{"latency_s", &c.runtime.latency_s}}) {
+    auto v = r.number(key);
+    if (!v) {
+      return v.error();
+    }
+    if (!std::isfinite(*v) || *v < 0 || *v > 3600) {
+      return r.error_at(key, "expected seconds from 0 to 3600");
+    }
+    *out = *v;
+  }
+  if (r.has("line_bps")) {
+    auto v = r.number("line_bps");
+    if (!v) {
+      return v.error();
+    }
+    if (!std::isfinite(*v) || *v < 0 || *v > 1e15) {
+      return r.error_at("line_bps", "expected bits per second from 0 (unlimited) to 1e15");
+    }
+    c.runtime.line_bps = *v;
+  }
+  if (c.workload != workload_key(w)) {
+    return make_error(Errc::kInvalidArgument, path + " was measured for another workload (" + c.workload +
+                                                  "); this experiment runs " + workload_key(w));
+  }
+  return c;
+}
+
+}  // namespace contend::runner

@@ -1,0 +1,154 @@
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <fstream>
+#include <unistd.h>
+
+#include "contend/common/fd.h"
+#include "contend/pipeline/policy.h"
+#include "contend/runner/calibration.h"
+#include "contend/schedule/registry.h"
+#include "contend/sim/simulator.h"
+
+using namespace contend;
+using namespace contend::runner;
+
+namespace {
+
+std::string temp_path(const std::string& name) {
+  return "/tmp/contend-calibration-test-" + std::to_string(::getpid()) + "-" + name;
+}
+
+Workload small_workload() {
+  Workload w;
+  w.stages = 2;
+  w.microbatches = 4;
+  w.iterations = 3;
+  w.warmup = 1;
+  w.forward = std::chrono::milliseconds(5);
+  w.backward = std::chrono::milliseconds(10);
+  w.activation_bytes = 1 << 20;
+  return w;
+}
+
+PipelineLinks chain(int stages, double bps) {
+  PipelineLinks links;
+  for (int r = 0; r + 1 < stages; ++r) {
+    links.emplace(std::pair{r, r + 1}, RateTrace::constant(bps));
+  }
+  return links;
+}
+
+const Spec kOneFOneB = pipeline::parse_schedule_or_policy("1f1b").value();
+
+}  // namespace
+
+TEST_CASE("the simulator charges the runtime's costs: the hand-off on the sending lane, the end of iteration, "
+          "the latency and a burst at line rate",
+          "[sim][calibration]") {
+  // 2 ranks, one micro-batch: F0 (rank 0), F0 and B0 (rank 1), B0 (rank 0): two transfers in turn.
+  const auto s = schedule::make_schedule("gpipe", 2, 1).value();
+  auto config = sim::uniform_config(2, 1, 0.010, 0.020, 1000, {});
+  const double ideal = sim::simulate(s, config)->makespan_s;
+  CHECK(ideal == Approx(0.060));
+  config.costs = {sim::RuntimeCosts{0.001, 0.004}};
+  CHECK(sim::simulate(s, config)->makespan_s == Approx(0.060 + 2 * 0.001 + 0.004));
+  config.default_link.latency_s = 0.0005;
+  CHECK(sim::simulate(s, config)->makespan_s == Approx(0.060 + 2 * 0.0015 + 0.004));
+  config.costs = {};
+  config.default_link.latency_s = 0;
+  config.default_link.rate = RateTrace::constant(1e6);
+  config.default_link.burst_bytes = 1000;  // the whole tensor passes in the burst...
+  CHECK(sim::simulate(s, config)->makespan_s == Approx(0.060));
+  config.default_link.line_bps = 8e6;  // ...at 1 ms per 1000 bytes
+  CHECK(sim::simulate(s, config)->makespan_s == Approx(0.062));
+  config.costs = {sim::RuntimeCosts{0, 0}, sim::RuntimeCosts{0, 0}, sim::RuntimeCosts{0, 0}};
+  CHECK_FALSE(sim::simulate(s, config).ok());  // three ranks' costs for two ranks
+}
+
+TEST_CASE("a calibration reads the runtime's costs from the ranks' iteration lines, warm-up left out",
+          "[calibration]") {
+  const Workload w = small_workload();
+  const std::string path = temp_path("metrics.jsonl");
+  {
+    std::ofstream out(path);
+    // Iteration 0 is the warm-up: its outlandish numbers must not count.
+    out << R"({"rank":0,"iteration":0,"forward_s":9,"backward_s":9,"send_wait_s":9,"flush_s":0,"sends":1,"step_s":9})"
+        << "\n";
+    for (int it = 1; it <= 3; ++it) {
+      for (int rank = 0; rank < 2; ++rank) {
+        out << R"({"rank":)" << rank << R"(,"iteration":)" << it
+            << R"(,"forward_s":0.022,"backward_s":0.042,"send_wait_s":0.0013,"flush_s":0.0005,"sends":4,)"
+            << R"("step_s":0.0001})" << "\n";
+      }
+    }
+  }
+  auto c = measured_costs(w, {path});
+  std::remove(path.c_str());
+  REQUIRE(c.ok());
+  CHECK(c->forward_s == Approx(0.022 / 4));  // per micro-batch
+  CHECK(c->backward_s == Approx(0.042 / 4));
+  CHECK(c->runtime.costs.send_s == Approx(0.0008 / 4));
+  CHECK(c->runtime.costs.iteration_s == Approx(0.0006));
+  CHECK(c->workload == workload_key(w));
+  CHECK(calibrated_workload(w, *c).forward == std::chrono::microseconds(5500));
+}
+
+TEST_CASE("the fitted latency is the one that reproduces the measured throughput", "[calibration]") {
+  const Workload w = small_workload();
+  const PipelineLinks links = chain(2, 1e9);
+  Calibration truth;
+  truth.runtime = RuntimeModel{sim::RuntimeCosts{0.0002, 0.0003}, 0.0007, 0};
+  const auto measured = simulate_cell(w, kOneFOneB, links, truth.runtime);
+  REQUIRE(measured.ok());
+  const double throughput = simulated_throughput(*measured, w);
+  const auto ideal = simulate_cell(w, kOneFOneB, links);
+  CHECK(simulated_throughput(*ideal, w) > 1.01 * throughput);  // the costs change the prediction
+  auto latency = fit_latency(
+      [&](double l) -> Result<double> {
+        return simulated_throughput(*simulate_cell(w, kOneFOneB, links, {truth.runtime.costs, l, 0}), w);
+      },
+      throughput);
+  REQUIRE(latency.ok());
+  CHECK(*latency == Approx(0.0007).margin(1e-6));
+  // A run faster than the model with no latency at all: latency 0, not a negative one.
+  auto none = fit_latency([&](double) -> Result<double> { return 10.0; }, 11.0);
+  CHECK(*none == 0);
+}
+
+TEST_CASE("a real run's calibration fits one latency over its scenarios and round-trips through its file",
+          "[calibration]") {
+  const Workload w = small_workload();
+  const PipelineLinks fast = chain(2, 2e9);
+  const PipelineLinks slow = chain(2, 2e8);
+  const RuntimeModel truth{sim::RuntimeCosts{0, 0}, 0.0004, 0};
+  const double fast_tp = simulated_throughput(*simulate_cell(w, kOneFOneB, fast, truth), w);
+  const double slow_tp = simulated_throughput(*simulate_cell(w, kOneFOneB, slow, truth), w);
+  const std::string metrics = temp_path("run.jsonl");
+  {
+    std::ofstream out(metrics);
+    out << R"({"rank":0,"iteration":1,"forward_s":0.02,"backward_s":0.04,"send_wait_s":0,"flush_s":0,"sends":4,"step_s":0})"
+        << "\n";
+  }
+  auto c = calibrate_from_run(w, kOneFOneB, {metrics}, {{"fast", &fast, fast_tp}, {"slow", &slow, slow_tp}});
+  std::remove(metrics.c_str());
+  REQUIRE(c.ok());
+  CHECK(c->runtime.latency_s == Approx(0.0004).margin(2e-6));
+  CHECK(c->source.find("fast") != std::string::npos);
+  const std::string file = temp_path("calibration.json");
+  REQUIRE(write_calibration(file, *c).ok());
+  auto back = read_calibration(file, w);
+  REQUIRE(back.ok());
+  CHECK(back->runtime.latency_s == Approx(c->runtime.latency_s));
+  CHECK(back->forward_s == Approx(c->forward_s));
+  Workload other = w;
+  other.activation_bytes *= 2;
+  auto refused = read_calibration(file, other);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error().message.find("another workload") != std::string::npos);
+  REQUIRE(write_file_atomic(file, R"({"schema": "contend.calibration/1", "source": "x", "workload": "y",
+    "forward_s": -1, "backward_s": 0, "send_s": 0, "iteration_cost_s": 0, "latency_s": 0})").ok());
+  auto negative = read_calibration(file, w);
+  std::remove(file.c_str());
+  REQUIRE_FALSE(negative.ok());
+  CHECK(negative.error().message.find("/forward_s") != std::string::npos);
+}
