@@ -121,23 +121,21 @@ Result<double> fit_latency(const std::function<Result<double>(double)>& throughp
   return 0.5 * (lo + hi);
 }
 
-double simulated_throughput(const SimCell& cell, const Workload& w) {
-  double seconds = 0;
-  int measured = 0;
+Result<double> simulated_throughput(const SimCell& cell, const Workload& w, const std::optional<MeasureWindow>& window) {
+  std::vector<std::pair<double, double>> rank0;
   for (const SimIteration& it : cell.iterations) {
-    if (it.iteration >= w.warmup) {
-      seconds += it.iteration_s;
-      ++measured;
+    if (window || it.iteration >= w.warmup) {
+      rank0.emplace_back(it.start_s, it.iteration_s);
     }
   }
-  return seconds > 0 ? measured * samples_per_iteration(w) / seconds : 0.0;
+  return iterations_throughput(rank0, w, window, 0, "the simulated cell");
 }
 
 namespace {
 
 // The latency at which `schedule` simulated on `links` under `c`'s costs gives `measured`.
 Result<double> fit_cell(const Workload& w, const Calibration& c, const Spec& schedule, const PipelineLinks& links,
-                        double measured) {
+                        double measured, const std::optional<MeasureWindow>& window) {
   const Workload calibrated = calibrated_workload(w, c);
   return fit_latency(
       [&](double latency_s) -> Result<double> {
@@ -145,7 +143,7 @@ Result<double> fit_cell(const Workload& w, const Calibration& c, const Spec& sch
         if (!run) {
           return run.error();
         }
-        return simulated_throughput(*run, calibrated);
+        return simulated_throughput(*run, calibrated, window);
       },
       measured);
 }
@@ -153,7 +151,8 @@ Result<double> fit_cell(const Workload& w, const Calibration& c, const Spec& sch
 }  // namespace
 
 Result<Calibration> calibrate_from_run(const Workload& w, const Spec& baseline, const std::vector<std::string>& metrics,
-                                       const std::vector<MeasuredScenario>& medians) {
+                                       const std::vector<MeasuredScenario>& medians,
+                                       const std::optional<MeasureWindow>& window) {
   auto c = measured_costs(w, metrics);
   if (!c) {
     return c.error();
@@ -161,7 +160,7 @@ Result<Calibration> calibrate_from_run(const Workload& w, const Spec& baseline, 
   std::vector<double> latencies;
   std::string fitted;
   for (const MeasuredScenario& s : medians) {
-    auto latency = fit_cell(w, *c, baseline, *s.links, s.throughput);
+    auto latency = fit_cell(w, *c, baseline, *s.links, s.throughput, window);
     if (!latency) {
       return with_context(latency.error(), "fitting the latency on " + s.name);
     }
@@ -213,7 +212,7 @@ Result<Calibration> measure_on_host(const Experiment& e, const LaunchOptions& la
   for (int r = 0; r + 1 < probe.workload.stages; ++r) {
     loopback.emplace(std::pair{r, r + 1}, RateTrace::constant(kUnlimitedBps));
   }
-  auto latency = fit_cell(probe.workload, *c, cell.schedule, loopback, *measured);
+  auto latency = fit_cell(probe.workload, *c, cell.schedule, loopback, *measured, std::nullopt);
   if (!latency) {
     return latency.error();
   }

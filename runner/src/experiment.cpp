@@ -252,12 +252,39 @@ Result<void> parse_baseline(const JsonReader& r, Experiment& e) {
   return {};
 }
 
+// "measure": {"from": "2s", "to": "20s"}, within every scenario's duration.
+Result<void> parse_measure(const JsonReader& r, Experiment& e) {
+  if (!r.has("measure")) {
+    return {};
+  }
+  const JsonReader m = r.at("measure");
+  if (auto ok = m.check_keys({"from", "to"}); !ok) {
+    return ok;
+  }
+  auto from = m.duration("from");
+  auto to = m.duration("to");
+  if (auto err = first_error(from, to)) {
+    return *err;
+  }
+  const MeasureWindow w{std::chrono::duration<double>(*from).count(), std::chrono::duration<double>(*to).count()};
+  if (w.to_s <= w.from_s) {
+    return m.error_at("to", "expected a time after \"from\"");
+  }
+  for (const auto& s : e.scenarios) {
+    if (w.to_s > s.duration_s) {
+      return m.error_at("to", "scenario " + s.name + " lasts " + format_seconds(s.duration_s) + ", less than the window");
+    }
+  }
+  e.measure = w;
+  return {};
+}
+
 }  // namespace
 
 Result<Experiment> parse_experiment(const std::string& text, const std::string& source) {
   auto json = parse_document(text, source, "experiment", 1,
                              {"name", "description", "topology", "scenarios", "workload", "schedules", "repetitions",
-                              "baseline"});
+                              "baseline", "measure"});
   if (!json) {
     return json.error();
   }
@@ -272,7 +299,7 @@ Result<Experiment> parse_experiment(const std::string& text, const std::string& 
     return workload.error();
   }
   e.workload = *workload;
-  for (const auto& part : {parse_scenarios, parse_schedules, parse_baseline}) {
+  for (const auto& part : {parse_scenarios, parse_schedules, parse_baseline, parse_measure}) {
     if (auto ok = part(r, e); !ok) {
       return ok.error();
     }

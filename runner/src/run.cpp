@@ -140,7 +140,7 @@ Result<Calibration> record_calibration(const Experiment& e, const std::string& d
       }
     }
   }
-  auto c = calibrate_from_run(e.workload, e.baseline, metrics, medians);
+  auto c = calibrate_from_run(e.workload, e.baseline, metrics, medians, e.measure);
   if (!c) {
     return c.error();
   }
@@ -207,7 +207,7 @@ Result<RunOutcome> run_experiment(const Experiment& e, RunOptions o, const std::
     if (auto ok = run_one(e, cell, files, o, truths[cell.scenario], stop); !ok) {
       throughput = ok.error();
     } else {
-      throughput = cell_throughput(files.metrics, e.workload);
+      throughput = cell_throughput(files.metrics, e.workload, e.measure, files.events);
     }
     if (!throughput) {
       if (!stop.load()) {

@@ -100,9 +100,9 @@ TEST_CASE("the fitted latency is the one that reproduces the measured throughput
   truth.runtime = RuntimeModel{sim::RuntimeCosts{0.0002, 0.0003}, 0.0007, 0};
   const auto measured = simulate_cell(w, kOneFOneB, links, truth.runtime);
   REQUIRE(measured.ok());
-  const double throughput = simulated_throughput(*measured, w);
+  const double throughput = *simulated_throughput(*measured, w);
   const auto ideal = simulate_cell(w, kOneFOneB, links);
-  CHECK(simulated_throughput(*ideal, w) > 1.01 * throughput);  // the costs change the prediction
+  CHECK(*simulated_throughput(*ideal, w) > 1.01 * throughput);  // the costs change the prediction
   auto latency = fit_latency(
       [&](double l) -> Result<double> {
         return simulated_throughput(*simulate_cell(w, kOneFOneB, links, {truth.runtime.costs, l, 0}), w);
@@ -121,8 +121,8 @@ TEST_CASE("a real run's calibration fits one latency over its scenarios and roun
   const PipelineLinks fast = chain(2, 2e9);
   const PipelineLinks slow = chain(2, 2e8);
   const RuntimeModel truth{sim::RuntimeCosts{0, 0}, 0.0004, 0};
-  const double fast_tp = simulated_throughput(*simulate_cell(w, kOneFOneB, fast, truth), w);
-  const double slow_tp = simulated_throughput(*simulate_cell(w, kOneFOneB, slow, truth), w);
+  const double fast_tp = *simulated_throughput(*simulate_cell(w, kOneFOneB, fast, truth), w);
+  const double slow_tp = *simulated_throughput(*simulate_cell(w, kOneFOneB, slow, truth), w);
   const std::string metrics = temp_path("run.jsonl");
   {
     std::ofstream out(metrics);

@@ -217,3 +217,43 @@ TEST_CASE("cells that never ran show no numbers, not zeros, and are missing to a
   other.experiment = "paper";
   CHECK_THAT(check_comparable(stopped, other, "ref.json").error().message, Catch::Contains("experiment \"paper\""));
 }
+
+TEST_CASE("a measure window parses within every scenario and is checked", "[runner]") {
+  auto e = parse(kGood + R"(, "measure": {"from": "1s", "to": "3s"})");
+  REQUIRE(e.ok());
+  REQUIRE(e->measure.has_value());
+  CHECK(e->measure->from_s == 1);
+  CHECK(e->measure->to_s == 3);
+  CHECK_FALSE(parse(kGood)->measure.has_value());
+  CHECK_THAT(error_of(kGood + R"(, "measure": {"from": "3s", "to": "1s"})"),
+             Catch::Contains("/measure/to") && Catch::Contains("after"));
+  CHECK_THAT(error_of(kGood + R"(, "measure": {"from": "1s", "to": "1h"})"),
+             Catch::Contains("/measure/to") && Catch::Contains("lasts"));
+  CHECK_THAT(error_of(kGood + R"(, "measure": {"from": "1s", "until": "2s"})"), Catch::Contains("until"));
+}
+
+TEST_CASE("over a window, the samples completed inside it count, an iteration across an end in part", "[runner]") {
+  Workload w;
+  w.stages = 2;
+  w.microbatches = 4;
+  w.warmup = 1;
+  w.iterations = 2;
+  const double n = samples_per_iteration(w);
+  // Iterations of 1 s from 10 s on the steady clock; the scenario began at 10 s.
+  const std::vector<std::pair<double, double>> its{{10, 1}, {11, 1}, {12, 1}, {13, 1}};
+  auto whole = iterations_throughput(its, w, MeasureWindow{0, 4}, 10, "t");
+  REQUIRE(whole.ok());
+  CHECK(*whole == Approx(n));
+  // 1.5 s to 3.5 s: half of the second, the third, half of the fourth: 2 iterations in 2 s.
+  auto part = iterations_throughput(its, w, MeasureWindow{1.5, 3.5}, 10, "t");
+  REQUIRE(part.ok());
+  CHECK(*part == Approx(n));
+  const std::vector<std::pair<double, double>> uneven{{10, 1}, {11, 3}};
+  CHECK(*iterations_throughput(uneven, w, MeasureWindow{0, 2}, 10, "t") == Approx((n + n / 3) / 2));
+  // A cell that ended before the window's end is refused, not counted short.
+  auto short_cell = iterations_throughput(its, w, MeasureWindow{1, 5}, 10, "t");
+  REQUIRE_FALSE(short_cell.ok());
+  CHECK_THAT(short_cell.error().message, Catch::Contains("measure window") && Catch::Contains("iterations"));
+  // Without a window: all the iterations given, first start to last end.
+  CHECK(*iterations_throughput(its, w, std::nullopt, 0, "t") == Approx(n));
+}

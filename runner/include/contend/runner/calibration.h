@@ -51,19 +51,23 @@ Result<Calibration> measured_costs(const Workload& w, const std::vector<std::str
 // by bisection on [0, 50 ms]; 0 when even no latency predicts less than measured.
 Result<double> fit_latency(const std::function<Result<double>(double)>& throughput_at, double measured);
 
-// Samples per second of a simulated cell, as cell_throughput counts a real one.
-double simulated_throughput(const SimCell& cell, const Workload& w);
+// Samples per second of a simulated cell, as cell_throughput counts a real one (over `window` on
+// the scenario's clock when set).
+Result<double> simulated_throughput(const SimCell& cell, const Workload& w,
+                                    const std::optional<MeasureWindow>& window = std::nullopt);
 
 // A real run's calibration: the costs from `metrics` (the baseline's finished cells), the latency
 // fitted per scenario to the baseline's measured median throughput there (`medians`: the
-// scenario's links and that median), and the median of those latencies taken.
+// scenario's links and that median, over the experiment's measure window), and the median of
+// those latencies taken.
 struct MeasuredScenario {
   std::string name;
   const PipelineLinks* links = nullptr;
   double throughput = 0;
 };
 Result<Calibration> calibrate_from_run(const Workload& w, const Spec& baseline, const std::vector<std::string>& metrics,
-                                       const std::vector<MeasuredScenario>& medians);
+                                       const std::vector<MeasuredScenario>& medians,
+                                       const std::optional<MeasureWindow>& window = std::nullopt);
 
 // A calibration measured here: `w` run as 1F1B by stage-many `contend worker` processes over
 // loopback (no shaping, no root), for a few iterations; the latency fitted to that run.

@@ -34,6 +34,13 @@ struct Workload {
   int seq_len = 16;
 };
 
+// A stretch of the scenario's clock every cell is measured over: the samples completed inside it
+// (an iteration that straddles an end counts in proportion) over its length.
+struct MeasureWindow {
+  double from_s = 0;
+  double to_s = 0;
+};
+
 struct Experiment {
   std::string name;
   std::string description;
@@ -45,6 +52,7 @@ struct Experiment {
   std::vector<Spec> schedules;  // static schedules and policies (pipeline/policy.h)
   int repetitions = 3;
   Spec baseline = pipeline::parse_schedule_or_policy("1f1b").value();
+  std::optional<MeasureWindow> measure;  // unset: the iterations after the warm-up
 };
 
 // One run: a scenario, a schedule, a repetition.
