@@ -39,6 +39,8 @@ const char* type_name(ParamType t) {
       return "choice";
     case ParamType::kText:
       return "text";
+    case ParamType::kIntegerList:
+      return "integer list";
   }
   return "";
 }

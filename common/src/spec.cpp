@@ -27,7 +27,8 @@ std::string range_text(const ParamDef& d) {
                       : "a size from " + format_size(static_cast<std::uint64_t>(d.min)) + " to " +
                             format_size(static_cast<std::uint64_t>(d.max));
   }
-  const std::string what = d.type == ParamType::kInteger ? "a whole number" : "a number";
+  const bool whole = d.type == ParamType::kInteger || d.type == ParamType::kIntegerList;
+  const std::string what = whole ? "a whole number" : "a number";
   return hi.empty() ? what + " >= " + lo : what + " from " + lo + " to " + hi;
 }
 
@@ -79,11 +80,70 @@ Result<double> convert(const ParamDef& d, const std::string& text, bool given) {
         return bad("a value");
       }
       return 0.0;
+    case ParamType::kIntegerList:
+      return 0.0;  // convert_list
   }
   if (given && (v < d.min || v > d.max)) {
     return bad(range_text(d));
   }
   return v;
+}
+
+// The entries of a kIntegerList value, or why not; the default "" is the empty list. Entries are
+// digits only, so no sign, space or exponent gets through; defaults are not range-checked.
+Result<std::vector<std::int64_t>> convert_list(const ParamDef& d, const std::string& text, bool given) {
+  const std::string expected = "expected '/'-separated entries, each " + range_text(d);
+  std::vector<std::int64_t> out;
+  if (text.empty()) {
+    if (given) {
+      return make_error(Errc::kInvalidArgument, d.key + ": " + expected + ", got \"\"");
+    }
+    return out;
+  }
+  const std::size_t entries = static_cast<std::size_t>(std::count(text.begin(), text.end(), '/')) + 1;
+  if (entries > d.max_entries) {
+    return make_error(Errc::kInvalidArgument, d.key + ": " + std::to_string(entries) + " entries; expected at most " +
+                                                  std::to_string(d.max_entries));
+  }
+  for (std::size_t start = 0; start <= text.size();) {
+    const std::size_t slash = std::min(text.find('/', start), text.size());
+    const std::string entry = text.substr(start, slash - start);
+    const std::string which = d.key + ": entry " + std::to_string(out.size() + 1);
+    long long n = 0;
+    const bool digits =
+        !entry.empty() && std::all_of(entry.begin(), entry.end(), [](char c) { return c >= '0' && c <= '9'; });
+    const auto [ptr, ec] = std::from_chars(entry.data(), entry.data() + entry.size(), n);
+    if (!digits || ec != std::errc() || (given && (static_cast<double>(n) < d.min || static_cast<double>(n) > d.max))) {
+      return make_error(Errc::kInvalidArgument,
+                        which + (entry.empty() ? " is empty" : " is \"" + entry + "\"") + "; " + expected);
+    }
+    out.push_back(n);
+    start = slash + 1;
+  }
+  return out;
+}
+
+// Sets `v` (its text given or defaulted) to the value `d` declares: its number or its entries,
+// and a list's text to its canonical form ("02/0" -> "2/0").
+Result<void> fill(const ParamDef& d, Spec::Value& v) {
+  if (d.type == ParamType::kIntegerList) {
+    auto list = convert_list(d, v.text, v.given);
+    if (!list) {
+      return list.error();
+    }
+    v.list = std::move(*list);
+    v.text.clear();
+    for (const std::int64_t n : v.list) {
+      v.text += (v.text.empty() ? "" : "/") + std::to_string(n);
+    }
+    return {};
+  }
+  auto number = convert(d, v.text, v.given);
+  if (!number) {
+    return number.error();
+  }
+  v.number = *number;
+  return {};
 }
 
 const SpecEntry* find_entry(std::string_view name, const std::vector<const SpecEntry*>& entries) {
@@ -116,7 +176,8 @@ Result<std::vector<std::pair<std::string, std::string>>> split_items(std::string
   std::size_t start = 0;
   while (start <= rest.size()) {
     const std::size_t comma = rest.find(',', start);
-    const std::string item(rest.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
+    const std::string item(
+        rest.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
     const std::size_t eq = item.find('=');
     if (eq == std::string::npos && out.empty() && (comma == std::string_view::npos)) {
       out.emplace_back(e.params.front().key, item);  // "kfkb:2"
@@ -167,6 +228,15 @@ ParamDef ParamDef::choice(std::string key, std::string help, std::string fallbac
   return d;
 }
 
+ParamDef ParamDef::integer_list(std::string key, std::string help, std::optional<std::string> fallback, double min,
+                                double max, std::size_t max_entries) {
+  CONTEND_CHECK(min >= 0, "integer_list: entries are digits only, so min must be >= 0");
+  ParamDef d = integer(std::move(key), std::move(help), std::move(fallback), min, max);
+  d.type = ParamType::kIntegerList;
+  d.max_entries = max_entries;
+  return d;
+}
+
 ParamDef ParamDef::path(std::string key, std::string help) {
   ParamDef d = integer(std::move(key), std::move(help), std::nullopt, 0);
   d.type = ParamType::kText;
@@ -200,6 +270,9 @@ std::string syntax(const SpecEntry& entry) {
       }
       case ParamType::kText:
         item = d.rest ? "PATH" : d.key + "=TEXT";
+        break;
+      case ParamType::kIntegerList:
+        item += "N/N/...";
         break;
     }
     std::string& list = d.fallback ? optional : required;
@@ -243,6 +316,9 @@ double Spec::number(const std::string& key) const {
 std::uint64_t Spec::size(const std::string& key) const {
   return static_cast<std::uint64_t>(value(key, ParamType::kSize).number);
 }
+const std::vector<std::int64_t>& Spec::integers(const std::string& key) const {
+  return value(key, ParamType::kIntegerList).list;
+}
 const std::string& Spec::text(const std::string& key) const {
   for (const Value& v : values_) {
     if (v.key == key && (v.type == ParamType::kChoice || v.type == ParamType::kText)) {
@@ -283,7 +359,7 @@ Result<Spec> parse_spec(std::string_view text, const std::vector<const SpecEntry
     }
   }
   for (const ParamDef& d : entry->params) {
-    Spec::Value v{d.key, d.type, d.fallback.value_or(""), false, 0};
+    Spec::Value v{d.key, d.type, d.fallback.value_or(""), false, 0, {}};
     for (const auto& [key, value] : items) {
       if (key == d.key) {
         v.text = value;
@@ -291,13 +367,12 @@ Result<Spec> parse_spec(std::string_view text, const std::vector<const SpecEntry
       }
     }
     if (!v.given && !d.fallback) {
-      return make_error(Errc::kInvalidArgument, quoted + ": missing parameter " + d.key + "; expected " + syntax(*entry));
+      return make_error(Errc::kInvalidArgument,
+                        quoted + ": missing parameter " + d.key + "; expected " + syntax(*entry));
     }
-    auto number = convert(d, v.text, v.given);
-    if (!number) {
-      return with_context(number.error(), quoted);
+    if (auto ok = fill(d, v); !ok) {
+      return with_context(ok.error(), quoted);
     }
-    v.number = *number;
     if (v.given) {
       const bool first = spec.canonical_.size() == entry->name.size();
       spec.canonical_ += (first ? ":" : ",") + (d.rest ? v.text : d.key + "=" + v.text);

@@ -18,11 +18,13 @@
 namespace contend {
 
 enum class ParamType {
-  kInteger,  // a whole number: "8"; "2.5" and "1e3" are errors
-  kNumber,   // a finite decimal number: "0.05"
-  kSize,     // a size with its unit: "64MiB"
-  kChoice,   // one of `choices`
-  kText,     // any text without ',' (or, with `rest`, the rest of the spec verbatim: csv:PATH)
+  kInteger,      // a whole number: "8"; "2.5" and "1e3" are errors
+  kNumber,       // a finite decimal number: "0.05"
+  kSize,         // a size with its unit: "64MiB"
+  kChoice,       // one of `choices`
+  kText,         // any text without ',' (or, with `rest`, the rest of the spec verbatim: csv:PATH)
+  kIntegerList,  // whole numbers separated by '/': "0/2/1/0"; digits only (no sign, no space, no
+                 // empty entry), each within [min, max], at most max_entries of them
 };
 
 struct ParamDef {
@@ -34,6 +36,7 @@ struct ParamDef {
   double max = std::numeric_limits<double>::infinity();
   std::vector<std::string> choices;  // kChoice
   bool rest = false;                 // kText as the first parameter: takes everything after ':'
+  std::size_t max_entries = 0;       // kIntegerList: the most entries allowed
 
   // The ways registries declare parameters; `fallback` nullopt makes the key required.
   static ParamDef integer(std::string key, std::string help, std::optional<std::string> fallback, double min,
@@ -43,6 +46,9 @@ struct ParamDef {
   static ParamDef size(std::string key, std::string help, std::optional<std::string> fallback, double min);
   static ParamDef choice(std::string key, std::string help, std::string fallback, std::vector<std::string> choices);
   static ParamDef path(std::string key, std::string help);  // required, takes the rest: csv:PATH
+  // A fallback of "" is the empty list (the registry says what that stands for).
+  static ParamDef integer_list(std::string key, std::string help, std::optional<std::string> fallback, double min,
+                               double max, std::size_t max_entries);
 };
 
 // What a registry knows of one name: enough to parse a spec and to document it.
@@ -68,9 +74,11 @@ class Spec {
   std::int64_t integer(const std::string& key) const;
   double number(const std::string& key) const;
   std::uint64_t size(const std::string& key) const;
-  const std::string& text(const std::string& key) const;  // kText and kChoice
+  const std::string& text(const std::string& key) const;                    // kText and kChoice
+  const std::vector<std::int64_t>& integers(const std::string& key) const;  // kIntegerList
   // The canonical text: the name, then the given keys in declaration order ("kfkb:2" -> "kfkb:k=2",
-  // "adaptive" -> "adaptive"). Two specs are equal when their canonical texts are.
+  // "adaptive" -> "adaptive"; a list's entries written as plain decimals, "slack:02/0" ->
+  // "slack:extra=2/0"). Two specs are equal when their canonical texts are.
   const std::string& str() const { return canonical_; }
   bool operator==(const Spec& other) const { return canonical_ == other.canonical_; }
 
@@ -79,7 +87,8 @@ class Spec {
     ParamType type = ParamType::kInteger;
     std::string text;
     bool given = false;
-    double number = 0;  // kInteger, kNumber, kSize
+    double number = 0;               // kInteger, kNumber, kSize
+    std::vector<std::int64_t> list;  // kIntegerList
   };
 
  private:
