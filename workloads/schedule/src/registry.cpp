@@ -30,6 +30,15 @@ ParamDef group_param() {
                            "default p",
                            "0", 1, kMaxMicrobatches);
 }
+// Adaptra's slackness: extra warm-up forwards per stage, one entry per rank ("0/2/1/0").
+ParamDef extra_param(std::optional<std::string> fallback) {
+  return ParamDef::integer_list("extra", "extra warm-up forwards per stage, one entry per rank: 0/2/1/0", fallback, 0,
+                                kMaxMicrobatches, kMaxRanks);
+}
+std::vector<int> extra_of(const Spec& s) {
+  const auto& list = s.integers("extra");
+  return {list.begin(), list.end()};
+}
 int none(const Spec&, int) {
   return 0;
 }
@@ -54,10 +63,14 @@ const Registry<Generator>& table() {
       {{"", "1f1b", "one forward, one backward (PipeDream-Flush); peak in-flight min(m, p-s)", {}},
        [](const Spec&, int p, int m, F) -> R { return one_f_one_b(p, m); },
        [](const Spec&, int) { return 1; }},
-      {{"", "kfkb", "k forwards then k backwards (Ada-Grouper); peak in-flight min(m, k(p-s))",
-        {ParamDef::integer("k", "micro-batches per group", std::nullopt, 1)}},
-       [](const Spec& s, int p, int m, F) -> R { return kfkb(p, m, k_of(s)); },
+      {{"", "kfkb", "k forwards then k backwards (Ada-Grouper); peak in-flight min(m, k(p-s) + extra_s)",
+        {ParamDef::integer("k", "micro-batches per group", std::nullopt, 1), extra_param("")}},
+       [](const Spec& s, int p, int m, F) -> R { return slack(p, m, k_of(s), extra_of(s)); },
        [](const Spec& s, int m) { return std::min(k_of(s), m); }},
+      {{"", "slack", "1F1B with extra warm-up forwards per stage (Adaptra's slackness); peak in-flight "
+        "min(m, p-s + extra_s)", {extra_param(std::nullopt)}},
+       [](const Spec& s, int p, int m, F) -> R { return slack(p, m, 1, extra_of(s)); },
+       [](const Spec&, int) { return 1; }},
       {{"", "gpipe", "all forwards, then all backwards; peak in-flight m", {}},
        [](const Spec&, int p, int m, F) -> R { return gpipe(p, m); },
        [](const Spec&, int m) { return m; }},

@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "contend/common/result.h"
 #include "contend/schedule/schedule.h"
@@ -28,6 +29,24 @@ Schedule one_f_one_b(int ranks, int microbatches);
 // cools down with the remaining backwards. Peak in-flight: min(m, k*(p-s)).
 // k = 1 is exactly 1F1B; k >= m is exactly GPipe.
 Schedule kfkb(int ranks, int microbatches, int k);
+
+// kFkB with slack (Adaptra's slackness): stage s warms up with w_s = min(m, k(p-s-1) + extra[s])
+// forwards (slack_warmups), then runs kFkB's groups of k forwards and k backwards, then cools down.
+// Peak in-flight on stage s: min(m, w_s + k), so memory grows only where extra[s] > 0. extra empty
+// or all zeros is kfkb(ranks, microbatches, k) exactly (k = 1: 1F1B). Requires extra[s] >= 0.
+// kInvalidArgument when extra does not have one entry per rank, or when it would deadlock: some
+// stage s warms up with fewer forwards than s+1 (w_s < w_{s+1}) and does not run all m forwards
+// before its first backward (w_s + k < m); the message names the stage and the largest extra[s+1]
+// allowed, extra[s] + k. Named slack_name(k, extra).
+Result<Schedule> slack(int ranks, int microbatches, int k, const std::vector<int>& extra);
+
+// The warm-up forwards w_s of each stage under slack(); extra shorter than ranks counts as zeros.
+std::vector<int> slack_warmups(int ranks, int microbatches, int k, const std::vector<int>& extra);
+
+// The canonical spec text of slack(.., k, extra): "kfkb:k=K" when extra is empty or all zeros,
+// "slack:extra=E0/E1/..." when k = 1, otherwise "kfkb:k=K,extra=E0/E1/...". Policies take it as a
+// Spec through registry.h's slack_spec.
+std::string slack_name(int k, const std::vector<int>& extra);
 
 // Megatron-LM's interleaved 1F1B with v model chunks per rank (looped placement: stage c*p + r is
 // chunk c of rank r) and Megatron's microbatch_group_size_per_vp_stage as `group` (0: p).
