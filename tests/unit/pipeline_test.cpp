@@ -309,7 +309,7 @@ TEST_CASE("every schedule of the zoo trains the model 1F1B trains, to the same l
   auto reference = run_in_process(base);
   REQUIRE(reference.ok());
   for (const char* spec : {"kfkb:k=2", "gpipe", "interleaved:v=2", "interleaved:v=2,group=8", "looped-bfs:v=2", "zb",
-                           "zb:v=2", "zbv", "dualpipev"}) {
+                           "zb:v=2", "zbv", "dualpipev", "slack:2/2/0/0", "kfkb:k=2,extra=1/1/0/0"}) {
     INFO(spec);
     RunConfig c = base;
     c.schedule = parse_schedule_or_policy(spec).value();
