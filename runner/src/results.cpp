@@ -5,6 +5,7 @@
 #include "contend/common/fd.h"
 #include "contend/common/json.h"
 #include "contend/common/records.h"
+#include "contend/pipeline/worker.h"
 #include "contend/sim/chrome_trace.h"
 
 namespace contend::runner {
@@ -59,11 +60,7 @@ nlohmann::ordered_json simulated_record(const Experiment& e, const Cell& cell, c
   doc["compute_s"] = row.compute_s;
   doc["peak_activation_bytes"] = row.peak_activation_bytes;
   if (row.decision) {
-    doc["decision"] = {{"policy", cell.schedule.name()},
-                       {"evaluated", row.decision->evaluated},
-                       {"switched", row.decision->switched},
-                       {"k", row.decision->k},
-                       {"link_bps", row.decision->link_bps}};
+    doc["decision"] = pipeline::decision_record(cell.schedule.name(), *row.decision);
   }
   return doc;
 }

@@ -146,12 +146,18 @@ TEST_CASE("simulated cells follow the clock: a step slows 1F1B and adaptive move
   REQUIRE(one->size() == 20);
   CHECK((*one)[1].start_s == Approx((*one)[0].iteration_s));
   CHECK(one->back().iteration_s > 1.1 * one->front().iteration_s);
-  auto adaptive_cell = simulate_cell(w, spec("adaptive"), links);
+  auto adaptive_cell = simulate_cell(w, spec("adaptive:knobs=k"), links);
   REQUIRE(adaptive_cell.ok());
   const auto* adaptive = &adaptive_cell->iterations;
   CHECK(adaptive->front().k == 1);
   CHECK(adaptive->back().k > 1);
   CHECK(adaptive->back().iteration_s < one->back().iteration_s);
+  // The joint policy leaves 1F1B too (grouping or slack, whichever is leaner at the same speed).
+  auto joint_cell = simulate_cell(w, spec("adaptive"), links);
+  REQUIRE(joint_cell.ok());
+  CHECK(joint_cell->iterations.front().decision->schedule.str() == "kfkb:k=1");
+  CHECK(joint_cell->iterations.back().decision->schedule.str() != "kfkb:k=1");
+  CHECK(joint_cell->iterations.back().iteration_s <= 1.01 * adaptive->back().iteration_s);
   auto oracle_cell = simulate_cell(w, spec("oracle"), links);
   REQUIRE(oracle_cell.ok());
   const auto* oracle = &oracle_cell->iterations;

@@ -66,7 +66,7 @@ class AdaptivePolicy : public KPolicy {
       Decision d;
       d.iteration = iteration;
       d.k = controller_.k();
-      d.schedule = controller_.candidate(d.k);
+      d.schedule = controller_.current();
       return d;
     }
     links_.add(reports);

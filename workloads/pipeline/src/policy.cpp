@@ -11,25 +11,33 @@ struct PolicyKind {
   const char* first_k = "kmin";  // the parameter holding the k run before anything is measured
   bool chunks = true;            // has "chunks": its family may be interleaved
   bool reads_truth = false;
+  const char* knobs = nullptr;  // what the controller moves, fixed by the policy; nullptr: its `knobs`
   std::function<Result<std::unique_ptr<KPolicy>>(const Spec&, const PolicyContext&)> make;
 };
 
-// The adaptive controller's options, with `hysteresis` as this policy's default.
-std::vector<ParamDef> adaptive_params(const char* hysteresis) {
+// The adaptive controller's options, with `hysteresis` as this policy's default; `knobs` and
+// `chunks` unless the policy fixes them (adaptra: slack on kFkB).
+std::vector<ParamDef> adaptive_params(const char* hysteresis, bool knobs) {
   const auto integer = [](const char* key, const char* help, const char* fallback) {
     return ParamDef::integer(key, help, fallback, 1);
   };
   const auto fraction = [](const char* key, const char* help, const char* fallback) {
     return ParamDef::number(key, help, fallback, 0, 0.99);
   };
-  return {integer("kmin", "smallest k considered", "1"),
+  std::vector<ParamDef> params{integer("kmin", "smallest k considered", "1"),
           integer("kmax", "largest k considered (default: the micro-batches)", "0"),
           ParamDef::size("mem", "activation memory per stage (default: no limit)", "0B", 1),
           integer("inflight", "in-flight micro-batches per stage (default: no limit)", "0"),
           integer("period", "decide every N iterations", "1"),
           fraction("hysteresis", "a larger k must be predicted this much faster", hysteresis),
-          fraction("lean", "the smallest k within this fraction of the fastest wins", "0.01"),
-          ParamDef::integer("chunks", "1: choose kFkB's k; V >= 2: the group of interleaved:v=V", "1", 1, 64)};
+          fraction("lean", "the smallest k within this fraction of the fastest wins", "0.01")};
+  if (knobs) {
+    params.push_back(
+        ParamDef::integer("chunks", "1: choose kFkB's k; V >= 2: the group of interleaved:v=V", "1", 1, 64));
+    params.push_back(ParamDef::choice("knobs", "what it moves: k (Ada-Grouper), slack (Adaptra) or both", "both",
+                                      {"k", "slack", "both"}));
+  }
+  return params;
 }
 
 Result<std::unique_ptr<KPolicy>> make_fixed(const Spec& spec, const PolicyContext& c) {
@@ -46,6 +54,10 @@ Result<std::unique_ptr<KPolicy>> make_adaptive(const Spec& spec, const PolicyCon
   if (options.k_min > c.microbatches || (options.k_max > 0 && options.k_max < options.k_min)) {
     return make_error(Errc::kInvalidArgument, "policy \"" + spec.str() + "\": needs kmin <= kmax and kmin <= " +
                                                   std::to_string(c.microbatches) + " (the micro-batches)");
+  }
+  if (options.knobs == Knobs::kSlack && options.chunks > 1) {
+    return make_error(Errc::kInvalidArgument, "policy \"" + spec.str() +
+                                                  "\": slack applies to kFkB (chunks=1); interleaved takes knobs=k");
   }
   PolicyContext own = c;
   own.truth.reset();  // only the oracle reads the truth
@@ -69,18 +81,28 @@ const Registry<PolicyKind>& table() {
        "k",
        false,
        false,
+       nullptr,
        make_fixed},
-      {{"", "adaptive", "Ada-Grouper: chooses k each iteration from in-band measurements",
-        adaptive_params("0.05")},
+      {{"", "adaptive", "chooses k (Ada-Grouper) and the slack vector (Adaptra) each iteration from in-band "
+        "measurements", adaptive_params("0.05", true)},
        "kmin",
        true,
        false,
+       nullptr,
        make_adaptive},
-      {{"", "oracle", "chooses k from the scenario's ground truth (experiments only: a bound)",
-        adaptive_params("0")},
+      {{"", "adaptra", "Adaptra: chooses the slack vector each iteration from in-band measurements "
+        "(adaptive:knobs=slack)", adaptive_params("0.05", false)},
+       "kmin",
+       false,
+       false,
+       "slack",
+       make_adaptive},
+      {{"", "oracle", "chooses k and slack from the scenario's ground truth (experiments only: a bound)",
+        adaptive_params("0", true)},
        "kmin",
        true,
        true,
+       nullptr,
        make_oracle},
   });
   return kTable;
@@ -143,7 +165,10 @@ AdaptiveOptions adaptive_options(const Spec& spec) {
   o.period = static_cast<int>(spec.integer("period"));
   o.hysteresis = spec.number("hysteresis");
   o.lean = spec.number("lean");
-  o.chunks = static_cast<int>(spec.integer("chunks"));
+  const PolicyKind* p = find(spec);
+  o.chunks = p->chunks ? static_cast<int>(spec.integer("chunks")) : 1;
+  const std::string knobs = p->knobs != nullptr ? p->knobs : spec.text("knobs");
+  o.knobs = knobs == "slack" ? Knobs::kSlack : knobs == "both" ? Knobs::kBoth : Knobs::kK;
   return o;
 }
 

@@ -125,22 +125,29 @@ nlohmann::ordered_json metrics_record(const RunConfig& c, const IterationMetrics
   doc["peak_activation_bytes"] = m.peak_held_bytes;
   doc["loss"] = std::isnan(m.loss) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(m.loss);
   if (m.decision) {
-    const Decision& d = *m.decision;
-    nlohmann::ordered_json j;
-    j["policy"] = c.schedule.name();
-    j["evaluated"] = d.evaluated;
-    j["switched"] = d.switched;
-    j["k"] = d.k;
-    j["schedule"] = d.schedule.str();
-    j["link_bps"] = d.link_bps;
-    nlohmann::ordered_json predicted = nlohmann::ordered_json::object();
-    for (const auto& [k, t] : d.predicted_s) {
-      predicted[std::to_string(k)] = t;
-    }
-    j["predicted_s"] = predicted;
-    doc["decision"] = j;
+    doc["decision"] = decision_record(c.schedule.name(), *m.decision);
   }
   return doc;
+}
+
+nlohmann::ordered_json decision_record(const std::string& policy, const Decision& d) {
+  nlohmann::ordered_json j;
+  j["policy"] = policy;
+  j["evaluated"] = d.evaluated;
+  j["switched"] = d.switched;
+  j["k"] = d.k;
+  j["schedule"] = d.schedule.str();
+  j["link_bps"] = d.link_bps;
+  if (!d.extra.empty()) {
+    j["extra"] = d.extra;
+  }
+  j["candidates"] = d.candidates;
+  nlohmann::ordered_json predicted = nlohmann::ordered_json::object();
+  for (const auto& [k, t] : d.predicted_s) {
+    predicted[std::to_string(k)] = t;
+  }
+  j["predicted_s"] = predicted;
+  return j;
 }
 
 namespace {

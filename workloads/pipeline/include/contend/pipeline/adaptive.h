@@ -1,12 +1,14 @@
 #pragma once
-// The core of adaptive kFkB (Ada-Grouper): from in-band measurements (per-stage compute times,
-// per-link goodput), predict each feasible k's iteration time with the simulator and choose k,
-// under a per-stage memory limit, with hysteresis so noise does not flip it. Pure: the runtime
+// The core of adaptive kFkB (Ada-Grouper) and of per-stage slackness (Adaptra): from in-band
+// measurements (per-stage compute times, per-link goodput), predict each feasible candidate's
+// iteration time with the simulator and choose k, the slack vector or both, under a per-stage
+// memory limit, with hysteresis so noise does not flip it. Pure: the runtime
 // feeds it measurements and applies its decisions at iteration boundaries (policy.h,
 // coordinator.h). Not thread-safe: one controller, at the rank that decides.
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -15,6 +17,7 @@
 #include "contend/common/spec.h"
 #include "contend/pipeline/lowered_cache.h"
 #include "contend/schedule/schedule.h"
+#include "contend/sim/sim_config.h"
 
 namespace contend::pipeline {
 
@@ -42,6 +45,10 @@ struct Measurements {
   std::vector<RateTrace> link_traces;
 };
 
+// What the controller moves: kFkB's k (Ada-Grouper), the slack vector (Adaptra: extra warm-up
+// forwards on the stages in front of slow links, at k_min), or both together.
+enum class Knobs { kK, kSlack, kBoth };
+
 struct AdaptiveOptions {
   int k_min = 1;
   int k_max = 0;                         // 0: the number of micro-batches
@@ -53,6 +60,7 @@ struct AdaptiveOptions {
                                          // no extra memory for a gain measurement noise could undo;
                                          // a smaller k within it of the current k is taken at once
   int chunks = 1;                        // 1: choose kFkB's k; v >= 2: the group of interleaved:v
+  Knobs knobs = Knobs::kK;               // slack needs chunks 1 (with more, kBoth moves k only)
 };
 
 struct Decision {
@@ -63,7 +71,18 @@ struct Decision {
   bool evaluated = false;                           // false between re-evaluation periods
   std::vector<std::pair<int, double>> predicted_s;  // feasible k -> predicted iteration time
   std::vector<double> link_bps;                     // the rates the prediction used, r -> r+1
+  std::vector<int> extra;                           // the slack vector chosen; empty: none
+  int candidates = 0;                               // schedules simulated for this decision
 };
+
+// Adaptra's estimate of the slack each stage needs: the extra micro-batches in flight that cover
+// the time the links behind it add to a micro-batch's round trip (each link's forward and
+// backward transfer and latencies, summed from the stage to the last), in units of the slowest
+// stage's forward plus backward. Non-increasing along the pipeline, so it never deadlocks.
+// All zeros when the links add nothing. With `only_link` r >= 0: that link's time alone.
+std::vector<int> slack_estimate(const Measurements& m, int only_link = -1);
+// The link (r -> r+1) that adds the most to a round trip; -1 when none adds anything.
+int slowest_link(const Measurements& m);
 
 // The schedule a group size runs in a family: kfkb:k=K (chunks 1), or interleaved:v=V,group=K.
 Spec grouped_schedule(int chunks, int k);
@@ -76,6 +95,8 @@ class AdaptiveController {
   // The k values whose schedules' peak in-flight activations (kFkB: min(m, k(p-s)) on stage s)
   // fit every stage's limits, ascending. Empty when even k_min does not fit.
   std::vector<int> feasible(const Measurements& m);
+  // Whether `spec` builds here and its peak in-flight fits every stage's limits.
+  bool fits(const Spec& spec, const Measurements& m);
   // The schedule a choice of k runs: kfkb:k=K, or interleaved:v=V,group=K.
   Spec candidate(int k) const;
 
@@ -83,16 +104,38 @@ class AdaptiveController {
   // pipeline or no k fits the memory limit.
   Result<Decision> decide(int iteration, const Measurements& m);
   int k() const { return k_; }
+  // The schedule the current choice runs (before any decision: k_min's).
+  const Spec& current() const { return current_; }
 
  private:
-  // Picks the k of `d` from its predictions (the leanest about as fast as the fastest), with
-  // hysteresis against the current k's predicted time (-1: the current k no longer fits).
-  void choose(Decision& d, double current_time);
+  struct Candidate {
+    Spec spec;
+    int k = 1;
+    std::vector<int> extra;
+    double time_s = 0;
+    double memory = 0;  // stash bytes over all stages at their peaks: what "leaner" means
+  };
+  // The candidates to simulate: every feasible k (knobs k; both: until kPatience k in a row were
+  // no faster; slack: the first), then add_slack's.
+  Result<std::vector<Candidate>> evaluate(const Measurements& m, const sim::SimConfig& config, Decision& d);
+  // Slack vectors scaled from slack_estimate (every link's, and the slowest link's alone) and cut
+  // to the memory limits, on the leanest and the fastest k so far.
+  Result<void> add_slack(const Measurements& m, const sim::SimConfig& config, std::vector<Candidate>& out);
+  static constexpr int kPatience = 3;
+  Result<Candidate> simulate(const Spec& spec, int k, std::vector<int> extra, const Measurements& m,
+                             const sim::SimConfig& config);
+  // The most extra warm-up forwards each stage can take at group size k under the memory limits.
+  std::vector<int> slack_caps(int k, const Measurements& m) const;
+  // Picks from the candidates (the leanest about as fast as the fastest), with hysteresis against
+  // the current schedule's predicted time (-1: it no longer fits).
+  void choose(Decision& d, const std::vector<Candidate>& candidates, const Candidate* current);
 
   int p_;
   int m_;
   AdaptiveOptions options_;
   int k_;
+  Spec current_;
+  std::vector<int> extra_;
   bool decided_ = false;
   LoweredCache lowered_;
   std::map<int, Spec> candidates_;

@@ -64,6 +64,8 @@ Result<void> run_rank(const RunConfig& config, int rank, const StageBackends& ba
 // The record of `m` in the iteration log (contend.iteration/1, docs/runtime.md), for a
 // JsonLinesWriter.
 nlohmann::ordered_json metrics_record(const RunConfig& config, const IterationMetrics& m);
+// A policy's decision as the iteration line's "decision" field (docs/adaptive.md: What is logged).
+nlohmann::ordered_json decision_record(const std::string& policy, const Decision& d);
 
 inline constexpr const char* kIterationSchema = "contend.iteration/1";
 
