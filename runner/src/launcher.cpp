@@ -293,13 +293,21 @@ Result<std::vector<std::pair<double, double>>> rank0_iterations(const std::strin
     return make_error(Errc::kNotFound, path + ": cannot read the iteration log");
   }
   std::vector<std::pair<double, double>> out;
+  int n = 0;
   for (std::string line; std::getline(in, line);) {
+    ++n;
     auto j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.contains("rank") || j["rank"] != 0 || !j.contains("iteration") ||
-        j["iteration"].get<int>() < from_iteration) {
-      continue;
+    if (j.is_discarded() || !j.is_object() || j.value("rank", nlohmann::json()) != 0) {
+      continue;  // another rank's line, or not one of the records
     }
-    out.emplace_back(j["start_s"].get<double>(), j["iteration_s"].get<double>());
+    const auto number = [&](const char* key) { return j.contains(key) && j[key].is_number(); };
+    if (!number("iteration") || !number("start_s") || !number("iteration_s")) {
+      return make_error(Errc::kParse, path + ":" + std::to_string(n) +
+                                          ": rank 0's line without a numeric iteration, start_s and iteration_s");
+    }
+    if (j["iteration"].get<double>() >= from_iteration) {
+      out.emplace_back(j["start_s"].get<double>(), j["iteration_s"].get<double>());
+    }
   }
   return out;
 }

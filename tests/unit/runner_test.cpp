@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <unistd.h>
 
 #include "contend/runner/experiment.h"
 #include "contend/runner/launcher.h"
@@ -262,4 +263,22 @@ TEST_CASE("over a window, the samples completed inside it count, an iteration ac
   CHECK_THAT(short_cell.error().message, Catch::Contains("measure window") && Catch::Contains("iterations"));
   // Without a window: all the iterations given, first start to last end.
   CHECK(*iterations_throughput(its, w, std::nullopt, 0, "t") == Approx(n));
+}
+
+TEST_CASE("an iteration log whose rank-0 line lacks its numbers is refused naming the line", "[runner]") {
+  char name[] = "/tmp/contend-log-XXXXXX";
+  const int fd = ::mkstemp(name);
+  REQUIRE(fd >= 0);
+  const std::string text = "{\"rank\": 1, \"iteration\": 0}\n{\"rank\": 0, \"iteration\": null, \"start_s\": 1, "
+                           "\"iteration_s\": 1}\n";
+  REQUIRE(::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()));
+  ::close(fd);
+  Workload w;
+  w.warmup = 0;
+  w.iterations = 1;
+  auto tp = cell_throughput(name, w);
+  ::unlink(name);
+  REQUIRE_FALSE(tp.ok());
+  CHECK(tp.error().code == Errc::kParse);
+  CHECK_THAT(tp.error().message, Catch::Contains(std::string(name) + ":2"));
 }

@@ -1,0 +1,281 @@
+// Every file parser against thousands of mutated copies of the files contend ships (scenarios and
+// their traces, experiments, a flow job, schedule CSVs, a results folder's summary, cells and
+// iteration logs, a calibration): each copy must parse or be refused with an error, never crash,
+// hang or allocate without bound. Run it under the asan preset too (ASan and UBSan see what a
+// plain build would not). Deterministic: the seed is fixed, and a failure names the file and the
+// mutation's index, so `--seed` is not needed to reproduce it.
+#define CATCH_CONFIG_MAIN
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sys/resource.h>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "contend/common/fd.h"
+#include "contend/common/rate_trace.h"
+#include "contend/emulator/flow_job.h"
+#include "contend/emulator/scenario.h"
+#include "contend/runner/calibration.h"
+#include "contend/runner/experiment.h"
+#include "contend/runner/launcher.h"
+#include "contend/runner/results_dir.h"
+#include "contend/runner/summary.h"
+#include "contend/schedule/csv.h"
+#include "contend/schedule/validation.h"
+
+// A runaway allocation: no parser needs anything near 1 GiB for a file of at most a few MiB.
+// Under ASan an allocation beyond it is reported and aborts; otherwise the address space is capped
+// at 4 GiB (ASan reserves far more, so the cap is only set without it), and such an allocation
+// throws where a parser cannot have meant it.
+#if defined(__SANITIZE_ADDRESS__)
+extern "C" const char* __asan_default_options() {
+  return "max_allocation_size_mb=1024:allocator_may_return_null=0";
+}
+#else
+namespace {
+const bool kCapped = [] {
+  const rlimit cap{rlim_t{4} << 30, rlim_t{4} << 30};
+  return ::setrlimit(RLIMIT_AS, &cap) == 0;
+}();
+}  // namespace
+#endif
+
+#if CONTEND_MUTATION_CUDA
+#include "contend/pipeline_cuda/plugin.h"
+namespace {
+// As the contend binary registers it at startup (tools/main.cpp); the plugin is never loaded.
+const bool kCudaNamed = [] {
+  contend::pipeline_cuda::register_cuda_plugin(true);
+  return true;
+}();
+}  // namespace
+#endif
+
+namespace fs = std::filesystem;
+using namespace contend;
+
+namespace {
+
+constexpr int kMutantsPerFile = 400;
+const std::string kSource = CONTEND_SOURCE_DIR;
+
+std::string text_of(const std::string& path) {
+  auto text = read_file(path);
+  REQUIRE(text.ok());
+  return *text;
+}
+
+std::vector<std::string> files_in(const std::string& dir, const std::string& extension) {
+  std::vector<std::string> out;
+  for (const auto& entry : fs::directory_iterator(kSource + "/" + dir)) {
+    if (entry.path().extension() == extension) {
+      out.push_back(entry.path().string());
+    }
+  }
+  std::sort(out.begin(), out.end());
+  REQUIRE_FALSE(out.empty());
+  return out;
+}
+
+// What a mutation puts in: JSON and CSV syntax, and the values that break naive parsers.
+const std::vector<std::string> kTokens{
+    "{", "}", "[", "]", "\"", ",", ":", "\n", "0", "-1", "1e308", "-1e308", "1e-320", "NaN", "Infinity",
+    "18446744073709551616", "9223372036854775807", "4294967296", "99999999999", "0.0000001", "null", "true",
+    "[]", "{}", "\"\"", "\\u0000", "\\ud800", "4096PiB", "1e30Gbit", "100000000h", "0s", "0B", "-5ms", "#",
+    "F9", "B-1", "I99999999", "W0", "SEND_F", "RECV_B", "time_s,rate", "/", "0/99999999/0", "%", "\xff\xfe"};
+
+// 1 to 3 edits: a byte replaced, a span deleted, a token inserted, a span duplicated, a number
+// replaced by an extreme one, or the tail cut.
+std::string mutate(std::string text, std::mt19937_64& rng) {
+  const auto pick = [&](std::size_t n) { return n == 0 ? 0 : std::uniform_int_distribution<std::size_t>(0, n - 1)(rng); };
+  const int edits = 1 + static_cast<int>(pick(3));
+  for (int e = 0; e < edits; ++e) {
+    const std::size_t at = pick(text.size() + 1);
+    switch (pick(6)) {
+      case 0:
+        if (at < text.size()) {
+          text[at] = static_cast<char>(pick(256));
+        }
+        break;
+      case 1:
+        text.erase(std::min(at, text.size()), 1 + pick(16));
+        break;
+      case 2:
+        text.insert(at, kTokens[pick(kTokens.size())]);
+        break;
+      case 3: {
+        const std::string span = text.substr(std::min(at, text.size()), 1 + pick(64));
+        text.insert(std::min(at, text.size()), span + span);
+        break;
+      }
+      case 4: {
+        const std::size_t digit = text.find_first_of("0123456789", at);
+        if (digit != std::string::npos) {
+          const std::size_t end = text.find_first_not_of("0123456789.", digit);
+          text.replace(digit, (end == std::string::npos ? text.size() : end) - digit, kTokens[4 + pick(12)]);
+        }
+        break;
+      }
+      default:
+        text.resize(std::min(at, text.size()));
+        break;
+    }
+  }
+  return text;
+}
+
+// Feeds `parse` kMutantsPerFile mutants of `original`; it must return (ok or an error) in time.
+void survive(const std::string& name, const std::string& original, const std::function<bool(const std::string&)>& parse) {
+  std::mt19937_64 rng(std::hash<std::string>{}(fs::path(name).filename().string()));
+  int refused = 0;
+  for (int i = 0; i < kMutantsPerFile; ++i) {
+    const std::string mutant = mutate(original, rng);
+    INFO(name << ", mutant " << i);
+    const auto start = std::chrono::steady_clock::now();
+    if (!parse(mutant)) {
+      ++refused;
+    }
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(2));
+  }
+  INFO(name << " itself");
+  CHECK(parse(original));  // the shipped file itself parses
+  CHECK(refused > 0);      // and the mutants reached the parser's errors
+}
+
+// A scratch folder, removed at the end.
+struct Scratch {
+  std::string dir;
+  Scratch() {
+    char name[] = "/tmp/contend-mutation-XXXXXX";
+    REQUIRE(::mkdtemp(name) != nullptr);
+    dir = name;
+  }
+  ~Scratch() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+  std::string write(const std::string& file, const std::string& text) const {
+    const std::string path = dir + "/" + file;
+    fs::create_directories(fs::path(path).parent_path());
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+    return path;
+  }
+};
+
+const emulator::FileReader kDisk = [](const std::string& path) { return read_file(path); };
+
+}  // namespace
+
+TEST_CASE("scenario files, mutated, parse or are refused", "[mutation]") {
+  for (const char* dir : {"emulator/scenarios", "experiments/scenarios"}) {
+    for (const std::string& path : files_in(dir, ".json")) {
+      survive(path, text_of(path), [&](const std::string& text) { return emulator::parse_scenario(text, path, kDisk).ok(); });
+    }
+  }
+}
+
+TEST_CASE("bandwidth traces, mutated, parse or are refused as the scenario reads them", "[mutation]") {
+  const std::string scenario = kSource + "/emulator/scenarios/trace.json";
+  const std::string trace = kSource + "/emulator/scenarios/traces/shared-uplink.csv";
+  const std::string json = text_of(scenario);
+  survive(trace, text_of(trace), [&](const std::string& text) {
+    const emulator::FileReader mutated = [&](const std::string&) -> Result<std::string> { return text; };
+    return emulator::parse_scenario(json, scenario, mutated).ok();
+  });
+  survive(trace, text_of(trace), [&](const std::string& text) { return parse_rate_trace_csv(text, trace).ok(); });
+}
+
+TEST_CASE("experiment files, mutated, parse or are refused", "[mutation]") {
+  Scratch scratch;
+  for (const std::string& path : files_in("experiments", ".json")) {
+    if (path.ends_with("-baseline.json")) {  // a recorded summary, read as one
+      survive(path, text_of(path), [&](const std::string& text) {
+        return runner::read_summary(scratch.write("summary.json", text)).ok();
+      });
+      continue;
+    }
+    survive(path, text_of(path), [&](const std::string& text) { return runner::parse_experiment(text, path).ok(); });
+  }
+}
+
+TEST_CASE("a flow job, mutated, parses or is refused", "[mutation]") {
+  const auto run = emulator::load_scenario(kSource + "/emulator/scenarios/steady.json");
+  REQUIRE(run.ok());
+  const std::string job = R"({"schema": "contend.flow-job/1", "duration": "10s",
+ "flows": [
+   {"name": "bulk", "from": "n0", "to": "n1", "protocol": "tcp", "streams": 4, "rate": "unlimited",
+    "congestion": "cubic", "message_size": "128KiB", "start": "1s", "duration": "5s"},
+   {"name": "video", "from": "n2", "to": "n1", "protocol": "udp", "rate": "200Mbit", "on": "2s", "off": "1s"}
+ ]})";  // docs/flows.md's example
+  survive("docs/flows.md job", job, [&](const std::string& text) { return emulator::parse_flow_job(text, "job.json", *run).ok(); });
+}
+
+TEST_CASE("schedule CSVs, mutated, parse or are refused, and what parses validates or is refused", "[mutation]") {
+  for (const std::string& path : files_in("tests/golden", ".csv")) {
+    survive(path, text_of(path), [&](const std::string& text) {
+      auto s = schedule::from_csv(text, path);
+      return s.ok() && schedule::validate(*s).ok();
+    });
+  }
+}
+
+TEST_CASE("a results folder's files, mutated, are read or refused", "[mutation]") {
+  const std::string recorded = kSource + "/tests/data/recorded-run";
+  Scratch scratch;
+  survive("summary.json", text_of(recorded + "/summary.json"), [&](const std::string& text) {
+    return runner::read_summary(scratch.write("summary.json", text)).ok();
+  });
+  survive("cells.jsonl", text_of(recorded + "/cells.jsonl"), [&](const std::string& text) {
+    scratch.write("cells.jsonl", text);
+    return runner::finished_cells(scratch.dir).ok();
+  });
+  runner::Workload w;
+  w.warmup = 0;
+  w.iterations = 1;
+  // Windows inside what the recorded cells ran (their rank 0 starts 0.28 s into the scenario).
+  for (const auto& entry : fs::directory_iterator(recorded + "/runs")) {
+    if (entry.path().extension() != ".jsonl") {
+      continue;
+    }
+    const std::string events = recorded + "/events/" + entry.path().filename().string();
+    survive(entry.path().string(), text_of(entry.path().string()), [&](const std::string& text) {
+      const std::string metrics = scratch.write("metrics.jsonl", text);
+      const bool plain = runner::cell_throughput(metrics, w).ok();
+      const bool windowed = fs::exists(events) &&
+                            runner::cell_throughput(metrics, w, runner::MeasureWindow{0.5, 1.0}, events).ok();
+      return plain || windowed;
+    });
+    if (fs::exists(events)) {
+      survive(events, text_of(events), [&](const std::string& text) {
+        return runner::cell_throughput(entry.path().string(), w, runner::MeasureWindow{0.5, 1.0},
+                                       scratch.write("events.jsonl", text))
+            .ok();
+      });
+    }
+    break;  // one cell's logs: they all have the same shape
+  }
+}
+
+TEST_CASE("a calibration, mutated, is read or refused", "[mutation]") {
+  runner::Workload w;
+  runner::Calibration c;
+  c.forward_s = 0.0101;
+  c.backward_s = 0.0203;
+  c.runtime.costs = {0.0002, 0.0003};
+  c.runtime.latency_s = 0.00012;
+  c.runtime.line_bps = 25e9;
+  c.workload = runner::workload_key(w);
+  c.source = "the mutation test";
+  Scratch scratch;
+  REQUIRE(runner::write_calibration(scratch.dir + "/original.json", c).ok());
+  survive("calibration.json", text_of(scratch.dir + "/original.json"), [&](const std::string& text) {
+    return runner::read_calibration(scratch.write("calibration.json", text), w).ok();
+  });
+}
