@@ -201,7 +201,8 @@ Result<SimCell> simulate_cell(const Workload& w, const Spec& schedule, const Pip
   std::optional<schedule::Schedule> fixed;
   if (pipeline::is_policy(schedule)) {
     auto made = pipeline::make_policy(
-        schedule, {w.stages, w.microbatches, pipeline::OracleTruth{links, [&now] { return now; }, shaper_burst_bytes}});
+        schedule, {w.stages, w.microbatches, pipeline::OracleTruth{links, [&now] { return now; }, shaper_burst_bytes},
+                   [&now] { return now; }});
     if (!made) {
       return made.error();
     }

@@ -41,7 +41,7 @@ std::unique_ptr<KPolicy> policy(const std::string& name, std::optional<OracleTru
   auto spec = parse_schedule_or_policy(name);
   REQUIRE(spec.ok());
   REQUIRE(is_policy(*spec));
-  auto p = make_policy(*spec, PolicyContext{kP, kM, std::move(truth)});
+  auto p = make_policy(*spec, PolicyContext{kP, kM, std::move(truth), {}});
   REQUIRE(p.ok());
   return std::move(*p);
 }
@@ -51,7 +51,7 @@ std::string error_of(const std::string& text) {
   if (!spec) {
     return spec.error().message;
   }
-  auto p = make_policy(*spec, PolicyContext{kP, kM, std::nullopt});
+  auto p = make_policy(*spec, PolicyContext{kP, kM, std::nullopt, {}});
   return p ? std::string() : p.error().message;
 }
 

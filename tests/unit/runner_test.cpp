@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <random>
 #include <unistd.h>
 
 #include "contend/runner/experiment.h"
@@ -281,4 +282,60 @@ TEST_CASE("an iteration log whose rank-0 line lacks its numbers is refused namin
   REQUIRE_FALSE(tp.ok());
   CHECK(tp.error().code == Errc::kParse);
   CHECK_THAT(tp.error().message, Catch::Contains(std::string(name) + ":2"));
+}
+
+TEST_CASE("on periodic preemption adaptive switches ahead of the drop it predicts; on random drops it only reacts",
+          "[runner][predict]") {
+  Workload w;
+  w.stages = 4;
+  w.microbatches = 16;
+  w.iterations = 80;
+  w.warmup = 0;
+  w.activation_bytes = 256 << 10;  // iterations of 0.6-0.7 s: several samples per drop
+  // Every link: 956 Mbit/s, 95.6 Mbit/s for 2 s of every 4 s from 1 s.
+  std::vector<RateTrace::Point> points{{0, 956e6}};
+  for (double t = 1; t < 200; t += 4) {
+    points.push_back({t, 95.6e6});
+    points.push_back({t + 2, 956e6});
+  }
+  PipelineLinks periodic;
+  for (int r = 0; r < 3; ++r) {
+    periodic.insert_or_assign({r, r + 1}, *RateTrace::from_points(points));
+  }
+  const auto spec = [](const char* text) { return pipeline::parse_schedule_or_policy(text).value(); };
+  auto cell = simulate_cell(w, spec("adaptive"), periodic);
+  REQUIRE(cell.ok());
+  int ahead = 0;  // switched on a prediction while the last measurement still saw the fast link
+  int predicted = 0;
+  for (const SimIteration& it : cell->iterations) {
+    predicted += it.decision->predicted ? 1 : 0;
+    if (it.decision->predicted && it.decision->switched && it.decision->link_bps[0] > 500e6 &&
+        it.decision->schedule.str() != "kfkb:k=1") {
+      ++ahead;
+    }
+  }
+  CHECK(predicted > 40);
+  CHECK(ahead > 0);
+  auto off = simulate_cell(w, spec("adaptive:predict=off"), periodic);
+  REQUIRE(off.ok());
+  for (const SimIteration& it : off->iterations) {
+    CHECK_FALSE(it.decision->predicted);
+  }
+  // Random drops (the same lengths, exponential gaps): no period, so no prediction.
+  std::mt19937_64 rng(3);
+  std::exponential_distribution<double> gap(1.0 / 3);
+  std::vector<RateTrace::Point> random{{0, 956e6}};
+  for (double t = 1 + gap(rng); t < 200; t += 2 + gap(rng)) {
+    random.push_back({t, 95.6e6});
+    random.push_back({t + 2, 956e6});
+  }
+  PipelineLinks noisy;
+  for (int r = 0; r < 3; ++r) {
+    noisy.insert_or_assign({r, r + 1}, *RateTrace::from_points(random));
+  }
+  auto reacting = simulate_cell(w, spec("adaptive"), noisy);
+  REQUIRE(reacting.ok());
+  for (const SimIteration& it : reacting->iterations) {
+    CHECK_FALSE(it.decision->predicted);
+  }
 }

@@ -1,4 +1,7 @@
 #include <algorithm>
+#include <chrono>
+
+#include "contend/pipeline/period_predictor.h"
 
 #include "policies.h"
 
@@ -58,7 +61,12 @@ class AdaptivePolicy : public KPolicy {
   AdaptivePolicy(const PolicyContext& context, const AdaptiveOptions& options)
       : controller_(context.stages, context.microbatches, options),
         links_(context.stages),
-        truth_(context.truth) {}
+        truth_(context.truth),
+        predict_(options.predict && !context.truth),
+        history_(std::max(0, context.stages - 1)),
+        clock_(context.clock ? context.clock : [] {
+          return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+        }) {}
 
   Result<Decision> decide(int iteration, const std::vector<StageReport>& reports) override {
     if (reports.empty()) {
@@ -71,6 +79,19 @@ class AdaptivePolicy : public KPolicy {
     }
     links_.add(reports);
     Measurements m = links_.measurements(reports);
+    bool predicted = false;
+    if (predict_) {
+      std::vector<double> rates;
+      for (const LinkMeasurement& l : m.links) {
+        rates.push_back(l.goodput_bps);
+      }
+      const double now = clock_();
+      history_.record(now, rates);
+      if (auto traces = history_.predict(now)) {
+        m.link_traces = std::move(*traces);
+        predicted = true;
+      }
+    }
     if (truth_) {
       const double now = truth_->now_s();
       for (std::size_t r = 0; r < truth_->links.size(); ++r) {
@@ -80,13 +101,20 @@ class AdaptivePolicy : public KPolicy {
         }
       }
     }
-    return controller_.decide(iteration, m);
+    auto d = controller_.decide(iteration, m);
+    if (d) {
+      d->predicted = predicted && d->evaluated;
+    }
+    return d;
   }
 
  private:
   AdaptiveController controller_;
   LinkEstimates links_;
   std::optional<OracleTruth> truth_;
+  bool predict_;
+  PeriodPredictor history_;  // rank 0's own link history
+  std::function<double()> clock_;
 };
 
 }  // namespace

@@ -30,7 +30,9 @@ std::vector<ParamDef> adaptive_params(const char* hysteresis, bool knobs) {
           integer("inflight", "in-flight micro-batches per stage (default: no limit)", "0"),
           integer("period", "decide every N iterations", "1"),
           fraction("hysteresis", "a larger k must be predicted this much faster", hysteresis),
-          fraction("lean", "the smallest k within this fraction of the fastest wins", "0.01")};
+          fraction("lean", "the smallest k within this fraction of the fastest wins", "0.01"),
+          ParamDef::choice("predict", "predict periodic preemption from the links' history (the oracle knows it)",
+                           "on", {"on", "off"})};
   if (knobs) {
     params.push_back(
         ParamDef::integer("chunks", "1: choose kFkB's k; V >= 2: the group of interleaved:v=V", "1", 1, 64));
@@ -167,13 +169,14 @@ AdaptiveOptions adaptive_options(const Spec& spec) {
   o.lean = spec.number("lean");
   const PolicyKind* p = find(spec);
   o.chunks = p->chunks ? static_cast<int>(spec.integer("chunks")) : 1;
+  o.predict = spec.text("predict") == "on";
   const std::string knobs = p->knobs != nullptr ? p->knobs : spec.text("knobs");
   o.knobs = knobs == "slack" ? Knobs::kSlack : knobs == "both" ? Knobs::kBoth : Knobs::kK;
   return o;
 }
 
 Result<void> check_policy(const Spec& spec, int stages, int microbatches) {
-  PolicyContext c{stages, microbatches, std::nullopt};
+  PolicyContext c{stages, microbatches, std::nullopt, {}};
   if (reads_truth(spec)) {
     // A stand-in truth: only its shape matters to the checks.
     c.truth = OracleTruth{std::vector<RateTrace>(stages > 1 ? stages - 1 : 0, RateTrace::constant(1e9)),

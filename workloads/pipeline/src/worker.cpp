@@ -25,7 +25,7 @@ Result<schedule::Schedule> runtime_schedule(const RunConfig& c) {
   if (is_policy(c.schedule)) {
     // The oracle's truth is rank 0's alone; run_rank checks it there.
     if (!reads_truth(c.schedule) || c.oracle) {
-      if (auto policy = make_policy(c.schedule, PolicyContext{c.world_size, c.microbatches, c.oracle}); !policy) {
+      if (auto policy = make_policy(c.schedule, PolicyContext{c.world_size, c.microbatches, c.oracle, {}}); !policy) {
         return policy.error();
       }
     }
@@ -142,6 +142,7 @@ nlohmann::ordered_json decision_record(const std::string& policy, const Decision
     j["extra"] = d.extra;
   }
   j["candidates"] = d.candidates;
+  j["predicted"] = d.predicted;
   nlohmann::ordered_json predicted = nlohmann::ordered_json::object();
   for (const auto& [k, t] : d.predicted_s) {
     predicted[std::to_string(k)] = t;
@@ -182,7 +183,7 @@ Result<void> run_rank(const RunConfig& config, int rank, const StageBackends& ba
   if (is_policy(config.schedule)) {
     std::unique_ptr<KPolicy> policy;
     if (rank == 0) {
-      auto made = make_policy(config.schedule, PolicyContext{config.world_size, config.microbatches, config.oracle});
+      auto made = make_policy(config.schedule, PolicyContext{config.world_size, config.microbatches, config.oracle, {}});
       if (!made) {
         return with_context(made.error(), "rank 0");
       }

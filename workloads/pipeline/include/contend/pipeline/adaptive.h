@@ -61,6 +61,7 @@ struct AdaptiveOptions {
                                          // a smaller k within it of the current k is taken at once
   int chunks = 1;                        // 1: choose kFkB's k; v >= 2: the group of interleaved:v
   Knobs knobs = Knobs::kK;               // slack needs chunks 1 (with more, kBoth moves k only)
+  bool predict = false;                  // the policy predicts periodic preemption (period_predictor.h)
 };
 
 struct Decision {
@@ -73,6 +74,7 @@ struct Decision {
   std::vector<double> link_bps;                     // the rates the prediction used, r -> r+1
   std::vector<int> extra;                           // the slack vector chosen; empty: none
   int candidates = 0;                               // schedules simulated for this decision
+  bool predicted = false;  // decided on the links' predicted rates (a period in their history)
 };
 
 // Adaptra's estimate of the slack each stage needs: the extra micro-batches in flight that cover

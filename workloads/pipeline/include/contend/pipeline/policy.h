@@ -54,6 +54,7 @@ struct PolicyContext {
   int stages = 1;
   int microbatches = 1;
   std::optional<OracleTruth> truth;  // policies that read the truth (the oracle) require it
+  std::function<double()> clock;     // seconds, monotonic, for the link history; unset: steady_clock
 };
 
 // Every registered policy (kind "policy").
