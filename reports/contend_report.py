@@ -134,8 +134,9 @@ def link_rates(events):
 
 
 def fig_adaptive(r, out, made, missing):
-    """(2) Link bandwidth, chosen k and iteration throughput over time: the adaptive story."""
-    policy = next((s for s in r.schedules if s.startswith("adaptive")), None)
+    """(2) Link bandwidth, chosen k and slack, and iteration throughput over time: the adaptive story."""
+    policies = [s for s in r.schedules if s.startswith(("adaptive", "adaptra", "oracle"))]
+    policy = next((s for s in policies if not s.startswith("oracle")), None)
     if policy is None:
         missing.append(("adaptive", "no adaptive schedule in this experiment"))
         return
@@ -146,15 +147,15 @@ def fig_adaptive(r, out, made, missing):
             missing.append((f"adaptive-{scenario}", "no iteration log or event log for repetition 1 of " + policy))
             continue
         t0, series, end = link_rates(events)
-        fig, axes = plt.subplots(3, 1, figsize=(8, 7), sharex=True)
-        ax_bw, ax_k, ax_t = axes
+        fig, axes = plt.subplots(4, 1, figsize=(8, 9), sharex=True)
+        ax_bw, ax_k, ax_slack, ax_t = axes
         for name, pts in series.items():
             xs = [p[0] for p in pts] + [max(end, pts[-1][0])]
             ys = [p[1] for p in pts] + [pts[-1][1]]
             ax_bw.step(xs, ys, where="post", label=name)
         ax_bw.set_ylabel("link rate (Mbit/s)")
         ax_bw.legend(fontsize=7, ncol=4)
-        ax_bw.set_title(f"{scenario}: the network, the k chosen, and what it bought")
+        ax_bw.set_title(f"{scenario}: the network, the k and slack chosen, and what it bought")
         for schedule in r.schedules:
             rows = [l for l in (r.run_lines(scenario, schedule) or []) if l.get("rank") == 0]
             if not rows:
@@ -164,16 +165,21 @@ def fig_adaptive(r, out, made, missing):
             rates = link_rates(ev) if ev else None
             base = rates[0] if rates else rows[0]["start_s"]
             ts = [l["start_s"] - base for l in rows]
-            if schedule == policy or schedule.startswith("oracle"):
-                ax_k.step(ts, [l["k"] for l in rows], where="post", label=schedule, marker=".")
+            color = f"C{r.schedules.index(schedule) % 10}"  # one colour per schedule in every panel
+            if schedule in policies:
+                ax_k.step(ts, [l["k"] for l in rows], where="post", label=schedule, marker=".", color=color)
+                slack = [sum((l.get("decision") or {}).get("extra", [])) for l in rows]
+                ax_slack.step(ts, slack, where="post", label=schedule, marker=".", color=color)
             ax_t.plot([t + l["iteration_s"] for t, l in zip(ts, rows)], [l["samples_per_s"] for l in rows],
-                      marker=".", label=schedule)
+                      marker=".", label=schedule, color=color)
         ends = [l.get_xdata()[-1] for l in ax_t.get_lines() if len(l.get_xdata())]
         if ends:
             ax_t.set_xlim(0, max(ends) * 1.02)
         ax_k.yaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
         ax_k.set_ylabel("k")
         ax_k.legend(fontsize=7)
+        ax_slack.yaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
+        ax_slack.set_ylabel("slack (extra\nforwards, all stages)")
         ax_t.set_ylabel("samples/s per iteration")
         ax_t.set_xlabel("time since the scenario started (s)")
         ax_t.legend(fontsize=7, ncol=3)
