@@ -200,9 +200,10 @@ Result<SimCell> simulate_cell(const Workload& w, const Spec& schedule, const Pip
   pipeline::LoweredCache cache(w.stages, w.microbatches);
   std::optional<schedule::Schedule> fixed;
   if (pipeline::is_policy(schedule)) {
-    auto made = pipeline::make_policy(
-        schedule, {w.stages, w.microbatches, pipeline::OracleTruth{links, [&now] { return now; }, shaper_burst_bytes},
-                   [&now] { return now; }});
+    const std::function<double()> clock = [&now] { return now; };
+    const pipeline::PolicyContext context{w.stages, w.microbatches,
+                                          pipeline::OracleTruth{links, clock, shaper_burst_bytes}, clock};
+    auto made = pipeline::make_policy(schedule, context);
     if (!made) {
       return made.error();
     }
