@@ -46,14 +46,26 @@ Result<Scenario> load_job(const FlowsOptions& o) {
   return job_scenario(*job, *scenario);
 }
 
-// Per flow: its target and what it achieved over the time it was on.
+// Per flow: its target, what it achieved over the time it was on, and the source's ceiling when
+// the target was above it; then how each UDP source sent.
 void print_table(const std::vector<FlowStats>& flows) {
-  std::fprintf(stderr, "%-16s %-5s %7s %14s %14s  %s\n", "flow", "proto", "streams", "target", "achieved", "via");
+  std::fprintf(stderr, "%-16s %-5s %7s %14s %14s %14s  %s\n", "flow", "proto", "streams", "target", "achieved",
+               "ceiling", "via");
   for (const FlowStats& f : flows) {
-    std::fprintf(
-        stderr, "%-16s %-5s %7d %14s %14s  %s%s\n", f.name.c_str(), f.protocol == Protocol::kTcp ? "tcp" : "udp",
-        f.streams, f.target_bps > 0 ? format_rate(f.target_bps).c_str() : "unlimited",
-        format_rate(f.achieved_bps()).c_str(), f.via.c_str(), f.error.empty() ? "" : (" error: " + f.error).c_str());
+    std::fprintf(stderr, "%-16s %-5s %7d %14s %14s %14s  %s%s\n", f.name.c_str(),
+                 f.protocol == Protocol::kTcp ? "tcp" : "udp", f.streams,
+                 f.target_bps > 0 ? format_rate(f.target_bps).c_str() : "unlimited",
+                 format_rate(f.achieved_bps()).c_str(), f.ceiling_bps > 0 ? format_rate(f.ceiling_bps).c_str() : "-",
+                 f.via.c_str(), f.error.empty() ? "" : (" error: " + f.error).c_str());
+  }
+  for (const FlowStats& f : flows) {
+    if (f.ceiling_bps > 0) {
+      std::fprintf(stderr, "%s: the target %s is above what this source sends here (%s)\n", f.name.c_str(),
+                   format_rate(f.target_bps).c_str(), format_rate(f.ceiling_bps).c_str());
+    }
+    if (!f.send_path.empty()) {
+      std::fprintf(stderr, "%s: %s\n", f.name.c_str(), f.send_path.c_str());
+    }
   }
 }
 

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <netinet/udp.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -15,7 +16,9 @@
 #include <future>
 #include <system_error>
 
+#include "contend/emulator/flow_pacer.h"
 #include "contend/emulator/netns.h"
+#include "flow_udp.h"
 #include "threads.h"
 
 namespace contend::emulator {
@@ -50,6 +53,17 @@ using Clock = std::chrono::steady_clock;
 // with it.
 constexpr std::size_t kWriteBytes = 256 * 1024;
 
+// A sink's receive buffer. TCP: SO_RCVBUF (net.core.rmem_max caps it). UDP: SO_RCVBUFFORCE where
+// the process may (root), else SO_RCVBUF: a datagram that finds the buffer full is lost, and a
+// GSO source hands the sink 64 KB at a time.
+constexpr int kSinkBufferBytes = 8 << 20;
+
+void size_receive_buffer(int fd) {
+  if (::setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &kSinkBufferBytes, sizeof kSinkBufferBytes) != 0) {
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &kSinkBufferBytes, sizeof kSinkBufferBytes);
+  }
+}
+
 sockaddr_in address(const std::string& ip, int port) {
   sockaddr_in a{};
   a.sin_family = AF_INET;
@@ -65,6 +79,11 @@ void FlowEngine::Flow::set_error(const std::string& e) {
   if (error.empty()) {
     error = e;
   }
+}
+
+void FlowEngine::Flow::set_send_path(const std::string& path) {
+  std::lock_guard<std::mutex> lock(error_mutex);
+  send_path = path;
 }
 
 double FlowEngine::Flow::join() {
@@ -115,8 +134,14 @@ void FlowEngine::Flow::run_sink(Ready& ready) {
   Fd listener(::socket(AF_INET, (tcp ? SOCK_STREAM : SOCK_DGRAM) | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   const int one = 1;
   ::setsockopt(listener.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  const int rcvbuf = 8 << 20;
-  ::setsockopt(listener.get(), SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+  if (tcp) {
+    ::setsockopt(listener.get(), SOL_SOCKET, SO_RCVBUF, &kSinkBufferBytes, sizeof kSinkBufferBytes);
+  } else {
+    size_receive_buffer(listener.get());
+    // UDP GRO: GSO buffers from the source arrive whole (one receive per buffer, not per datagram)
+    // where the kernel has it; without it every datagram is its own receive.
+    ::setsockopt(listener.get(), SOL_UDP, UDP_GRO, &one, sizeof one);
+  }
   sockaddr_in a = address(ends.dst_address.empty() ? "0.0.0.0" : ends.dst_address, port);
   if (::bind(listener.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
       (tcp && ::listen(listener.get(), 128) != 0)) {
@@ -248,27 +273,34 @@ void FlowEngine::Flow::tcp_loop(std::vector<Fd>& socks) {
 
 void FlowEngine::Flow::udp_loop(std::vector<Fd>& socks) {
   const std::size_t size = std::min<std::size_t>(spec.message_bytes, 1472);
-  std::vector<char> msg(size, 'u');
+  UdpBatchSender sender(socks, size, spec.rate_bps);
+  set_send_path(sender.path());
   const auto start = Clock::now();
-  std::size_t next = 0;
+  const auto now_s = [&start] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+  TokenBucket bucket = udp_bucket(sender.plan(), spec.rate_bps, 0.0);
   while (!stop_source.load()) {
-    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-    const double due = spec.rate_bps / 8.0 * elapsed;
-    while (static_cast<double>(sent.load()) + static_cast<double>(size) <= due && !stop_source.load()) {
-      const ssize_t w = ::send(socks[next].get(), msg.data(), size, MSG_NOSIGNAL);
-      next = (next + 1) % socks.size();
-      if (w > 0) {
-        sent += static_cast<std::uint64_t>(w);
-      } else if (errno == EAGAIN || errno == ENOBUFS || errno == ECONNREFUSED) {
+    bucket.refill(now_s());
+    const std::size_t datagrams = sender.plan().batch_datagrams;
+    const double bytes = static_cast<double>(datagrams * size);
+    if (!bucket.take(bytes)) {
+      // Until the batch is due; at most 50 ms, so a slow flow still sees its stop in time.
+      std::this_thread::sleep_for(std::chrono::duration<double>(std::min(bucket.wait_s(bytes), 0.05)));
+      continue;
+    }
+    auto got = sender.send(datagrams);
+    if (!got) {
+      set_error(got.error().message);
+      return;
+    }
+    sent += *got;
+    if (static_cast<double>(*got) < bytes) {
+      bucket.give_back(bytes - static_cast<double>(*got));
+      if (*got == 0) {
         // The queue is full, or (hosts mode) the sink's host is not listening yet and an ICMP
-        // port-unreachable came back: try again at the next tick.
-        break;
-      } else {
-        set_error(std::string("send: ") + std::strerror(errno));
-        return;
+        // port-unreachable came back: try again shortly.
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
       }
     }
-    std::this_thread::sleep_for(std::chrono::microseconds(500));
   }
 }
 

@@ -33,12 +33,14 @@ struct FlowEngine::Flow {
   double stopped_s = 0;
   bool running = false;
   std::mutex error_mutex;
-  std::string error;
+  std::string error;      // under error_mutex
+  std::string send_path;  // under error_mutex: how the source sends (UDP: batches, GSO or why not)
   std::thread sink;
   std::thread source;
 
   // Keeps the first error: why the flow stopped early.
   void set_error(const std::string& e);
+  void set_send_path(const std::string& path);
   // Stops the flow; returns when its source stopped sending (the end of its active time).
   double join();
   // Runs `body` (run_sink or run_source) on `thread` and waits until it is ready; on failure
@@ -56,7 +58,8 @@ struct FlowEngine::Flow {
   void run_source(Ready& ready);
   // Bulk streams: each writable socket gets the next write.
   void tcp_loop(std::vector<Fd>& socks);
-  // Paced datagrams: every millisecond, the bytes the rate allows since the start.
+  // Paced datagrams: batches (sendmmsg, UDP GSO where the kernel has it) released by a token
+  // bucket (flow_pacer.h), round-robin over the streams.
   void udp_loop(std::vector<Fd>& socks);
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "contend/emulator/flow_pacer.h"
 #include "flow.h"
 
 namespace contend::emulator {
@@ -184,9 +185,15 @@ std::vector<FlowStats> FlowEngine::stats() const {
     if (!f->error.empty()) {
       s.error = f->error;
     }
+    if (!f->send_path.empty()) {
+      s.send_path = f->send_path;
+    }
   }
   std::vector<FlowStats> out;
   for (auto& [name, s] : by_name) {
+    if (s.bytes_sent > 0) {  // a host that only sinks the flow cannot tell
+      s.ceiling_bps = source_ceiling_bps(s.target_bps, s.bytes_sent, s.active_s);
+    }
     out.push_back(std::move(s));
   }
   return out;

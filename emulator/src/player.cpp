@@ -251,6 +251,8 @@ class Player {
                     {"bytes_received", f.bytes_received},
                     {"bytes_sent", f.bytes_sent},
                     {"active_s", f.active_s},
+                    {"ceiling_bps", f.ceiling_bps},
+                    {"send_path", f.send_path},
                     {"via", f.via},
                     {"error", f.error}});
       }

@@ -1,11 +1,13 @@
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <thread>
 
 #include "contend/emulator/flow_engine.h"
 #include "contend/emulator/flow_job.h"
+#include "contend/emulator/flow_pacer.h"
 
 using namespace contend;
 using namespace contend::emulator;
@@ -120,4 +122,87 @@ TEST_CASE("flows between linked nodes use the link's background addresses, other
   CHECK(e->dst_address == "198.18.255.3");
   f.to = "q";
   CHECK(flow_endpoints(plan, f).error().code == Errc::kNotFound);
+}
+
+TEST_CASE("a UDP batch is half a millisecond at the rate, at least a datagram, at most one sendmmsg", "[flows]") {
+  const UdpBatchPlan slow = plan_udp_batches(100e6, 1472, false);
+  CHECK(slow.segments == 1);
+  CHECK(slow.batch_datagrams == 4);  // 100 Mbit/s x 500 us = 6250 B
+  CHECK(plan_udp_batches(1e3, 1472, true).batch_datagrams == 1);
+  const UdpBatchPlan gso = plan_udp_batches(1e9, 1472, true);
+  CHECK(gso.segments == 44);  // 44 x 1472 B fit one 64 KB buffer
+  CHECK(gso.batch_datagrams == 42);
+  CHECK(gso.buffers_for(gso.batch_datagrams) == 1);
+  const UdpBatchPlan fast = plan_udp_batches(100e9, 1472, true);
+  CHECK(fast.batch_datagrams == fast.segments * fast.max_buffers);
+  CHECK(plan_udp_batches(100e9, 64, true).segments == kMaxGsoSegments);
+  CHECK(plan_udp_batches(100e9, 1472, false).batch_datagrams == kMaxDatagramsPerCall);
+}
+
+TEST_CASE("the token bucket paces whole batches exactly, late wake-ups included, and a slow source shows its ceiling",
+          "[flows]") {
+  const double rate = 1e9;
+  const UdpBatchPlan plan = plan_udp_batches(rate, 1472, true);
+  const double batch = static_cast<double>(plan.batch_bytes());
+  // A source that wakes when told, but every 10th time 5 ms late (a busy machine), for 1 s.
+  TokenBucket bucket = udp_bucket(plan, rate, 0.0);
+  double t = 0, sent = 0;
+  for (int wake = 0; t < 1.0; ++wake) {
+    bucket.refill(t);
+    if (bucket.take(batch)) {
+      sent += batch;
+      continue;
+    }
+    t += bucket.wait_s(batch) + (wake % 10 == 9 ? 0.005 : 0.0);
+  }
+  CHECK(8 * sent / t == Approx(rate).epsilon(0.01));
+  CHECK(source_ceiling_bps(rate, static_cast<std::uint64_t>(sent), t) == 0);
+  // One that can send a batch only every millisecond: the bucket caps at its depth, so it owes
+  // nothing it could burst later, and it falls short: its ceiling is what it sent.
+  TokenBucket slow = udp_bucket(plan, rate, 0.0);
+  double slow_sent = 0;
+  for (double s = 0; s < 1.0; s += 0.001) {
+    slow.refill(s);
+    slow_sent += slow.take(batch) ? batch : 0;
+  }
+  CHECK(slow.tokens() <= std::max(2 * batch, rate / 8 * kBucketDepth_s));
+  CHECK(source_ceiling_bps(rate, static_cast<std::uint64_t>(slow_sent), 1.0) == Approx(8 * slow_sent));
+  CHECK(source_ceiling_bps(0, 1000, 1.0) == 0);  // no target, no ceiling
+}
+
+TEST_CASE("a UDP flow sends its target in batches and says how it sends", "[flows]") {
+  // Hosts mode on loopback, as the TCP flow above: this engine sinks and sources the flow.
+  const std::string text = R"({"schema": "contend.scenario/1", "name": "s", "duration": "10s", "nodes": ["a", "b"],
+    "links": [{"name": "a-b", "from": "a", "to": "b", "rate": "1Gbit"}],
+    "timeline": [{"at": "0s", "flow": {"name": "u", "from": "b", "to": "a", "protocol": "udp", "rate": "200Mbit",
+                                       "message_size": "1000B"}}]})";
+  auto s = parse_scenario(text, "s.json", nullptr);
+  REQUIRE(s.ok());
+  HostFlowPlan sink_plan;
+  sink_plan.node = "a";
+  sink_plan.address = "127.0.0.1";
+  sink_plan.base_port = 45000 + ::getpid() % 2000;
+  auto sink = FlowEngine::for_host(*s, sink_plan);
+  REQUIRE(sink.ok());
+  HostFlowPlan source_plan = sink_plan;
+  source_plan.node = "b";
+  source_plan.addresses = {{"a", "127.0.0.1"}};
+  auto source = FlowEngine::for_host(*s, source_plan);
+  REQUIRE(source.ok());
+  REQUIRE((*source)->start(s->events[0].flow).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  REQUIRE((*source)->stop("u").ok());
+  const auto sent = (*source)->stats();
+  REQUIRE(sent.size() == 1);
+  CHECK(sent[0].error.empty());
+  CHECK_THAT(sent[0].send_path, Catch::StartsWith("sendmmsg"));
+  // The source's pacing, not the machine's speed: 200 Mbit/s is far below any ceiling.
+  CHECK(8.0 * static_cast<double>(sent[0].bytes_sent) / sent[0].active_s == Approx(200e6).epsilon(0.03));
+  CHECK(sent[0].ceiling_bps == 0);
+  CHECK(sent[0].bytes_sent % 1000 == 0);  // whole datagrams of the message size
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const auto got = (*sink)->stats();
+  REQUIRE(got.size() == 1);
+  CHECK(got[0].bytes_received > 0);
+  CHECK(got[0].bytes_received <= sent[0].bytes_sent);
 }

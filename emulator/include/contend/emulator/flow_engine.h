@@ -5,7 +5,9 @@
 // sockets stay there). Sources bind the link's background address, so the link's HTB filter puts
 // the flow in the background class; between nodes without a direct link the flow crosses the
 // switch, unshaped. TCP: bulk streams, optionally paced (SO_MAX_PACING_RATE), congestion control
-// per socket. UDP: datagrams paced at the rate in user space. Both use epoll; two threads a flow.
+// per socket. UDP: batches of datagrams (sendmmsg, UDP GSO where the kernel has it) paced by a
+// token bucket (flow_pacer.h); the sink takes GSO buffers whole (UDP GRO). TCP uses epoll; two
+// threads a flow.
 // Thread-safe: start, stop and stats may be called from any thread.
 
 #include <cstdint>
@@ -61,6 +63,10 @@ struct FlowStats {
   std::uint64_t bytes_sent = 0;      // by the source
   double active_s = 0;               // time the source was sending
   std::string error;                 // why it stopped early, if it did
+  // When the source could not keep its target (sent below 99% of it over its time on): the rate
+  // it did send at, the ceiling of this source on this machine and path; 0 when it kept it.
+  double ceiling_bps = 0;
+  std::string send_path;  // how the source sends: UDP batches and whether with GSO (or why not); "" for TCP
 
   // Bytes received over the time the flow was on (all its on-periods); 0 before it ran.
   double achieved_bps() const { return active_s > 0 ? 8.0 * static_cast<double>(bytes_received) / active_s : 0.0; }
