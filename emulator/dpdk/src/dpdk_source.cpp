@@ -6,10 +6,14 @@
 #include <rte_ethdev.h>
 #include <rte_ip.h>
 #include <rte_mbuf.h>
+#include <rte_pause.h>
 #include <rte_udp.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <iterator>
+#include <utility>
 #include <exception>
 #include <cstring>
 #include <thread>
@@ -86,37 +90,86 @@ Result<rte_mempool*> start_port(const std::string& iface) {
   return pool;
 }
 
-// Bursts of frames for o.duration_s, paced to o.rate_bps (0: as fast as the port takes them).
-DpdkSourceReport send_frames(const DpdkSourceOptions& o, rte_mempool* pool, std::uint32_t src, std::uint32_t dst) {
-  rte_ether_addr mac{};
-  rte_eth_macaddr_get(kPort, &mac);
+// A full burst: the port takes this many frames per call, and the paced loop waits until a full
+// burst is due rather than sending part of one (dpdk-testpmd's default burst).
+constexpr std::uint16_t kBurst = 32;
+
+// The frames of one burst, allocated and written once. Each send takes a reference per frame that
+// the driver drops once it has the frame (net_af_packet copies it into its ring and frees it), so
+// no frame is allocated, written or zeroed per packet. Owns its mbufs; not thread-safe.
+class BurstFrames {
+ public:
+  static Result<BurstFrames> make(rte_mempool* pool, const rte_ether_addr& mac, std::uint32_t src, std::uint32_t dst,
+                                  std::uint16_t frame_bytes) {
+    BurstFrames f;
+    if (rte_pktmbuf_alloc_bulk(pool, f.frames_, kBurst) != 0) {
+      return dpdk_error("rte_pktmbuf_alloc_bulk(" + std::to_string(kBurst) + " frames)");
+    }
+    f.owned_ = true;
+    for (rte_mbuf* m : f.frames_) {
+      fill_frame(m, mac, src, dst, frame_bytes);
+    }
+    return f;
+  }
+  BurstFrames(BurstFrames&& o) noexcept : owned_(std::exchange(o.owned_, false)) {
+    std::copy(std::begin(o.frames_), std::end(o.frames_), frames_);
+  }
+  BurstFrames& operator=(BurstFrames&&) = delete;
+  ~BurstFrames() {
+    if (owned_) {
+      rte_pktmbuf_free_bulk(frames_, kBurst);
+    }
+  }
+
+  // Hands the burst to the port once more; returns how many frames it took.
+  std::uint16_t send() {
+    for (rte_mbuf* m : frames_) {
+      rte_mbuf_refcnt_update(m, 1);
+    }
+    const std::uint16_t sent = rte_eth_tx_burst(kPort, 0, frames_, kBurst);
+    for (std::uint16_t i = sent; i < kBurst; ++i) {
+      rte_mbuf_refcnt_update(frames_[i], -1);  // not taken: the reference is ours again
+    }
+    return sent;
+  }
+
+ private:
+  BurstFrames() = default;
+  rte_mbuf* frames_[kBurst] = {};
+  bool owned_ = false;
+};
+
+// Until `until` on the steady clock: sleeps while far, spins the last stretch (a sleep wakes tens
+// of microseconds late, a burst at line rate is due every few microseconds).
+void wait_until(std::chrono::steady_clock::time_point until) {
+  constexpr auto kSpin = std::chrono::microseconds(100);
+  const auto now = std::chrono::steady_clock::now();
+  if (until - now > kSpin) {
+    std::this_thread::sleep_for(until - now - kSpin);
+  }
+  while (std::chrono::steady_clock::now() < until) {
+    rte_pause();
+  }
+}
+
+// Full bursts for o.duration_s, paced to o.rate_bps (0: as fast as the port takes them): each
+// burst waits until all of its frames are due, and a late one is followed at once by the next.
+DpdkSourceReport send_frames(const DpdkSourceOptions& o, BurstFrames& frames) {
   DpdkSourceReport report;
-  constexpr int kBurst = 32;
-  rte_mbuf* burst[kBurst];
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
-  const double frame_bits = 8.0 * o.frame_bytes;
-  for (double elapsed = 0; elapsed < o.duration_s;
-       elapsed = std::chrono::duration<double>(Clock::now() - start).count()) {
-    int n = kBurst;
+  const auto end = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.duration_s));
+  const double frame_s = o.rate_bps > 0 ? 8.0 * o.frame_bytes / o.rate_bps : 0.0;
+  for (auto now = start; now < end; now = Clock::now()) {
     if (o.rate_bps > 0) {
-      const double due = o.rate_bps * elapsed / frame_bits - static_cast<double>(report.packets);
-      n = static_cast<int>(std::min<double>(kBurst, due));
-      if (n <= 0) {
-        std::this_thread::sleep_for(std::chrono::microseconds(100));
+      const double due_s = frame_s * static_cast<double>(report.packets + kBurst);
+      const auto due = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(due_s));
+      if (due > now) {
+        wait_until(std::min(due, end));
         continue;
       }
     }
-    if (rte_pktmbuf_alloc_bulk(pool, burst, static_cast<unsigned>(n)) != 0) {
-      continue;
-    }
-    for (int i = 0; i < n; ++i) {
-      fill_frame(burst[i], mac, src, dst, static_cast<std::uint16_t>(o.frame_bytes));
-    }
-    const std::uint16_t sent = rte_eth_tx_burst(kPort, 0, burst, static_cast<std::uint16_t>(n));
-    for (int i = sent; i < n; ++i) {
-      rte_pktmbuf_free(burst[i]);
-    }
+    const std::uint16_t sent = frames.send();
     report.packets += sent;
     report.bytes += static_cast<std::uint64_t>(sent) * o.frame_bytes;
   }
@@ -153,7 +206,13 @@ Result<DpdkSourceReport> run_source(const DpdkSourceOptions& o) {
   if (!pool) {
     return pool.error();
   }
-  const DpdkSourceReport report = send_frames(o, *pool, src.s_addr, dst.s_addr);
+  rte_ether_addr mac{};
+  rte_eth_macaddr_get(kPort, &mac);
+  auto frames = BurstFrames::make(*pool, mac, src.s_addr, dst.s_addr, static_cast<std::uint16_t>(o.frame_bytes));
+  if (!frames) {
+    return frames.error();
+  }
+  const DpdkSourceReport report = send_frames(o, *frames);
   rte_eth_dev_stop(kPort);
   rte_eth_dev_close(kPort);
   return report;
