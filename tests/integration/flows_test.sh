@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The socket flow generator: a paced UDP flow reaches its target within 5% on an unshaped path; a
+# The socket flow generator: a paced UDP flow reaches its target within 5% on an unshaped path, and
+# in GSO buffers through a shaped link within 1% below its rate, filling it above (ceiling reported); a
 # TCP background flow from the generator takes its configured share of a 1 Gbit/s link from a
 # foreground iperf3 flow (the independent measurement) within 10% under each HTB arrangement; the
 # player starts and stops flows from a scenario's timeline; nothing is left running.
@@ -39,6 +40,28 @@ assert u["via"] == "switch" and abs(u["achieved_bps"] / 300e6 - 1) <= 0.05, u
 assert abs(t["achieved_bps"] / 200e6 - 1) <= 0.10, t
 mid = [l["rate_bps"] for l in samples if l["flow"] == "u" and 1.0 <= l["t_s"] <= 2.5]
 assert mid and all(abs(r / 300e6 - 1) <= 0.25 for r in mid), mid
+PY
+
+# (a2) UDP in GSO buffers through the shaped 1 Gbit/s link a-b: below the link's rate the target
+# holds within 1%; above it the flow fills the link and the source reports the rate it was held to
+# as its ceiling.
+cat >"$tmp/udp2.json" <<'JSON'
+{"schema": "contend.flow-job/1", "duration": "3s",
+ "flows": [{"name": "u800", "from": "a", "to": "b", "protocol": "udp", "rate": "800Mbit", "message_size": "1472B",
+            "duration": "1.5s"},
+           {"name": "u2g", "from": "a", "to": "b", "protocol": "udp", "rate": "2Gbit", "message_size": "1472B",
+            "start": "1.5s"}]}
+JSON
+"$contend" flows "$tmp/udp2.json" --run "$run" --report "$tmp/udp2.jsonl" --quiet
+python3 - "$tmp/udp2.jsonl" <<'PY' || fail "UDP through a shaped link"
+import json, sys
+flows = {l["flow"]: l for l in map(json.loads, open(sys.argv[1])) if l["kind"] == "flow_summary"}
+a, b = flows["u800"], flows["u2g"]
+print(f"UDP through 1 Gbit/s HTB ({a['send_path']}): 800 Mbit/s target, received "
+      f"{a['achieved_bps'] / 1e6:.1f} Mbit/s; 2 Gbit/s target, received {b['achieved_bps'] / 1e6:.1f} Mbit/s, "
+      f"ceiling reported {b['ceiling_bps'] / 1e6:.1f} Mbit/s")
+assert a["via"] == "a-b" and abs(a["achieved_bps"] / 800e6 - 1) <= 0.01 and a["ceiling_bps"] == 0, a
+assert 0.9e9 <= b["achieved_bps"] <= 1.0e9 and 0.9e9 <= b["ceiling_bps"] <= 1.0e9, b
 PY
 "$contend" emu down --run "$run" >/dev/null
 
