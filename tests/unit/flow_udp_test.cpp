@@ -31,7 +31,8 @@ TEST_CASE("where a socket refuses UDP GSO the sender sends one datagram a messag
   socks.emplace_back(pair[0]);
   Fd peer(pair[1]);
   UdpBatchSender sender(socks, 1000, 1e9);
-  CHECK_THAT(sender.path(), Catch::StartsWith("sendmmsg without UDP GSO (this kernel lacks it: setsockopt(UDP_SEGMENT"));
+  CHECK_THAT(sender.path(),
+             Catch::StartsWith("sendmmsg without UDP GSO (this kernel lacks it: setsockopt(UDP_SEGMENT"));
   CHECK(sender.plan().segments == 1);
   CHECK(sender.plan().max_buffers == kMaxDatagramsPerCall);
   auto sent = sender.send(5);

@@ -12,11 +12,11 @@
 
 #include <algorithm>
 #include <chrono>
-#include <iterator>
-#include <utility>
-#include <exception>
 #include <cstring>
+#include <exception>
+#include <iterator>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "contend/emulator/netns.h"
