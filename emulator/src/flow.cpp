@@ -287,7 +287,11 @@ void FlowEngine::Flow::udp_loop(std::vector<Fd>& socks) {
       std::this_thread::sleep_for(std::chrono::duration<double>(std::min(bucket.wait_s(bytes), 0.05)));
       continue;
     }
+    const bool gso = sender.gso();
     auto got = sender.send(datagrams);
+    if (gso != sender.gso()) {
+      set_send_path(sender.path());  // the device refused GSO buffers: the summary says so
+    }
     if (!got) {
       set_error(got.error().message);
       return;

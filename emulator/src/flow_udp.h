@@ -33,6 +33,8 @@ class UdpBatchSender {
   Result<std::uint64_t> send(std::size_t datagrams);
 
   const UdpBatchPlan& plan() const { return plan_; }
+  // Whether it sends GSO buffers now (false from the start, or since a device refused them).
+  bool gso() const { return gso_; }
   // How it sends: "sendmmsg, UDP GSO (44 x 1472 B a buffer)", or "sendmmsg without UDP GSO (why)".
   const std::string& path() const { return path_; }
 
