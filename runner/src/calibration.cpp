@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "contend/common/fd.h"
 #include "contend/common/json.h"
@@ -133,19 +134,46 @@ Result<double> simulated_throughput(const SimCell& cell, const Workload& w, cons
 
 namespace {
 
+// `schedule` simulated on `links` under `c`'s costs with `latency_s` per transfer.
+Result<double> simulated_at(const Workload& w, const Calibration& c, const Spec& schedule, const PipelineLinks& links,
+                            double latency_s, const std::optional<MeasureWindow>& window) {
+  const Workload calibrated = calibrated_workload(w, c);
+  auto run = simulate_cell(calibrated, schedule, links, RuntimeModel{c.runtime.costs, latency_s, c.runtime.line_bps});
+  if (!run) {
+    return run.error();
+  }
+  return simulated_throughput(*run, calibrated, window);
+}
+
 // The latency at which `schedule` simulated on `links` under `c`'s costs gives `measured`.
 Result<double> fit_cell(const Workload& w, const Calibration& c, const Spec& schedule, const PipelineLinks& links,
                         double measured, const std::optional<MeasureWindow>& window) {
-  const Workload calibrated = calibrated_workload(w, c);
-  return fit_latency(
-      [&](double latency_s) -> Result<double> {
-        auto run = simulate_cell(calibrated, schedule, links, RuntimeModel{c.runtime.costs, latency_s, c.runtime.line_bps});
-        if (!run) {
-          return run.error();
-        }
-        return simulated_throughput(*run, calibrated, window);
-      },
-      measured);
+  return fit_latency([&](double l) { return simulated_at(w, c, schedule, links, l, window); }, measured);
+}
+
+// Of the latencies fitted per scenario, the one that explains every scenario best: the least sum
+// of squared relative errors of the simulated baseline against its measured medians. A noisy
+// scenario's fit is outvoted rather than averaged in.
+Result<double> best_fit(const Workload& w, const Calibration& c, const Spec& baseline,
+                        const std::vector<MeasuredScenario>& medians, const std::vector<double>& latencies,
+                        const std::optional<MeasureWindow>& window) {
+  double best = latencies.front();
+  double least = std::numeric_limits<double>::infinity();
+  for (const double l : latencies) {
+    double error = 0;
+    for (const MeasuredScenario& s : medians) {
+      auto at = simulated_at(w, c, baseline, *s.links, l, window);
+      if (!at) {
+        return at.error();
+      }
+      error += std::pow(*at / s.throughput - 1, 2);
+    }
+    if (error < least) {
+      least = error;
+      best = l;
+    }
+  }
+  return best;
 }
 
 }  // namespace
@@ -170,10 +198,13 @@ Result<Calibration> calibrate_from_run(const Workload& w, const Spec& baseline, 
   if (latencies.empty()) {
     return make_error(Errc::kInvalidArgument, "no finished cell of " + baseline.str() + " to fit the latency on");
   }
-  std::sort(latencies.begin(), latencies.end());
-  c->runtime.latency_s = latencies[latencies.size() / 2];
+  auto best = best_fit(w, *c, baseline, medians, latencies, window);
+  if (!best) {
+    return best.error();
+  }
+  c->runtime.latency_s = *best;
   c->source = "recorded by a real run: costs from " + std::to_string(metrics.size()) + " cells of " + baseline.str() +
-              ", latency the median of its fits per scenario (" + fitted + ")";
+              ", latency the fit per scenario (" + fitted + ") that explains all of them best";
   return c;
 }
 

@@ -152,3 +152,27 @@ TEST_CASE("a real run's calibration fits one latency over its scenarios and roun
   REQUIRE_FALSE(negative.ok());
   CHECK(negative.error().message.find("/forward_s") != std::string::npos);
 }
+
+TEST_CASE("a noisy scenario's latency fit is outvoted by the fit that explains every scenario best", "[calibration]") {
+  const Workload w = small_workload();
+  const PipelineLinks fast = chain(2, 2e9);
+  const PipelineLinks slow = chain(2, 2e8);
+  const RuntimeModel truth{sim::RuntimeCosts{0, 0}, 0.0004, 0};
+  const auto at = [&](const PipelineLinks& links) {
+    return *simulated_throughput(*simulate_cell(w, kOneFOneB, links, truth), w);
+  };
+  const std::string metrics = temp_path("noisy.jsonl");
+  {
+    std::ofstream out(metrics);
+    out << R"({"rank":0,"iteration":1,"forward_s":0.02,"backward_s":0.04,"send_wait_s":0,"flush_s":0,"sends":4,"step_s":0})"
+        << "\n";
+  }
+  // The slow scenario measured 6% under what the true latency gives: its own fit is far larger,
+  // and the median of two fits would have taken it.
+  auto c = calibrate_from_run(w, kOneFOneB, {metrics},
+                              {{"fast", &fast, at(fast)}, {"slow", &slow, 0.94 * at(slow)}});
+  std::remove(metrics.c_str());
+  REQUIRE(c.ok());
+  CHECK(c->runtime.latency_s == Approx(0.0004).margin(5e-6));
+  CHECK_THAT(c->source, Catch::Contains("explains all of them best"));
+}

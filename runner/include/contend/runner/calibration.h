@@ -58,8 +58,9 @@ Result<double> simulated_throughput(const SimCell& cell, const Workload& w,
 
 // A real run's calibration: the costs from `metrics` (the baseline's finished cells), the latency
 // fitted per scenario to the baseline's measured median throughput there (`medians`: the
-// scenario's links and that median, over the experiment's measure window), and the median of
-// those latencies taken.
+// scenario's links and that median, over the experiment's measure window), and of those the one
+// with the least squared relative error over every scenario taken (a noisy scenario's fit is
+// outvoted, not averaged in).
 struct MeasuredScenario {
   std::string name;
   const PipelineLinks* links = nullptr;
