@@ -123,13 +123,28 @@ std::vector<std::string> worker_environment(const Spec& transport, const emulato
 
 namespace {
 
+// Starts every command, their output in `log`.
+Result<std::vector<ChildProcess>> spawn_workers(const std::vector<std::vector<std::string>>& commands,
+                                                const std::string& log) {
+  std::vector<ChildProcess> workers;
+  for (const auto& argv : commands) {
+    ChildOptions co;
+    co.output_path = log;
+    auto child = ChildProcess::spawn(argv, co);
+    if (!child) {
+      return child.error();
+    }
+    workers.push_back(std::move(*child));
+  }
+  return workers;
+}
+
 // One worker per stage in its node's namespace, with its transport's environment; their output
 // in files.log.
 Result<std::vector<ChildProcess>> start_workers(const Experiment& e, const Cell& cell, const CellFiles& files,
                                                 const LaunchOptions& o, const emulator::TopologyPlan& plan,
                                                 const std::vector<std::string>& addresses,
                                                 const std::vector<std::vector<std::string>>& reach, double start_s) {
-  std::vector<ChildProcess> workers;
   std::vector<std::string> endpoints;
   for (const auto& a : addresses) {
     endpoints.push_back(a + ":" + std::to_string(o.port));
@@ -144,16 +159,9 @@ Result<std::vector<ChildProcess>> start_workers(const Experiment& e, const Cell&
       argv.push_back("env");
       argv.insert(argv.end(), env.begin(), env.end());
     }
-    argv.insert(argv.end(), commands[r].begin(), commands[r].end());
-    ChildOptions co;
-    co.output_path = files.log;
-    auto child = ChildProcess::spawn(argv, co);
-    if (!child) {
-      return child.error();
-    }
-    workers.push_back(std::move(*child));
+    commands[r].insert(commands[r].begin(), argv.begin(), argv.end());
   }
-  return workers;
+  return spawn_workers(commands, files.log);
 }
 
 // How a worker ended, for people: "exited with 1", "was killed by signal 9".
@@ -271,17 +279,11 @@ Result<void> run_cell_loopback(const Experiment& e, const Cell& cell, const Cell
   for (int r = 0; r < e.workload.stages; ++r) {
     endpoints.push_back("127.0.0.1:" + std::to_string(o.port + r));
   }
-  std::vector<ChildProcess> workers;
-  for (const auto& argv : worker_commands(e, cell, endpoints, files, o, 0)) {
-    ChildOptions co;
-    co.output_path = files.log;
-    auto child = ChildProcess::spawn(argv, co);
-    if (!child) {
-      return child.error();
-    }
-    workers.push_back(std::move(*child));
+  auto workers = spawn_workers(worker_commands(e, cell, endpoints, files, o, 0), files.log);
+  if (!workers) {
+    return workers.error();
   }
-  return wait_workers(workers, cell, files, o, stop);
+  return wait_workers(*workers, cell, files, o, stop);
 }
 
 namespace {

@@ -24,6 +24,22 @@ Result<FlowJob> job(const std::string& flows, const std::string& duration = "10s
       R"({"schema": "contend.flow-job/1", "duration": ")" + duration + R"(", "flows": )" + flows + "}", "j.json",
       three_nodes());
 }
+// Node a's engine (the sink) and node b's (the source) as two hosts on loopback, for a scenario
+// whose flow runs from b to a.
+std::pair<std::unique_ptr<FlowEngine>, std::unique_ptr<FlowEngine>> loopback_hosts(const Scenario& s, int base_port) {
+  HostFlowPlan sink_plan;
+  sink_plan.node = "a";
+  sink_plan.address = "127.0.0.1";
+  sink_plan.base_port = base_port;
+  auto sink = FlowEngine::for_host(s, sink_plan);
+  REQUIRE(sink.ok());
+  HostFlowPlan source_plan = sink_plan;
+  source_plan.node = "b";
+  source_plan.addresses = {{"a", "127.0.0.1"}};
+  auto source = FlowEngine::for_host(s, source_plan);
+  REQUIRE(source.ok());
+  return {std::move(*sink), std::move(*source)};
+}
 }  // namespace
 
 TEST_CASE("a flow job expands starts, stops and on/off patterns within its duration", "[flows]") {
@@ -80,23 +96,13 @@ TEST_CASE("a flow never allocates its message: a TCP flow with a 1 TiB message s
     "timeline": [{"at": "0s", "flow": {"name": "f", "from": "b", "to": "a"}}]})";
   auto s = parse_scenario(text, "s.json", nullptr);
   REQUIRE(s.ok());
-  HostFlowPlan sink_plan;
-  sink_plan.node = "a";
-  sink_plan.address = "127.0.0.1";
-  sink_plan.base_port = 43000 + ::getpid() % 2000;
-  auto sink = FlowEngine::for_host(*s, sink_plan);
-  REQUIRE(sink.ok());
-  HostFlowPlan source_plan = sink_plan;
-  source_plan.node = "b";
-  source_plan.addresses = {{"a", "127.0.0.1"}};
-  auto source = FlowEngine::for_host(*s, source_plan);
-  REQUIRE(source.ok());
+  auto [sink, source] = loopback_hosts(*s, 43000 + ::getpid() % 2000);
   FlowSpec f = s->events[0].flow;
   f.message_bytes = std::uint64_t{1} << 40;  // past the parser's limit: the engine must not allocate it
-  REQUIRE((*source)->start(f).ok());
+  REQUIRE(source->start(f).ok());
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  REQUIRE((*source)->stop("f").ok());
-  const auto stats = (*source)->stats();
+  REQUIRE(source->stop("f").ok());
+  const auto stats = source->stats();
   REQUIRE(stats.size() == 1);
   CHECK(stats[0].bytes_sent > 0);
   CHECK(stats[0].error.empty());
@@ -178,21 +184,11 @@ TEST_CASE("a UDP flow sends its target in batches and says how it sends", "[flow
                                        "message_size": "1000B"}}]})";
   auto s = parse_scenario(text, "s.json", nullptr);
   REQUIRE(s.ok());
-  HostFlowPlan sink_plan;
-  sink_plan.node = "a";
-  sink_plan.address = "127.0.0.1";
-  sink_plan.base_port = 45000 + ::getpid() % 2000;
-  auto sink = FlowEngine::for_host(*s, sink_plan);
-  REQUIRE(sink.ok());
-  HostFlowPlan source_plan = sink_plan;
-  source_plan.node = "b";
-  source_plan.addresses = {{"a", "127.0.0.1"}};
-  auto source = FlowEngine::for_host(*s, source_plan);
-  REQUIRE(source.ok());
-  REQUIRE((*source)->start(s->events[0].flow).ok());
+  auto [sink, source] = loopback_hosts(*s, 45000 + ::getpid() % 2000);
+  REQUIRE(source->start(s->events[0].flow).ok());
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  REQUIRE((*source)->stop("u").ok());
-  const auto sent = (*source)->stats();
+  REQUIRE(source->stop("u").ok());
+  const auto sent = source->stats();
   REQUIRE(sent.size() == 1);
   CHECK(sent[0].error.empty());
   CHECK_THAT(sent[0].send_path, Catch::StartsWith("sendmmsg"));
@@ -201,7 +197,7 @@ TEST_CASE("a UDP flow sends its target in batches and says how it sends", "[flow
   CHECK(sent[0].ceiling_bps == 0);
   CHECK(sent[0].bytes_sent % 1000 == 0);  // whole datagrams of the message size
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  const auto got = (*sink)->stats();
+  const auto got = sink->stats();
   REQUIRE(got.size() == 1);
   CHECK(got[0].bytes_received > 0);
   CHECK(got[0].bytes_received <= sent[0].bytes_sent);
