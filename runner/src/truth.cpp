@@ -175,6 +175,9 @@ std::vector<pipeline::StageReport> inband_reports(const Workload& w, const std::
     reports[r + 1].from_prev = t;
     reports[r].from_next = t;
   }
+  for (pipeline::StageReport& r : reports) {
+    r.iteration_s = seconds;
+  }
   return reports;
 }
 

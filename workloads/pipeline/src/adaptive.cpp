@@ -280,14 +280,73 @@ void AdaptiveController::choose(Decision& d, const std::vector<Candidate>& candi
   // Hysteresis: leave the current schedule only for a clear win, or when it no longer fits.
   // Going leaner (less memory, about as fast as the current one) costs nothing, so it needs no
   // margin: the pipeline gives memory back once a preemption is over.
+  // And when a link's rate moved by more than kChanged since the current schedule was chosen, the
+  // network changed, not the noise: the choice is made afresh (a drop's best schedule may be only
+  // a little faster than the quiet network's leanest, and it is the drop that matters then).
   const bool leaner = current != nullptr && best->memory < current->memory &&
                       best->time_s <= current->time_s * (1 + options_.lean);
-  if (!decided_ || current == nullptr || leaner || best->time_s < current->time_s * (1 - options_.hysteresis)) {
+  if (!decided_ || current == nullptr || leaner || changed_since_chosen(d.link_bps) ||
+      best->time_s < current->time_s * (1 - options_.hysteresis)) {
     d.switched = decided_ && !(best->spec == current_);
     k_ = best->k;
     extra_ = best->extra;
     current_ = best->spec;
+    chosen_at_bps_ = d.link_bps;
   }
+}
+
+bool AdaptiveController::changed_since_chosen(const std::vector<double>& link_bps) const {
+  if (link_bps.size() != chosen_at_bps_.size()) {
+    return true;
+  }
+  for (std::size_t r = 0; r < link_bps.size(); ++r) {
+    const double now = link_bps[r];
+    const double then = chosen_at_bps_[r];
+    if (now != then && !(std::abs(now - then) <= kChanged * std::max(now, then))) {
+      return true;  // (an unlimited link on one side only counts as changed)
+    }
+  }
+  return false;
+}
+
+Result<double> AdaptiveController::fit_latency(const Measurements& m, double measured_s) {
+  Measurements at = m;
+  const auto predict = [&](double latency) -> Result<double> {
+    for (LinkMeasurement& l : at.links) {
+      l.latency_s = latency;
+    }
+    std::vector<double> rates;
+    auto r = sim::simulate(lowered_.get(current_), simulator_config(at, p_, options_.chunks, rates));
+    if (!r) {
+      return r.error();
+    }
+    return r->makespan_s;
+  };
+  // Two secant steps from none and 1 ms: the makespan grows about linearly with the latency once
+  // the transfers on the critical path carry it.
+  constexpr double kMost = 0.05;
+  auto none = predict(0);
+  if (!none || measured_s <= *none) {
+    return none ? Result<double>(0.0) : none.error();
+  }
+  double a = 0;
+  double ta = *none;
+  double b = 1e-3;
+  for (int step = 0; step < 2; ++step) {
+    auto tb = predict(b);
+    if (!tb) {
+      return tb.error();
+    }
+    const double slope = (*tb - ta) / (b - a);
+    if (!(slope > 0)) {
+      return a;  // more latency predicts no more time: it is off the critical path
+    }
+    const double next = std::clamp(b + (measured_s - *tb) / slope, 0.0, kMost);
+    a = b;
+    ta = *tb;
+    b = next;
+  }
+  return b;
 }
 
 Result<Decision> AdaptiveController::decide(int iteration, const Measurements& m) {
@@ -327,6 +386,7 @@ Result<Decision> AdaptiveController::decide(int iteration, const Measurements& m
   d.k = k_;
   d.schedule = current_;
   d.extra = extra_;
+  d.latency_s = m.links.empty() ? 0 : m.links.front().latency_s;
   return d;
 }
 

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 
 #include "contend/pipeline/period_predictor.h"
 
@@ -56,6 +57,48 @@ class LinkEstimates {
   std::vector<Link> links_;
 };
 
+// The runtime's latency per transfer, fitted in band (AdaptiveController::fit_latency) on rank
+// 0's measured iteration: only after iterations on steady links (each one's recent rate within
+// kSteady of its iteration's: on a changing link the residual is the change, not the runtime),
+// and the median of the last kWindow fits, so one disturbed iteration does not move it.
+class LatencyFit {
+ public:
+  static bool steady(const std::vector<StageReport>& reports) {
+    for (const StageReport& r : reports) {
+      for (const TransferTotals* t : {&r.from_prev, &r.from_next}) {
+        if (t->frames == 0 || t->tail_seconds <= 0 || t->recent_seconds <= 0) {
+          continue;
+        }
+        const double whole = static_cast<double>(t->tail_bytes) / t->tail_seconds;
+        const double recent = static_cast<double>(t->recent_bytes) / t->recent_seconds;
+        if (std::abs(recent - whole) > kSteady * whole) {
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+  void add(double latency_s) {
+    fits_.push_back(latency_s);
+    if (fits_.size() > kWindow) {
+      fits_.erase(fits_.begin());
+    }
+  }
+  double value() const {
+    if (fits_.empty()) {
+      return 0;
+    }
+    std::vector<double> sorted = fits_;
+    std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
+    return sorted[sorted.size() / 2];
+  }
+
+ private:
+  static constexpr double kSteady = 0.1;
+  static constexpr std::size_t kWindow = 5;
+  std::vector<double> fits_;
+};
+
 class AdaptivePolicy : public KPolicy {
  public:
   AdaptivePolicy(const PolicyContext& context, const AdaptiveOptions& options)
@@ -79,6 +122,16 @@ class AdaptivePolicy : public KPolicy {
     }
     links_.add(reports);
     Measurements m = links_.measurements(reports);
+    if (reports.front().iteration_s > 0 && LatencyFit::steady(reports)) {
+      auto fitted = controller_.fit_latency(m, reports.front().iteration_s);
+      if (!fitted) {
+        return fitted.error();
+      }
+      latency_.add(*fitted);
+    }
+    for (LinkMeasurement& l : m.links) {
+      l.latency_s = latency_.value();
+    }
     bool predicted = false;
     if (predict_) {
       std::vector<double> rates;
@@ -114,6 +167,7 @@ class AdaptivePolicy : public KPolicy {
   std::optional<OracleTruth> truth_;
   bool predict_;
   PeriodPredictor history_;  // rank 0's own link history
+  LatencyFit latency_;
   std::function<double()> clock_;
 };
 

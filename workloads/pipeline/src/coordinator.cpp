@@ -10,7 +10,7 @@ namespace {
 constexpr int kReports = 0;   // Tag::microbatch of the report list
 constexpr int kDecision = 1;  // ... and of the decision
 constexpr std::size_t kTotalsDoubles = 9;  // a TransferTotals
-constexpr std::size_t kStageDoubles = 6;   // a StageReport's own fields
+constexpr std::size_t kStageDoubles = 7;   // a StageReport's own fields
 constexpr std::size_t kReportDoubles = kStageDoubles + 2 * kTotalsDoubles;
 
 void append(std::vector<double>& out, const TransferTotals& t) {
@@ -24,7 +24,7 @@ void append(std::vector<double>& out, const TransferTotals& t) {
 void append(std::vector<double>& out, const StageReport& r) {
   for (double v :
        {r.forward_s, r.backward_s, r.send_s, r.iteration_cost_s, static_cast<double>(r.message_bytes),
-        static_cast<double>(r.stash_bytes)}) {
+        static_cast<double>(r.stash_bytes), r.iteration_s}) {
     out.push_back(v);
   }
   append(out, r.from_prev);
@@ -46,6 +46,7 @@ StageReport report_at(const std::vector<double>& v, std::size_t i) {
   r.iteration_cost_s = p[3];
   r.message_bytes = static_cast<std::uint64_t>(p[4]);
   r.stash_bytes = static_cast<std::uint64_t>(p[5]);
+  r.iteration_s = p[6];
   r.from_prev = totals_at(p + kStageDoubles);
   r.from_next = totals_at(p + kStageDoubles + kTotalsDoubles);
   return r;

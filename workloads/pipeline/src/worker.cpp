@@ -143,6 +143,7 @@ nlohmann::ordered_json decision_record(const std::string& policy, const Decision
   }
   j["candidates"] = d.candidates;
   j["predicted"] = d.predicted;
+  j["latency_s"] = d.latency_s;
   nlohmann::ordered_json predicted = nlohmann::ordered_json::object();
   for (const auto& [k, t] : d.predicted_s) {
     predicted[std::to_string(k)] = t;
@@ -163,6 +164,7 @@ StageReport report_of(const IterationMetrics& m, Transport& transport, int rank)
   r.stash_bytes = m.peak_inflight > 0 ? m.peak_held_bytes / static_cast<std::uint64_t>(m.peak_inflight) : 0;
   r.from_prev = transport.take_transfers(rank - 1);
   r.from_next = transport.take_transfers(rank + 1);
+  r.iteration_s = m.iteration_s;
   return r;
 }
 

@@ -75,6 +75,7 @@ struct Decision {
   std::vector<int> extra;                           // the slack vector chosen; empty: none
   int candidates = 0;                               // schedules simulated for this decision
   bool predicted = false;  // decided on the links' predicted rates (a period in their history)
+  double latency_s = 0;    // the latency per transfer the prediction used (fitted in band)
 };
 
 // Adaptra's estimate of the slack each stage needs: the extra micro-batches in flight that cover
@@ -105,6 +106,11 @@ class AdaptiveController {
   // The k to run in `iteration`. kInvalidArgument when the measurements do not match the
   // pipeline or no k fits the memory limit.
   Result<Decision> decide(int iteration, const Measurements& m);
+  // The latency per transfer (every link's, each way) at which the simulator predicts
+  // `measured_s` for the schedule that ran last (current()) under `m`, its links' own latencies
+  // ignored: what the runtime costs a transfer beyond the wire, fitted in band. 0 when even none
+  // predicts more than measured; at most 50 ms.
+  Result<double> fit_latency(const Measurements& m, double measured_s);
   int k() const { return k_; }
   // The schedule the current choice runs (before any decision: k_min's).
   const Spec& current() const { return current_; }
@@ -131,6 +137,9 @@ class AdaptiveController {
   // Picks from the candidates (the leanest about as fast as the fastest), with hysteresis against
   // the current schedule's predicted time (-1: it no longer fits).
   void choose(Decision& d, const std::vector<Candidate>& candidates, const Candidate* current);
+  // Whether a link's rate moved by more than kChanged of itself since the current choice.
+  bool changed_since_chosen(const std::vector<double>& link_bps) const;
+  static constexpr double kChanged = 0.25;
 
   int p_;
   int m_;
@@ -138,6 +147,7 @@ class AdaptiveController {
   int k_;
   Spec current_;
   std::vector<int> extra_;
+  std::vector<double> chosen_at_bps_;  // the links' rates when the current schedule was chosen
   bool decided_ = false;
   LoweredCache lowered_;
   std::map<int, Spec> candidates_;

@@ -30,6 +30,7 @@ struct StageReport {
   std::uint64_t stash_bytes = 0;    // held per in-flight micro-batch
   TransferTotals from_prev;         // activations received from rank - 1
   TransferTotals from_next;         // gradients received from rank + 1
+  double iteration_s = 0;           // the iteration, first action to the optimizer step
 };
 
 // The oracle's ground truth: the rate the workload gets on each link (r -> r+1) over scenario
