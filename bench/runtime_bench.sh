@@ -5,8 +5,8 @@
 #     veth, against iperf3's single-stream goodput on the same veth: ROUNDS (5) rounds alternating
 #     the two, the median of the per-round ratios and their range.
 #  2. Runtime overhead per action: 4 workers on loopback, zero compute, 64-byte tensors.
-#  3. Fidelity: 4 emulated stages (sleep) through shaped links, measured iteration time against
-#     `contend sim` for the same schedule, durations, sizes and goodput (0.956 x rate).
+#  3. Fidelity: experiments/fidelity.json (4 emulated stages through shaped links, 100 Mbit/s to
+#     2 Gbit/s) for real, against `--simulate` without and with the real run's calibration.
 # Run: bash bench/runtime_bench.sh build/default/bin/contend   (TRANSPORT_ONLY=1: the first table only)
 set -euo pipefail
 contend=$(realpath "${1:-build/default/bin/contend}")
@@ -100,27 +100,15 @@ print(f"| {it * 1e3:.2f} ms | 384 | {it / 384 * 1e6:.1f} us |")
 PY
 
 echo
-echo "### Fidelity: measured iteration time against the simulator (4 stages, emulated sleep compute)"
+echo "### Fidelity: measured throughput against the simulator, without and with the run's calibration"
 echo
-echo "| link rate | schedule | measured (median) | simulated | measured / simulated |"
-echo "|---|---|---|---|---|"
-for rate in 100Mbit 500Mbit 1Gbit 2Gbit; do
-  scenario "$rate" 4
-  "$contend" emu up "$tmp/s.json" >/dev/null
-  for schedule in 1f1b kfkb:k=2; do
-    workers "fi" 4 --backend emulated --fwd 5ms --bwd 10ms --activation 1MiB --schedule "$schedule" \
-      --microbatches 16 --iterations 6
-    measured=$(median_iteration "$tmp/fi.0.jsonl")
-    rm -f "$tmp"/fi.*.jsonl
-    # The emulator's link as the simulator sees it: goodput 0.956 x rate, HTB's burst
-    # max(4 ms x rate, 192 KiB) of frames, of which 0.956 is payload.
-    read -r goodput burst < <(python3 -c "
-r = {'100Mbit': 100e6, '500Mbit': 500e6, '1Gbit': 1e9, '2Gbit': 2e9}['$rate']
-print(f'{0.956 * r / 1e6:.1f}Mbit', int(0.956 * max(0.004 * r / 8, 192 * 1024)))")
-    sim=$("$contend" sim --stages 4 --microbatches 16 --schedule "$schedule" --fwd 5ms --bwd 10ms --activation 1MiB \
-          --bandwidth "$goodput" --burst "$burst" --latency 100us --json - 2>/dev/null |
-          python3 -c 'import json,sys; print(json.load(sys.stdin)["results"][0]["makespan_s"])')
-    python3 -c "print(f'| $rate | $schedule | {$measured * 1e3:.0f} ms | {$sim * 1e3:.0f} ms | {$measured / $sim:.3f} |')"
-  done
-  "$contend" emu down --run $run >/dev/null
-done
+# experiments/fidelity.json for real (in namespaces, under this script's own state dir), then
+# simulated: the ideal pipeline, and the runtime's costs as the real run recorded them.
+here=$(dirname "$(realpath "$0")")
+"$contend" run "$here/../experiments/fidelity.json" --out "$tmp/real" >/dev/null
+"$contend" run "$here/../experiments/fidelity.json" --simulate --out "$tmp/ideal" >/dev/null 2>&1
+"$contend" run "$here/../experiments/fidelity.json" --simulate --calibration "$tmp/real/calibration.json" \
+  --out "$tmp/calibrated" >/dev/null 2>&1
+python3 -c "import json; print('calibration:', json.load(open('$tmp/real/calibration.json'))['source'])"
+echo
+python3 "$here/fidelity_table.py" "$tmp/real" "$tmp/ideal" "$tmp/calibrated"

@@ -1,6 +1,7 @@
 #include "contend/runner/truth.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "contend/emulator/htb_params.h"
@@ -181,6 +182,36 @@ std::vector<pipeline::StageReport> inband_reports(const Workload& w, const std::
   return reports;
 }
 
+// The stages as the workload (calibrated or not) declares them: the policy's prior.
+std::vector<pipeline::StageMeasurement> known_stages(const Workload& w, const sim::RuntimeCosts& costs) {
+  const double fwd = std::chrono::duration<double>(w.forward).count();
+  const double bwd = std::chrono::duration<double>(w.backward).count();
+  return std::vector<pipeline::StageMeasurement>(
+      w.stages, pipeline::StageMeasurement{fwd, bwd, w.activation_bytes, w.activation_bytes, costs.send_s,
+                                           costs.iteration_s});
+}
+
+// What the ranks' probe of the links before iteration 0 reports (the links only, no compute), the
+// time it takes added to `now`: pipeline::kProbeFrames tensors each way, every link at once.
+std::vector<pipeline::StageReport> probe_reports(const Workload& w, const std::vector<RateTrace>& links, double& now,
+                                                 const sim::RuntimeCosts& costs) {
+  const double bits = 8.0 * pipeline::kProbeFrames * static_cast<double>(pipeline::probe_frame_bytes(w.activation_bytes));
+  double seconds = 1e-6;
+  for (const RateTrace& link : links) {
+    if (const double bps = link.rate_at(now); bps > 0 && std::isfinite(bps)) {
+      seconds = std::max(seconds, bits / bps);
+    }
+  }
+  std::vector<pipeline::StageReport> reports = inband_reports(w, links, now, seconds, costs);
+  for (pipeline::StageReport& r : reports) {
+    r.forward_s = 0;
+    r.backward_s = 0;
+    r.iteration_s = 0;
+  }
+  now += seconds;
+  return reports;
+}
+
 }  // namespace
 
 Result<SimCell> simulate_cell(const Workload& w, const Spec& schedule, const PipelineLinks& all,
@@ -202,20 +233,24 @@ Result<SimCell> simulate_cell(const Workload& w, const Spec& schedule, const Pip
   std::unique_ptr<pipeline::KPolicy> policy;
   pipeline::LoweredCache cache(w.stages, w.microbatches);
   std::optional<schedule::Schedule> fixed;
+  std::vector<pipeline::StageReport> reports;
   if (pipeline::is_policy(schedule)) {
     const std::function<double()> clock = [&now] { return now; };
     const pipeline::PolicyContext context{w.stages, w.microbatches,
-                                          pipeline::OracleTruth{links, clock, shaper_burst_bytes}, clock};
+                                          pipeline::OracleTruth{links, clock, shaper_burst_bytes}, clock,
+                                          known_stages(w, runtime.costs)};
     auto made = pipeline::make_policy(schedule, context);
     if (!made) {
       return made.error();
     }
     policy = std::move(*made);
+    if (pipeline::probes_links(schedule)) {
+      reports = probe_reports(w, links, now, runtime.costs);
+    }
   } else {
     fixed = schedule::lower(*first);
   }
   SimCell out;
-  std::vector<pipeline::StageReport> reports;
   for (int it = 0; it < w.warmup + w.iterations; ++it) {
     SimIteration row{it, schedule::group_size(schedule, w.microbatches), now, 0, 0, 0, std::nullopt};
     const schedule::Schedule* run = fixed ? &*fixed : nullptr;

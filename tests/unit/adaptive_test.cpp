@@ -117,6 +117,35 @@ TEST_CASE("hysteresis holds k where measurement noise crosses a decision boundar
   CHECK(switches(AdaptiveOptions{}, boundary, 0.03) <= 1);
 }
 
+TEST_CASE("a change of the network beyond noise is chosen for afresh, whatever the hysteresis", "[adaptive]") {
+  AdaptiveOptions o;
+  o.hysteresis = 0.9;  // no predicted gain is this large: only the change of the network moves k
+  AdaptiveController c(kP, kM, o);
+  CHECK(c.decide(0, uniform(400e9))->k == 1);
+  auto d = c.decide(1, uniform(500e6));
+  REQUIRE(d.ok());
+  CHECK(d->switched);
+  CHECK(d->k == sweep_best(500e6));
+  // (Noise across a decision boundary meets the margin: the hysteresis test above.)
+}
+
+TEST_CASE("the latency fitted to a measured iteration is the latency it was measured with", "[adaptive]") {
+  for (const double latency : {0.0, 200e-6, 1e-3, 4e-3}) {
+    INFO(latency);
+    sim::LinkModel link;
+    link.rate = RateTrace::constant(2e9);
+    link.latency_s = latency;
+    const auto config = sim::uniform_config(kP, 1, 0.010, 0.020, kAct, link);
+    const double measured = sim::simulate(schedule::kfkb(kP, kM, 1), config)->makespan_s;
+    AdaptiveController c(kP, kM, {});  // runs kfkb:k=1 until it decides
+    auto fitted = c.fit_latency(uniform(2e9), measured);
+    REQUIRE(fitted.ok());
+    CHECK(*fitted == Approx(latency).margin(2e-6));
+  }
+  AdaptiveController c(kP, kM, {});
+  CHECK(c.fit_latency(uniform(2e9), 1e-3).value() == 0);  // faster than the wire allows: none
+}
+
 TEST_CASE("a bandwidth step moves k at the next decision", "[adaptive]") {
   AdaptiveController c(kP, kM, {});
   const int fast_k = sweep_best(400e9);

@@ -7,7 +7,9 @@
 #include "contend/pipeline/coordinator.h"
 #include "contend/pipeline/policy.h"
 #include "contend/pipeline/worker.h"
+#include "contend/schedule/generators.h"
 #include "contend/schedule/registry.h"
+#include "contend/sim/simulator.h"
 
 using namespace contend;
 using namespace contend::pipeline;
@@ -41,7 +43,7 @@ std::unique_ptr<KPolicy> policy(const std::string& name, std::optional<OracleTru
   auto spec = parse_schedule_or_policy(name);
   REQUIRE(spec.ok());
   REQUIRE(is_policy(*spec));
-  auto p = make_policy(*spec, PolicyContext{kP, kM, std::move(truth), {}});
+  auto p = make_policy(*spec, PolicyContext{kP, kM, std::move(truth), {}, {}});
   REQUIRE(p.ok());
   return std::move(*p);
 }
@@ -51,7 +53,7 @@ std::string error_of(const std::string& text) {
   if (!spec) {
     return spec.error().message;
   }
-  auto p = make_policy(*spec, PolicyContext{kP, kM, std::nullopt, {}});
+  auto p = make_policy(*spec, PolicyContext{kP, kM, std::nullopt, {}, {}});
   return p ? std::string() : p.error().message;
 }
 
@@ -154,14 +156,92 @@ TEST_CASE("the adaptive policy holds k where in-band noise crosses a boundary, a
   const double boundary = policy_boundary();
   CHECK(policy_switches("adaptive:hysteresis=0", boundary, 0.03) >= 30);  // the noise matters...
   CHECK(policy_switches("adaptive", boundary, 0.03) <= 1);               // ...hysteresis holds k
-  // Slow links, then plenty of bandwidth: the leanest k is as fast, so it is taken without a margin.
-  auto p = policy("adaptive");
+  // Slow links, then plenty of bandwidth: grouped while the drop is recent (ready for the next),
+  // then the leanest k, as fast, without a margin.
+  auto p = policy("adaptive:knobs=k");
   CHECK(p->decide(1, reports_at(200e6))->k > 1);
-  int last = 0;
-  for (int it = 2; it < 5; ++it) {
-    last = p->decide(it, reports_at(400e9))->k;
+  std::vector<int> ks;
+  for (int it = 2; it < 14; ++it) {
+    ks.push_back(p->decide(it, reports_at(400e9))->k);
   }
-  CHECK(last == 1);
+  CHECK(ks.front() > 1);
+  CHECK(ks.back() == 1);
+}
+
+TEST_CASE("after a probe of the links the first decision is the model's, not kmin", "[policy]") {
+  CHECK(probes_links(parse_schedule_or_policy("adaptive").value()));
+  CHECK(probes_links(parse_schedule_or_policy("oracle").value()));
+  CHECK_FALSE(probes_links(parse_schedule_or_policy("adaptive:start=lean").value()));
+  CHECK_FALSE(probes_links(parse_schedule_or_policy("fixed:k=2").value()));
+  // The probe's reports: the links at 500 Mbit/s, no compute run yet.
+  std::vector<StageReport> probe = reports_at(500e6);
+  for (StageReport& r : probe) {
+    r.forward_s = 0;
+    r.backward_s = 0;
+  }
+  const std::vector<StageMeasurement> prior(kP, StageMeasurement{0.010, 0.020, kAct, kAct, 0, 0});
+  auto informed = make_policy(parse_schedule_or_policy("adaptive:knobs=k").value(),
+                              PolicyContext{kP, kM, std::nullopt, {}, prior});
+  REQUIRE(informed.ok());
+  auto d = (*informed)->decide(0, probe);
+  REQUIRE(d.ok());
+  CHECK(d->evaluated);
+  CHECK(d->link_bps[1] == Approx(500e6));
+  // The k the same policy settles on once it has measured a whole iteration there.
+  auto later = policy("adaptive:knobs=k");
+  REQUIRE(later->decide(0, {}).ok());
+  const int settled = later->decide(1, reports_at(500e6))->k;
+  REQUIRE(settled > 1);
+  CHECK(d->k == settled);
+  // Without a prior there is nothing to model compute by: kmin, undecided.
+  auto blind = policy("adaptive:knobs=k")->decide(0, probe);
+  REQUIRE(blind.ok());
+  CHECK(blind->k == 1);
+  CHECK_FALSE(blind->evaluated);
+}
+
+namespace {
+// What the simulator predicts for 1F1B on reports_at(bps)'s pipeline when every transfer also
+// takes `latency_s`: what rank 0 measures when that is the runtime's cost per transfer.
+double one_f_one_b_s(double bps, double latency_s) {
+  sim::LinkModel link;
+  link.rate = RateTrace::constant(bps);
+  link.latency_s = latency_s;
+  return sim::simulate(schedule::kfkb(kP, kM, 1), sim::uniform_config(kP, 1, 0.010, 0.020, kAct, link))->makespan_s;
+}
+}  // namespace
+
+TEST_CASE("the adaptive policy fits the runtime's latency per transfer in band, and it moves the choice",
+          "[policy]") {
+  const double bps = 400e9;  // 84 us per activation: on the wire alone 1F1B is as fast as any
+  auto unmeasured = policy("adaptive");
+  REQUIRE(unmeasured->decide(0, {}).ok());
+  auto ideal = unmeasured->decide(1, reports_at(bps));  // no iteration time: no latency
+  REQUIRE(ideal.ok());
+  CHECK(ideal->latency_s == 0);
+  CHECK(ideal->schedule.str() == "kfkb:k=1");
+  // 2 ms more per transfer, as rank 0 measures it: hiding transfers behind compute now pays.
+  auto p = policy("adaptive");
+  REQUIRE(p->decide(0, {}).ok());
+  std::vector<StageReport> reports = reports_at(bps);
+  reports.front().iteration_s = one_f_one_b_s(bps, 2e-3);
+  auto d = p->decide(1, reports);
+  REQUIRE(d.ok());
+  CHECK(d->latency_s == Approx(2e-3).epsilon(0.02));
+  CHECK(d->schedule.str() != "kfkb:k=1");
+  // An iteration on a link that changed within it says nothing of the runtime: no fit.
+  auto q = policy("adaptive");
+  REQUIRE(q->decide(0, {}).ok());
+  reports = reports_at(500e6);
+  reports.front().iteration_s = 2 * one_f_one_b_s(500e6, 0);
+  for (StageReport& r : reports) {
+    for (TransferTotals* t : {&r.from_prev, &r.from_next}) {
+      t->recent_seconds *= 2;  // the last frames at half the iteration's rate
+    }
+  }
+  auto changing = q->decide(1, reports);
+  REQUIRE(changing.ok());
+  CHECK(changing->latency_s == 0);
 }
 
 namespace {
@@ -270,6 +350,7 @@ TEST_CASE("the coordinator gives every rank rank 0's k and rank 0 every rank's r
         StageReport report;
         report.forward_s = r + it / 10.0;
         report.from_prev = {static_cast<std::uint64_t>(1000 * r), 0.5, 1, 500, 0.25, 42.0 * r, 250, 0.125, 7.0};
+        report.iteration_s = 0.5 + r;
         mine = report;
       }
     });
@@ -292,7 +373,50 @@ TEST_CASE("the coordinator gives every rank rank 0's k and rank 0 every rank's r
     CHECK(seen[3][r].from_prev.burst_bytes == 42.0 * r);
     CHECK(seen[3][r].from_prev.recent_seconds == 0.125);
     CHECK(seen[3][r].from_prev.recent_burst_bytes == 7.0);
+    CHECK(seen[3][r].iteration_s == 0.5 + r);
   }
+}
+
+TEST_CASE("with a probe, rank 0 decides iteration 0 on every rank's report of the links", "[policy]") {
+  struct Recording : KPolicy {
+    std::vector<std::vector<StageReport>>* seen;
+    Result<Decision> decide(int iteration, const std::vector<StageReport>& reports) override {
+      seen->push_back(reports);
+      Decision d;
+      d.iteration = iteration;
+      d.k = reports.empty() ? 1 : 2;
+      d.schedule = *schedule::parse_schedule("kfkb:k=" + std::to_string(d.k));
+      return d;
+    }
+  };
+  std::vector<std::vector<StageReport>> seen;
+  InProcHub hub(kP);
+  std::vector<int> first_k(kP);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < kP; ++r) {
+    threads.emplace_back([&, r] {
+      auto transport = hub.transport(r);
+      std::unique_ptr<KPolicy> p;
+      if (r == 0) {
+        auto s = std::make_unique<Recording>();
+        s->seen = &seen;
+        p = std::move(s);
+      }
+      Coordinator c(r, kP, *transport, std::move(p), std::chrono::milliseconds(5000), 64 * 1024);
+      auto d = c.agree(0, std::nullopt);
+      REQUIRE(d.ok());
+      first_k[r] = d->k;
+    });
+  }
+  for (auto& t : threads) {
+    t.join();
+  }
+  REQUIRE(seen.size() == 1);
+  REQUIRE(seen[0].size() == kP);  // every rank reported its probe...
+  for (const StageReport& r : seen[0]) {
+    CHECK(r.forward_s == 0);  // ...of the links alone: nothing computed yet
+  }
+  CHECK(first_k == std::vector<int>(kP, 2));  // and every rank runs the decision made on it
 }
 
 TEST_CASE("a pipeline under fixed:k runs exactly kFkB and logs its k on every rank", "[policy]") {

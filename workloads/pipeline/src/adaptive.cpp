@@ -263,15 +263,50 @@ Result<void> AdaptiveController::add_slack(const Measurements& m, const sim::Sim
   return {};
 }
 
-void AdaptiveController::choose(Decision& d, const std::vector<Candidate>& candidates, const Candidate* current) {
+double AdaptiveController::fastest_of(const std::vector<Candidate>& candidates) {
   double fastest = candidates.front().time_s;
   for (const Candidate& c : candidates) {
     fastest = std::min(fastest, c.time_s);
   }
-  // The leanest candidate about as fast as the fastest (least memory, then the smallest k).
+  return fastest;
+}
+
+Result<void> AdaptiveController::simulate_drop(const Measurements& m, std::vector<Candidate>& candidates) {
+  Measurements drop = m;
+  for (std::size_t r = 0; r < drop.links.size() && r < m.drop_bps.size(); ++r) {
+    drop.links[r].goodput_bps = m.drop_bps[r];
+    drop.links[r].backward_bps = m.drop_bps[r];
+  }
+  std::vector<double> rates;
+  const sim::SimConfig config = simulator_config(drop, p_, options_.chunks, rates);
+  const double fastest = fastest_of(candidates);
+  for (Candidate& c : candidates) {
+    if (c.time_s <= fastest * (1 + options_.lean)) {
+      auto r = sim::simulate(lowered_.get(c.spec), config);
+      if (!r) {
+        return r.error();
+      }
+      c.drop_time_s = r->makespan_s;
+    }
+  }
+  return {};
+}
+
+void AdaptiveController::choose(Decision& d, const std::vector<Candidate>& candidates, const Candidate* current,
+                                const Measurements& m) {
+  const double fastest = fastest_of(candidates);
+  // Of the candidates about as fast as the fastest, those about as fast as the best of them at a
+  // recent drop's rates (all of them when none was seen)...
+  double drop_best = std::numeric_limits<double>::infinity();
+  for (const Candidate& c : candidates) {
+    if (c.time_s <= fastest * (1 + options_.lean) && c.drop_time_s > 0) {
+      drop_best = std::min(drop_best, c.drop_time_s);
+    }
+  }
+  // ...the leanest (least memory, then the smallest k).
   const Candidate* best = nullptr;
   for (const Candidate& c : candidates) {
-    if (c.time_s <= fastest * (1 + options_.lean) &&
+    if (c.time_s <= fastest * (1 + options_.lean) && !(c.drop_time_s > drop_best * (1 + options_.lean)) &&
         (best == nullptr || c.memory < best->memory || (c.memory == best->memory && c.k < best->k))) {
       best = &c;
     }
@@ -280,13 +315,15 @@ void AdaptiveController::choose(Decision& d, const std::vector<Candidate>& candi
   // Hysteresis: leave the current schedule only for a clear win, or when it no longer fits.
   // Going leaner (less memory, about as fast as the current one) costs nothing, so it needs no
   // margin: the pipeline gives memory back once a preemption is over.
-  // And when a link's rate moved by more than kChanged since the current schedule was chosen, the
-  // network changed, not the noise: the choice is made afresh (a drop's best schedule may be only
-  // a little faster than the quiet network's leanest, and it is the drop that matters then).
+  // And when a link changed since the current schedule was chosen (a message's time on it moved
+  // by more than kChanged of the slowest stage's forward plus backward), the network changed, not
+  // the noise: the choice is made afresh (a drop's best schedule may be only a little faster than
+  // the quiet network's choice there, and then it is the drop that matters).
   const bool leaner = current != nullptr && best->memory < current->memory &&
                       best->time_s <= current->time_s * (1 + options_.lean);
-  if (!decided_ || current == nullptr || leaner || changed_since_chosen(d.link_bps) ||
-      best->time_s < current->time_s * (1 - options_.hysteresis)) {
+  const bool afresh = !decided_ || tentative_ || current == nullptr || changed_since_chosen(m, d.link_bps);
+  tentative_ = false;
+  if (afresh || leaner || best->time_s < current->time_s * (1 - options_.hysteresis)) {
     d.switched = decided_ && !(best->spec == current_);
     k_ = best->k;
     extra_ = best->extra;
@@ -295,15 +332,21 @@ void AdaptiveController::choose(Decision& d, const std::vector<Candidate>& candi
   }
 }
 
-bool AdaptiveController::changed_since_chosen(const std::vector<double>& link_bps) const {
+bool AdaptiveController::changed_since_chosen(const Measurements& m, const std::vector<double>& link_bps) const {
   if (link_bps.size() != chosen_at_bps_.size()) {
     return true;
   }
+  double cycle = 0;
+  for (const StageMeasurement& s : m.stages) {
+    cycle = std::max(cycle, s.forward_s + s.backward_s);
+  }
   for (std::size_t r = 0; r < link_bps.size(); ++r) {
-    const double now = link_bps[r];
-    const double then = chosen_at_bps_[r];
-    if (now != then && !(std::abs(now - then) <= kChanged * std::max(now, then))) {
-      return true;  // (an unlimited link on one side only counts as changed)
+    // A message's time on the link then and now (0: unmeasured or unlimited).
+    const auto seconds = [&](double bps) {
+      return bps > 0 && std::isfinite(bps) ? 8.0 * static_cast<double>(m.stages[r].activation_bytes) / bps : 0.0;
+    };
+    if (std::abs(seconds(link_bps[r]) - seconds(chosen_at_bps_[r])) > kChanged * cycle) {
+      return true;
     }
   }
   return false;
@@ -379,7 +422,12 @@ Result<Decision> AdaptiveController::decide(int iteration, const Measurements& m
       apart = std::move(*c);
     }
     const Candidate* current = found != candidates->end() ? &*found : (apart ? &*apart : nullptr);
-    choose(d, *candidates, current);
+    if (!m.drop_bps.empty()) {
+      if (auto ok = simulate_drop(m, *candidates); !ok) {
+        return ok.error();
+      }
+    }
+    choose(d, *candidates, current, m);
     d.candidates = static_cast<int>(candidates->size()) + (apart ? 1 : 0);
     decided_ = true;
   }

@@ -58,20 +58,24 @@ class LinkEstimates {
 };
 
 // The runtime's latency per transfer, fitted in band (AdaptiveController::fit_latency) on rank
-// 0's measured iteration: only after iterations on steady links (each one's recent rate within
-// kSteady of its iteration's: on a changing link the residual is the change, not the runtime),
-// and the median of the last kWindow fits, so one disturbed iteration does not move it.
+// 0's measured iteration: only after iterations on steady links (on a changing link the residual
+// is the change, not the runtime), and the median of the last kWindow fits, so one disturbed
+// iteration does not move it. A link is steady when a message's time at its last frames' rate is
+// within kSteady of its time at the iteration's rate, or differs by under kNegligible of the
+// stage's forward plus backward (a fast link's bursts move its rate a lot and the time not at all).
 class LatencyFit {
  public:
   static bool steady(const std::vector<StageReport>& reports) {
     for (const StageReport& r : reports) {
+      const double bytes = static_cast<double>(r.message_bytes);
       for (const TransferTotals* t : {&r.from_prev, &r.from_next}) {
-        if (t->frames == 0 || t->tail_seconds <= 0 || t->recent_seconds <= 0) {
+        if (t->frames == 0 || t->tail_bytes == 0 || t->recent_bytes == 0) {
           continue;
         }
-        const double whole = static_cast<double>(t->tail_bytes) / t->tail_seconds;
-        const double recent = static_cast<double>(t->recent_bytes) / t->recent_seconds;
-        if (std::abs(recent - whole) > kSteady * whole) {
+        const double whole = bytes * t->tail_seconds / static_cast<double>(t->tail_bytes);  // a message's time
+        const double recent = bytes * t->recent_seconds / static_cast<double>(t->recent_bytes);
+        const double change = std::abs(recent - whole);
+        if (change > kSteady * whole && change > kNegligible * (r.forward_s + r.backward_s)) {
           return false;
         }
       }
@@ -95,14 +99,60 @@ class LatencyFit {
 
  private:
   static constexpr double kSteady = 0.1;
+  static constexpr double kNegligible = 0.02;
   static constexpr std::size_t kWindow = 5;
   std::vector<double> fits_;
+};
+
+// The links' rates over rank 0's last kWindow decisions, and from them a drop worth being ready
+// for (Measurements::drop_bps): per link the lowest rate seen, when at it some link's message
+// takes longer than at its current rate by more than kMatters of the slowest stage's forward plus
+// backward (a fast link's bursts move its measured rate a lot and a message's time not at all).
+class RecentDrops {
+ public:
+  std::vector<double> drop_bps(const Measurements& m) {
+    std::vector<double> now;
+    for (const LinkMeasurement& l : m.links) {
+      now.push_back(l.goodput_bps);
+    }
+    seen_.push_back(now);
+    if (seen_.size() > kWindow) {
+      seen_.erase(seen_.begin());
+    }
+    std::vector<double> lowest = now;
+    for (const std::vector<double>& rates : seen_) {
+      for (std::size_t r = 0; r < lowest.size() && r < rates.size(); ++r) {
+        if (rates[r] > 0 && (lowest[r] <= 0 || rates[r] < lowest[r])) {
+          lowest[r] = rates[r];
+        }
+      }
+    }
+    double cycle = 0;
+    for (const StageMeasurement& s : m.stages) {
+      cycle = std::max(cycle, s.forward_s + s.backward_s);
+    }
+    const auto seconds = [&](std::size_t r, double bps) {
+      return bps > 0 ? 8.0 * static_cast<double>(m.stages[r].activation_bytes) / bps : 0.0;
+    };
+    for (std::size_t r = 0; r < lowest.size(); ++r) {
+      if (seconds(r, lowest[r]) - seconds(r, now[r]) > kMatters * cycle) {
+        return lowest;
+      }
+    }
+    return {};
+  }
+
+ private:
+  static constexpr std::size_t kWindow = 10;
+  static constexpr double kMatters = 0.05;
+  std::vector<std::vector<double>> seen_;
 };
 
 class AdaptivePolicy : public KPolicy {
  public:
   AdaptivePolicy(const PolicyContext& context, const AdaptiveOptions& options)
       : controller_(context.stages, context.microbatches, options),
+        prior_(context.prior),
         links_(context.stages),
         truth_(context.truth),
         predict_(options.predict && !context.truth),
@@ -111,9 +161,21 @@ class AdaptivePolicy : public KPolicy {
           return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
         }) {}
 
-  Result<Decision> decide(int iteration, const std::vector<StageReport>& reports) override {
-    if (reports.empty()) {
-      // Nothing measured yet: the leanest k, until the first iteration says more.
+  Result<Decision> decide(int iteration, const std::vector<StageReport>& measured) override {
+    std::vector<StageReport> reports = measured;
+    const bool probe = probed(reports);
+    if (probe) {
+      for (std::size_t r = 0; r < reports.size(); ++r) {
+        const StageMeasurement& s = prior_[r];  // the links probed; compute as known beforehand
+        reports[r].forward_s = s.forward_s;
+        reports[r].backward_s = s.backward_s;
+        reports[r].send_s = s.send_s;
+        reports[r].iteration_cost_s = s.iteration_cost_s;
+        reports[r].message_bytes = s.activation_bytes;
+        reports[r].stash_bytes = s.stash_bytes;
+      }
+    } else if (reports.empty() || reports.front().forward_s + reports.front().backward_s <= 0) {
+      // Nothing to model yet: the leanest k, until the first iteration says more.
       Decision d;
       d.iteration = iteration;
       d.k = controller_.k();
@@ -145,6 +207,9 @@ class AdaptivePolicy : public KPolicy {
         predicted = true;
       }
     }
+    if (!predicted && !truth_) {
+      m.drop_bps = drops_.drop_bps(m);  // (a prediction, or the truth, already says what is coming)
+    }
     if (truth_) {
       const double now = truth_->now_s();
       for (std::size_t r = 0; r < truth_->links.size(); ++r) {
@@ -158,16 +223,28 @@ class AdaptivePolicy : public KPolicy {
     if (d) {
       d->predicted = predicted && d->evaluated;
     }
+    if (probe) {
+      controller_.tentative();  // the first measured iteration may say more (the runtime's latency)
+    }
     return d;
   }
 
  private:
+  // Reports of a probe of the links (no compute measured yet), and a prior to model compute by.
+  bool probed(const std::vector<StageReport>& reports) const {
+    return !reports.empty() && reports.size() == prior_.size() &&
+           std::all_of(reports.begin(), reports.end(),
+                       [](const StageReport& r) { return r.forward_s + r.backward_s <= 0; });
+  }
+
   AdaptiveController controller_;
+  std::vector<StageMeasurement> prior_;
   LinkEstimates links_;
   std::optional<OracleTruth> truth_;
   bool predict_;
   PeriodPredictor history_;  // rank 0's own link history
   LatencyFit latency_;
+  RecentDrops drops_;
   std::function<double()> clock_;
 };
 

@@ -9,6 +9,7 @@ namespace {
 
 constexpr int kReports = 0;   // Tag::microbatch of the report list
 constexpr int kDecision = 1;  // ... and of the decision
+constexpr int kProbe = 2;     // ... and of a probe's tensors (their index in Tag::stage)
 constexpr std::size_t kTotalsDoubles = 9;  // a TransferTotals
 constexpr std::size_t kStageDoubles = 7;   // a StageReport's own fields
 constexpr std::size_t kReportDoubles = kStageDoubles + 2 * kTotalsDoubles;
@@ -99,8 +100,13 @@ Result<Decision> unpack_decision(const std::vector<double>& v, int iteration) {
 }  // namespace
 
 Coordinator::Coordinator(int rank, int world_size, Transport& transport, std::unique_ptr<KPolicy> policy,
-                         std::chrono::milliseconds timeout)
-    : rank_(rank), world_size_(world_size), transport_(transport), policy_(std::move(policy)), timeout_(timeout) {
+                         std::chrono::milliseconds timeout, std::uint64_t probe_bytes)
+    : rank_(rank),
+      world_size_(world_size),
+      transport_(transport),
+      policy_(std::move(policy)),
+      timeout_(timeout),
+      probe_bytes_(probe_bytes) {
   CONTEND_CHECK((rank == 0) == (policy_ != nullptr), "the policy lives at rank 0, and only there");
 }
 
@@ -132,10 +138,50 @@ Result<std::vector<StageReport>> Coordinator::gather(int iteration, const StageR
   return reports;
 }
 
+Result<StageReport> Coordinator::probe() {
+  std::vector<int> peers;
+  for (const int peer : {rank_ - 1, rank_ + 1}) {
+    if (peer >= 0 && peer < world_size_) {
+      peers.push_back(peer);
+    }
+  }
+  const std::size_t floats = (probe_bytes_ + sizeof(float) - 1) / sizeof(float);
+  for (const int peer : peers) {
+    for (int i = 0; i < kProbeFrames; ++i) {
+      std::vector<float> data = transport_.buffer(floats);
+      data.resize(floats);
+      if (auto ok = transport_.send(peer, Tag{Kind::kControl, 0, kProbe, i}, std::move(data)); !ok) {
+        return ok.error();
+      }
+    }
+  }
+  for (const int peer : peers) {
+    for (int i = 0; i < kProbeFrames; ++i) {
+      auto got = transport_.recv(peer, Tag{Kind::kControl, 0, kProbe, i}, std::chrono::steady_clock::now() + timeout_);
+      if (!got) {
+        return got.error();
+      }
+      transport_.recycle(std::move(*got));
+    }
+  }
+  StageReport r;  // the links only: no compute has run
+  r.from_prev = transport_.take_transfers(rank_ - 1);
+  r.from_next = transport_.take_transfers(rank_ + 1);
+  return r;
+}
+
 Result<Decision> Coordinator::agree(int iteration, const std::optional<StageReport>& mine) {
   std::vector<StageReport> reports;
-  if (mine) {
-    auto got = gather(iteration, *mine);
+  std::optional<StageReport> report = mine;
+  if (!report && iteration == 0 && probe_bytes_ > 0) {
+    auto probed = probe();
+    if (!probed) {
+      return probed.error();
+    }
+    report = std::move(*probed);
+  }
+  if (report) {
+    auto got = gather(iteration, *report);
     if (!got) {
       return got.error();
     }

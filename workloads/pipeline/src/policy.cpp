@@ -1,5 +1,7 @@
 #include "contend/pipeline/policy.h"
 
+#include <algorithm>
+
 #include "contend/common/registry.h"
 #include "contend/schedule/registry.h"
 #include "policies.h"
@@ -12,6 +14,7 @@ struct PolicyKind {
   bool chunks = true;            // has "chunks": its family may be interleaved
   bool reads_truth = false;
   const char* knobs = nullptr;  // what the controller moves, fixed by the policy; nullptr: its `knobs`
+  bool start = true;            // has "start": probe the links before the first iteration
   std::function<Result<std::unique_ptr<KPolicy>>(const Spec&, const PolicyContext&)> make;
 };
 
@@ -32,7 +35,11 @@ std::vector<ParamDef> adaptive_params(const char* hysteresis, bool knobs) {
           fraction("hysteresis", "a larger k must be predicted this much faster", hysteresis),
           fraction("lean", "the smallest k within this fraction of the fastest wins", "0.01"),
           ParamDef::choice("predict", "predict periodic preemption from the links' history (the oracle knows it)",
-                           "on", {"on", "off"})};
+                           "on", {"on", "off"}),
+          ParamDef::choice("start",
+                           "the first iteration: probe the links and let the model decide (needs stage times "
+                           "known beforehand: emulated stages), or lean: kmin",
+                           "probe", {"probe", "lean"})};
   if (knobs) {
     params.push_back(
         ParamDef::integer("chunks", "1: choose kFkB's k; V >= 2: the group of interleaved:v=V", "1", 1, 64));
@@ -84,6 +91,7 @@ const Registry<PolicyKind>& table() {
        false,
        false,
        nullptr,
+       false,
        make_fixed},
       {{"", "adaptive", "chooses k (Ada-Grouper) and the slack vector (Adaptra) each iteration from in-band "
         "measurements", adaptive_params("0.05", true)},
@@ -91,6 +99,7 @@ const Registry<PolicyKind>& table() {
        true,
        false,
        nullptr,
+       true,
        make_adaptive},
       {{"", "adaptra", "Adaptra: chooses the slack vector each iteration from in-band measurements "
         "(adaptive:knobs=slack)", adaptive_params("0.05", false)},
@@ -98,6 +107,7 @@ const Registry<PolicyKind>& table() {
        false,
        false,
        "slack",
+       true,
        make_adaptive},
       {{"", "oracle", "chooses k and slack from the scenario's ground truth (experiments only: a bound)",
         adaptive_params("0", true)},
@@ -105,6 +115,7 @@ const Registry<PolicyKind>& table() {
        true,
        true,
        nullptr,
+       true,
        make_oracle},
   });
   return kTable;
@@ -136,6 +147,15 @@ bool is_policy(const Spec& spec) {
 bool reads_truth(const Spec& spec) {
   const PolicyKind* p = find(spec);
   return p != nullptr && p->reads_truth;
+}
+
+bool probes_links(const Spec& spec) {
+  const PolicyKind* p = find(spec);
+  return p != nullptr && p->start && spec.text("start") == "probe";
+}
+
+std::uint64_t probe_frame_bytes(std::uint64_t activation_bytes) {
+  return std::clamp<std::uint64_t>(activation_bytes, kMinTimedBytes, 256 * 1024);
 }
 
 int initial_k(const Spec& spec) {
@@ -176,7 +196,7 @@ AdaptiveOptions adaptive_options(const Spec& spec) {
 }
 
 Result<void> check_policy(const Spec& spec, int stages, int microbatches) {
-  PolicyContext c{stages, microbatches, std::nullopt, {}};
+  PolicyContext c{stages, microbatches, std::nullopt, {}, {}};
   if (reads_truth(spec)) {
     // A stand-in truth: only its shape matters to the checks.
     c.truth = OracleTruth{std::vector<RateTrace>(stages > 1 ? stages - 1 : 0, RateTrace::constant(1e9)),

@@ -25,7 +25,7 @@ Result<schedule::Schedule> runtime_schedule(const RunConfig& c) {
   if (is_policy(c.schedule)) {
     // The oracle's truth is rank 0's alone; run_rank checks it there.
     if (!reads_truth(c.schedule) || c.oracle) {
-      if (auto policy = make_policy(c.schedule, PolicyContext{c.world_size, c.microbatches, c.oracle, {}}); !policy) {
+      if (auto policy = make_policy(c.schedule, PolicyContext{c.world_size, c.microbatches, c.oracle, {}, {}}); !policy) {
         return policy.error();
       }
     }
@@ -154,6 +154,18 @@ nlohmann::ordered_json decision_record(const std::string& policy, const Decision
 
 namespace {
 
+// What every rank's stage costs before it has run: emulated stages' declared times and sizes
+// (as every rank knows them from the same config); nothing for a backend that must run to tell.
+std::vector<StageMeasurement> known_stages(const RunConfig& c) {
+  if (c.backend.name() != "emulated" || c.profile) {
+    return {};
+  }
+  const double fwd = std::chrono::duration<double>(c.emulated.forward).count();
+  const double bwd = std::chrono::duration<double>(c.emulated.backward).count();
+  const std::uint64_t bytes = c.emulated.activation_bytes;
+  return std::vector<StageMeasurement>(c.world_size, StageMeasurement{fwd, bwd, bytes, bytes, 0, 0});
+}
+
 StageReport report_of(const IterationMetrics& m, Transport& transport, int rank) {
   StageReport r;
   r.forward_s = m.forwards > 0 ? m.forward_s / m.forwards : 0;
@@ -183,15 +195,19 @@ Result<void> run_rank(const RunConfig& config, int rank, const StageBackends& ba
   std::optional<Coordinator> coordinator;
   LoweredCache cache(config.world_size, config.microbatches);
   if (is_policy(config.schedule)) {
+    const std::vector<StageMeasurement> prior = known_stages(config);
     std::unique_ptr<KPolicy> policy;
     if (rank == 0) {
-      auto made = make_policy(config.schedule, PolicyContext{config.world_size, config.microbatches, config.oracle, {}});
+      auto made = make_policy(config.schedule,
+                              PolicyContext{config.world_size, config.microbatches, config.oracle, {}, prior});
       if (!made) {
         return with_context(made.error(), "rank 0");
       }
       policy = std::move(*made);
     }
-    coordinator.emplace(rank, config.world_size, transport, std::move(policy), options.timeout);
+    const bool probe = probes_links(config.schedule) && !prior.empty();
+    coordinator.emplace(rank, config.world_size, transport, std::move(policy), options.timeout,
+                        probe ? probe_frame_bytes(config.emulated.activation_bytes) : 0);
   }
   std::optional<StageReport> report;
   for (int it = 0; it < config.iterations; ++it) {

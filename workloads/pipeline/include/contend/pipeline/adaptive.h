@@ -43,6 +43,10 @@ struct Measurements {
   // The oracle only: each link's rate over the coming iteration (time 0 = its start), used
   // instead of the links' constant rates. Empty for in-band decisions.
   std::vector<RateTrace> link_traces;
+  // Per link (r -> r+1), the rate of a drop seen recently (the lowest measured); empty: none seen.
+  // Among the candidates about as fast as the fastest now, the one fastest at these rates wins
+  // before the leanest: when preemption recurs, being ready for it costs memory, not time.
+  std::vector<double> drop_bps;
 };
 
 // What the controller moves: kFkB's k (Ada-Grouper), the slack vector (Adaptra: extra warm-up
@@ -111,6 +115,9 @@ class AdaptiveController {
   // ignored: what the runtime costs a transfer beyond the wire, fitted in band. 0 when even none
   // predicts more than measured; at most 50 ms.
   Result<double> fit_latency(const Measurements& m, double measured_s);
+  // The choice just made rests on a probe, not a measured iteration: the next decision chooses
+  // afresh, without the hysteresis margin.
+  void tentative() { tentative_ = true; }
   int k() const { return k_; }
   // The schedule the current choice runs (before any decision: k_min's).
   const Spec& current() const { return current_; }
@@ -121,7 +128,8 @@ class AdaptiveController {
     int k = 1;
     std::vector<int> extra;
     double time_s = 0;
-    double memory = 0;  // stash bytes over all stages at their peaks: what "leaner" means
+    double memory = 0;     // stash bytes over all stages at their peaks: what "leaner" means
+    double drop_time_s = 0;  // predicted at Measurements::drop_bps (0: not simulated there)
   };
   // The candidates to simulate: every feasible k (knobs k; both: until kPatience k in a row were
   // no faster; slack: the first), then add_slack's.
@@ -136,10 +144,15 @@ class AdaptiveController {
   std::vector<int> slack_caps(int k, const Measurements& m) const;
   // Picks from the candidates (the leanest about as fast as the fastest), with hysteresis against
   // the current schedule's predicted time (-1: it no longer fits).
-  void choose(Decision& d, const std::vector<Candidate>& candidates, const Candidate* current);
-  // Whether a link's rate moved by more than kChanged of itself since the current choice.
-  bool changed_since_chosen(const std::vector<double>& link_bps) const;
-  static constexpr double kChanged = 0.25;
+  void choose(Decision& d, const std::vector<Candidate>& candidates, const Candidate* current,
+              const Measurements& m);
+  static double fastest_of(const std::vector<Candidate>& candidates);
+  // Simulates the candidates within `lean` of the fastest at Measurements::drop_bps.
+  Result<void> simulate_drop(const Measurements& m, std::vector<Candidate>& candidates);
+  // Whether a message's time on some link moved by more than kChanged of the slowest stage's
+  // forward plus backward since the current choice.
+  bool changed_since_chosen(const Measurements& m, const std::vector<double>& link_bps) const;
+  static constexpr double kChanged = 0.05;
 
   int p_;
   int m_;
@@ -149,6 +162,7 @@ class AdaptiveController {
   std::vector<int> extra_;
   std::vector<double> chosen_at_bps_;  // the links' rates when the current schedule was chosen
   bool decided_ = false;
+  bool tentative_ = false;
   LoweredCache lowered_;
   std::map<int, Spec> candidates_;
 };

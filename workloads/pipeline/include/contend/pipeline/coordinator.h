@@ -11,10 +11,14 @@
 //     connection the decision goes ahead of the iteration's first activation, which every rank
 //     but the first waits for anyway.
 // The cost per iteration is the policy's decision time at rank 0 plus one small message per hop
-// (measured in bench/adaptive_bench.cpp and docs/adaptive.md). Not thread-safe: one per rank, on
-// its compute thread.
+// (measured in bench/adaptive_bench.cpp and docs/adaptive.md). With `probe_bytes`, before
+// iteration 0 every rank sends kProbeFrames tensors of that size to each neighbour and reads
+// theirs, and rank 0 decides iteration 0 on their reports (the links measured, no compute yet):
+// the first measurements, at the cost of those transfers. Not thread-safe: one per rank, on its
+// compute thread.
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -29,7 +33,7 @@ class Coordinator {
  public:
   // `policy` is rank 0's (nullptr elsewhere). Waits for a neighbour at most `timeout`.
   Coordinator(int rank, int world_size, Transport& transport, std::unique_ptr<KPolicy> policy,
-              std::chrono::milliseconds timeout);
+              std::chrono::milliseconds timeout, std::uint64_t probe_bytes = 0);
 
   // The decision for `iteration`; `mine` is this rank's report of the iteration before (nullopt
   // before the first). At rank 0 the full decision; elsewhere its iteration and k. Errors: a
@@ -38,12 +42,15 @@ class Coordinator {
 
  private:
   Result<std::vector<StageReport>> gather(int iteration, const StageReport& mine);
+  // The probe of the links to both neighbours: this rank's report of it.
+  Result<StageReport> probe();
 
   int rank_;
   int world_size_;
   Transport& transport_;
   std::unique_ptr<KPolicy> policy_;
   std::chrono::milliseconds timeout_;
+  std::uint64_t probe_bytes_;
 };
 
 // Doubles in tensor buffers, for the control messages (exact: two floats' bits per double).

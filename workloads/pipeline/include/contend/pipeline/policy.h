@@ -46,7 +46,8 @@ class KPolicy {
  public:
   virtual ~KPolicy() = default;
   // The k of `iteration`, from every rank's report of the iteration before (`reports` is empty
-  // before the first). Errors: no k fits the memory limit.
+  // before the first; before the first after a probe of the links, the reports carry the links
+  // only, their compute times 0). Errors: no k fits the memory limit.
   virtual Result<Decision> decide(int iteration, const std::vector<StageReport>& reports) = 0;
 };
 
@@ -56,7 +57,20 @@ struct PolicyContext {
   int microbatches = 1;
   std::optional<OracleTruth> truth;  // policies that read the truth (the oracle) require it
   std::function<double()> clock;     // seconds, monotonic, for the link history; unset: steady_clock
+  // Per rank, what is known before any iteration runs (compute per micro-batch, sizes, costs: the
+  // stage times a workload declares, or a calibration's). With it the first decision is made by
+  // the model on a probe of the links (probes_links); empty: the first iteration runs kmin.
+  std::vector<StageMeasurement> prior;
 };
+
+// Whether the policy probes the links before its first iteration (start=probe, the default of the
+// adaptive policies): every rank must agree, so each asks this of the same spec.
+bool probes_links(const Spec& spec);
+// The probe: kProbeFrames tensors of probe_frame_bytes(activation) each way on every link, timed
+// by the receiver like the pipeline's own (at least kMinTimedBytes, at most 256 KiB: enough to get
+// past a token bucket's burst on the last frames, little time on a slow link).
+inline constexpr int kProbeFrames = 4;
+std::uint64_t probe_frame_bytes(std::uint64_t activation_bytes);
 
 // Every registered policy (kind "policy").
 std::vector<const SpecEntry*> policy_entries();
