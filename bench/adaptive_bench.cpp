@@ -9,6 +9,7 @@
 
 #include "contend/pipeline/adaptive.h"
 #include "contend/pipeline/coordinator.h"
+#include "contend/pipeline/policy.h"
 #include "contend/schedule/registry.h"
 
 namespace {
@@ -34,6 +35,36 @@ void BM_Decide(benchmark::State& state) {
     // Alternate the bandwidth so every decision really re-evaluates and may switch.
     auto d =
         c.decide(it, it % 2 == 0 ? measurements(1e9, burst ? 500000 : 0) : measurements(10e9, burst ? 5000000 : 0));
+    benchmark::DoNotOptimize(d);
+    state.counters["candidates"] = d->candidates;
+    ++it;
+  }
+}
+
+// Rank 0's whole decision in the runtime: the joint `adaptive` policy fed every rank's reports
+// (p=8, m=64, 4 MiB, links alternating between 1 and 10 Gbit/s, so a drop is always recent), with
+// what a report adds to the controller's search: the latency fit on the measured iteration and
+// the candidates about as fast as the fastest simulated again at the recent drop's rates.
+void BM_DecideInBand(benchmark::State& state) {
+  constexpr int kP = 8;
+  constexpr std::uint64_t kAct = 4u << 20;
+  auto policy = contend::pipeline::make_policy(contend::pipeline::parse_schedule_or_policy("adaptive:kmax=16").value(),
+                                               contend::pipeline::PolicyContext{kP, 64, std::nullopt, {}, {}});
+  const auto reports = [](double bps) {
+    std::vector<contend::pipeline::StageReport> out(kP);
+    const double seconds = 64 * 8.0 * kAct / bps;
+    const contend::pipeline::TransferTotals t{64 * kAct, seconds, 64, 32 * kAct, seconds / 2, 0, 2 * kAct, seconds / 32, 0};
+    for (int r = 0; r < kP; ++r) {
+      out[r] = {0.010, 0.020, 0, 0, kAct, kAct, r > 0 ? t : contend::pipeline::TransferTotals{},
+                r + 1 < kP ? t : contend::pipeline::TransferTotals{}, 2.5};
+    }
+    return out;
+  };
+  const auto slow = reports(1e9);
+  const auto fast = reports(10e9);
+  int it = 1;
+  for (auto _ : state) {
+    auto d = (*policy)->decide(it, it % 2 == 0 ? slow : fast);
     benchmark::DoNotOptimize(d);
     state.counters["candidates"] = d->candidates;
     ++it;
@@ -85,5 +116,7 @@ BENCHMARK(BM_Decide)
     ->ArgsProduct({{0, 1}, {0, 1, 2}})
     ->ArgNames({"burst", "knobs"})
     ->Unit(benchmark::kMicrosecond);
+
+BENCHMARK(BM_DecideInBand)->Name("adaptive/decide_in_band/p8_m64_k1-16")->Unit(benchmark::kMicrosecond);
 
 BENCHMARK_MAIN();

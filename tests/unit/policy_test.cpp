@@ -106,21 +106,21 @@ TEST_CASE("policy specs parse with their options, strictly, and bad ones name th
 TEST_CASE("the adaptive policy follows a bandwidth step measured in band within two iterations", "[policy]") {
   auto p = policy("adaptive");
   CHECK(p->decide(0, {})->k == 1);  // nothing measured yet: the leanest k
-  int fast_k = 0;
+  std::string fast;
   int moved_at = -1;
   for (int it = 1; it < 10; ++it) {
     auto d = p->decide(it, reports_at(it < 5 ? 400e9 : 400e6));
     REQUIRE(d.ok());
     REQUIRE(d->link_bps.size() == kP - 1);
     if (it < 5) {
-      fast_k = d->k;
+      fast = d->schedule.str();
       CHECK(d->link_bps[1] == Approx(400e9));
-    } else if (moved_at < 0 && d->k != fast_k) {
+    } else if (moved_at < 0 && d->schedule.str() != fast) {
       moved_at = it;
     }
   }
-  CHECK(fast_k == 1);
-  CHECK(moved_at == 5);  // the next decision
+  CHECK(fast == "kfkb:k=1");
+  CHECK(moved_at == 5);  // the next decision (a larger k or slack)
 }
 
 namespace {
@@ -302,8 +302,8 @@ TEST_CASE("fixed keeps its k and the oracle decides from the scenario's truth, n
   for (int r = 0; r < kP - 1; ++r) {
     truth.links.push_back(*RateTrace::from_points({{0, 400e9}, {5, 400e6}}));
   }
-  auto oracle = policy("oracle", truth);
-  auto in_band = policy("adaptive");
+  auto oracle = policy("oracle:knobs=k", truth);
+  auto in_band = policy("adaptive:knobs=k");
   // Measurements say slow, truth says fast: the oracle goes lean.
   CHECK(oracle->decide(1, reports_at(400e6))->k == 1);
   CHECK(in_band->decide(1, reports_at(400e6))->k > 1);

@@ -33,7 +33,7 @@ std::vector<ParamDef> adaptive_params(const char* hysteresis, bool knobs) {
           integer("inflight", "in-flight micro-batches per stage (default: no limit)", "0"),
           integer("period", "decide every N iterations", "1"),
           fraction("hysteresis", "a larger k must be predicted this much faster", hysteresis),
-          fraction("lean", "the smallest k within this fraction of the fastest wins", "0.01"),
+          fraction("lean", "the smallest k within this fraction of the fastest wins", "0.005"),
           ParamDef::choice("predict", "predict periodic preemption from the links' history (the oracle knows it)",
                            "on", {"on", "off"}),
           ParamDef::choice("start",

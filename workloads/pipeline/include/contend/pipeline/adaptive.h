@@ -60,7 +60,7 @@ struct AdaptiveOptions {
   int max_inflight = 0;                  // per stage, in micro-batch activations; 0: no limit
   int period = 1;                        // re-evaluate every `period` iterations
   double hysteresis = 0.05;              // switch to a larger k only when it is predicted this much faster
-  double lean = 0.01;                    // the smallest k within this fraction of the fastest wins:
+  double lean = 0.005;                   // the smallest k within this fraction of the fastest wins:
                                          // no extra memory for a gain measurement noise could undo;
                                          // a smaller k within it of the current k is taken at once
   int chunks = 1;                        // 1: choose kFkB's k; v >= 2: the group of interleaved:v
