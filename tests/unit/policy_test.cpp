@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <functional>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -313,51 +314,68 @@ TEST_CASE("fixed keeps its k and the oracle decides from the scenario's truth, n
   CHECK(d->link_bps[0] == Approx(400e6));
 }
 
-TEST_CASE("the coordinator gives every rank rank 0's k and rank 0 every rank's report", "[policy]") {
-  // A scripted policy at rank 0: k cycles 1, 2, 3 and it records what it was told.
-  struct Scripted : KPolicy {
-    std::vector<std::vector<StageReport>>* seen;
-    Result<Decision> decide(int iteration, const std::vector<StageReport>& reports) override {
-      seen->push_back(reports);
-      Decision d;
-      d.iteration = iteration;
-      d.k = iteration % 3 + 1;
-      d.schedule = *schedule::parse_schedule("kfkb:k=" + std::to_string(d.k));
-      return d;
-    }
-  };
-  std::vector<std::vector<StageReport>> seen;
+namespace {
+// A policy at rank 0 that records every report list it is given and runs kFkB with the k `choose`
+// gives.
+struct Recording : KPolicy {
+  std::vector<std::vector<StageReport>>* seen = nullptr;
+  std::function<int(int, const std::vector<StageReport>&)> choose;
+  Result<Decision> decide(int iteration, const std::vector<StageReport>& reports) override {
+    seen->push_back(reports);
+    Decision d;
+    d.iteration = iteration;
+    d.k = choose(iteration, reports);
+    d.schedule = *schedule::parse_schedule("kfkb:k=" + std::to_string(d.k));
+    return d;
+  }
+};
+
+// kP ranks as threads over an in-process hub, each running `body` with its coordinator (probing
+// with `probe_bytes`); rank 0's policy records into `seen`.
+void on_coordinators(std::vector<std::vector<StageReport>>& seen,
+                     std::function<int(int, const std::vector<StageReport>&)> choose, std::uint64_t probe_bytes,
+                     const std::function<void(int, Coordinator&)>& body) {
   InProcHub hub(kP);
-  std::vector<std::vector<int>> ks(kP);
-  std::vector<std::vector<std::string>> schedules(kP);
   std::vector<std::thread> threads;
   for (int r = 0; r < kP; ++r) {
     threads.emplace_back([&, r] {
       auto transport = hub.transport(r);
       std::unique_ptr<KPolicy> p;
       if (r == 0) {
-        auto s = std::make_unique<Scripted>();
-        s->seen = &seen;
-        p = std::move(s);
+        auto recording = std::make_unique<Recording>();
+        recording->seen = &seen;
+        recording->choose = choose;
+        p = std::move(recording);
       }
-      Coordinator c(r, kP, *transport, std::move(p), std::chrono::milliseconds(5000));
-      std::optional<StageReport> mine;
-      for (int it = 0; it < 6; ++it) {
-        auto d = c.agree(it, mine);
-        REQUIRE(d.ok());
-        ks[r].push_back(d->k);
-        schedules[r].push_back(d->schedule.str());
-        StageReport report;
-        report.forward_s = r + it / 10.0;
-        report.from_prev = {static_cast<std::uint64_t>(1000 * r), 0.5, 1, 500, 0.25, 42.0 * r, 250, 0.125, 7.0};
-        report.iteration_s = 0.5 + r;
-        mine = report;
-      }
+      Coordinator c(r, kP, *transport, std::move(p), std::chrono::milliseconds(5000), probe_bytes);
+      body(r, c);
     });
   }
   for (auto& t : threads) {
     t.join();
   }
+}
+}  // namespace
+
+TEST_CASE("the coordinator gives every rank rank 0's k and rank 0 every rank's report", "[policy]") {
+  std::vector<std::vector<StageReport>> seen;
+  std::vector<std::vector<int>> ks(kP);
+  std::vector<std::vector<std::string>> schedules(kP);
+  const auto cycle = [](int iteration, const std::vector<StageReport>&) { return iteration % 3 + 1; };
+  on_coordinators(seen, cycle, 0, [&](int r, Coordinator& c) {
+    std::optional<StageReport> mine;
+    for (int it = 0; it < 6; ++it) {
+      auto d = c.agree(it, mine);
+      REQUIRE(d.ok());
+      ks[r].push_back(d->k);
+      schedules[r].push_back(d->schedule.str());
+      StageReport report;
+      report.forward_s = r + it / 10.0;
+      report.from_prev = {static_cast<std::uint64_t>(1000 * r), 0.5, 1, 500, 0.25, 42.0 * r, 250, 0.125, 7.0};
+      report.iteration_s = 0.5 + r;
+      mine = report;
+    }
+  });
   for (int r = 0; r < kP; ++r) {
     CHECK(ks[r] == std::vector<int>{1, 2, 3, 1, 2, 3});
     CHECK(schedules[r] == std::vector<std::string>{"kfkb:k=1", "kfkb:k=2", "kfkb:k=3",
@@ -378,39 +396,14 @@ TEST_CASE("the coordinator gives every rank rank 0's k and rank 0 every rank's r
 }
 
 TEST_CASE("with a probe, rank 0 decides iteration 0 on every rank's report of the links", "[policy]") {
-  struct Recording : KPolicy {
-    std::vector<std::vector<StageReport>>* seen;
-    Result<Decision> decide(int iteration, const std::vector<StageReport>& reports) override {
-      seen->push_back(reports);
-      Decision d;
-      d.iteration = iteration;
-      d.k = reports.empty() ? 1 : 2;
-      d.schedule = *schedule::parse_schedule("kfkb:k=" + std::to_string(d.k));
-      return d;
-    }
-  };
   std::vector<std::vector<StageReport>> seen;
-  InProcHub hub(kP);
   std::vector<int> first_k(kP);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < kP; ++r) {
-    threads.emplace_back([&, r] {
-      auto transport = hub.transport(r);
-      std::unique_ptr<KPolicy> p;
-      if (r == 0) {
-        auto s = std::make_unique<Recording>();
-        s->seen = &seen;
-        p = std::move(s);
-      }
-      Coordinator c(r, kP, *transport, std::move(p), std::chrono::milliseconds(5000), 64 * 1024);
-      auto d = c.agree(0, std::nullopt);
-      REQUIRE(d.ok());
-      first_k[r] = d->k;
-    });
-  }
-  for (auto& t : threads) {
-    t.join();
-  }
+  const auto two_once_probed = [](int, const std::vector<StageReport>& reports) { return reports.empty() ? 1 : 2; };
+  on_coordinators(seen, two_once_probed, 64 * 1024, [&](int r, Coordinator& c) {
+    auto d = c.agree(0, std::nullopt);
+    REQUIRE(d.ok());
+    first_k[r] = d->k;
+  });
   REQUIRE(seen.size() == 1);
   REQUIRE(seen[0].size() == kP);  // every rank reported its probe...
   for (const StageReport& r : seen[0]) {

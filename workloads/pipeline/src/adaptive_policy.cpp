@@ -165,15 +165,7 @@ class AdaptivePolicy : public KPolicy {
     std::vector<StageReport> reports = measured;
     const bool probe = probed(reports);
     if (probe) {
-      for (std::size_t r = 0; r < reports.size(); ++r) {
-        const StageMeasurement& s = prior_[r];  // the links probed; compute as known beforehand
-        reports[r].forward_s = s.forward_s;
-        reports[r].backward_s = s.backward_s;
-        reports[r].send_s = s.send_s;
-        reports[r].iteration_cost_s = s.iteration_cost_s;
-        reports[r].message_bytes = s.activation_bytes;
-        reports[r].stash_bytes = s.stash_bytes;
-      }
+      with_prior(reports);
     } else if (reports.empty() || reports.front().forward_s + reports.front().backward_s <= 0) {
       // Nothing to model yet: the leanest k, until the first iteration says more.
       Decision d;
@@ -184,6 +176,36 @@ class AdaptivePolicy : public KPolicy {
     }
     links_.add(reports);
     Measurements m = links_.measurements(reports);
+    if (auto ok = fit_latency(reports, m); !ok) {
+      return ok.error();
+    }
+    const bool predicted = foresee(m);
+    auto d = controller_.decide(iteration, m);
+    if (d) {
+      d->predicted = predicted && d->evaluated;
+    }
+    if (probe) {
+      controller_.tentative();  // the first measured iteration may say more (the runtime's latency)
+    }
+    return d;
+  }
+
+ private:
+  // A probe's reports with the compute as known beforehand.
+  void with_prior(std::vector<StageReport>& reports) const {
+    for (std::size_t r = 0; r < reports.size(); ++r) {
+      const StageMeasurement& s = prior_[r];
+      reports[r].forward_s = s.forward_s;
+      reports[r].backward_s = s.backward_s;
+      reports[r].send_s = s.send_s;
+      reports[r].iteration_cost_s = s.iteration_cost_s;
+      reports[r].message_bytes = s.activation_bytes;
+      reports[r].stash_bytes = s.stash_bytes;
+    }
+  }
+
+  // Fits the runtime's latency to rank 0's measured iteration (when steady) and applies it.
+  Result<void> fit_latency(const std::vector<StageReport>& reports, Measurements& m) {
     if (reports.front().iteration_s > 0 && LatencyFit::steady(reports)) {
       auto fitted = controller_.fit_latency(m, reports.front().iteration_s);
       if (!fitted) {
@@ -194,6 +216,12 @@ class AdaptivePolicy : public KPolicy {
     for (LinkMeasurement& l : m.links) {
       l.latency_s = latency_.value();
     }
+    return {};
+  }
+
+  // What the links will do: the truth (the oracle), a prediction from a periodic history, or a
+  // recent drop to be ready for. Returns whether the decision rests on a prediction.
+  bool foresee(Measurements& m) {
     bool predicted = false;
     if (predict_) {
       std::vector<double> rates;
@@ -207,9 +235,6 @@ class AdaptivePolicy : public KPolicy {
         predicted = true;
       }
     }
-    if (!predicted && !truth_) {
-      m.drop_bps = drops_.drop_bps(m);  // (a prediction, or the truth, already says what is coming)
-    }
     if (truth_) {
       const double now = truth_->now_s();
       for (std::size_t r = 0; r < truth_->links.size(); ++r) {
@@ -218,18 +243,12 @@ class AdaptivePolicy : public KPolicy {
           m.links[r].burst_bytes = truth_->burst_bytes(truth_->links[r].rate_at(now));
         }
       }
+    } else if (!predicted) {
+      m.drop_bps = drops_.drop_bps(m);
     }
-    auto d = controller_.decide(iteration, m);
-    if (d) {
-      d->predicted = predicted && d->evaluated;
-    }
-    if (probe) {
-      controller_.tentative();  // the first measured iteration may say more (the runtime's latency)
-    }
-    return d;
+    return predicted;
   }
 
- private:
   // Reports of a probe of the links (no compute measured yet), and a prior to model compute by.
   bool probed(const std::vector<StageReport>& reports) const {
     return !reports.empty() && reports.size() == prior_.size() &&
