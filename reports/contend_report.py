@@ -39,14 +39,16 @@ def read_jsonl(path):
 
 
 def schedule_k(name, microbatches):
-    """The fixed k of a schedule name, None for policies that choose k."""
+    """The fixed k of a schedule name; None for policies that choose k and for kFkB with slack
+    (`kfkb:k=2,extra=1/0/0/0`: not on the fixed-k curve)."""
     if name == "1f1b":
         return 1
     if name == "gpipe":
         return microbatches
     for prefix in ("kfkb:k=", "kfkb:", "fixed:k=", "fixed:"):
         if name.startswith(prefix):
-            return int(name[len(prefix):])
+            k = name[len(prefix):]
+            return int(k) if k.isdigit() else None
     return None
 
 

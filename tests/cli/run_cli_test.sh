@@ -102,4 +102,8 @@ rm -rf "$tmp/fig"
 check_report "$tmp/bw" throughput bandwidth memory
 rm -rf "$tmp/fig"
 check_report "$src/tests/data/recorded-run" throughput bandwidth memory schedules adaptive-bw-200Mbit timeline-bw-200Mbit.adaptive.r1
+rm -rf "$tmp/fig"
+# kFkB with slack (`kfkb:k=2,extra=2/1/0/0`) has a k but is not on the fixed-k curve.
+"$contend" run "$src/experiments/memory-limited.json" --simulate --no-report --out "$tmp/ml" >/dev/null 2>&1
+check_report "$tmp/ml" throughput memory adaptive-uneven
 echo "cli: run and report ok"
