@@ -44,7 +44,9 @@ print("measured middle link, Mbit/s:", [round(x["link_bps"][1] / 1e6) if x["link
 first = decisions[0]
 print("iteration 0 decided on the probe:", first["schedule"], [round(b / 1e6) for b in first["link_bps"]])
 assert first["evaluated"] and len(first["link_bps"]) == 3, f"iteration 0 was not decided on a probe: {first}"
-assert all(400e6 < b < 2e9 for b in first["link_bps"]), f"the probe missed the 1 Gbit/s links: {first}"
+# A short probe of a quiet link reads at least the shaped rate (its first frames pass in the
+# token bucket's burst, so possibly more).
+assert all(b > 400e6 for b in first["link_bps"]), f"the probe missed the 1 Gbit/s links: {first}"
 assert any(x != schedules[1] for x in schedules[6:]), f"the schedule did not move after the step: {schedules}"
 s = {c["schedule"]: c for c in json.load(open(f"{d}/summary.json"))["cells"]}
 speedup = s["adaptive"]["speedup"]["median"]
