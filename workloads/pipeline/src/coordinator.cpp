@@ -9,7 +9,6 @@ namespace {
 
 constexpr int kReports = 0;   // Tag::microbatch of the report list
 constexpr int kDecision = 1;  // ... and of the decision
-constexpr int kProbe = 2;     // ... and of a probe's tensors (their index in Tag::stage)
 constexpr std::size_t kTotalsDoubles = 9;  // a TransferTotals
 constexpr std::size_t kStageDoubles = 7;   // a StageReport's own fields
 constexpr std::size_t kReportDoubles = kStageDoubles + 2 * kTotalsDoubles;
@@ -145,19 +144,24 @@ Result<StageReport> Coordinator::probe() {
       peers.push_back(peer);
     }
   }
+  // Activations forward, gradients back, as the pipeline's own: the receiver times those.
+  const auto tag = [&](int peer, bool mine, int i) {
+    const bool forward = mine ? peer > rank_ : peer < rank_;
+    return Tag{forward ? Kind::kActivation : Kind::kGradient, kProbeIteration, i, 0};
+  };
   const std::size_t floats = (probe_bytes_ + sizeof(float) - 1) / sizeof(float);
   for (const int peer : peers) {
     for (int i = 0; i < kProbeFrames; ++i) {
       std::vector<float> data = transport_.buffer(floats);
       data.resize(floats);
-      if (auto ok = transport_.send(peer, Tag{Kind::kControl, 0, kProbe, i}, std::move(data)); !ok) {
+      if (auto ok = transport_.send(peer, tag(peer, true, i), std::move(data)); !ok) {
         return ok.error();
       }
     }
   }
   for (const int peer : peers) {
     for (int i = 0; i < kProbeFrames; ++i) {
-      auto got = transport_.recv(peer, Tag{Kind::kControl, 0, kProbe, i}, std::chrono::steady_clock::now() + timeout_);
+      auto got = transport_.recv(peer, tag(peer, false, i), std::chrono::steady_clock::now() + timeout_);
       if (!got) {
         return got.error();
       }

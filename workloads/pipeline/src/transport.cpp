@@ -10,6 +10,9 @@ std::string describe(const Tag& tag) {
   if (tag.kind == Kind::kControl && tag.iteration == kBootstrapIteration) {
     return "the transport's bootstrap message " + std::to_string(tag.microbatch);
   }
+  if (tag.iteration == kProbeIteration) {
+    return "the probe of the links, tensor " + std::to_string(tag.microbatch);
+  }
   if (tag.kind == Kind::kControl) {
     return std::string(tag.microbatch == 0 ? "the adaptive scheduler's measurements" : "the adaptive scheduler's k") +
            " (iteration " + std::to_string(tag.iteration) + ")";

@@ -43,6 +43,9 @@ struct Tag {
 // "activation of micro-batch 3 for stage 2 (iteration 0)".
 std::string describe(const Tag& tag);
 inline constexpr int kBootstrapIteration = -1;
+// Tensors of iteration kProbeIteration are the coordinator's probe of the links before iteration 0:
+// activations and gradients, so the receiver times them as it times the pipeline's own.
+inline constexpr int kProbeIteration = -2;
 
 using Deadline = std::chrono::steady_clock::time_point;
 
