@@ -7,9 +7,9 @@
 
 #include <thread>
 
-#include "contend/pipeline/adaptive.h"
-#include "contend/pipeline/coordinator.h"
-#include "contend/pipeline/policy.h"
+#include "contend/pipeline/policy/adaptive.h"
+#include "contend/pipeline/policy/coordinator.h"
+#include "contend/pipeline/policy/policy.h"
 #include "contend/schedule/registry.h"
 
 namespace {

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "contend/common/child_process.h"
-#include "contend/emulator/network.h"
+#include "contend/emulator/net/network.h"
 #include "contend/emulator/player.h"
 
 using namespace contend;

@@ -18,7 +18,7 @@
 #include <memory>
 #include <thread>
 
-#include "contend/pipeline/tcp_transport.h"
+#include "contend/pipeline/transport/tcp_transport.h"
 #include "contend/pipeline_cuda/cuda_backend.h"
 
 using namespace contend;

@@ -6,10 +6,10 @@
 #include "cli_units.h"
 #include "contend/common/json.h"
 #include "contend/common/units.h"
-#include "contend/emulator/flow_engine.h"
-#include "contend/emulator/run_state.h"
+#include "contend/emulator/flows/flow_engine.h"
+#include "contend/emulator/net/run_state.h"
 #ifdef CONTEND_HAVE_DPDK
-#include "contend/emulator/dpdk_source.h"
+#include "contend/emulator/flows/dpdk_source.h"
 #endif
 
 namespace contend::tools {

@@ -9,13 +9,13 @@
 #include <memory>
 
 #include "contend/common/units.h"
-#include "contend/emulator/leftovers.h"
-#include "contend/emulator/netns.h"
-#include "contend/emulator/network.h"
+#include "contend/emulator/net/leftovers.h"
+#include "contend/emulator/net/netns.h"
+#include "contend/emulator/net/network.h"
 #include "contend/emulator/player.h"
-#include "contend/emulator/run_state.h"
-#include "contend/emulator/run_status.h"
-#include "contend/emulator/topology.h"
+#include "contend/emulator/net/run_state.h"
+#include "contend/emulator/net/run_status.h"
+#include "contend/emulator/net/topology.h"
 #include "emu_host_command.h"
 #include "signals.h"
 

@@ -5,10 +5,10 @@
 
 #include "cli_units.h"
 #include "contend/common/units.h"
-#include "contend/emulator/discipline_registry.h"
-#include "contend/emulator/flow_engine.h"
-#include "contend/emulator/host_links.h"
-#include "contend/emulator/netns.h"
+#include "contend/emulator/net/discipline_registry.h"
+#include "contend/emulator/flows/flow_engine.h"
+#include "contend/emulator/net/host_links.h"
+#include "contend/emulator/net/netns.h"
 #include "contend/emulator/player.h"
 #include "signals.h"
 

@@ -6,10 +6,10 @@
 
 #include "contend/common/fd.h"
 #include "contend/common/units.h"
-#include "contend/emulator/flow_engine.h"
-#include "contend/emulator/flow_job.h"
+#include "contend/emulator/flows/flow_engine.h"
+#include "contend/emulator/flows/flow_job.h"
 #include "contend/emulator/player.h"
-#include "contend/emulator/run_state.h"
+#include "contend/emulator/net/run_state.h"
 #include "signals.h"
 
 namespace contend::tools {

@@ -6,9 +6,9 @@
 
 #include "contend/common/json.h"
 #include "contend/common/records.h"
-#include "contend/pipeline/backend.h"
-#include "contend/pipeline/policy.h"
-#include "contend/pipeline/transport.h"
+#include "contend/pipeline/compute/backend.h"
+#include "contend/pipeline/policy/policy.h"
+#include "contend/pipeline/transport/transport.h"
 #include "contend/schedule/registry.h"
 
 namespace contend::tools {

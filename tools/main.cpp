@@ -8,8 +8,8 @@
 #if CONTEND_BUILT_CUDA
 #include "contend/pipeline_cuda/plugin.h"
 #endif
-#include "contend/pipeline/backend.h"
-#include "contend/pipeline/transport.h"
+#include "contend/pipeline/compute/backend.h"
+#include "contend/pipeline/transport/transport.h"
 #include "dpdk_command.h"
 #include "emu_command.h"
 #include "flows_command.h"

@@ -7,7 +7,7 @@
 #include "contend/common/json.h"
 #include "contend/common/json_reader.h"
 #include "contend/common/units.h"
-#include "contend/pipeline/policy.h"
+#include "contend/pipeline/policy/policy.h"
 #include "contend/schedule/registry.h"
 #include "contend/schedule/validation.h"
 

@@ -10,9 +10,9 @@
 #include "contend/common/child_process.h"
 #include "contend/common/fd.h"
 #include "contend/common/units.h"
-#include "contend/emulator/network.h"
+#include "contend/emulator/net/network.h"
 #include "contend/emulator/player.h"
-#include "contend/emulator/run_state.h"
+#include "contend/emulator/net/run_state.h"
 #include "contend/runner/traffic.h"
 
 namespace contend::runner {

@@ -5,7 +5,7 @@
 #include "contend/common/fd.h"
 #include "contend/common/json.h"
 #include "contend/common/records.h"
-#include "contend/pipeline/worker.h"
+#include "contend/pipeline/exec/worker.h"
 #include "contend/sim/chrome_trace.h"
 
 namespace contend::runner {

@@ -1,6 +1,6 @@
 #include "contend/runner/traffic.h"
 
-#include "contend/pipeline/policy.h"
+#include "contend/pipeline/policy/policy.h"
 #include "contend/schedule/registry.h"
 
 namespace contend::runner {

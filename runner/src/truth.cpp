@@ -4,11 +4,11 @@
 #include <cmath>
 #include <map>
 
-#include "contend/emulator/htb_params.h"
-#include "contend/pipeline/backend.h"
-#include "contend/pipeline/model.h"
-#include "contend/pipeline/lowered_cache.h"
-#include "contend/pipeline/policy.h"
+#include "contend/emulator/net/htb_params.h"
+#include "contend/pipeline/compute/backend.h"
+#include "contend/pipeline/compute/model.h"
+#include "contend/schedule/lowered_cache.h"
+#include "contend/pipeline/policy/policy.h"
 #include "contend/schedule/registry.h"
 #include "contend/sim/simulator.h"
 
@@ -231,7 +231,7 @@ Result<SimCell> simulate_cell(const Workload& w, const Spec& schedule, const Pip
   }
   double now = 0;
   std::unique_ptr<pipeline::KPolicy> policy;
-  pipeline::LoweredCache cache(w.stages, w.microbatches);
+  schedule::LoweredCache cache(w.stages, w.microbatches);
   std::optional<schedule::Schedule> fixed;
   std::vector<pipeline::StageReport> reports;
   if (pipeline::is_policy(schedule)) {

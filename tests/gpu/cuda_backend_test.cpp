@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <string>
 
-#include "contend/pipeline/worker.h"
+#include "contend/pipeline/exec/worker.h"
 #include "contend/pipeline_cuda/cuda_backend.h"
 
 using namespace contend;

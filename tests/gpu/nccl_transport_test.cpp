@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 #include <thread>
 
-#include "contend/pipeline/transport.h"
+#include "contend/pipeline/transport/transport.h"
 #include "contend/pipeline_cuda/nccl_transport.h"
 
 using namespace contend;

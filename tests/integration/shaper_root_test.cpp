@@ -10,11 +10,11 @@
 #include <cstdlib>
 
 #include "contend/common/units.h"
-#include "contend/emulator/discipline_registry.h"
-#include "contend/emulator/htb_params.h"
-#include "contend/emulator/network.h"
-#include "contend/emulator/shaper.h"
-#include "contend/emulator/topology.h"
+#include "contend/emulator/net/discipline_registry.h"
+#include "contend/emulator/net/htb_params.h"
+#include "contend/emulator/net/network.h"
+#include "contend/emulator/net/shaper.h"
+#include "contend/emulator/net/topology.h"
 
 using namespace contend;
 using namespace contend::emulator;

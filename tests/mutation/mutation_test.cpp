@@ -20,8 +20,8 @@
 
 #include "contend/common/fd.h"
 #include "contend/common/rate_trace.h"
-#include "contend/emulator/flow_job.h"
-#include "contend/emulator/scenario.h"
+#include "contend/emulator/flows/flow_job.h"
+#include "contend/emulator/scenario/scenario.h"
 #include "contend/runner/calibration.h"
 #include "contend/runner/experiment.h"
 #include "contend/runner/launcher.h"

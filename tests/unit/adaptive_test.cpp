@@ -2,7 +2,7 @@
 #include <cmath>
 #include <catch2/catch.hpp>
 
-#include "contend/pipeline/adaptive.h"
+#include "contend/pipeline/policy/adaptive.h"
 #include "contend/schedule/generators.h"
 #include "contend/sim/simulator.h"
 

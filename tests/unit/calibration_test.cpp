@@ -4,7 +4,7 @@
 #include <unistd.h>
 
 #include "contend/common/fd.h"
-#include "contend/pipeline/policy.h"
+#include "contend/pipeline/policy/policy.h"
 #include "contend/runner/calibration.h"
 #include "contend/schedule/registry.h"
 #include "contend/sim/simulator.h"

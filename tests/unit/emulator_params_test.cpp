@@ -1,9 +1,9 @@
 #include <catch2/catch.hpp>
 #include <set>
 
-#include "contend/emulator/htb_params.h"
-#include "contend/emulator/mahimahi.h"
-#include "contend/emulator/topology.h"
+#include "contend/emulator/net/htb_params.h"
+#include "contend/emulator/scenario/mahimahi.h"
+#include "contend/emulator/net/topology.h"
 
 using namespace contend;
 using namespace contend::emulator;

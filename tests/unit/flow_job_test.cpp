@@ -5,9 +5,9 @@
 #include <chrono>
 #include <thread>
 
-#include "contend/emulator/flow_engine.h"
-#include "contend/emulator/flow_job.h"
-#include "contend/emulator/flow_pacer.h"
+#include "contend/emulator/flows/flow_engine.h"
+#include "contend/emulator/flows/flow_job.h"
+#include "contend/emulator/flows/flow_pacer.h"
 
 using namespace contend;
 using namespace contend::emulator;

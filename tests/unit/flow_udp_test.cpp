@@ -6,7 +6,7 @@
 #include <catch2/catch.hpp>
 #include <vector>
 
-#include "flow_udp.h"
+#include "flows/flow_udp.h"
 
 using namespace contend;
 using namespace contend::emulator;

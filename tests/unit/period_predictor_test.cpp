@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 #include <random>
 
-#include "contend/pipeline/period_predictor.h"
+#include "contend/pipeline/policy/period_predictor.h"
 
 using namespace contend;
 using namespace contend::pipeline;

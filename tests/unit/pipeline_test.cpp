@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "contend/common/fd.h"
-#include "contend/pipeline/worker.h"
+#include "contend/pipeline/exec/worker.h"
 #include "contend/schedule/registry.h"
 #include "contend/schedule/validation.h"
 

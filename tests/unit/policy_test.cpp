@@ -5,9 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "contend/pipeline/coordinator.h"
-#include "contend/pipeline/policy.h"
-#include "contend/pipeline/worker.h"
+#include "contend/pipeline/policy/coordinator.h"
+#include "contend/pipeline/policy/policy.h"
+#include "contend/pipeline/exec/worker.h"
 #include "contend/schedule/generators.h"
 #include "contend/schedule/registry.h"
 #include "contend/sim/simulator.h"

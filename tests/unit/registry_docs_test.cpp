@@ -8,9 +8,9 @@
 #include <sstream>
 
 #include "contend/common/units.h"
-#include "contend/emulator/discipline_registry.h"
-#include "contend/emulator/pattern_registry.h"
-#include "contend/emulator/scenario.h"
+#include "contend/emulator/net/discipline_registry.h"
+#include "contend/emulator/scenario/pattern_registry.h"
+#include "contend/emulator/scenario/scenario.h"
 
 using namespace contend::emulator;
 

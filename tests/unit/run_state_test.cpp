@@ -4,8 +4,8 @@
 #include <cstdlib>
 
 #include "contend/common/fd.h"
-#include "contend/emulator/run_state.h"
-#include "contend/emulator/topology.h"
+#include "contend/emulator/net/run_state.h"
+#include "contend/emulator/net/topology.h"
 
 using namespace contend;
 using namespace contend::emulator;

@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 #include <map>
 
-#include "contend/emulator/scenario.h"
+#include "contend/emulator/scenario/scenario.h"
 
 using namespace contend;
 using namespace contend::emulator;

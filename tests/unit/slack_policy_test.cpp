@@ -1,8 +1,8 @@
 // Slack as a knob: Adaptra's estimate, the adaptra policy and the joint k x slack search.
 #include <catch2/catch.hpp>
 
-#include "contend/pipeline/adaptive.h"
-#include "contend/pipeline/policy.h"
+#include "contend/pipeline/policy/adaptive.h"
+#include "contend/pipeline/policy/policy.h"
 
 using namespace contend;
 using namespace contend::pipeline;

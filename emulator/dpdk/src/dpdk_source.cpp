@@ -1,4 +1,4 @@
-#include "contend/emulator/dpdk_source.h"
+#include "contend/emulator/flows/dpdk_source.h"
 
 #include <arpa/inet.h>
 #include <rte_eal.h>
@@ -19,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-#include "contend/emulator/netns.h"
+#include "contend/emulator/net/netns.h"
 
 namespace contend::emulator {
 namespace {

@@ -15,9 +15,9 @@
 
 #include "contend/common/records.h"
 #include "contend/common/result.h"
-#include "contend/emulator/flow_engine.h"
-#include "contend/emulator/network.h"
-#include "contend/emulator/scenario.h"
+#include "contend/emulator/flows/flow_engine.h"
+#include "contend/emulator/net/network.h"
+#include "contend/emulator/scenario/scenario.h"
 
 namespace contend::emulator {
 

@@ -10,11 +10,11 @@
 
 #include "contend/common/result.h"
 #include "contend/common/spec.h"
-#include "contend/emulator/scenario.h"
-#include "contend/pipeline/backend.h"
-#include "contend/pipeline/model.h"
-#include "contend/pipeline/policy.h"
-#include "contend/pipeline/transport.h"
+#include "contend/emulator/scenario/scenario.h"
+#include "contend/pipeline/compute/backend.h"
+#include "contend/pipeline/compute/model.h"
+#include "contend/pipeline/policy/policy.h"
+#include "contend/pipeline/transport/transport.h"
 
 namespace contend::runner {
 

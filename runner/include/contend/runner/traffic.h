@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "contend/common/result.h"
-#include "contend/emulator/topology.h"
+#include "contend/emulator/net/topology.h"
 #include "contend/runner/experiment.h"
 
 namespace contend::runner {

@@ -16,8 +16,8 @@
 
 #include "contend/common/rate_trace.h"
 #include "contend/common/result.h"
-#include "contend/emulator/scenario.h"
-#include "contend/pipeline/adaptive.h"
+#include "contend/emulator/scenario/scenario.h"
+#include "contend/pipeline/policy/adaptive.h"
 #include "contend/runner/experiment.h"
 #include "contend/sim/simulator.h"
 

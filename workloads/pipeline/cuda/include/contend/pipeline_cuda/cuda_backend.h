@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "contend/common/result.h"
-#include "contend/pipeline/backend.h"
-#include "contend/pipeline/model.h"
+#include "contend/pipeline/compute/backend.h"
+#include "contend/pipeline/compute/model.h"
 
 namespace contend::pipeline_cuda {
 

@@ -32,7 +32,7 @@
 #include <vector>
 
 #include "contend/common/result.h"
-#include "contend/pipeline/transport.h"
+#include "contend/pipeline/transport/transport.h"
 
 namespace contend::pipeline_cuda {
 

@@ -13,8 +13,8 @@
 
 #include "contend/common/result.h"
 #include "contend/common/spec.h"
-#include "contend/pipeline/backend.h"
-#include "contend/pipeline/transport.h"
+#include "contend/pipeline/compute/backend.h"
+#include "contend/pipeline/transport/transport.h"
 #include "contend/pipeline_cuda/device_info.h"
 
 namespace contend::pipeline_cuda {

@@ -1,0 +1,49 @@
+#pragma once
+// One cluster host's share of a scenario (hosts mode, ansible/): the host's own interface shaped
+// per peer (Shaper cluster mode: one HTB class per peer address), and the scenario's links that
+// touch this node mapped onto those classes, so the player (player.h) replays the timeline on
+// every host for its own links. Each host shapes its egress: a link shaped in both directions is
+// shaped by both of its hosts. Not thread-safe: one thread sets rates and samples.
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "contend/common/result.h"
+#include "contend/emulator/net/network.h"
+#include "contend/emulator/scenario/scenario.h"
+#include "contend/emulator/net/shaper.h"
+
+namespace contend::emulator {
+
+struct HostPlan {
+  std::string node;                              // this host's node in the scenario
+  std::string ifname;                            // its interface toward the others
+  std::map<std::string, std::string> addresses;  // peer node -> its address on that network
+  double default_bps = 100e9;                    // traffic to anyone else (class 1:2)
+};
+
+class HostLinks : public LinkControl {
+ public:
+  // Shapes `plan.ifname` (in the namespace of `sock`) for every link of `plan.node` whose
+  // direction leaves this host, at the link's base rate. kInvalidArgument when the node is not in
+  // the scenario or a peer's address is missing; the shaper's errors otherwise. The qdisc is
+  // removed when the HostLinks is destroyed.
+  static Result<HostLinks> create(const Scenario& scenario, const HostPlan& plan, NlSocket sock);
+
+  // Sets `link`'s rate on this host's class for it; links that do not leave this host are
+  // another host's business (ok, nothing done).
+  Result<void> set_rate(const std::string& link, double rate_bps) override;
+  Result<std::vector<LinkSample>> sample() override;
+  // The links shaped here, in class order.
+  const std::vector<std::string>& links() const { return links_; }
+
+ private:
+  HostLinks(Shaper shaper, std::string node, std::vector<std::string> links)
+      : shaper_(std::move(shaper)), node_(std::move(node)), links_(std::move(links)) {}
+  Shaper shaper_;
+  std::string node_;
+  std::vector<std::string> links_;  // links_[i] is peer class i
+};
+
+}  // namespace contend::emulator

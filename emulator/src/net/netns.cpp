@@ -1,0 +1,163 @@
+#include "contend/emulator/net/netns.h"
+
+#include <fcntl.h>
+#include <netlink/errno.h>
+#include <netlink/netlink.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <functional>
+#include <thread>
+
+#include "threads.h"
+
+namespace contend::emulator {
+
+void NlSocketDeleter::operator()(nl_sock* s) const {
+  nl_socket_free(s);
+}
+
+Error nl_error(int code, const std::string& what) {
+  const int c = code < 0 ? -code : code;
+  Errc errc = Errc::kIo;
+  switch (c) {
+    case NLE_PERM:
+      errc = Errc::kPermission;
+      break;
+    case NLE_OBJ_NOTFOUND:
+    case NLE_NODEV:
+      errc = Errc::kNotFound;
+      break;
+    case NLE_EXIST:
+      errc = Errc::kInvalidArgument;
+      break;
+    case NLE_OPNOTSUPP:
+      errc = Errc::kUnsupported;
+      break;
+    default:
+      break;
+  }
+  return make_error(errc, what + ": " + nl_geterror(c));
+}
+
+Result<NlSocket> open_route_socket() {
+  NlSocket sock(nl_socket_alloc());
+  if (!sock) {
+    return make_error(Errc::kInternal, "nl_socket_alloc: out of memory");
+  }
+  if (int rc = nl_connect(sock.get(), NETLINK_ROUTE); rc < 0) {
+    return nl_error(rc, "nl_connect(NETLINK_ROUTE)");
+  }
+  return sock;
+}
+
+Result<void> enter_netns(const Fd& netns_fd) {
+  if (::setns(netns_fd.get(), CLONE_NEWNET) != 0) {
+    return errno_error(errno, "setns(CLONE_NEWNET)");
+  }
+  return {};
+}
+
+Result<void> enter_netns(const std::string& name) {
+  if (name.empty()) {
+    return {};
+  }
+  auto fd = open_netns(name);
+  if (!fd) {
+    return fd.error();
+  }
+  if (auto ok = enter_netns(*fd); !ok) {
+    return with_context(ok.error(), name);
+  }
+  return {};
+}
+
+Result<void> run_in_netns(const Fd& netns_fd, const std::function<Result<void>()>& fn) {
+  return detail::on_helper_thread("a call in a network namespace", [&]() -> Result<void> {
+    if (auto ok = enter_netns(netns_fd); !ok) {
+      return ok;
+    }
+    return fn();
+  });
+}
+
+Result<NlSocket> open_route_socket_in(const Fd& netns_fd) {
+  NlSocket sock;
+  auto ok = run_in_netns(netns_fd, [&]() -> Result<void> {
+    auto s = open_route_socket();
+    if (!s) {
+      return s.error();
+    }
+    sock = std::move(*s);
+    return {};
+  });
+  if (!ok) {
+    return ok.error();
+  }
+  return sock;
+}
+
+std::string netns_path(const std::string& name) {
+  return "/run/netns/" + name;
+}
+
+bool netns_exists(const std::string& name) {
+  return ::access(netns_path(name).c_str(), F_OK) == 0;
+}
+
+Result<Fd> create_netns(const std::string& name) {
+  if (::mkdir("/run/netns", 0755) != 0 && errno != EEXIST) {
+    return errno_error(errno, "mkdir(/run/netns)");
+  }
+  const std::string path = netns_path(name);
+  {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0);
+    if (fd < 0) {
+      if (errno == EEXIST) {
+        return make_error(Errc::kInvalidArgument, "network namespace " + name + " exists already (" + path + ")");
+      }
+      return errno_error(errno, "create " + path);
+    }
+    ::close(fd);
+  }
+  // unshare() moves only the calling thread, so a helper thread makes the namespace and pins it
+  // with a bind mount, as `ip netns add` does, then exits.
+  const Result<void> made = detail::on_helper_thread("creating " + name, [&]() -> Result<void> {
+    if (::unshare(CLONE_NEWNET) != 0) {
+      return errno_error(errno, "unshare(CLONE_NEWNET) for " + name);
+    }
+    if (::mount("/proc/thread-self/ns/net", path.c_str(), "none", MS_BIND, nullptr) != 0) {
+      return errno_error(errno, "mount --bind /proc/thread-self/ns/net " + path);
+    }
+    return {};
+  });
+  if (!made) {
+    ::unlink(path.c_str());
+    return made.error();
+  }
+  return Fd::open(path, O_RDONLY);
+}
+
+Result<Fd> open_netns(const std::string& name) {
+  auto fd = Fd::open(netns_path(name), O_RDONLY);
+  if (!fd && fd.error().code == Errc::kNotFound) {
+    return make_error(Errc::kNotFound, "network namespace " + name + " does not exist");
+  }
+  return fd;
+}
+
+Result<void> remove_netns(const std::string& name) {
+  const std::string path = netns_path(name);
+  if (::umount2(path.c_str(), MNT_DETACH) != 0 && errno != EINVAL && errno != ENOENT) {
+    return errno_error(errno, "umount " + path);
+  }
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+    return errno_error(errno, "unlink " + path);
+  }
+  return {};
+}
+
+}  // namespace contend::emulator

@@ -1,0 +1,177 @@
+#include "net/tc.h"
+
+#include <arpa/inet.h>
+#include <linux/if_ether.h>
+#include <linux/pkt_sched.h>
+#include <netlink/route/class.h>
+#include <netlink/route/classifier.h>
+#include <netlink/route/cls/u32.h>
+#include <netlink/route/qdisc.h>
+#include <netlink/route/qdisc/htb.h>
+#include <netlink/route/qdisc/netem.h>
+
+#include <cmath>
+
+namespace contend::emulator::detail {
+namespace {
+
+std::string handle_text(std::uint32_t minor) {
+  return "1:" + std::to_string(minor);
+}
+
+int flags_for(bool create) {
+  return create ? NLM_F_CREATE | NLM_F_EXCL : NLM_F_CREATE | NLM_F_REPLACE;
+}
+
+}  // namespace
+
+std::uint64_t bytes_per_s(double bps) {
+  return static_cast<std::uint64_t>(std::llround(bps / 8.0));
+}
+
+rtnl_qdisc* alloc_root_qdisc(const TcTarget& tc, const char* kind) {
+  rtnl_qdisc* q = rtnl_qdisc_alloc();
+  rtnl_tc_set_ifindex(TC_CAST(q), tc.ifindex);
+  rtnl_tc_set_parent(TC_CAST(q), TC_H_ROOT);
+  rtnl_tc_set_handle(TC_CAST(q), TC_HANDLE(1, 0));
+  if (rtnl_tc_set_kind(TC_CAST(q), kind) < 0) {
+    rtnl_qdisc_put(q);
+    return nullptr;
+  }
+  return q;
+}
+
+Result<void> add_htb_root(const TcTarget& tc, std::uint32_t default_minor) {
+  rtnl_qdisc* q = alloc_root_qdisc(tc, "htb");
+  if (q == nullptr) {
+    return nl_error(NLE_OPNOTSUPP, "rtnl_tc_set_kind(htb)");
+  }
+  rtnl_htb_set_defcls(q, TC_HANDLE(1, default_minor));
+  const int rc = rtnl_qdisc_add(tc.sock, q, NLM_F_CREATE | NLM_F_EXCL);
+  rtnl_qdisc_put(q);
+  if (rc < 0) {
+    return nl_error(rc, "rtnl_qdisc_add(" + tc.ifname + " root htb 1:)");
+  }
+  return {};
+}
+
+Result<void> put_htb_class(const TcTarget& tc, std::uint32_t minor, std::uint32_t parent_minor, const HtbClass& c,
+                           bool create) {
+  rtnl_class* cls = rtnl_class_alloc();
+  rtnl_tc_set_ifindex(TC_CAST(cls), tc.ifindex);
+  rtnl_tc_set_parent(TC_CAST(cls), parent_minor == 0 ? TC_HANDLE(1, 0) : TC_HANDLE(1, parent_minor));
+  rtnl_tc_set_handle(TC_CAST(cls), TC_HANDLE(1, minor));
+  int rc = rtnl_tc_set_kind(TC_CAST(cls), "htb");
+  if (rc >= 0) {
+    rtnl_htb_set_rate64(cls, bytes_per_s(c.rate_bps));
+    rtnl_htb_set_ceil64(cls, bytes_per_s(c.ceil_bps));
+    rtnl_htb_set_rbuffer(cls, c.burst_bytes);
+    rtnl_htb_set_cbuffer(cls, c.cburst_bytes);
+    rtnl_htb_set_quantum(cls, c.quantum_bytes);
+    rtnl_htb_set_prio(cls, static_cast<std::uint32_t>(c.prio));
+    rc = rtnl_class_add(tc.sock, cls, flags_for(create));
+  }
+  rtnl_class_put(cls);
+  if (rc < 0) {
+    return nl_error(rc, "rtnl_class_add(" + tc.ifname + " htb " + handle_text(minor) + ")");
+  }
+  return {};
+}
+
+Result<void> add_u32(const TcTarget& tc, std::uint32_t minor, const std::string& address, bool match_source) {
+  in_addr addr{};
+  if (::inet_pton(AF_INET, address.c_str(), &addr) != 1) {
+    return make_error(Errc::kInvalidArgument, "not an IPv4 address: \"" + address + "\"");
+  }
+  rtnl_cls* cls = rtnl_cls_alloc();
+  rtnl_tc_set_ifindex(TC_CAST(cls), tc.ifindex);
+  rtnl_tc_set_parent(TC_CAST(cls), TC_HANDLE(1, 0));
+  int rc = rtnl_tc_set_kind(TC_CAST(cls), "u32");
+  if (rc >= 0) {
+    rtnl_cls_set_prio(cls, 1);
+    rtnl_cls_set_protocol(cls, ETH_P_IP);
+    // IPv4 source address at offset 12, destination at 16.
+    rc = rtnl_u32_add_key_in_addr(cls, &addr, 32, match_source ? 12 : 16, 0);
+  }
+  if (rc >= 0) {
+    rc = rtnl_u32_set_classid(cls, TC_HANDLE(1, minor));
+  }
+  if (rc >= 0) {
+    // Without TC_U32_TERMINAL a matching key does not classify (tc's `flowid` sets it too).
+    rc = rtnl_u32_set_cls_terminal(cls);
+  }
+  if (rc >= 0) {
+    rc = rtnl_cls_add(tc.sock, cls, NLM_F_CREATE);
+  }
+  rtnl_cls_put(cls);
+  if (rc < 0) {
+    return nl_error(rc, "rtnl_cls_add(" + tc.ifname + " u32 " + (match_source ? "src " : "dst ") + address + " -> " +
+                            handle_text(minor) + ")");
+  }
+  return {};
+}
+
+Result<void> add_netem(const TcTarget& tc, std::uint32_t parent_minor, const NetemParams& n) {
+  rtnl_qdisc* q = rtnl_qdisc_alloc();
+  rtnl_tc_set_ifindex(TC_CAST(q), tc.ifindex);
+  rtnl_tc_set_parent(TC_CAST(q), TC_HANDLE(1, parent_minor));
+  rtnl_tc_set_handle(TC_CAST(q), TC_HANDLE(parent_minor, 0));
+  int rc = rtnl_tc_set_kind(TC_CAST(q), "netem");
+  if (rc >= 0) {
+    rtnl_netem_set_delay(q, static_cast<int>(n.delay.count() / 1000));
+    // netem's probability scale: 0 = never, 2^32 - 1 = always.
+    rtnl_netem_set_loss(q, static_cast<int>(std::llround(n.loss_fraction * 4294967295.0)));
+    rtnl_netem_set_limit(q, 100000);
+    rc = rtnl_qdisc_add(tc.sock, q, NLM_F_CREATE);
+  }
+  rtnl_qdisc_put(q);
+  if (rc < 0) {
+    return nl_error(rc, "rtnl_qdisc_add(" + tc.ifname + " netem under 1:" + std::to_string(parent_minor) + ")");
+  }
+  return {};
+}
+
+Result<std::vector<ClassStats>> htb_class_stats(const TcTarget& tc,
+                                                const std::vector<std::pair<std::uint32_t, std::string>>& wanted) {
+  nl_cache* cache = nullptr;
+  if (int rc = rtnl_class_alloc_cache(tc.sock, tc.ifindex, &cache); rc < 0) {
+    return nl_error(rc, "rtnl_class_alloc_cache(" + tc.ifname + ")");
+  }
+  std::vector<ClassStats> out;
+  for (const auto& [minor, name] : wanted) {
+    rtnl_class* c = rtnl_class_get(cache, tc.ifindex, TC_HANDLE(1, minor));
+    if (c == nullptr) {
+      continue;
+    }
+    std::uint64_t rate = 0;
+    rtnl_htb_get_rate64(c, &rate);
+    ClassStats s;
+    s.minor = minor;
+    s.name = name;
+    s.rate_bps = 8.0 * static_cast<double>(rate);
+    s.bytes = rtnl_tc_get_stat(TC_CAST(c), RTNL_TC_BYTES);
+    s.packets = rtnl_tc_get_stat(TC_CAST(c), RTNL_TC_PACKETS);
+    s.drops = rtnl_tc_get_stat(TC_CAST(c), RTNL_TC_DROPS);
+    s.overlimits = rtnl_tc_get_stat(TC_CAST(c), RTNL_TC_OVERLIMITS);
+    out.push_back(std::move(s));
+    rtnl_class_put(c);
+  }
+  nl_cache_free(cache);
+  return out;
+}
+
+Result<void> delete_root(const TcTarget& tc) {
+  rtnl_qdisc* q = rtnl_qdisc_alloc();
+  rtnl_tc_set_ifindex(TC_CAST(q), tc.ifindex);
+  rtnl_tc_set_parent(TC_CAST(q), TC_H_ROOT);
+  const int rc = rtnl_qdisc_delete(tc.sock, q);
+  rtnl_qdisc_put(q);
+  // No root (the kernel's default qdisc answers EINVAL), or the interface is gone with its
+  // namespace: nothing left to remove.
+  if (rc < 0 && rc != -NLE_OBJ_NOTFOUND && rc != -NLE_NODEV && rc != -NLE_INVAL) {
+    return nl_error(rc, "rtnl_qdisc_delete(" + tc.ifname + " root)");
+  }
+  return {};
+}
+
+}  // namespace contend::emulator::detail

@@ -1,0 +1,57 @@
+#pragma once
+// Private: the libnl-route calls that build a qdisc tree on one interface's egress, shared by the
+// disciplines (disciplines/*.cpp), cluster mode (per_peer_htb.cpp) and the Shaper. Handles are
+// 1:<minor>; minors are printed in hex by tc (0x10 is 1:10).
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "contend/emulator/net/htb_params.h"
+#include "contend/emulator/net/shaper.h"
+
+struct nl_sock;
+struct rtnl_qdisc;
+
+namespace contend::emulator::detail {
+
+// One interface's egress, reached through a route socket in its namespace (not owned).
+struct TcTarget {
+  nl_sock* sock = nullptr;
+  int ifindex = 0;
+  std::string ifname;
+};
+
+struct NetemParams {
+  std::chrono::nanoseconds delay{0};
+  double loss_fraction = 0;
+};
+
+// HTB's rate fields are bytes per second.
+std::uint64_t bytes_per_s(double bps);
+
+// A root qdisc 1: of `kind` on `tc`'s interface, to configure and add; the caller puts it
+// (rtnl_qdisc_put). nullptr when libnl does not know the kind.
+rtnl_qdisc* alloc_root_qdisc(const TcTarget& tc, const char* kind);
+
+// An HTB root 1: sending unclassified traffic to 1:<default_minor>; fails (changing nothing) when
+// the interface has a root qdisc of ours already.
+Result<void> add_htb_root(const TcTarget& tc, std::uint32_t default_minor);
+// Adds (`create`) or changes in place the HTB class 1:<minor> under 1:<parent_minor> (0: the root).
+Result<void> put_htb_class(const TcTarget& tc, std::uint32_t minor, std::uint32_t parent_minor, const HtbClass& c,
+                           bool create);
+// A u32 filter on the root: IPv4 packets whose source (`match_source`) or destination is
+// `address` go to 1:<minor>.
+Result<void> add_u32(const TcTarget& tc, std::uint32_t minor, const std::string& address, bool match_source);
+// A netem qdisc <parent_minor>: under the class 1:<parent_minor>.
+Result<void> add_netem(const TcTarget& tc, std::uint32_t parent_minor, const NetemParams& n);
+// Counters and configured rate of each HTB class in `wanted` (minor, name) that exists.
+Result<std::vector<ClassStats>> htb_class_stats(const TcTarget& tc,
+                                                const std::vector<std::pair<std::uint32_t, std::string>>& wanted);
+// Deletes the interface's root qdisc and so its whole tree; ok when there is none or the
+// interface is gone.
+Result<void> delete_root(const TcTarget& tc);
+
+}  // namespace contend::emulator::detail

@@ -1,0 +1,157 @@
+#include "scenario/patterns/pattern.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "contend/common/units.h"
+#include "contend/emulator/net/htb_params.h"
+
+namespace contend::emulator::detail {
+
+double on_off_count(double start_s, double end_s, double period_s) {
+  return end_s > start_s ? std::ceil((end_s - start_s) / period_s) : 0.0;
+}
+
+std::vector<Episode> on_off_episodes(double start_s, double end_s, double on_s, double period_s) {
+  CONTEND_CHECK(on_s > 0 && period_s > 0, "on/off needs positive durations");
+  CONTEND_CHECK(on_off_count(start_s, end_s, period_s) <= static_cast<double>(kMaxScenarioEvents),
+                "on/off episodes not checked against the event budget");
+  std::vector<Episode> out;
+  for (double start = start_s; start < end_s; start += period_s) {
+    out.push_back({start, std::min(on_s, end_s - start)});
+  }
+  return out;
+}
+
+Result<void> PatternCall::need_links() const {
+  if (links_.empty()) {
+    return entry_.error_at("link", "missing; expected the link to change, or \"*\" for all");
+  }
+  return {};
+}
+
+Result<void> PatternCall::no_link(const std::string& why) const {
+  if (entry_.has("link")) {
+    return entry_.error_at("link", why + "; drop \"link\"");
+  }
+  return {};
+}
+
+Result<void> PatternCall::set_rate(const JsonReader& where, const std::vector<const LinkSpec*>& links, double t,
+                                   double rate) {
+  if (links.empty()) {
+    return need_links();
+  }
+  if (rate <= 0) {
+    return where.error_at("rate", "expected a positive rate; a link at 0 would stall TCP for good");
+  }
+  if (auto ok = check_rate(links, rate); !ok) {
+    return where.error_at("rate", ok.error().message);
+  }
+  if (t >= ctx_.scenario.duration_s) {
+    return {};
+  }
+  if (auto ok = ctx_.budget.take(where, links.size()); !ok) {
+    return ok;
+  }
+  for (const LinkSpec* l : links) {
+    Event e;
+    e.at_s = t;
+    e.kind = Event::Kind::kSetRate;
+    e.link = l->name;
+    e.rate_bps = rate;
+    e.origin = where.path();
+    out_.push_back(std::move(e));
+  }
+  return {};
+}
+
+Result<void> PatternCall::check_rate(const std::vector<const LinkSpec*>& links, double rate) const {
+  for (const LinkSpec* l : links) {
+    if (const std::string problem = rate_problem(*l, rate); !problem.empty()) {
+      return make_error(Errc::kParse, "link \"" + l->name + "\": " + problem);
+    }
+  }
+  return {};
+}
+
+Result<void> PatternCall::expect_events(const JsonReader& where, double count) const {
+  return ctx_.budget.expect(where, count);
+}
+
+Result<void> PatternCall::add_flow(const JsonReader& where, double t, const FlowSpec& flow,
+                                   std::optional<double> duration_s) {
+  if (t >= ctx_.scenario.duration_s) {
+    return {};
+  }
+  const bool stops = duration_s && t + *duration_s < ctx_.scenario.duration_s;
+  if (auto ok = ctx_.budget.take(where, stops ? 2 : 1); !ok) {
+    return ok;
+  }
+  Event start;
+  start.at_s = t;
+  start.kind = Event::Kind::kFlowStart;
+  start.flow = flow;
+  start.origin = where.path();
+  out_.push_back(start);
+  if (stops) {
+    Event stop = start;
+    stop.at_s = t + *duration_s;
+    stop.kind = Event::Kind::kFlowStop;
+    out_.push_back(std::move(stop));
+  }
+  return {};
+}
+
+Result<void> PatternCall::episode(const JsonReader& where, const Effect& effect, double start, double length) {
+  if (effect.flow) {
+    return add_flow(where, start, *effect.flow, length);
+  }
+  if (auto ok = set_rate(where, links_, start, *effect.rate_bps); !ok) {
+    return ok;
+  }
+  for (const LinkSpec* l : links_) {
+    if (auto ok = set_rate(where, {l}, start + length, l->rate_bps); !ok) {
+      return ok;
+    }
+  }
+  return {};
+}
+
+Result<Effect> PatternCall::effect(const JsonReader& p) const {
+  if (p.has("rate") == p.has("flow")) {
+    return p.error("expected exactly one of \"rate\" (cap the link) or \"flow\" (run background traffic)");
+  }
+  Effect e;
+  if (p.has("rate")) {
+    auto rate = p.rate_bps("rate");
+    auto links = need_links();
+    if (auto error = first_error(links, rate)) {
+      return *error;
+    }
+    e.rate_bps = *rate;
+    return e;
+  }
+  if (auto ok = no_link("a flow runs between nodes"); !ok) {
+    return ok.error();
+  }
+  if (p.at("flow").has("duration")) {
+    return p.at("flow").error_at("duration", "the pattern sets how long each flow runs; drop \"duration\"");
+  }
+  auto flow = parse_flow(p.at("flow"), ctx_.scenario);
+  if (!flow) {
+    return flow.error();
+  }
+  e.flow = std::move(*flow);
+  return e;
+}
+
+Result<double> PatternCall::until(const JsonReader& p) const {
+  auto u = p.optional_duration("until");
+  if (!u) {
+    return u.error();
+  }
+  return *u ? std::min(to_seconds(**u), ctx_.scenario.duration_s) : ctx_.scenario.duration_s;
+}
+
+}  // namespace contend::emulator::detail

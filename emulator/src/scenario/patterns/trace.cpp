@@ -1,0 +1,144 @@
+// "trace": {"file", "format", "bin", "loop", "period", "scale"}: a rate change per point of a
+// bandwidth trace (CSV `time_s,rate` or Mahimahi's delivery opportunities), relative to "at",
+// repeated every `period` when it loops.
+
+#include <algorithm>
+#include <cmath>
+
+#include "contend/common/units.h"
+#include "contend/emulator/scenario/mahimahi.h"
+#include "scenario/patterns/pattern.h"
+
+namespace contend::emulator::detail {
+namespace {
+
+struct LoadedTrace {
+  std::string path;
+  RateTrace rates;
+  double natural_period_s = 0;  // Mahimahi's: its last timestamp rounded up to a bin
+};
+
+// Reads and parses the trace file `p` names, relative paths from the scenario's folder.
+Result<LoadedTrace> load(const JsonReader& p, const TimelineContext& ctx) {
+  auto file = p.string("file");
+  auto format = p.optional_string("format");
+  auto bin = p.optional_duration("bin");
+  if (auto e = first_error(file, format, bin)) {
+    return *e;
+  }
+  const std::string path = file->front() == '/' ? *file : ctx.base_dir + "/" + *file;
+  auto text = ctx.read(path);
+  if (!text) {
+    return p.error_at("file", text.error().message);
+  }
+  const std::string fmt = format->value_or("csv");
+  if (fmt == "csv") {
+    auto parsed = parse_rate_trace_csv(*text, path);
+    if (!parsed) {
+      return p.error_at("file", parsed.error().message);
+    }
+    return LoadedTrace{path, std::move(*parsed), 0};
+  }
+  if (fmt != "mahimahi") {
+    return p.error_at("format", "expected \"csv\" or \"mahimahi\", got \"" + fmt + "\"");
+  }
+  const double bin_s = *bin ? to_seconds(**bin) : 0.1;
+  if (auto ok = check_min_period(p, "bin", bin_s); !ok) {
+    return ok.error();
+  }
+  auto parsed = parse_mahimahi(*text, path, bin_s);
+  if (!parsed) {
+    return p.error_at("file", parsed.error().message);
+  }
+  return LoadedTrace{path, std::move(parsed->rate), parsed->period_s};
+}
+
+// How many of the trace's points fall within `window_s` of its start, over every pass when it
+// loops every `period_s`: the rate changes it makes per link.
+double points_played(const RateTrace& rates, double window_s, double period_s, bool loops) {
+  const auto& points = rates.points();
+  const auto before = [&points](double t) {
+    return static_cast<double>(std::lower_bound(points.begin(), points.end(), t,
+                                                [](const RateTrace::Point& x, double v) { return x.time_s < v; }) -
+                               points.begin());
+  };
+  if (window_s <= 0) {
+    return 0;
+  }
+  if (!loops) {
+    return before(window_s);
+  }
+  const double full = std::floor(window_s / period_s);
+  return full * static_cast<double>(points.size()) + before(window_s - full * period_s);
+}
+
+// Every point's rate, scaled, is one the links can be shaped at; errors name the trace file and
+// the point's time (the values are the trace's own numbers).
+Result<void> check_rates(const PatternCall& call, const JsonReader& p, const LoadedTrace& trace, double factor) {
+  for (const auto& point : trace.rates.points()) {
+    const std::string where = trace.path + ": the rate at " + format_seconds(point.time_s);
+    if (point.rate_bps <= 0) {
+      return p.error_at("file", where + " is 0, which would stall TCP for good; use a small positive rate");
+    }
+    if (auto ok = call.check_rate(call.links(), point.rate_bps * factor); !ok) {
+      return p.error_at("file", where + (factor != 1.0 ? " (scaled)" : "") + ": " + ok.error().message);
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<void> expand_trace(PatternCall& call) {
+  const JsonReader p = call.body();
+  if (auto ok = p.check_keys({"file", "format", "bin", "loop", "period", "scale"}); !ok) {
+    return ok;
+  }
+  auto loop = p.optional_boolean("loop");
+  auto period = p.optional_duration("period");
+  auto scale = p.optional_number("scale");
+  auto links = call.need_links();
+  if (auto e = first_error(loop, period, scale, links)) {
+    return *e;
+  }
+  auto trace = load(p, call.context());
+  if (!trace) {
+    return trace.error();
+  }
+  const double factor = scale->value_or(1.0);
+  if (!(factor > 0)) {
+    return p.error_at("scale", "expected a positive factor");
+  }
+  const double period_s = *period ? to_seconds(**period) : trace->natural_period_s;
+  if (loop->value_or(false) && period_s <= 0) {
+    return p.error_at("period", "a looping csv trace needs \"period\" (how long one pass lasts)");
+  }
+  const bool loops = loop->value_or(false);
+  if (auto ok = loops ? check_min_period(p, "period", period_s) : Result<void>(); !ok) {
+    return ok;
+  }
+  if (period_s > 0 && trace->rates.points().back().time_s >= period_s) {
+    return p.error_at("period", "the trace has points at or after the period " + format_seconds(period_s));
+  }
+  const double link_count = static_cast<double>(call.links().size());
+  const double played = points_played(trace->rates, call.scenario().duration_s - call.at_s(), period_s, loops);
+  if (auto ok = call.expect_events(p, played * link_count); !ok) {
+    return ok;
+  }
+  if (auto ok = check_rates(call, p, *trace, factor); !ok) {
+    return ok;
+  }
+  for (double base = call.at_s(); base < call.scenario().duration_s; base += period_s) {
+    for (const auto& point : trace->rates.points()) {
+      if (auto ok = call.set_rate(call.entry(), call.links(), base + point.time_s, point.rate_bps * factor); !ok) {
+        return ok;
+      }
+    }
+    if (!loops) {
+      break;
+    }
+  }
+  return {};
+}
+
+}  // namespace contend::emulator::detail

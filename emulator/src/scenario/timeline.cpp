@@ -1,0 +1,176 @@
+#include "scenario/timeline.h"
+
+#include "contend/common/units.h"
+#include "scenario/patterns/pattern.h"
+
+namespace contend::emulator::detail {
+namespace {
+
+// "rate, flow, ... or loop": the registered kinds, for error messages.
+std::string kinds_list() {
+  std::string out;
+  const auto& table = pattern_table();
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    out += std::string(i == 0 ? "" : i + 1 == table.size() ? " or " : ", ") + std::string(table[i].info.key);
+  }
+  return out;
+}
+
+// The links an entry names: one, or every link for "*"; empty when it names none.
+Result<std::vector<const LinkSpec*>> named_links(const JsonReader& r, const Scenario& scenario) {
+  std::vector<const LinkSpec*> out;
+  auto link = r.optional_string("link");
+  if (!link) {
+    return link.error();
+  }
+  if (!*link) {
+    return out;
+  }
+  if (**link == "*") {
+    for (const auto& l : scenario.links) {
+      out.push_back(&l);
+    }
+    return out;
+  }
+  const LinkSpec* l = scenario.find_link(**link);
+  if (l == nullptr) {
+    return r.error_at("link", "unknown link \"" + **link + "\"; use a name from /links or \"*\" for all");
+  }
+  out.push_back(l);
+  return out;
+}
+
+// One entry: {"at", "link"?, and exactly one registered kind}, expanded by that kind's pattern.
+Result<void> expand_entry(const JsonReader& r, double offset_s, const TimelineContext& ctx, std::vector<Event>& out) {
+  std::vector<std::string> keys = {"at", "link"};
+  const PatternEntry* pattern = nullptr;
+  int kinds = 0;
+  for (const PatternEntry& e : pattern_table()) {
+    keys.emplace_back(e.info.key);
+    if (r.has(std::string(e.info.key))) {
+      pattern = &e;
+      ++kinds;
+    }
+  }
+  if (auto ok = r.check_keys(keys); !ok) {
+    return ok;
+  }
+  auto at = r.duration("at");
+  if (!at) {
+    return at.error();
+  }
+  if (kinds != 1) {
+    return r.error("expected exactly one of " + kinds_list() + ", got " + std::to_string(kinds));
+  }
+  auto links = named_links(r, ctx.scenario);
+  if (!links) {
+    return links.error();
+  }
+  PatternCall call(r, std::string(pattern->info.key), offset_s + to_seconds(*at), std::move(*links), ctx, out);
+  return pattern->expand(call);
+}
+
+}  // namespace
+
+Result<void> EventBudget::expect(const JsonReader& where, double count) const {
+  if (!(static_cast<double>(used_) + count <= static_cast<double>(kMaxScenarioEvents))) {
+    return where.error("expands to more than " + std::to_string(kMaxScenarioEvents) +
+                       " events (rate changes, flow starts and stops; each loop pass counts as one), the most a "
+                       "scenario may hold");
+  }
+  return {};
+}
+
+Result<void> EventBudget::take(const JsonReader& where, std::size_t count) {
+  if (auto ok = expect(where, static_cast<double>(count)); !ok) {
+    return ok;
+  }
+  used_ += count;
+  return {};
+}
+
+Result<void> check_min_period(const JsonReader& p, const std::string& key, double seconds) {
+  if (!(seconds >= to_seconds(kMinPatternPeriod))) {
+    return p.error_at(key, "expected at least " + format_duration(kMinPatternPeriod) + ", got " +
+                               format_seconds(seconds));
+  }
+  return {};
+}
+
+Result<FlowSpec> parse_flow(const JsonReader& r, const Scenario& scenario) {
+  if (auto ok =
+          r.check_keys({"name", "from", "to", "protocol", "streams", "rate", "congestion", "message_size", "duration"});
+      !ok) {
+    return ok.error();
+  }
+  FlowSpec f;
+  auto name = r.optional_string("name");
+  auto from = r.string("from");
+  auto to = r.string("to");
+  auto protocol = r.optional_string("protocol");
+  auto streams = r.optional_integer("streams");
+  auto rate = r.optional_string("rate");
+  auto congestion = r.optional_string("congestion");
+  auto message = r.optional_size_bytes("message_size");
+  if (auto e = first_error(name, from, to, protocol, streams, rate, congestion, message)) {
+    return *e;
+  }
+  f.from = *from;
+  f.to = *to;
+  for (const auto& [key, node] : {std::pair{"from", f.from}, std::pair{"to", f.to}}) {
+    if (scenario.node_index(node) < 0) {
+      return r.error_at(key, "unknown node \"" + node + "\"; nodes are listed in /nodes");
+    }
+  }
+  if (f.from == f.to) {
+    return r.error_at("to", "a flow goes between two different nodes");
+  }
+  f.name = name->value_or(f.from + "-" + f.to);
+  const std::string proto = protocol->value_or("tcp");
+  if (proto == "tcp") {
+    f.protocol = Protocol::kTcp;
+  } else if (proto == "udp") {
+    f.protocol = Protocol::kUdp;
+  } else {
+    return r.error_at("protocol", "expected \"tcp\" or \"udp\", got \"" + proto + "\"");
+  }
+  f.streams = static_cast<int>(streams->value_or(1));
+  if (f.streams < 1 || f.streams > 128) {
+    return r.error_at("streams", "expected 1 to 128 streams");
+  }
+  const std::string rate_text = rate->value_or("unlimited");
+  if (rate_text != "unlimited") {
+    auto bps = parse_rate_bps(rate_text);
+    if (!bps || !(*bps >= kMinFlowRateBps && *bps <= kMaxFlowRateBps)) {
+      return r.error_at("rate", "expected \"unlimited\" or a positive rate like \"500Mbit\" from " +
+                                    format_rate(kMinFlowRateBps) + " to " + format_rate(kMaxFlowRateBps) + ", got \"" +
+                                    rate_text + "\"");
+    }
+    f.rate_bps = *bps;
+  }
+  if (f.protocol == Protocol::kUdp && f.rate_bps == 0) {
+    return r.error_at("rate", "a UDP flow needs a rate (UDP has no congestion control to stop it)");
+  }
+  f.congestion = congestion->value_or("cubic");
+  f.message_bytes = message->value_or(kDefaultMessageBytes);
+  if (f.message_bytes < 1 || f.message_bytes > kMaxMessageBytes) {
+    return r.error_at("message_size", "expected 1B to " + format_size(kMaxMessageBytes) + " (bytes per write), got " +
+                                          format_size(f.message_bytes));
+  }
+  return f;
+}
+
+Result<void> expand_timeline(const JsonReader& timeline, double offset_s, const TimelineContext& ctx,
+                             std::vector<Event>& out) {
+  if (auto ok = timeline.expect_array(); !ok) {
+    return ok;
+  }
+  for (std::size_t i = 0; i < timeline.json().size(); ++i) {
+    if (auto ok = expand_entry(timeline.at(i), offset_s, ctx, out); !ok) {
+      return ok;
+    }
+  }
+  return {};
+}
+
+}  // namespace contend::emulator::detail

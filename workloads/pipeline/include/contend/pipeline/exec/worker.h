@@ -1,0 +1,83 @@
+#pragma once
+// A pipeline run: the configuration every rank shares, one worker per rank over TCP
+// (`contend worker`), or every rank as a thread of one process over the in-process transport
+// (tests). Metrics are JSON lines, schema contend.iteration/1 (docs/runtime.md).
+
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "contend/common/result.h"
+#include "contend/pipeline/compute/backend.h"
+#include "contend/pipeline/exec/executor.h"
+#include "contend/pipeline/compute/model.h"
+#include "contend/pipeline/policy/policy.h"
+#include "contend/pipeline/transport/tcp_transport.h"
+#include "contend/schedule/schedule.h"
+
+namespace contend::pipeline {
+
+struct RunConfig {
+  int world_size = 1;
+  int microbatches = 8;
+  int iterations = 10;
+  Spec schedule = parse_schedule_or_policy("1f1b").value();  // a static schedule or a policy
+  std::optional<OracleTruth> oracle;                          // the oracle policy's ground truth (rank 0)
+  Spec backend = backends().parse("cpu").value();             // cpu, emulated, or a registered one (cuda)
+  Spec transport = transports().parse("tcp").value();         // tcp, or a registered one (nccl)
+  ModelConfig model;                                          // cpu backend (and profiling)
+  EmulatedCompute emulated;                                   // emulated backend
+  bool profile = false;  // emulated: take durations from the cpu backend's profile
+  ExecutorOptions executor;
+};
+
+// The lowered, validated schedule of `config` (for a policy: kFkB with the k it starts with), or
+// why not (a policy whose k does not fit, a schedule with several stages per rank, a bad model for
+// the world size).
+Result<schedule::Schedule> runtime_schedule(const RunConfig& config);
+
+// The single-process reference of one iteration: every stage's layers run micro-batch by
+// micro-batch in one thread, gradients accumulated in micro-batch order and not applied.
+// Returns the stages and the mean loss.
+std::pair<std::vector<MlpStage>, double> reference_iteration(const ModelConfig& model, int num_stages, int microbatches,
+                                                             int iteration);
+
+// The backends of `rank`: one for each stage it runs in `lowered` (several in interleaved and V
+// schedules), made by config.backend.
+struct RankBackends {
+  std::vector<std::unique_ptr<ComputeBackend>> owned;
+  StageBackends stages;  // by stage, pointing into `owned`
+};
+Result<RankBackends> make_rank_backends(const RunConfig& config, const schedule::Schedule& lowered, int rank);
+
+// Runs `rank`'s iterations on `transport`, with a policy's coordinator when the schedule names
+// one, calling `on_iteration` after each. Errors name the rank, action and peer.
+Result<void> run_rank(const RunConfig& config, int rank, const StageBackends& backends, Transport& transport,
+                      const std::function<void(const IterationMetrics&)>& on_iteration,
+                      std::vector<sim::TraceEvent>* trace);
+
+// The record of `m` in the iteration log (contend.iteration/1, docs/runtime.md), for a
+// JsonLinesWriter.
+nlohmann::ordered_json metrics_record(const RunConfig& config, const IterationMetrics& m);
+// A policy's decision as the iteration line's "decision" field (docs/adaptive.md: What is logged).
+nlohmann::ordered_json decision_record(const std::string& policy, const Decision& d);
+
+inline constexpr const char* kIterationSchema = "contend.iteration/1";
+
+// Runs `rank` over config.transport (bootstrapped over TCP) for every iteration, calling
+// `on_iteration` after each. Errors name the rank, action and peer.
+Result<void> run_worker(const RunConfig& config, const TcpOptions& tcp,
+                        const std::function<void(const IterationMetrics&)>& on_iteration,
+                        std::vector<sim::TraceEvent>* trace);
+
+// Every rank as a thread of this process over the in-process transport. Returns per rank its
+// metrics of every iteration; `inspect(rank, backends)` runs on each rank's thread at the end.
+Result<std::vector<std::vector<IterationMetrics>>> run_in_process(
+    const RunConfig& config, const std::function<void(int, const StageBackends&)>& inspect = nullptr);
+
+}  // namespace contend::pipeline

@@ -1,0 +1,170 @@
+#pragma once
+// The core of adaptive kFkB (Ada-Grouper) and of per-stage slackness (Adaptra): from in-band
+// measurements (per-stage compute times, per-link goodput), predict each feasible candidate's
+// iteration time with the simulator and choose k, the slack vector or both, under a per-stage
+// memory limit, with hysteresis so noise does not flip it. Pure: the runtime
+// feeds it measurements and applies its decisions at iteration boundaries (policy.h,
+// coordinator.h). Not thread-safe: one controller, at the rank that decides.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "contend/common/rate_trace.h"
+#include "contend/common/result.h"
+#include "contend/common/spec.h"
+#include "contend/schedule/lowered_cache.h"
+#include "contend/schedule/schedule.h"
+#include "contend/sim/sim_config.h"
+
+namespace contend::pipeline {
+
+struct StageMeasurement {
+  double forward_s = 0;  // one micro-batch's forward on the stage
+  double backward_s = 0;
+  std::uint64_t activation_bytes = 0;  // sent to the next stage (and the gradient back)
+  std::uint64_t stash_bytes = 0;       // held per in-flight micro-batch
+  double send_s = 0;                   // the runtime's costs on the stage's rank (sim::RuntimeCosts)
+  double iteration_cost_s = 0;
+};
+
+struct LinkMeasurement {
+  double goodput_bps = 0;  // from stage r to r+1; 0: not measured, taken as unlimited
+  double latency_s = 0;
+  std::uint64_t burst_bytes = 0;  // token-bucket depth, if known
+  double backward_bps = 0;        // from r+1 to r; 0: as goodput_bps
+};
+
+struct Measurements {
+  std::vector<StageMeasurement> stages;  // p entries
+  std::vector<LinkMeasurement> links;    // p - 1 entries
+  // The oracle only: each link's rate over the coming iteration (time 0 = its start), used
+  // instead of the links' constant rates. Empty for in-band decisions.
+  std::vector<RateTrace> link_traces;
+  // Per link (r -> r+1), the rate of a drop seen recently (the lowest measured); empty: none seen.
+  // Among the candidates about as fast as the fastest now, the one fastest at these rates wins
+  // before the leanest: when preemption recurs, being ready for it costs memory, not time.
+  std::vector<double> drop_bps;
+};
+
+// What the controller moves: kFkB's k (Ada-Grouper), the slack vector (Adaptra: extra warm-up
+// forwards on the stages in front of slow links, at k_min), or both together.
+enum class Knobs { kK, kSlack, kBoth };
+
+struct AdaptiveOptions {
+  int k_min = 1;
+  int k_max = 0;                         // 0: the number of micro-batches
+  std::uint64_t memory_limit_bytes = 0;  // per stage, stash bytes; 0: no limit
+  int max_inflight = 0;                  // per stage, in micro-batch activations; 0: no limit
+  int period = 1;                        // re-evaluate every `period` iterations
+  double hysteresis = 0.05;              // switch to a larger k only when it is predicted this much faster
+  double lean = 0.005;                   // the smallest k within this fraction of the fastest wins:
+                                         // no extra memory for a gain measurement noise could undo;
+                                         // a smaller k within it of the current k is taken at once
+  int chunks = 1;                        // 1: choose kFkB's k; v >= 2: the group of interleaved:v
+  Knobs knobs = Knobs::kK;               // slack needs chunks 1 (with more, kBoth moves k only)
+  bool predict = false;                  // the policy predicts periodic preemption (period_predictor.h)
+};
+
+struct Decision {
+  int iteration = 0;
+  int k = 1;          // the chosen group size (kFkB's k), for logs
+  Spec schedule;      // what the iteration runs: a static schedule spec ("kfkb:k=2")
+  bool switched = false;
+  bool evaluated = false;                           // false between re-evaluation periods
+  std::vector<std::pair<int, double>> predicted_s;  // feasible k -> predicted iteration time
+  std::vector<double> link_bps;                     // the rates the prediction used, r -> r+1
+  std::vector<int> extra;                           // the slack vector chosen; empty: none
+  int candidates = 0;                               // schedules simulated for this decision
+  bool predicted = false;  // decided on the links' predicted rates (a period in their history)
+  double latency_s = 0;    // the latency per transfer the prediction used (fitted in band)
+};
+
+// Adaptra's estimate of the slack each stage needs: the extra micro-batches in flight that cover
+// the time the links behind it add to a micro-batch's round trip (each link's forward and
+// backward transfer and latencies, summed from the stage to the last), in units of the slowest
+// stage's forward plus backward. Non-increasing along the pipeline, so it never deadlocks.
+// All zeros when the links add nothing. With `only_link` r >= 0: that link's time alone.
+std::vector<int> slack_estimate(const Measurements& m, int only_link = -1);
+// The link (r -> r+1) that adds the most to a round trip; -1 when none adds anything.
+int slowest_link(const Measurements& m);
+
+// The schedule a group size runs in a family: kfkb:k=K (chunks 1), or interleaved:v=V,group=K.
+Spec grouped_schedule(int chunks, int k);
+
+class AdaptiveController {
+ public:
+  // Requires stages >= 1, microbatches >= 1, 1 <= k_min.
+  AdaptiveController(int stages, int microbatches, AdaptiveOptions options);
+
+  // The k values whose schedules' peak in-flight activations (kFkB: min(m, k(p-s)) on stage s)
+  // fit every stage's limits, ascending. Empty when even k_min does not fit.
+  std::vector<int> feasible(const Measurements& m);
+  // Whether `spec` builds here and its peak in-flight fits every stage's limits.
+  bool fits(const Spec& spec, const Measurements& m);
+  // The schedule a choice of k runs: kfkb:k=K, or interleaved:v=V,group=K.
+  Spec candidate(int k) const;
+
+  // The k to run in `iteration`. kInvalidArgument when the measurements do not match the
+  // pipeline or no k fits the memory limit.
+  Result<Decision> decide(int iteration, const Measurements& m);
+  // The latency per transfer (every link's, each way) at which the simulator predicts
+  // `measured_s` for the schedule that ran last (current()) under `m`, its links' own latencies
+  // ignored: what the runtime costs a transfer beyond the wire, fitted in band. 0 when even none
+  // predicts more than measured; at most 50 ms.
+  Result<double> fit_latency(const Measurements& m, double measured_s);
+  // The choice just made rests on a probe, not a measured iteration: the next decision chooses
+  // afresh, without the hysteresis margin.
+  void tentative() { tentative_ = true; }
+  int k() const { return k_; }
+  // The schedule the current choice runs (before any decision: k_min's).
+  const Spec& current() const { return current_; }
+
+ private:
+  struct Candidate {
+    Spec spec;
+    int k = 1;
+    std::vector<int> extra;
+    double time_s = 0;
+    double memory = 0;     // stash bytes over all stages at their peaks: what "leaner" means
+    double drop_time_s = 0;  // predicted at Measurements::drop_bps (0: not simulated there)
+  };
+  // The candidates to simulate: every feasible k (knobs k; both: until kPatience k in a row were
+  // no faster; slack: the first), then add_slack's.
+  Result<std::vector<Candidate>> evaluate(const Measurements& m, const sim::SimConfig& config, Decision& d);
+  // Slack vectors scaled from slack_estimate (every link's, and the slowest link's alone) and cut
+  // to the memory limits, on the leanest and the fastest k so far.
+  Result<void> add_slack(const Measurements& m, const sim::SimConfig& config, std::vector<Candidate>& out);
+  static constexpr int kPatience = 3;
+  Result<Candidate> simulate(const Spec& spec, int k, std::vector<int> extra, const Measurements& m,
+                             const sim::SimConfig& config);
+  // The most extra warm-up forwards each stage can take at group size k under the memory limits.
+  std::vector<int> slack_caps(int k, const Measurements& m) const;
+  // Picks from the candidates (the leanest about as fast as the fastest), with hysteresis against
+  // the current schedule's predicted time (-1: it no longer fits).
+  void choose(Decision& d, const std::vector<Candidate>& candidates, const Candidate* current,
+              const Measurements& m);
+  static double fastest_of(const std::vector<Candidate>& candidates);
+  // Simulates the candidates within `lean` of the fastest at Measurements::drop_bps.
+  Result<void> simulate_drop(const Measurements& m, std::vector<Candidate>& candidates);
+  // Whether a message's time on some link moved by more than kChanged of the slowest stage's
+  // forward plus backward since the current choice.
+  bool changed_since_chosen(const Measurements& m, const std::vector<double>& link_bps) const;
+  static constexpr double kChanged = 0.05;
+
+  int p_;
+  int m_;
+  AdaptiveOptions options_;
+  int k_;
+  Spec current_;
+  std::vector<int> extra_;
+  std::vector<double> chosen_at_bps_;  // the links' rates when the current schedule was chosen
+  bool decided_ = false;
+  bool tentative_ = false;
+  schedule::LoweredCache lowered_;
+  std::map<int, Spec> candidates_;
+};
+
+}  // namespace contend::pipeline

@@ -1,0 +1,319 @@
+#include "contend/pipeline/exec/worker.h"
+
+#include <cmath>
+#include <thread>
+
+#include "contend/common/json.h"
+#include "contend/common/units.h"
+#include "contend/pipeline/policy/coordinator.h"
+#include "contend/schedule/lowered_cache.h"
+#include "contend/schedule/generators.h"
+#include "contend/schedule/registry.h"
+#include "contend/schedule/validation.h"
+
+namespace contend::pipeline {
+
+Result<schedule::Schedule> runtime_schedule(const RunConfig& c) {
+  if (auto ok = schedule::check_shape(c.world_size, c.microbatches); !ok) {
+    return ok.error();
+  }
+  if (c.emulated.activation_bytes > kMaxActivationBytes) {
+    return make_error(Errc::kInvalidArgument, "emulated activation of " + format_size(c.emulated.activation_bytes) +
+                                                  ": at most " + format_size(kMaxActivationBytes));
+  }
+  Result<schedule::Schedule> made = make_error(Errc::kInternal, "");
+  if (is_policy(c.schedule)) {
+    // The oracle's truth is rank 0's alone; run_rank checks it there.
+    if (!reads_truth(c.schedule) || c.oracle) {
+      if (auto policy = make_policy(c.schedule, PolicyContext{c.world_size, c.microbatches, c.oracle, {}, {}}); !policy) {
+        return policy.error();
+      }
+    }
+    made = schedule::make_schedule(first_schedule(c.schedule, c.world_size, c.microbatches), c.world_size, c.microbatches);
+  } else {
+    made = schedule::make_schedule(c.schedule, c.world_size, c.microbatches);
+  }
+  if (!made) {
+    return made.error();
+  }
+  auto lowered = schedule::lower(*made);
+  if (auto ok = schedule::validate(lowered); !ok) {
+    return ok.error();
+  }
+  const auto* backend = backends().find(c.backend);
+  CONTEND_CHECK(backend != nullptr, "runtime_schedule: not a backend spec: " + c.backend.str());
+  if (backend->kind.uses_model || c.profile) {
+    if (auto ok = validate_model(c.model, lowered.num_stages); !ok) {
+      return ok.error();
+    }
+  }
+  return lowered;
+}
+
+std::pair<std::vector<MlpStage>, double> reference_iteration(const ModelConfig& model, int num_stages, int microbatches,
+                                                             int iteration) {
+  std::vector<MlpStage> stages;
+  for (int s = 0; s < num_stages; ++s) {
+    stages.emplace_back(model, s, num_stages);
+  }
+  double loss = 0;
+  std::vector<float> dy;
+  for (int mb = 0; mb < microbatches; ++mb) {
+    std::vector<float> x = synthetic_input(model, iteration, mb);
+    const std::vector<float> target = synthetic_target(model, x);
+    for (auto& stage : stages) {
+      std::vector<float> y(x.size());
+      stage.forward(mb, x.data(), y.data());
+      x = std::move(y);
+    }
+    loss += mse_loss(x, target, microbatches, dy);
+    for (int s = num_stages - 1; s >= 0; --s) {
+      std::vector<float> dx(dy.size());
+      stages[s].backward(mb, dy.data(), dx.data());
+      dy = std::move(dx);
+    }
+  }
+  return {std::move(stages), loss / microbatches};
+}
+
+Result<RankBackends> make_rank_backends(const RunConfig& c, const schedule::Schedule& lowered, int rank) {
+  // A rank of v chunks splits its emulated time over them, as the simulator's uniform costs do.
+  const int chunks = std::max(1, lowered.chunks_per_rank());
+  EmulatedCompute emulated = c.emulated;
+  emulated.forward /= chunks;
+  emulated.backward /= chunks;
+  const BackendContext context{c.model, lowered.num_stages, c.microbatches, emulated, c.profile};
+  RankBackends out;
+  for (int s = 0; s < lowered.num_stages; ++s) {
+    if (lowered.rank_of(s) != rank) {
+      continue;
+    }
+    auto b = make_backend(c.backend, context, s);
+    if (!b) {
+      return with_context(b.error(), "rank " + std::to_string(rank) + ", stage " + std::to_string(s));
+    }
+    out.stages[s] = b->get();
+    out.owned.push_back(std::move(*b));
+  }
+  return out;
+}
+
+nlohmann::ordered_json metrics_record(const RunConfig& c, const IterationMetrics& m) {
+  nlohmann::ordered_json doc;
+  const double samples = static_cast<double>(c.microbatches) * c.model.microbatch_size;
+  doc["rank"] = m.rank;
+  doc["iteration"] = m.iteration;
+  doc["schedule"] = c.schedule.str();
+  doc["k"] = m.k > 0 ? m.k : schedule::group_size(c.schedule, c.microbatches);
+  doc["backend"] = c.backend.str();
+  doc["start_s"] = m.start_s;
+  doc["iteration_s"] = m.iteration_s;
+  doc["samples_per_s"] = m.iteration_s > 0 ? samples / m.iteration_s : 0.0;
+  doc["tokens_per_s"] = m.iteration_s > 0 ? samples * c.model.seq_len / m.iteration_s : 0.0;
+  doc["compute_s"] = m.compute_s;
+  doc["send_wait_s"] = m.send_wait_s;
+  doc["recv_wait_s"] = m.recv_wait_s;
+  doc["idle_s"] = m.idle_s;
+  doc["forwards"] = m.forwards;
+  doc["forward_s"] = m.forward_s;
+  doc["backwards"] = m.backwards;
+  doc["backward_s"] = m.backward_s;
+  doc["sends"] = m.sends;
+  doc["flush_s"] = m.flush_s;
+  doc["step_s"] = m.step_s;
+  doc["bytes_sent"] = m.bytes_sent;
+  doc["peak_activation_bytes"] = m.peak_held_bytes;
+  doc["loss"] = std::isnan(m.loss) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(m.loss);
+  if (m.decision) {
+    doc["decision"] = decision_record(c.schedule.name(), *m.decision);
+  }
+  return doc;
+}
+
+nlohmann::ordered_json decision_record(const std::string& policy, const Decision& d) {
+  nlohmann::ordered_json j;
+  j["policy"] = policy;
+  j["evaluated"] = d.evaluated;
+  j["switched"] = d.switched;
+  j["k"] = d.k;
+  j["schedule"] = d.schedule.str();
+  j["link_bps"] = d.link_bps;
+  if (!d.extra.empty()) {
+    j["extra"] = d.extra;
+  }
+  j["candidates"] = d.candidates;
+  j["predicted"] = d.predicted;
+  j["latency_s"] = d.latency_s;
+  nlohmann::ordered_json predicted = nlohmann::ordered_json::object();
+  for (const auto& [k, t] : d.predicted_s) {
+    predicted[std::to_string(k)] = t;
+  }
+  j["predicted_s"] = predicted;
+  return j;
+}
+
+namespace {
+
+// What every rank's stage costs before it has run: emulated stages' declared times and sizes
+// (as every rank knows them from the same config); nothing for a backend that must run to tell.
+std::vector<StageMeasurement> known_stages(const RunConfig& c) {
+  if (c.backend.name() != "emulated" || c.profile) {
+    return {};
+  }
+  const double fwd = std::chrono::duration<double>(c.emulated.forward).count();
+  const double bwd = std::chrono::duration<double>(c.emulated.backward).count();
+  const std::uint64_t bytes = c.emulated.activation_bytes;
+  return std::vector<StageMeasurement>(c.world_size, StageMeasurement{fwd, bwd, bytes, bytes, 0, 0});
+}
+
+StageReport report_of(const IterationMetrics& m, Transport& transport, int rank) {
+  StageReport r;
+  r.forward_s = m.forwards > 0 ? m.forward_s / m.forwards : 0;
+  r.backward_s = m.backwards > 0 ? m.backward_s / m.backwards : 0;
+  r.send_s = m.sends > 0 ? (m.send_wait_s - m.flush_s) / m.sends : 0;
+  r.iteration_cost_s = m.flush_s + m.step_s;
+  r.message_bytes = m.message_bytes;
+  r.stash_bytes = m.peak_inflight > 0 ? m.peak_held_bytes / static_cast<std::uint64_t>(m.peak_inflight) : 0;
+  r.from_prev = transport.take_transfers(rank - 1);
+  r.from_next = transport.take_transfers(rank + 1);
+  r.iteration_s = m.iteration_s;
+  return r;
+}
+
+}  // namespace
+
+Result<void> run_rank(const RunConfig& config, int rank, const StageBackends& backends, Transport& transport,
+                      const std::function<void(const IterationMetrics&)>& on_iteration,
+                      std::vector<sim::TraceEvent>* trace) {
+  auto lowered = runtime_schedule(config);
+  if (!lowered) {
+    return lowered.error();
+  }
+  ExecutorOptions options = config.executor;
+  options.record_trace = options.record_trace || trace != nullptr;
+  StageExecutor executor(*lowered, rank, backends, transport, options);
+  std::optional<Coordinator> coordinator;
+  schedule::LoweredCache cache(config.world_size, config.microbatches);
+  if (is_policy(config.schedule)) {
+    const std::vector<StageMeasurement> prior = known_stages(config);
+    std::unique_ptr<KPolicy> policy;
+    if (rank == 0) {
+      auto made = make_policy(config.schedule,
+                              PolicyContext{config.world_size, config.microbatches, config.oracle, {}, prior});
+      if (!made) {
+        return with_context(made.error(), "rank 0");
+      }
+      policy = std::move(*made);
+    }
+    const bool probe = probes_links(config.schedule) && !prior.empty();
+    coordinator.emplace(rank, config.world_size, transport, std::move(policy), options.timeout,
+                        probe ? probe_frame_bytes(config.emulated.activation_bytes) : 0);
+  }
+  std::optional<StageReport> report;
+  for (int it = 0; it < config.iterations; ++it) {
+    std::optional<Decision> decision;
+    if (coordinator) {
+      auto d = coordinator->agree(it, report);
+      if (!d) {
+        return make_error(d.error().code, "rank " + std::to_string(rank) + ", choosing k for iteration " +
+                                              std::to_string(it) + ": " + d.error().message);
+      }
+      executor.use_schedule(cache.get(d->schedule), d->k);
+      if (rank == 0) {
+        decision = std::move(*d);
+      }
+    }
+    auto m = executor.run_iteration(it);
+    if (!m) {
+      return m.error();
+    }
+    m->decision = std::move(decision);
+    if (coordinator) {
+      report = report_of(*m, transport, rank);
+    }
+    if (on_iteration) {
+      on_iteration(*m);
+    }
+  }
+  if (trace != nullptr) {
+    *trace = executor.trace();
+  }
+  return {};
+}
+
+Result<void> run_worker(const RunConfig& config, const TcpOptions& tcp,
+                        const std::function<void(const IterationMetrics&)>& on_iteration,
+                        std::vector<sim::TraceEvent>* trace) {
+  auto lowered = runtime_schedule(config);
+  if (!lowered) {
+    return lowered.error();
+  }
+  auto backends = make_rank_backends(config, *lowered, tcp.rank);
+  if (!backends) {
+    return backends.error();
+  }
+  TcpOptions options = tcp;
+  options.neighbors = lowered->peers_of(tcp.rank);
+  auto transport = connect_tcp(options);
+  if (!transport) {
+    return with_context(transport.error(), "rank " + std::to_string(tcp.rank));
+  }
+  const auto* kind = transports().find(config.transport);
+  CONTEND_CHECK(kind != nullptr, "run_worker: not a transport spec: " + config.transport.str());
+  transport = kind->kind.make(config.transport, std::move(*transport), tcp.rank, tcp.world_size,
+                              backends->owned.front()->message_floats());
+  if (!transport) {
+    return with_context(transport.error(), "rank " + std::to_string(tcp.rank) + ", " + config.transport.str());
+  }
+  auto ok = run_rank(config, tcp.rank, backends->stages, **transport, on_iteration, trace);
+  if (!ok) {
+    (*transport)->abort(ok.error().message);
+  }
+  return ok;
+}
+
+Result<std::vector<std::vector<IterationMetrics>>> run_in_process(
+    const RunConfig& config, const std::function<void(int, const StageBackends&)>& inspect) {
+  auto lowered = runtime_schedule(config);
+  if (!lowered) {
+    return lowered.error();
+  }
+  const int p = config.world_size;
+  InProcHub hub(p);
+  std::vector<std::vector<IterationMetrics>> metrics(p);
+  std::vector<Result<void>> results(p);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < p; ++r) {
+    threads.emplace_back([&, r] {
+      auto backends = make_rank_backends(config, *lowered, r);
+      if (!backends) {
+        results[r] = backends.error();
+        hub.fail_rank(r, backends.error().message);
+        return;
+      }
+      auto transport = hub.transport(r);
+      auto ok = run_rank(
+          config, r, backends->stages, *transport, [&](const IterationMetrics& m) { metrics[r].push_back(m); },
+          nullptr);
+      if (!ok) {
+        results[r] = ok.error();
+        transport->abort(ok.error().message);
+        return;
+      }
+      if (inspect) {
+        inspect(r, backends->stages);
+      }
+    });
+  }
+  for (auto& t : threads) {
+    t.join();
+  }
+  for (const auto& r : results) {
+    if (!r) {
+      return r.error();
+    }
+  }
+  return metrics;
+}
+
+}  // namespace contend::pipeline

@@ -1,0 +1,276 @@
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "contend/pipeline/policy/period_predictor.h"
+
+#include "policy/policies.h"
+
+namespace contend::pipeline::detail {
+namespace {
+
+// Rank 0's view of the links from every rank's report, per direction: the sustained rate (second
+// halves of the iteration's last frames, so a change late in an iteration counts) and the burst
+// the token bucket gave on top, as the last iteration measured them. No smoothing across
+// iterations: the last frames already average four transfers, the controller's hysteresis keeps
+// noise from moving k, and any lag costs throughput both ways (after a preemption the best k may
+// be smaller or larger than during it).
+class LinkEstimates {
+ public:
+  explicit LinkEstimates(int stages) : links_(stages > 1 ? stages - 1 : 0) {}
+  void add(const std::vector<StageReport>& reports) {
+    for (std::size_t r = 0; r + 1 < reports.size(); ++r) {
+      add(links_[r].forward, reports[r + 1].from_prev);
+      add(links_[r].backward, reports[r].from_next);
+    }
+  }
+  Measurements measurements(const std::vector<StageReport>& reports) const {
+    Measurements m;
+    for (const StageReport& s : reports) {
+      m.stages.push_back({s.forward_s, s.backward_s, s.message_bytes, s.stash_bytes, s.send_s, s.iteration_cost_s});
+    }
+    for (const Link& link : links_) {
+      LinkMeasurement l;
+      l.goodput_bps = link.forward.rate;
+      l.backward_bps = link.backward.rate;
+      l.burst_bytes = static_cast<std::uint64_t>(std::max(0.0, link.forward.burst));
+      m.links.push_back(l);
+    }
+    return m;
+  }
+
+ private:
+  struct Direction {
+    double rate = 0;  // bits per second; 0 until measured
+    double burst = 0;
+  };
+  struct Link {
+    Direction forward;
+    Direction backward;
+  };
+  static void add(Direction& d, const TransferTotals& t) {
+    if (t.frames > 0 && t.recent_seconds > 0) {
+      d.rate = 8.0 * static_cast<double>(t.recent_bytes) / t.recent_seconds;
+      d.burst = t.recent_burst_bytes;
+    }
+  }
+  std::vector<Link> links_;
+};
+
+// The runtime's latency per transfer, fitted in band (AdaptiveController::fit_latency) on rank
+// 0's measured iteration: only after iterations on steady links (on a changing link the residual
+// is the change, not the runtime), and the median of the last kWindow fits, so one disturbed
+// iteration does not move it. A link is steady when a message's time at its last frames' rate is
+// within kSteady of its time at the iteration's rate, or differs by under kNegligible of the
+// stage's forward plus backward (a fast link's bursts move its rate a lot and the time not at all).
+class LatencyFit {
+ public:
+  static bool steady(const std::vector<StageReport>& reports) {
+    for (const StageReport& r : reports) {
+      const double bytes = static_cast<double>(r.message_bytes);
+      for (const TransferTotals* t : {&r.from_prev, &r.from_next}) {
+        if (t->frames == 0 || t->tail_bytes == 0 || t->recent_bytes == 0) {
+          continue;
+        }
+        const double whole = bytes * t->tail_seconds / static_cast<double>(t->tail_bytes);  // a message's time
+        const double recent = bytes * t->recent_seconds / static_cast<double>(t->recent_bytes);
+        const double change = std::abs(recent - whole);
+        if (change > kSteady * whole && change > kNegligible * (r.forward_s + r.backward_s)) {
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+  void add(double latency_s) {
+    fits_.push_back(latency_s);
+    if (fits_.size() > kWindow) {
+      fits_.erase(fits_.begin());
+    }
+  }
+  double value() const {
+    if (fits_.empty()) {
+      return 0;
+    }
+    std::vector<double> sorted = fits_;
+    std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
+    return sorted[sorted.size() / 2];
+  }
+
+ private:
+  static constexpr double kSteady = 0.1;
+  static constexpr double kNegligible = 0.02;
+  static constexpr std::size_t kWindow = 5;
+  std::vector<double> fits_;
+};
+
+// The links' rates over rank 0's last kWindow decisions, and from them a drop worth being ready
+// for (Measurements::drop_bps): per link the lowest rate seen, when at it some link's message
+// takes longer than at its current rate by more than kMatters of the slowest stage's forward plus
+// backward (a fast link's bursts move its measured rate a lot and a message's time not at all).
+class RecentDrops {
+ public:
+  std::vector<double> drop_bps(const Measurements& m) {
+    std::vector<double> now;
+    for (const LinkMeasurement& l : m.links) {
+      now.push_back(l.goodput_bps);
+    }
+    seen_.push_back(now);
+    if (seen_.size() > kWindow) {
+      seen_.erase(seen_.begin());
+    }
+    std::vector<double> lowest = now;
+    for (const std::vector<double>& rates : seen_) {
+      for (std::size_t r = 0; r < lowest.size() && r < rates.size(); ++r) {
+        if (rates[r] > 0 && (lowest[r] <= 0 || rates[r] < lowest[r])) {
+          lowest[r] = rates[r];
+        }
+      }
+    }
+    double cycle = 0;
+    for (const StageMeasurement& s : m.stages) {
+      cycle = std::max(cycle, s.forward_s + s.backward_s);
+    }
+    const auto seconds = [&](std::size_t r, double bps) {
+      return bps > 0 ? 8.0 * static_cast<double>(m.stages[r].activation_bytes) / bps : 0.0;
+    };
+    for (std::size_t r = 0; r < lowest.size(); ++r) {
+      if (seconds(r, lowest[r]) - seconds(r, now[r]) > kMatters * cycle) {
+        return lowest;
+      }
+    }
+    return {};
+  }
+
+ private:
+  static constexpr std::size_t kWindow = 10;
+  static constexpr double kMatters = 0.05;
+  std::vector<std::vector<double>> seen_;
+};
+
+class AdaptivePolicy : public KPolicy {
+ public:
+  AdaptivePolicy(const PolicyContext& context, const AdaptiveOptions& options)
+      : controller_(context.stages, context.microbatches, options),
+        prior_(context.prior),
+        links_(context.stages),
+        truth_(context.truth),
+        predict_(options.predict && !context.truth),
+        history_(std::max(0, context.stages - 1)),
+        clock_(context.clock ? context.clock : [] {
+          return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+        }) {}
+
+  Result<Decision> decide(int iteration, const std::vector<StageReport>& measured) override {
+    std::vector<StageReport> reports = measured;
+    const bool probe = probed(reports);
+    if (probe) {
+      with_prior(reports);
+    } else if (reports.empty() || reports.front().forward_s + reports.front().backward_s <= 0) {
+      // Nothing to model yet: the leanest k, until the first iteration says more.
+      Decision d;
+      d.iteration = iteration;
+      d.k = controller_.k();
+      d.schedule = controller_.current();
+      return d;
+    }
+    links_.add(reports);
+    Measurements m = links_.measurements(reports);
+    if (auto ok = fit_latency(reports, m); !ok) {
+      return ok.error();
+    }
+    const bool predicted = foresee(m);
+    auto d = controller_.decide(iteration, m);
+    if (d) {
+      d->predicted = predicted && d->evaluated;
+    }
+    if (probe) {
+      controller_.tentative();  // the first measured iteration may say more (the runtime's latency)
+    }
+    return d;
+  }
+
+ private:
+  // A probe's reports with the compute as known beforehand.
+  void with_prior(std::vector<StageReport>& reports) const {
+    for (std::size_t r = 0; r < reports.size(); ++r) {
+      const StageMeasurement& s = prior_[r];
+      reports[r].forward_s = s.forward_s;
+      reports[r].backward_s = s.backward_s;
+      reports[r].send_s = s.send_s;
+      reports[r].iteration_cost_s = s.iteration_cost_s;
+      reports[r].message_bytes = s.activation_bytes;
+      reports[r].stash_bytes = s.stash_bytes;
+    }
+  }
+
+  // Fits the runtime's latency to rank 0's measured iteration (when steady) and applies it.
+  Result<void> fit_latency(const std::vector<StageReport>& reports, Measurements& m) {
+    if (reports.front().iteration_s > 0 && LatencyFit::steady(reports)) {
+      auto fitted = controller_.fit_latency(m, reports.front().iteration_s);
+      if (!fitted) {
+        return fitted.error();
+      }
+      latency_.add(*fitted);
+    }
+    for (LinkMeasurement& l : m.links) {
+      l.latency_s = latency_.value();
+    }
+    return {};
+  }
+
+  // What the links will do: the truth (the oracle), a prediction from a periodic history, or a
+  // recent drop to be ready for. Returns whether the decision rests on a prediction.
+  bool foresee(Measurements& m) {
+    bool predicted = false;
+    if (predict_) {
+      std::vector<double> rates;
+      for (const LinkMeasurement& l : m.links) {
+        rates.push_back(l.goodput_bps);
+      }
+      const double now = clock_();
+      history_.record(now, rates);
+      if (auto traces = history_.predict(now)) {
+        m.link_traces = std::move(*traces);
+        predicted = true;
+      }
+    }
+    if (truth_) {
+      const double now = truth_->now_s();
+      for (std::size_t r = 0; r < truth_->links.size(); ++r) {
+        m.link_traces.push_back(truth_->links[r].from(now));
+        if (truth_->burst_bytes) {
+          m.links[r].burst_bytes = truth_->burst_bytes(truth_->links[r].rate_at(now));
+        }
+      }
+    } else if (!predicted) {
+      m.drop_bps = drops_.drop_bps(m);
+    }
+    return predicted;
+  }
+
+  // Reports of a probe of the links (no compute measured yet), and a prior to model compute by.
+  bool probed(const std::vector<StageReport>& reports) const {
+    return !reports.empty() && reports.size() == prior_.size() &&
+           std::all_of(reports.begin(), reports.end(),
+                       [](const StageReport& r) { return r.forward_s + r.backward_s <= 0; });
+  }
+
+  AdaptiveController controller_;
+  std::vector<StageMeasurement> prior_;
+  LinkEstimates links_;
+  std::optional<OracleTruth> truth_;
+  bool predict_;
+  PeriodPredictor history_;  // rank 0's own link history
+  LatencyFit latency_;
+  RecentDrops drops_;
+  std::function<double()> clock_;
+};
+
+}  // namespace
+
+std::unique_ptr<KPolicy> make_adaptive_policy(const PolicyContext& context, const AdaptiveOptions& options) {
+  return std::make_unique<AdaptivePolicy>(context, options);
+}
+
+}  // namespace contend::pipeline::detail

@@ -1,0 +1,114 @@
+#include "contend/pipeline/policy/period_predictor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace contend::pipeline {
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+// Whether every gap is within `tolerance` of their median, plus `slack` (the sampling's own
+// uncertainty: a change is dated to within the spacing of the samples around it).
+bool steady(const std::vector<double>& gaps, double tolerance, double slack) {
+  const double m = median(gaps);
+  return m > 0 &&
+         std::all_of(gaps.begin(), gaps.end(), [&](double g) { return std::abs(g - m) <= tolerance * m + slack; });
+}
+
+}  // namespace
+
+void PeriodPredictor::record(double t_s, const std::vector<double>& link_bps) {
+  for (std::size_t r = 0; r < links_.size() && r < link_bps.size(); ++r) {
+    if (link_bps[r] > 0 && std::isfinite(link_bps[r])) {
+      links_[r].push_back({t_s, link_bps[r]});
+      if (links_[r].size() > kMaxSamples) {
+        links_[r].erase(links_[r].begin());
+      }
+    }
+  }
+}
+
+std::optional<PeriodPredictor::Period> PeriodPredictor::period(int link) const {
+  const std::vector<Sample>& samples = links_[link];
+  double top = 0;
+  for (const Sample& s : samples) {
+    top = std::max(top, s.bps);
+  }
+  // Drops and recoveries between two samples are dated halfway between them.
+  std::vector<double> drops;
+  std::vector<double> ons;
+  std::vector<double> spacing;
+  std::vector<double> lows;
+  std::vector<double> highs;
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    const bool low = samples[i].bps < kLowFraction * top;
+    (low ? lows : highs).push_back(samples[i].bps);
+    if (i == 0) {
+      continue;
+    }
+    spacing.push_back(samples[i].t_s - samples[i - 1].t_s);
+    const bool was_low = samples[i - 1].bps < kLowFraction * top;
+    const double at = 0.5 * (samples[i - 1].t_s + samples[i].t_s);
+    if (low && !was_low) {
+      drops.push_back(at);
+    } else if (!low && was_low && !drops.empty()) {
+      ons.push_back(at - drops.back());
+    }
+  }
+  if (static_cast<int>(drops.size()) < kMinDrops || ons.empty()) {
+    return std::nullopt;
+  }
+  std::vector<double> gaps;
+  for (std::size_t i = 1; i < drops.size(); ++i) {
+    gaps.push_back(drops[i] - drops[i - 1]);
+  }
+  const Period p{median(gaps), median(ons), drops.back(), median(lows), median(highs)};
+  const double dt = median(spacing);
+  if (!steady(gaps, kTolerance, dt) || !steady(ons, kTolerance, dt) || p.on_s >= p.period_s) {
+    return std::nullopt;
+  }
+  return p;
+}
+
+std::optional<std::vector<RateTrace>> PeriodPredictor::predict(double now_s) const {
+  std::vector<RateTrace> out;
+  bool any = false;
+  for (int r = 0; r < static_cast<int>(links_.size()); ++r) {
+    const auto p = period(r);
+    if (!p) {
+      const double last = links_[r].empty() ? std::numeric_limits<double>::infinity() : links_[r].back().bps;
+      out.push_back(RateTrace::constant(last));
+      continue;
+    }
+    any = true;
+    // The drops to come: at last_drop + n x period, each for on_s; two periods ahead suffice.
+    std::vector<RateTrace::Point> points;
+    const double since = now_s - p->last_drop_s;
+    const double n = std::floor(since / p->period_s);
+    const double drop = p->last_drop_s + n * p->period_s;  // the latest drop at or before now
+    for (int i = 0; i < 3; ++i) {
+      const double start = drop + i * p->period_s - now_s;
+      const double end = start + p->on_s;
+      if (end <= 0) {
+        continue;
+      }
+      if (points.empty() && start > 0) {
+        points.push_back({0, p->high_bps});
+      }
+      points.push_back({std::max(0.0, start), p->low_bps});
+      points.push_back({end, p->high_bps});
+    }
+    out.push_back(RateTrace::from_points(std::move(points)).value());
+  }
+  if (!any) {
+    return std::nullopt;
+  }
+  return out;
+}
+
+}  // namespace contend::pipeline
