@@ -10,6 +10,7 @@
 #include "cli_units.h"
 #include "contend/common/fd.h"
 #include "contend/common/records.h"
+#include "contend/common/socket.h"
 #include "contend/common/units.h"
 #include "contend/emulator/scenario/scenario.h"
 #include "contend/pipeline/exec/worker.h"
@@ -88,7 +89,7 @@ int run(WorkerOptions& o) {
     int rank = -1;
     const auto [end, ec] = std::from_chars(item.data(), item.data() + (eq == std::string::npos ? 0 : eq), rank);
     if (eq == std::string::npos || ec != std::errc() || end != item.data() + eq || rank < 0 ||
-        rank >= c.world_size || !pipeline::parse_endpoint(item.substr(eq + 1))) {
+        rank >= c.world_size || !Endpoint::parse(item.substr(eq + 1))) {
       return fail(t.rank, "--reach: expected RANK=HOST:PORT with a rank of this world, got \"" + item + "\"");
     }
     t.reach[rank] = item.substr(eq + 1);

@@ -64,7 +64,7 @@ Error errno_error(int err, const std::string& what) {
     default:
       break;
   }
-  return Error{code, what + ": " + std::strerror(err)};
+  return Error{code, what + ": " + std::strerror(err), err};
 }
 
 Error with_context(Error error, const std::string& context) {

@@ -1,5 +1,3 @@
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -27,8 +25,8 @@ TEST_CASE("where a socket refuses UDP GSO the sender sends one datagram a messag
   // An AF_UNIX datagram pair: sendmmsg works, UDP_SEGMENT does not (as on a kernel without GSO).
   int pair[2];
   REQUIRE(::socketpair(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, pair) == 0);
-  std::vector<Fd> socks;
-  socks.emplace_back(pair[0]);
+  std::vector<UdpSocket> socks;
+  socks.push_back(UdpSocket::adopt(Fd(pair[0]), "one end of a socketpair"));
   Fd peer(pair[1]);
   UdpBatchSender sender(socks, 1000, 1e9);
   CHECK_THAT(sender.path(),
@@ -42,18 +40,15 @@ TEST_CASE("where a socket refuses UDP GSO the sender sends one datagram a messag
 }
 
 TEST_CASE("with UDP GSO a batch leaves as datagrams of the flow's size, a partial buffer included", "[flows]") {
-  Fd rx(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
-  const int buf = 4 << 20;
-  ::setsockopt(rx.get(), SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::bind(rx.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  socklen_t len = sizeof a;
-  REQUIRE(::getsockname(rx.get(), reinterpret_cast<sockaddr*>(&a), &len) == 0);
-  std::vector<Fd> socks;
-  socks.emplace_back(::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-  REQUIRE(::connect(socks[0].get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  auto rx = UdpSocket::open("receiver");
+  REQUIRE(rx.ok());
+  REQUIRE(rx->set_receive_buffer(4 << 20).ok());
+  REQUIRE(rx->bind(Endpoint::make("127.0.0.1", 0).value()).ok());
+  const Endpoint to = rx->local_endpoint().value();
+  std::vector<UdpSocket> socks;
+  socks.push_back(UdpSocket::open("sender").value());
+  REQUIRE(socks[0].set_nonblocking().ok());
+  REQUIRE(socks[0].connect(to).ok());
   UdpBatchSender sender(socks, 1472, 10e9);
   if (sender.path().find("without") != std::string::npos) {
     WARN("this kernel has no UDP GSO on loopback, nothing to test: " << sender.path());
@@ -65,5 +60,5 @@ TEST_CASE("with UDP GSO a batch leaves as datagrams of the flow's size, a partia
   REQUIRE(sent.ok());
   CHECK(*sent == datagrams * 1472);
   // No UDP_GRO on the receiver: the kernel cut every buffer into datagrams of 1472 B.
-  CHECK(drain(rx.get()) == std::vector<ssize_t>(datagrams, 1472));
+  CHECK(drain(rx->fd()) == std::vector<ssize_t>(datagrams, 1472));
 }

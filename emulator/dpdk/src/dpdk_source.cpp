@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "contend/common/socket.h"
 #include "contend/emulator/net/netns.h"
 
 namespace contend::emulator {
@@ -186,11 +187,10 @@ Result<DpdkSourceReport> run_source(const DpdkSourceOptions& o) {
     return make_error(Errc::kInvalidArgument,
                       "frame size must be 64..1514 bytes, got " + std::to_string(o.frame_bytes));
   }
-  in_addr src{}, dst{};
-  if (::inet_pton(AF_INET, o.src_address.c_str(), &src) != 1 ||
-      ::inet_pton(AF_INET, o.dst_address.c_str(), &dst) != 1) {
-    return make_error(Errc::kInvalidArgument,
-                      "expected IPv4 addresses, got " + o.src_address + " and " + o.dst_address);
+  auto src = parse_ipv4(o.src_address);
+  auto dst = parse_ipv4(o.dst_address);
+  if (auto e = first_error(src, dst)) {
+    return *e;
   }
   // EAL's threads and the af_packet socket inherit the namespace of this thread.
   if (auto ok = enter_netns(o.netns); !ok) {
@@ -208,7 +208,7 @@ Result<DpdkSourceReport> run_source(const DpdkSourceOptions& o) {
   }
   rte_ether_addr mac{};
   rte_eth_macaddr_get(kPort, &mac);
-  auto frames = BurstFrames::make(*pool, mac, src.s_addr, dst.s_addr, static_cast<std::uint16_t>(o.frame_bytes));
+  auto frames = BurstFrames::make(*pool, mac, src->s_addr, dst->s_addr, static_cast<std::uint16_t>(o.frame_bytes));
   if (!frames) {
     return frames.error();
   }

@@ -1,20 +1,14 @@
 #include "flows/flow.h"
 
-#include <arpa/inet.h>
-#include <fcntl.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <netinet/udp.h>
 #include <sys/epoll.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <cstring>
+#include <deque>
 #include <future>
 #include <system_error>
+#include <type_traits>
 
 #include "contend/emulator/flows/flow_pacer.h"
 #include "contend/emulator/net/netns.h"
@@ -57,20 +51,6 @@ constexpr std::size_t kWriteBytes = 256 * 1024;
 // the process may (root), else SO_RCVBUF: a datagram that finds the buffer full is lost, and a
 // GSO source hands the sink 64 KB at a time.
 constexpr int kSinkBufferBytes = 8 << 20;
-
-void size_receive_buffer(int fd) {
-  if (::setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &kSinkBufferBytes, sizeof kSinkBufferBytes) != 0) {
-    ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &kSinkBufferBytes, sizeof kSinkBufferBytes);
-  }
-}
-
-sockaddr_in address(const std::string& ip, int port) {
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<std::uint16_t>(port));
-  ::inet_pton(AF_INET, ip.c_str(), &a.sin_addr);
-  return a;
-}
 
 }  // namespace
 
@@ -124,104 +104,153 @@ Result<void> FlowEngine::Flow::launch(std::thread& thread, void (Flow::*body)(Re
   return ok;
 }
 
+Result<std::unique_ptr<Socket>> FlowEngine::Flow::open_sink(const std::string& what) {
+  auto local = Endpoint::make(ends.dst_address, port);
+  if (!local) {
+    return with_context(local.error(), what);
+  }
+  if (spec.protocol == Protocol::kTcp) {
+    auto s = TcpSocket::open(what);
+    if (!s) {
+      return s.error();
+    }
+    auto ok = first_error(s->set_nonblocking(), s->set_receive_buffer(kSinkBufferBytes));
+    if (ok) {
+      return *ok;
+    }
+    if (auto listening = s->listen_on(*local); !listening) {
+      return listening.error();
+    }
+    return std::unique_ptr<Socket>(std::make_unique<TcpSocket>(std::move(*s)));
+  }
+  auto s = UdpSocket::open(what);
+  if (!s) {
+    return s.error();
+  }
+  if (auto ok = first_error(s->set_nonblocking(), s->set_receive_buffer(kSinkBufferBytes)); ok) {
+    return *ok;
+  }
+  // UDP GRO: GSO buffers from the source arrive whole (one receive per buffer, not per datagram)
+  // where the kernel has it; without it every datagram is its own receive.
+  (void)s->set_receive_offload();
+  if (auto ok = s->set_option(SOL_SOCKET, SO_REUSEADDR, 1, "SO_REUSEADDR"); !ok) {
+    return ok.error();
+  }
+  if (auto bound = s->bind(*local); !bound) {
+    return bound.error();
+  }
+  return std::unique_ptr<Socket>(std::make_unique<UdpSocket>(std::move(*s)));
+}
+
 void FlowEngine::Flow::run_sink(Ready& ready) {
   const std::string what = "flow " + spec.name + " sink" + (ends.dst_netns.empty() ? "" : " in " + ends.dst_netns);
   if (auto ok = enter_netns(ends.dst_netns); !ok) {
     ready.set(with_context(ok.error(), what));
     return;
   }
-  const bool tcp = spec.protocol == Protocol::kTcp;
-  Fd listener(::socket(AF_INET, (tcp ? SOCK_STREAM : SOCK_DGRAM) | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
-  const int one = 1;
-  ::setsockopt(listener.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  if (tcp) {
-    ::setsockopt(listener.get(), SOL_SOCKET, SO_RCVBUF, &kSinkBufferBytes, sizeof kSinkBufferBytes);
-  } else {
-    size_receive_buffer(listener.get());
-    // UDP GRO: GSO buffers from the source arrive whole (one receive per buffer, not per datagram)
-    // where the kernel has it; without it every datagram is its own receive.
-    ::setsockopt(listener.get(), SOL_UDP, UDP_GRO, &one, sizeof one);
-  }
-  sockaddr_in a = address(ends.dst_address.empty() ? "0.0.0.0" : ends.dst_address, port);
-  if (::bind(listener.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-      (tcp && ::listen(listener.get(), 128) != 0)) {
-    ready.set(errno_error(
-        errno, what + ": bind " + (ends.dst_address.empty() ? "*" : ends.dst_address) + ":" + std::to_string(port)));
+  auto socket = open_sink(what);
+  if (!socket) {
+    ready.set(socket.error());
     return;
   }
   Fd ep(::epoll_create1(EPOLL_CLOEXEC));
-  epoll_event ev{};
-  ev.events = EPOLLIN;
-  ev.data.fd = listener.get();
-  ::epoll_ctl(ep.get(), EPOLL_CTL_ADD, listener.get(), &ev);
+  const auto watch = [&ep](Socket& s) {
+    epoll_event e{};
+    e.events = EPOLLIN;
+    e.data.ptr = &s;
+    return ::epoll_ctl(ep.get(), EPOLL_CTL_ADD, s.fd(), &e) == 0;
+  };
+  if (!ep.valid() || !watch(**socket)) {
+    ready.set(errno_error(errno, what + ": epoll"));
+    return;
+  }
   ready.set({});
-  std::vector<Fd> streams;
+  drain(**socket, ep, watch);
+}
+
+void FlowEngine::Flow::drain(Socket& socket, const Fd& ep, const std::function<bool(Socket&)>& watch) {
+  auto* listener = spec.protocol == Protocol::kTcp ? static_cast<TcpSocket*>(&socket) : nullptr;
+  std::deque<TcpSocket> streams;
   std::vector<char> buf(1 << 20);
   epoll_event events[64];
   while (!stop_sink.load()) {
     const int n = ::epoll_wait(ep.get(), events, 64, 50);
     for (int i = 0; i < n; ++i) {
-      const int fd = events[i].data.fd;
-      if (tcp && fd == listener.get()) {
-        Fd s(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
-        if (s.valid()) {
-          epoll_event e{};
-          e.events = EPOLLIN;
-          e.data.fd = s.get();
-          ::epoll_ctl(ep.get(), EPOLL_CTL_ADD, s.get(), &e);
-          streams.push_back(std::move(s));
+      auto* s = static_cast<Socket*>(events[i].data.ptr);
+      if (s == listener) {
+        auto accepted = listener->accept(std::chrono::milliseconds(0), socket.name() + " stream");
+        if (accepted && *accepted && (*accepted)->set_nonblocking()) {
+          streams.push_back(std::move(**accepted));
+          (void)watch(streams.back());
         }
         continue;
       }
       for (;;) {
-        const ssize_t r = ::recv(fd, buf.data(), buf.size(), 0);
-        if (r > 0) {
-          received += static_cast<std::uint64_t>(r);
-          continue;
+        auto got = s->recv_some(buf.data(), buf.size());
+        if (!got || !*got || **got == 0) {
+          if (!got || (*got && **got == 0)) {
+            ::epoll_ctl(ep.get(), EPOLL_CTL_DEL, s->fd(), nullptr);
+          }
+          break;
         }
-        if (r == 0) {
-          ::epoll_ctl(ep.get(), EPOLL_CTL_DEL, fd, nullptr);
-        }
-        break;
+        received += **got;
       }
     }
   }
 }
 
-Result<Fd> FlowEngine::Flow::connect_stream(const std::string& what) {
-  const bool tcp = spec.protocol == Protocol::kTcp;
+template <typename S>
+Result<S> FlowEngine::Flow::connect_stream(const std::string& what) {
   const auto deadline = Clock::now() + std::chrono::duration<double>(connect_timeout_s);
+  auto to = Endpoint::make(ends.dst_address, port);
+  if (!to) {
+    return with_context(to.error(), what);
+  }
   for (;;) {
-    Fd fd(::socket(AF_INET, (tcp ? SOCK_STREAM : SOCK_DGRAM) | SOCK_CLOEXEC, 0));
-    if (!ends.src_address.empty()) {
-      sockaddr_in local = address(ends.src_address, 0);
-      if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&local), sizeof local) != 0) {
-        return errno_error(errno, what + ": bind " + ends.src_address);
-      }
+    auto s = open_stream<S>(what);
+    if (!s) {
+      return s.error();
     }
-    if (tcp) {
-      if (::setsockopt(fd.get(), IPPROTO_TCP, TCP_CONGESTION, spec.congestion.c_str(),
-                       static_cast<socklen_t>(spec.congestion.size())) != 0) {
-        return make_error(Errc::kInvalidArgument,
-                          what + ": congestion control \"" + spec.congestion + "\": " + std::strerror(errno));
+    auto connected = s->connect(*to);
+    if (connected) {
+      if (auto ok = s->set_nonblocking(); !ok) {
+        return ok.error();
       }
-      if (spec.rate_bps > 0) {
-        const std::uint64_t pace = static_cast<std::uint64_t>(spec.rate_bps / 8.0 / spec.streams);
-        ::setsockopt(fd.get(), SOL_SOCKET, SO_MAX_PACING_RATE, &pace, sizeof pace);
-      }
+      return s;
     }
-    sockaddr_in peer = address(ends.dst_address, port);
-    if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&peer), sizeof peer) == 0) {
-      ::fcntl(fd.get(), F_SETFL, O_NONBLOCK);
-      return fd;
-    }
-    const int err = errno;
-    const bool not_up_yet = err == ECONNREFUSED || err == EHOSTUNREACH || err == ENETUNREACH || err == ETIMEDOUT;
-    if (!not_up_yet || Clock::now() >= deadline || stop_source.load()) {
-      return errno_error(err, what + ": connect " + ends.dst_address + ":" + std::to_string(port));
+    if (!peer_not_up(connected.error()) || Clock::now() >= deadline || stop_source.load()) {
+      return connected.error();
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
+}
+
+template <typename S>
+Result<S> FlowEngine::Flow::open_stream(const std::string& what) {
+  auto s = S::open(what);
+  if (!s) {
+    return s.error();
+  }
+  if (!ends.src_address.empty()) {
+    auto local = Endpoint::make(ends.src_address, 0);
+    if (!local) {
+      return with_context(local.error(), what);
+    }
+    if (auto ok = s->bind(*local); !ok) {
+      return ok.error();
+    }
+  }
+  if constexpr (std::is_same_v<S, TcpSocket>) {
+    if (auto ok = s->set_congestion(spec.congestion); !ok) {
+      return ok.error();
+    }
+    if (spec.rate_bps > 0) {
+      if (auto ok = s->set_pacing_rate(static_cast<std::uint64_t>(spec.rate_bps / 8.0 / spec.streams)); !ok) {
+        return ok.error();
+      }
+    }
+  }
+  return s;
 }
 
 void FlowEngine::Flow::run_source(Ready& ready) {
@@ -230,48 +259,58 @@ void FlowEngine::Flow::run_source(Ready& ready) {
     ready.set(with_context(ok.error(), what));
     return;
   }
-  std::vector<Fd> socks;
-  for (int s = 0; s < spec.streams; ++s) {
-    auto fd = connect_stream(what);
-    if (!fd) {
-      ready.set(fd.error());
-      return;
-    }
-    socks.push_back(std::move(*fd));
-  }
-  ready.set({});
   if (spec.protocol == Protocol::kTcp) {
-    tcp_loop(socks);
-  } else {
-    udp_loop(socks);
+    auto socks = connect_streams<TcpSocket>(what);
+    ready.set(socks ? Result<void>() : Result<void>(socks.error()));
+    if (socks) {
+      tcp_loop(*socks);
+    }
+    return;
+  }
+  auto socks = connect_streams<UdpSocket>(what);
+  ready.set(socks ? Result<void>() : Result<void>(socks.error()));
+  if (socks) {
+    udp_loop(*socks);
   }
 }
 
-void FlowEngine::Flow::tcp_loop(std::vector<Fd>& socks) {
+template <typename S>
+Result<std::vector<S>> FlowEngine::Flow::connect_streams(const std::string& what) {
+  std::vector<S> socks;
+  for (int i = 0; i < spec.streams; ++i) {
+    auto s = connect_stream<S>(what);
+    if (!s) {
+      return s.error();
+    }
+    socks.push_back(std::move(*s));
+  }
+  return socks;
+}
+
+void FlowEngine::Flow::tcp_loop(std::vector<TcpSocket>& socks) {
   Fd ep(::epoll_create1(EPOLL_CLOEXEC));
   for (auto& s : socks) {
     epoll_event e{};
     e.events = EPOLLOUT;
-    e.data.fd = s.get();
-    ::epoll_ctl(ep.get(), EPOLL_CTL_ADD, s.get(), &e);
+    e.data.ptr = &s;
+    ::epoll_ctl(ep.get(), EPOLL_CTL_ADD, s.fd(), &e);
   }
   const std::vector<char> msg(std::min<std::uint64_t>(spec.message_bytes, kWriteBytes), 'c');
   epoll_event events[128];
   while (!stop_source.load()) {
     const int n = ::epoll_wait(ep.get(), events, 128, 50);
     for (int i = 0; i < n; ++i) {
-      const ssize_t w = ::send(events[i].data.fd, msg.data(), msg.size(), MSG_NOSIGNAL);
-      if (w > 0) {
-        sent += static_cast<std::uint64_t>(w);
-      } else if (w < 0 && errno != EAGAIN && errno != EINTR) {
-        set_error(std::string("send: ") + std::strerror(errno));
+      auto w = static_cast<TcpSocket*>(events[i].data.ptr)->send_some(msg.data(), msg.size());
+      if (!w) {
+        set_error(w.error().message);
         return;
       }
+      sent += *w;
     }
   }
 }
 
-void FlowEngine::Flow::udp_loop(std::vector<Fd>& socks) {
+void FlowEngine::Flow::udp_loop(std::vector<UdpSocket>& socks) {
   const std::size_t size = std::min<std::size_t>(spec.message_bytes, 1472);
   UdpBatchSender sender(socks, size, spec.rate_bps);
   set_send_path(sender.path());

@@ -4,6 +4,8 @@
 // lock.
 
 #include <atomic>
+#include <functional>
+#include <memory>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "contend/common/fd.h"
+#include "contend/common/socket.h"
 #include "contend/emulator/flows/flow_engine.h"
 
 namespace contend::emulator {
@@ -50,17 +53,29 @@ struct FlowEngine::Flow {
   Result<void> launch(std::thread& thread, void (Flow::*body)(Ready&));
   // Sink: accepts the streams (TCP) or binds (UDP) and counts what arrives.
   void run_sink(Ready& ready);
-  // One stream of the source: a socket bound to the source address (when there is one), with its
-  // congestion control and pacing, connected to the sink; retried until connect_timeout_s while
-  // the sink is not up yet (hosts mode: another host's clock).
-  Result<Fd> connect_stream(const std::string& what);
+  // The sink's socket, non-blocking: a TCP listener or a bound UDP socket.
+  Result<std::unique_ptr<Socket>> open_sink(const std::string& what);
+  // Counts what arrives on `socket` (and, TCP, the streams it accepts) until stop_sink; `watch`
+  // adds a socket to the epoll set `ep`.
+  void drain(Socket& socket, const Fd& ep, const std::function<bool(Socket&)>& watch);
   // Source: connects the streams and sends until stopped.
   void run_source(Ready& ready);
+  // spec.streams sockets (TcpSocket or UdpSocket), each from connect_stream.
+  template <typename S>
+  Result<std::vector<S>> connect_streams(const std::string& what);
+  // One stream of the source, connected to the sink and non-blocking; retried until
+  // connect_timeout_s while the sink is not up yet (hosts mode: another host's clock).
+  template <typename S>
+  Result<S> connect_stream(const std::string& what);
+  // A socket bound to the source address (when there is one), TCP with its congestion control
+  // and pacing.
+  template <typename S>
+  Result<S> open_stream(const std::string& what);
   // Bulk streams: each writable socket gets the next write.
-  void tcp_loop(std::vector<Fd>& socks);
+  void tcp_loop(std::vector<TcpSocket>& socks);
   // Paced datagrams: batches (sendmmsg, UDP GSO where the kernel has it) released by a token
   // bucket (flow_pacer.h), round-robin over the streams.
-  void udp_loop(std::vector<Fd>& socks);
+  void udp_loop(std::vector<UdpSocket>& socks);
 };
 
 }  // namespace contend::emulator

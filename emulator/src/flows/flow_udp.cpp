@@ -9,7 +9,7 @@
 
 namespace contend::emulator {
 
-UdpBatchSender::UdpBatchSender(const std::vector<Fd>& socks, std::size_t datagram_bytes, double rate_bps)
+UdpBatchSender::UdpBatchSender(std::vector<UdpSocket>& socks, std::size_t datagram_bytes, double rate_bps)
     : socks_(socks), rate_bps_(rate_bps) {
   plan_.datagram_bytes = datagram_bytes;
   if (auto ok = set_gso(static_cast<int>(datagram_bytes)); ok) {
@@ -24,9 +24,9 @@ UdpBatchSender::UdpBatchSender(const std::vector<Fd>& socks, std::size_t datagra
 }
 
 Result<void> UdpBatchSender::set_gso(int gso_bytes) {
-  for (const Fd& s : socks_) {
-    if (::setsockopt(s.get(), SOL_UDP, UDP_SEGMENT, &gso_bytes, sizeof gso_bytes) != 0) {
-      return errno_error(errno, "setsockopt(UDP_SEGMENT, " + std::to_string(gso_bytes) + ")");
+  for (UdpSocket& s : socks_) {
+    if (auto ok = s.set_segment_bytes(gso_bytes); !ok) {
+      return ok;
     }
   }
   return {};
@@ -54,35 +54,25 @@ Result<std::uint64_t> UdpBatchSender::send(std::size_t datagrams) {
     iov_[i].iov_len = n * plan_.datagram_bytes;
     left -= n;
   }
-  const int fd = socks_[next_].get();
+  UdpSocket& s = socks_[next_];
   next_ = (next_ + 1) % socks_.size();
-  for (;;) {
-    const int sent = ::sendmmsg(fd, msgs_.data(), static_cast<unsigned>(buffers), MSG_NOSIGNAL);
-    if (sent >= 0) {
-      std::uint64_t bytes = 0;
-      for (int i = 0; i < sent; ++i) {
-        bytes += msgs_[static_cast<std::size_t>(i)].msg_len;
-      }
-      gso_confirmed_ = gso_confirmed_ || (gso_ && sent > 0);
-      return bytes;
+  auto sent = s.send_batch(msgs_.data(), static_cast<unsigned>(buffers));
+  if (sent) {
+    std::uint64_t bytes = 0;
+    for (int i = 0; i < *sent; ++i) {
+      bytes += msgs_[static_cast<std::size_t>(i)].msg_len;
     }
-    const int err = errno;
-    if (err == EINTR) {
-      continue;
-    }
-    if (err == EAGAIN || err == ENOBUFS || err == ECONNREFUSED) {
-      return std::uint64_t{0};
-    }
-    if (err == EIO && gso_ && !gso_confirmed_) {
-      // The kernel took UDP_SEGMENT but the device cannot checksum GSO buffers: one datagram a message.
-      (void)set_gso(0);
-      use_plan(false, rate_bps_);
-      path_ = "sendmmsg without UDP GSO (the device refused GSO buffers: sendmmsg: " + std::string(std::strerror(err)) +
-              ")";
-      return send(std::min(datagrams, plan_.segments * plan_.max_buffers));
-    }
-    return errno_error(err, "sendmmsg");
+    gso_confirmed_ = gso_confirmed_ || (gso_ && *sent > 0);
+    return bytes;
   }
+  if (sent.error().os_errno == EIO && gso_ && !gso_confirmed_) {
+    // The kernel took UDP_SEGMENT but the device cannot checksum GSO buffers: one datagram a message.
+    (void)set_gso(0);
+    use_plan(false, rate_bps_);
+    path_ = "sendmmsg without UDP GSO (the device refused GSO buffers: " + sent.error().message + ")";
+    return send(std::min(datagrams, plan_.segments * plan_.max_buffers));
+  }
+  return sent.error();
 }
 
 }  // namespace contend::emulator

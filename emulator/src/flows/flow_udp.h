@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "contend/common/fd.h"
+#include "contend/common/socket.h"
 #include "contend/common/result.h"
 #include "contend/emulator/flows/flow_pacer.h"
 
@@ -25,7 +25,7 @@ class UdpBatchSender {
  public:
   // `socks`: connected UDP sockets (non-blocking), which must outlive the sender; datagrams of
   // `datagram_bytes` (1..1472) at `rate_bps` (> 0; sizes the batches).
-  UdpBatchSender(const std::vector<Fd>& socks, std::size_t datagram_bytes, double rate_bps);
+  UdpBatchSender(std::vector<UdpSocket>& socks, std::size_t datagram_bytes, double rate_bps);
 
   // Sends `datagrams` (at most plan().segments * plan().max_buffers) on the next socket; returns
   // the payload bytes the kernel took: all, some, or 0 when its queue is full (EAGAIN, ENOBUFS)
@@ -43,7 +43,7 @@ class UdpBatchSender {
   Result<void> set_gso(int gso_bytes);
   void use_plan(bool gso, double rate_bps);
 
-  const std::vector<Fd>& socks_;
+  std::vector<UdpSocket>& socks_;
   double rate_bps_;
   UdpBatchPlan plan_;
   std::string path_;

@@ -12,6 +12,8 @@
 
 #include <cmath>
 
+#include "contend/common/socket.h"
+
 namespace contend::emulator::detail {
 namespace {
 
@@ -79,10 +81,11 @@ Result<void> put_htb_class(const TcTarget& tc, std::uint32_t minor, std::uint32_
 }
 
 Result<void> add_u32(const TcTarget& tc, std::uint32_t minor, const std::string& address, bool match_source) {
-  in_addr addr{};
-  if (::inet_pton(AF_INET, address.c_str(), &addr) != 1) {
-    return make_error(Errc::kInvalidArgument, "not an IPv4 address: \"" + address + "\"");
+  auto parsed = parse_ipv4(address);
+  if (!parsed) {
+    return parsed.error();
   }
+  in_addr addr = *parsed;
   rtnl_cls* cls = rtnl_cls_alloc();
   rtnl_tc_set_ifindex(TC_CAST(cls), tc.ifindex);
   rtnl_tc_set_parent(TC_CAST(cls), TC_HANDLE(1, 0));

@@ -32,6 +32,7 @@ const char* errc_name(Errc code);
 struct Error {
   Errc code = Errc::kInternal;
   std::string message;  // says what was attempted and what went wrong, quoting the input
+  int os_errno = 0;     // the errno behind it (errno_error), for callers that retry; 0 otherwise
 };
 
 // Convenience: Error{code, message}.
@@ -98,7 +99,7 @@ class [[nodiscard]] Result<void> {
 // Error from an errno value: message "<what>: <strerror(err)>", code mapped from err (EPERM and
 // EACCES -> kPermission, ENOENT/ENODEV/ESRCH -> kNotFound, ETIMEDOUT -> kTimeout,
 // EOPNOTSUPP/ENOSYS -> kUnsupported, EINVAL -> kInvalidArgument, anything else -> kIo).
-// The one place errno is mapped.
+// The one place errno is mapped; `err` is kept in Error::os_errno.
 Error errno_error(int err, const std::string& what);
 
 // Prepends `context + ": "` to the message, keeping the code.

@@ -38,7 +38,4 @@ struct TcpOptions {
 // come up before the deadline, kIo naming the address otherwise.
 Result<std::unique_ptr<Transport>> connect_tcp(const TcpOptions& options);
 
-// "host:port" -> (host, port); kInvalidArgument quoting the text.
-Result<std::pair<std::string, int>> parse_endpoint(const std::string& text);
-
 }  // namespace contend::pipeline

@@ -1,0 +1,181 @@
+#include "transport/tcp_link.h"
+
+#include <algorithm>
+#include <chrono>
+
+namespace contend::pipeline::detail {
+
+TcpLink::TcpLink(TcpSocket socket, int peer, Mailbox& box, BufferPool& pool, bool checksum, Meter meter)
+    : socket_(std::move(socket)), peer_(peer), box_(box), pool_(pool), checksum_(checksum), meter_(std::move(meter)) {
+  receiver_ = std::thread([this] { receive_loop(); });
+  sender_ = std::thread([this] { send_loop(); });
+}
+
+TcpLink::~TcpLink() {
+  close();
+}
+
+Result<void> TcpLink::send(Tag tag, std::vector<float> data, Completion complete) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!send_error_.ok()) {
+    return send_error_;
+  }
+  queue_.push_back({tag, std::move(data), std::move(complete)});
+  cv_.notify_all();
+  return {};
+}
+
+Result<void> TcpLink::flush() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  cv_.wait(lock, [&] { return (queue_.empty() && !writing_) || !send_error_.ok(); });
+  return send_error_;
+}
+
+void TcpLink::fail(const std::string& why) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  failure_ = why;
+}
+
+void TcpLink::close() {
+  if (closed_.exchange(true)) {
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+    cv_.notify_all();
+  }
+  sender_.join();  // drains the queue and sends the closing frame
+  (void)socket_.shutdown(SHUT_WR);
+  // The peer's receiver sees our closing frame; once the peer closes too, ours sees its frame and
+  // the end of the stream. At most 2 s for that.
+  for (int i = 0; i < 40 && !peer_done_.load(); ++i) {
+    (void)socket_.wait_readable(std::chrono::milliseconds(50));
+  }
+  (void)socket_.shutdown(SHUT_RDWR);
+  receiver_.join();
+}
+
+bool TcpLink::next(Item& item) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  cv_.wait(lock, [&] { return !queue_.empty() || stopping_; });
+  if (queue_.empty()) {
+    return false;
+  }
+  item = std::move(queue_.front());
+  queue_.pop_front();
+  writing_ = true;
+  return true;
+}
+
+void TcpLink::write(Item& item) {
+  if (item.complete) {
+    item.complete(item.data);
+    item.complete = nullptr;  // releases what the backend held for it
+  }
+  const std::uint64_t bytes = item.data.size() * sizeof(float);
+  FrameHeader h = tensor_header(item.tag, item.data.data(), bytes, checksum_);
+  iovec iov[2] = {{&h, sizeof h}, {item.data.data(), bytes}};
+  auto ok = socket_.send_all(iov, 2);
+  pool_.give(std::move(item.data));
+  std::lock_guard<std::mutex> lock(mutex_);
+  writing_ = false;
+  if (!ok) {
+    send_error_ = make_error(ok.error().code, "sending to " + name() + ": the connection broke (" + name() +
+                                                  " exited or crashed): " + ok.error().message);
+    queue_.clear();
+  }
+  cv_.notify_all();
+}
+
+void TcpLink::send_loop() {
+  Item item;
+  while (next(item)) {
+    write(item);
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!send_error_.ok()) {
+      return;
+    }
+  }
+  send_closing_frame();
+}
+
+void TcpLink::send_closing_frame() {
+  std::string failure;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    failure = failure_.substr(0, kMaxReasonBytes);
+  }
+  FrameHeader bye;
+  bye.kind = failure.empty() ? kBye : kFailed;
+  bye.bytes = failure.size();
+  iovec iov[2] = {{&bye, sizeof bye}, {failure.data(), failure.size()}};
+  (void)socket_.send_all(iov, 2);
+}
+
+void TcpLink::broken(const std::string& message) {
+  box_.fail(peer_, make_error(Errc::kIo, message));
+}
+
+Result<bool> TcpLink::read_tensor(const FrameHeader& h) {
+  std::vector<float> data = pool_.take(h.bytes / sizeof(float));
+  // Read in two halves, timing the second apart (TransferTotals says why).
+  const std::size_t half = h.bytes / 2;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto body = socket_.recv_exact(data.data(), half);
+  const auto t_half = std::chrono::steady_clock::now();
+  if (body && (*body || half == 0)) {
+    body = socket_.recv_exact(reinterpret_cast<char*>(data.data()) + half, h.bytes - half);
+  }
+  const auto t1 = std::chrono::steady_clock::now();
+  if (!body || !*body) {
+    broken(name() + " closed the connection in the middle of a message");
+    return false;
+  }
+  if ((h.flags & kFlagChecksum) != 0 && fnv1a(data.data(), h.bytes) != h.checksum) {
+    broken("checksum mismatch in a message from " + name());
+    return false;
+  }
+  if (h.kind != static_cast<std::uint8_t>(Kind::kControl)) {
+    meter_(h.bytes, std::chrono::duration<double>(t1 - t0).count(), h.bytes - half,
+           std::chrono::duration<double>(t1 - t_half).count());
+  }
+  box_.put(peer_, tag_of(h), std::move(data));
+  return true;
+}
+
+void TcpLink::receive_loop() {
+  for (;;) {
+    FrameHeader h;
+    auto got = socket_.recv_exact(&h, sizeof h);
+    if (!got || !*got) {
+      if (!peer_done_.load()) {
+        broken(closed_.load() ? "the connection to " + name() + " is closed"
+                              : name() + " closed the connection without finishing (it exited or crashed)" +
+                                    (got ? std::string() : ": " + got.error().message));
+      }
+      return;
+    }
+    if (h.magic != kFrameMagic) {
+      broken(name() + " sent a frame without contend's magic");
+      return;
+    }
+    if (h.kind == kBye || h.kind == kFailed) {
+      std::string why(std::min<std::uint64_t>(h.bytes, kMaxReasonBytes), '\0');
+      auto text = socket_.recv_exact(why.data(), why.size());
+      peer_done_ = true;
+      broken(h.kind == kBye ? name() + " finished and closed the connection"
+                            : name() + " failed: " + (text && *text ? why : "(no reason given)"));
+      continue;
+    }
+    if (!is_tensor(h)) {
+      broken(name() + " sent a frame of unknown kind " + std::to_string(h.kind));
+      return;
+    }
+    if (auto ok = read_tensor(h); !ok || !*ok) {
+      return;
+    }
+  }
+}
+
+}  // namespace contend::pipeline::detail

@@ -1,0 +1,84 @@
+#pragma once
+// Private: one TCP connection between neighbouring ranks, with its two threads. The sender thread
+// owns the socket's write side: it takes queued tensors in order, completes each (a GPU copy) and
+// writes its frame; at close it sends the closing frame (kBye, or kFailed with the reason set by
+// fail()). The receiver thread owns the read side: it reads every frame as soon as it arrives,
+// times each tensor (Transport::record_transfer, through `meter`) and puts it in the mailbox; a
+// peer that goes away without its closing frame breaks the link, so every receive from it fails
+// naming it. Thread-safe: send, flush and fail may be called from any thread; close once, from
+// the owner (the destructor does).
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "contend/common/socket.h"
+#include "contend/pipeline/transport/transport.h"
+#include "transport/frame.h"
+
+namespace contend::pipeline::detail {
+
+class TcpLink {
+ public:
+  // A frame of `bytes` read in `seconds`, its last `tail_bytes` in `tail_seconds`.
+  using Meter = std::function<void(std::uint64_t bytes, double seconds, std::uint64_t tail_bytes, double tail_seconds)>;
+
+  // Starts both threads on `socket`; received tensors go to `box` as from `peer`; buffers come
+  // from and go back to `pool` (which, like `box`, must outlive the link).
+  TcpLink(TcpSocket socket, int peer, Mailbox& box, BufferPool& pool, bool checksum, Meter meter);
+  ~TcpLink();
+  TcpLink(const TcpLink&) = delete;
+  TcpLink& operator=(const TcpLink&) = delete;
+
+  // "rank 2 (198.18.0.6:29500)": the peer, as errors name it.
+  const std::string& name() const { return socket_.name(); }
+  // Queues `data`; fails at once when an earlier send broke the connection.
+  Result<void> send(Tag tag, std::vector<float> data, Completion complete);
+  // Blocks until every queued tensor is with the kernel, or the connection broke.
+  Result<void> flush();
+  // Makes the closing frame say that this rank failed and why (Transport::abort).
+  void fail(const std::string& why);
+  // Drains the queue, sends the closing frame, waits briefly for the peer's, stops both threads.
+  void close();
+
+ private:
+  struct Item {
+    Tag tag;
+    std::vector<float> data;
+    Completion complete;
+  };
+  void send_loop();
+  // Takes the next item, or false once stopping with nothing queued.
+  bool next(Item& item);
+  void write(Item& item);
+  void send_closing_frame();
+  void receive_loop();
+  // Reads the payload of `h` into a pooled buffer, timing its two halves (TransferTotals).
+  Result<bool> read_tensor(const FrameHeader& h);
+  // Marks the peer broken: receives from it fail with `message` once queued messages are gone.
+  void broken(const std::string& message);
+
+  TcpSocket socket_;
+  const int peer_;
+  Mailbox& box_;
+  BufferPool& pool_;
+  const bool checksum_;
+  const Meter meter_;
+  std::mutex mutex_;  // guards the members below it
+  std::condition_variable cv_;
+  std::deque<Item> queue_;
+  bool writing_ = false;
+  bool stopping_ = false;
+  Result<void> send_error_;
+  std::string failure_;  // set by fail(): the closing frame carries it
+  std::atomic<bool> closed_{false};
+  std::atomic<bool> peer_done_{false};
+  std::thread receiver_;
+  std::thread sender_;
+};
+
+}  // namespace contend::pipeline::detail
