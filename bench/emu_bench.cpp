@@ -62,7 +62,8 @@ struct Measures {
 Result<void> measure_up_down(const std::string& run, Measures& m) {
   for (int i = 0; i < 5; ++i) {
     const auto t0 = Clock::now();
-    auto net = Network::create(chain(run, 4), run, nullptr);
+    const Scenario s4 = chain(run, 4);
+    auto net = Network::create(s4, plan_topology(s4, run), nullptr);
     if (!net) {
       return net.error();
     }
@@ -173,7 +174,7 @@ int main() {
     return fail(ok.error());
   }
   const Scenario s = chain(run, 2);
-  auto net = Network::create(s, run, nullptr);
+  auto net = Network::create(s, plan_topology(s, run), nullptr);
   if (!net) {
     return fail(net.error());
   }

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "contend/common/units.h"
+#include "contend/emulator/emulated_run.h"
 #include "contend/emulator/net/leftovers.h"
 #include "contend/emulator/net/netns.h"
 #include "contend/emulator/net/network.h"
@@ -39,11 +40,6 @@ int fail(const std::string& message) {
   return 1;
 }
 
-std::string absolute(const std::string& path) {
-  char buf[PATH_MAX];
-  return ::realpath(path.c_str(), buf) != nullptr ? std::string(buf) : path;
-}
-
 // The run name: --run, else the scenario's name.
 Result<std::string> run_name(const EmuOptions& o, const Scenario* scenario) {
   const std::string run = !o.run.empty() ? o.run : scenario != nullptr ? scenario->name : "";
@@ -71,25 +67,6 @@ Result<std::pair<Scenario, std::string>> scenario_and_run(const EmuOptions& o) {
   return std::pair<Scenario, std::string>(std::move(*scenario), std::move(*run));
 }
 
-// Records the run's intent (the namespaces it will make) in its state, then creates its network:
-// `contend emu down` finds a run killed half-way through building. On failure nothing is left.
-Result<Network> bring_up(const EmuOptions& o, const Scenario& scenario, const std::string& run,
-                         const std::atomic<bool>& stop) {
-  if (const auto existing = run_namespaces(run); !existing.empty()) {
-    return make_error(Errc::kInvalidArgument, "run " + run + " is up already (" + netns_path(existing.front()) +
-                                                  " exists); `contend emu down --run " + run + "` first");
-  }
-  if (auto ok = write_run_state({run, absolute(o.scenario), plan_topology(scenario, run).namespaces()}); !ok) {
-    return ok.error();
-  }
-  auto net = Network::create(scenario, run, &stop);
-  if (!net) {
-    (void)tear_down_run(run);
-    return net.error();
-  }
-  return net;
-}
-
 int up(const EmuOptions& o) {
   auto loaded = scenario_and_run(o);
   if (!loaded) {
@@ -97,11 +74,11 @@ int up(const EmuOptions& o) {
   }
   const auto& [scenario, run] = *loaded;
   const auto start = std::chrono::steady_clock::now();
-  auto net = bring_up(o, scenario, run, install_stop_handlers());
+  auto net = EmulatedRun::up(scenario, run, o.scenario, &install_stop_handlers());
   if (!net) {
     return fail(net.error().message);
   }
-  net->release();
+  net->keep();
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("run %s is up: %zu nodes, %zu links, in %s; `contend emu down --run %s` removes it\n", run.c_str(),
               scenario.nodes.size(), scenario.links.size(), format_seconds(took).c_str(), run.c_str());
@@ -237,28 +214,6 @@ int status(const EmuOptions& o) {
   return 0;
 }
 
-// The run's network for a play: attached when it is up, else brought up (and torn down by the
-// returned guard at the end, also when the play fails, unless --keep).
-struct PlayNetwork {
-  Network net;
-  bool owned = false;
-};
-
-Result<PlayNetwork> play_network(const EmuOptions& o, const Scenario& scenario, const std::string& run,
-                                 const std::atomic<bool>& stop) {
-  auto state = read_run_state(run);
-  if (!state) {
-    return state.error();
-  }
-  const bool was_up = state->has_value();
-  auto net = was_up ? Network::attach(scenario, run) : bring_up(o, scenario, run, stop);
-  if (!net) {
-    return net.error();
-  }
-  net->release();
-  return PlayNetwork{std::move(*net), !was_up};
-}
-
 int play_command(const EmuOptions& o) {
   auto loaded = scenario_and_run(o);
   if (!loaded) {
@@ -272,24 +227,17 @@ int play_command(const EmuOptions& o) {
   if (!log) {
     return fail(log.error().message);
   }
-  auto net = play_network(o, scenario, run, stop);
+  auto net = EmulatedRun::up_or_attach(scenario, run, o.scenario, &stop);
   if (!net) {
     if (log_path != "-") {
       ::unlink(log_path.c_str());  // nothing was played: no empty log left behind
     }
     return fail(net.error().message);
   }
-  struct TearDown {
-    const std::string& run;
-    bool active;
-    ~TearDown() {
-      if (auto removed = active ? tear_down_run(run) : Result<TearDownReport>(TearDownReport{}); !removed) {
-        std::fprintf(stderr, "contend emu play: %s\n", removed.error().message.c_str());
-      }
-    }
-  } tear_down{run, net->owned && !o.keep};
-  FlowEngine flows(net->net.plan());
-  auto report = play(scenario, net->net, *log, stop, PlayerOptions{std::chrono::milliseconds(100), o.quiet}, &flows);
+  if (o.keep) {
+    net->keep();
+  }
+  auto report = net->play(*log, stop, PlayerOptions{std::chrono::milliseconds(100), o.quiet});
   if (!report) {
     return fail(report.error().message);
   }
@@ -297,7 +245,7 @@ int play_command(const EmuOptions& o) {
                "contend emu play: %zu rate changes applied (worst lateness %s), %zu flow starts and stops%s; "
                "log %s%s\n",
                report->applied, format_seconds(report->max_lateness_s).c_str(), report->flow_events,
-               report->stopped ? ", stopped early" : "", log_path.c_str(), tear_down.active ? "; network removed" : "");
+               report->stopped ? ", stopped early" : "", log_path.c_str(), net->tears_down() ? "; network removed" : "");
   return report->stopped ? 128 + stop_signal() : 0;
 }
 

@@ -10,9 +10,7 @@
 #include "contend/common/child_process.h"
 #include "contend/common/fd.h"
 #include "contend/common/units.h"
-#include "contend/emulator/net/network.h"
-#include "contend/emulator/player.h"
-#include "contend/emulator/net/run_state.h"
+#include "contend/emulator/emulated_run.h"
 #include "contend/runner/traffic.h"
 
 namespace contend::runner {
@@ -211,19 +209,8 @@ Result<void> run_cell(const Experiment& e, const Cell& cell, const CellFiles& fi
   const emulator::Scenario& scenario = e.scenarios[cell.scenario];
   const std::string run = "r" + std::to_string(::getpid() % 100000) + "-" + std::to_string(cell.repetition) +
                           std::to_string(std::chrono::steady_clock::now().time_since_epoch().count() % 1000);
-  // Intent first: a runner killed while the network is being built leaves a state that
-  // `contend emu down` finds, naming every namespace it was going to create.
-  const auto planned = emulator::plan_topology(scenario, run).namespaces();
-  if (auto ok = emulator::write_run_state({run, e.scenario_files[cell.scenario], planned}); !ok) {
-    return ok.error();
-  }
-  // Whatever happens next, the network and the state go: the one teardown, also after a failure
-  // half-way through building.
-  struct StateGuard {
-    std::string run;
-    ~StateGuard() { (void)emulator::tear_down_run(run); }
-  } state_guard{run};
-  auto net = emulator::Network::create(scenario, run, &stop);
+  // The run owner tears the network down whatever happens next, also after a failure half-way.
+  auto net = emulator::EmulatedRun::up(scenario, run, e.scenario_files[cell.scenario], &stop);
   if (!net) {
     return net.error();
   }
@@ -235,28 +222,12 @@ Result<void> run_cell(const Experiment& e, const Cell& cell, const CellFiles& fi
   if (!log) {
     return log.error();
   }
-  emulator::FlowEngine flows(net->plan());
-  std::atomic<bool> player_stop{false};
-  Result<emulator::PlayReport> played = emulator::PlayReport{};
-  const double start_s = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-  std::thread player([&] {
-    played = emulator::play(scenario, *net, *log, player_stop,
-                            emulator::PlayerOptions{std::chrono::milliseconds(100), true}, &flows);
-  });
-  struct PlayerGuard {
-    std::atomic<bool>& stop;
-    std::thread& thread;
-    ~PlayerGuard() {
-      stop = true;
-      if (thread.joinable()) {
-        thread.join();
-      }
-    }
-  } player_guard{player_stop, player};
   auto pairs = exchange_pairs(e, cell.scenario, cell.schedule);
   if (!pairs) {
     return pairs.error();
   }
+  const double start_s = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  net->play_in_background(std::move(*log), emulator::PlayerOptions{std::chrono::milliseconds(100), true});
   auto workers = start_workers(e, cell, files, o, net->plan(), *addresses, reach_options(*pairs, net->plan(), o.port),
                                start_s);
   if (!workers) {
@@ -265,9 +236,7 @@ Result<void> run_cell(const Experiment& e, const Cell& cell, const CellFiles& fi
   if (auto ok = wait_workers(*workers, cell, files, o, stop); !ok) {
     return ok;
   }
-  player_stop = true;
-  player.join();
-  if (!played) {
+  if (auto played = net->finish_play(); !played) {
     return with_context(played.error(), cell.id + ": the scenario player");
   }
   return {};

@@ -160,7 +160,7 @@ TEST_CASE("topology creation of a 4-node chain is fast and leaves nothing behind
   }
   const TopologyPlan plan = plan_topology(s, run);
   {
-    auto net = Network::create(s, run, nullptr);
+    auto net = Network::create(s, plan_topology(s, run), nullptr);
     REQUIRE(net.ok());
     for (const auto& ns : plan.namespaces()) {
       CHECK(netns_exists(ns));
@@ -175,7 +175,7 @@ TEST_CASE("topology creation of a 4-node chain is fast and leaves nothing behind
 TEST_CASE("link mode puts traffic from the background address in the background class", "[root]") {
   const std::string run = run_name();
   const Scenario s = two_nodes(run);
-  auto net = Network::create(s, run, nullptr);
+  auto net = Network::create(s, plan_topology(s, run), nullptr);
   REQUIRE(net.ok());
   const auto packets = [&](const std::string& cls) {
     auto samples = net->sample();

@@ -27,14 +27,14 @@ Result<NlSocket> socket_for(const std::string& netns) {
 
 }  // namespace
 
-Result<Network> Network::create(const Scenario& scenario, const std::string& run, const std::atomic<bool>* cancel) {
+Result<Network> Network::create(const Scenario& scenario, TopologyPlan plan, const std::atomic<bool>* cancel) {
   if (scenario.needs_netem()) {
     if (auto ok = probe_netem(); !ok) {
       return with_context(ok.error(), scenario.source);
     }
   }
   Network net;
-  net.plan_ = plan_topology(scenario, run);
+  net.plan_ = std::move(plan);
   auto topology = Topology::create(net.plan_, cancel);
   if (!topology) {
     return topology.error();
@@ -49,9 +49,9 @@ Result<Network> Network::create(const Scenario& scenario, const std::string& run
   return net;
 }
 
-Result<Network> Network::attach(const Scenario& scenario, const std::string& run) {
+Result<Network> Network::attach(const Scenario& scenario, TopologyPlan plan) {
   Network net;
-  net.plan_ = plan_topology(scenario, run);
+  net.plan_ = std::move(plan);
   auto ok = net.shape(scenario, [](NlSocket sock, const LinkSpec& spec, const InterfacePlan& end) {
     return Shaper::attach(std::move(sock), end.ifname, spec);
   });

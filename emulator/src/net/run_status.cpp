@@ -69,7 +69,7 @@ nlohmann::ordered_json run_status(const std::string& run, const Scenario& scenar
   doc["nodes"] = nodes;
   std::map<std::string, std::map<std::string, double>> rates;  // link -> node -> rate
   if (netns_exists(plan.switch_netns)) {
-    if (auto net = Network::attach(scenario, run)) {
+    if (auto net = Network::attach(scenario, plan)) {
       if (auto samples = net->sample()) {
         for (const LinkSample& s : *samples) {
           if (s.stats.link_level) {

@@ -44,13 +44,13 @@ class NoLinks final : public LinkControl {
 
 class Network : public LinkControl {
  public:
-  // Creates the topology and shapes every link at its base rate. Fails before creating anything
-  // when the scenario needs netem and the kernel lacks it (kUnsupported naming sch_netem), or
-  // when the run is up already. Everything is removed again on failure, on `cancel`, and when the
-  // Network is destroyed unless release()d.
-  static Result<Network> create(const Scenario& scenario, const std::string& run, const std::atomic<bool>* cancel);
-  // Controls a run that `contend emu up` left in place; owns nothing.
-  static Result<Network> attach(const Scenario& scenario, const std::string& run);
+  // Creates the topology `plan` (plan_topology of `scenario`) and shapes every link at its base
+  // rate. Fails before creating anything when the scenario needs netem and the kernel lacks it
+  // (kUnsupported naming sch_netem), or when the run is up already. Everything is removed again on
+  // failure, on `cancel`, and when the Network is destroyed unless release()d.
+  static Result<Network> create(const Scenario& scenario, TopologyPlan plan, const std::atomic<bool>* cancel);
+  // Controls the network of `plan` that `contend emu up` left in place; owns nothing.
+  static Result<Network> attach(const Scenario& scenario, TopologyPlan plan);
 
   Network(Network&&) noexcept = default;
   Network& operator=(Network&&) = delete;
