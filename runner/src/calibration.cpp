@@ -14,6 +14,7 @@
 #include "contend/common/json_reader.h"
 #include "contend/common/records.h"
 #include "contend/common/units.h"
+#include "contend/runner/throughput.h"
 
 namespace contend::runner {
 namespace {

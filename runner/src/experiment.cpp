@@ -341,8 +341,4 @@ pipeline::ModelConfig model_of(const Workload& w) {
   return model;
 }
 
-double samples_per_iteration(const Workload& w) {
-  return static_cast<double>(w.microbatches) * w.microbatch_size;
-}
-
 }  // namespace contend::runner

@@ -7,6 +7,7 @@
 #include "contend/common/records.h"
 #include "contend/pipeline/exec/worker.h"
 #include "contend/sim/chrome_trace.h"
+#include "contend/runner/throughput.h"
 
 namespace contend::runner {
 

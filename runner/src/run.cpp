@@ -9,6 +9,7 @@
 #include "contend/runner/progress.h"
 #include "contend/runner/results.h"
 #include "contend/runner/results_dir.h"
+#include "contend/runner/throughput.h"
 #include "contend/runner/traffic.h"
 #include "contend/runner/truth.h"
 

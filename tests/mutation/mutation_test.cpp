@@ -22,6 +22,7 @@
 #include "contend/common/rate_trace.h"
 #include "contend/emulator/flows/flow_job.h"
 #include "contend/emulator/scenario/scenario.h"
+#include "contend/runner/throughput.h"
 #include "contend/runner/calibration.h"
 #include "contend/runner/experiment.h"
 #include "contend/runner/launcher.h"

@@ -4,6 +4,7 @@
 #include <random>
 #include <unistd.h>
 
+#include "contend/runner/throughput.h"
 #include "contend/runner/experiment.h"
 #include "contend/runner/launcher.h"
 #include "contend/runner/summary.h"

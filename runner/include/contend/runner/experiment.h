@@ -75,7 +75,5 @@ std::vector<Cell> expand(const Experiment& e);
 // The model a workload's cpu (or cuda) stages train.
 pipeline::ModelConfig model_of(const Workload& w);
 
-// Samples per iteration: micro-batches x sequences per micro-batch.
-double samples_per_iteration(const Workload& w);
 
 }  // namespace contend::runner

@@ -57,15 +57,4 @@ Result<void> run_cell(const Experiment& e, const Cell& cell, const CellFiles& fi
 Result<void> run_cell_loopback(const Experiment& e, const Cell& cell, const CellFiles& files,
                                const LaunchOptions& options, const std::atomic<bool>& stop);
 
-// Samples per second of rank 0 over the iterations after the warm-up, from the first one's start
-// to the last one's end; kParse naming the file when it has fewer lines than that. With a
-// window: the samples rank 0 completed inside it on the scenario's clock (time 0 from the events
-// log's start line), over its length; kInvalidArgument when the cell does not cover it.
-Result<double> cell_throughput(const std::string& metrics_path, const Workload& w,
-                               const std::optional<MeasureWindow>& window = {}, const std::string& events_path = "");
-// The same from rank 0's (start_s, iteration_s) of the iterations counted (without a window: those
-// after the warm-up), time 0 of the scenario at `zero`; `what` names them in errors.
-Result<double> iterations_throughput(const std::vector<std::pair<double, double>>& rank0, const Workload& w,
-                                     const std::optional<MeasureWindow>& window, double zero, const std::string& what);
-
 }  // namespace contend::runner

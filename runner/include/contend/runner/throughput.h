@@ -1,0 +1,31 @@
+#pragma once
+// Throughput, the one place it is computed: of a real cell from rank 0's iteration log, of a
+// simulated one from its iterations, and the samples an iteration carries
+// (docs/metrics.md#throughput). Pure but for cell_throughput, which reads the cell's files.
+// Thread-safe.
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "contend/common/result.h"
+#include "contend/runner/experiment.h"
+
+namespace contend::runner {
+
+// Samples per iteration: micro-batches x sequences per micro-batch.
+double samples_per_iteration(const Workload& w);
+
+// Samples per second of rank 0 over the iterations after the warm-up, from the first one's start
+// to the last one's end; kParse naming the file when it has fewer lines than that. With a
+// window: the samples rank 0 completed inside it on the scenario's clock (time 0 from the events
+// log's start line), over its length; kInvalidArgument when the cell does not cover it.
+Result<double> cell_throughput(const std::string& metrics_path, const Workload& w,
+                               const std::optional<MeasureWindow>& window = {}, const std::string& events_path = "");
+// The same from rank 0's (start_s, iteration_s) of the iterations counted (without a window: those
+// after the warm-up), time 0 of the scenario at `zero`; `what` names them in errors.
+Result<double> iterations_throughput(const std::vector<std::pair<double, double>>& rank0, const Workload& w,
+                                     const std::optional<MeasureWindow>& window, double zero, const std::string& what);
+
+}  // namespace contend::runner
