@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
 
 #include "contend/common/units.h"
 
@@ -35,6 +36,47 @@ inline CLI::Validator size_check() {
 template <typename Parse>
 CLI::Validator spec_check(const char* name, Parse parse) {
   return unit_validator(name, parse);
+}
+
+// An option parsed once, as it is read: `parse(text)` (a Result) goes into `target`, and a bad
+// value fails the command line with the parser's message. Repeating the option keeps the last.
+template <typename T, typename Parse>
+CLI::Option* add_parsed(CLI::App* app, const std::string& name, T& target, Parse parse, const std::string& help,
+                        const char* type_name) {
+  return app
+      ->add_option_function<std::string>(
+          name,
+          [&target, parse, name](const std::string& text) {
+            auto r = parse(text);
+            if (!r) {
+              throw CLI::ValidationError(name, r.error().message);
+            }
+            target = std::move(*r);
+          },
+          help)
+      ->type_name(type_name);
+}
+
+// The same for a repeatable option: every value parsed into `target`, in order (the first use
+// replaces the default).
+template <typename T, typename Parse>
+CLI::Option* add_parsed_list(CLI::App* app, const std::string& name, std::vector<T>& target, Parse parse,
+                             const std::string& help, const char* type_name) {
+  return app
+      ->add_option_function<std::vector<std::string>>(
+          name,
+          [&target, parse, name](const std::vector<std::string>& texts) {
+            target.clear();
+            for (const std::string& text : texts) {
+              auto r = parse(text);
+              if (!r) {
+                throw CLI::ValidationError(name, r.error().message);
+              }
+              target.push_back(std::move(*r));
+            }
+          },
+          help)
+      ->type_name(type_name);
 }
 
 }  // namespace contend::tools

@@ -54,7 +54,7 @@ Result<HostPlan> host_plan(const HostOptions& o) {
   plan.node = o.node;
   plan.ifname = o.iface;
   plan.default_bps = *parse_rate_bps(o.default_rate);
-  if (const DisciplineInfo& htb = *find_discipline("htb");
+  if (const DisciplineKind& htb = find_discipline("htb")->kind;
       !(plan.default_bps >= htb.min_rate_bps && plan.default_bps <= htb.max_rate_bps)) {
     return make_error(Errc::kInvalidArgument, "--default-rate: expected " + format_rate(htb.min_rate_bps) + " to " +
                                                   format_rate(htb.max_rate_bps) +

@@ -21,20 +21,18 @@
 namespace contend::tools {
 namespace {
 
+// Every option parsed once, as it is read, into what the run takes (cli_units.h: add_parsed).
 struct WorkerOptions {
+  WorkerOptions() {
+    run.emulated.forward = std::chrono::milliseconds(10);
+    run.emulated.activation_bytes = 1 << 20;
+  }
   pipeline::RunConfig run;
-  std::string schedule = "1f1b";
-  std::string backend = "cpu";
-  std::string transport = "tcp";
   pipeline::TcpOptions tcp;
   std::string peers;
   std::vector<std::string> reach;
   std::string split;
-  std::string fwd = "10ms";
-  std::string bwd;
-  std::string activation = "1MiB";
-  std::string timeout = "30s";
-  std::string connect_timeout = "30s";
+  std::optional<std::chrono::nanoseconds> bwd;  // default 2 x --fwd
   std::string metrics;
   std::string trace;
   std::string oracle_scenario;
@@ -70,6 +68,14 @@ std::vector<std::string> split_list(const std::string& text) {
   return out;
 }
 
+Result<std::chrono::milliseconds> milliseconds_of(const std::string& text) {
+  auto d = parse_duration(text);
+  if (!d) {
+    return d.error();
+  }
+  return std::chrono::duration_cast<std::chrono::milliseconds>(*d);
+}
+
 int fail(int rank, const std::string& message) {
   std::fprintf(stderr, "contend worker %d: %s\n", rank, message.c_str());
   return 1;
@@ -78,10 +84,6 @@ int fail(int rank, const std::string& message) {
 int run(WorkerOptions& o) {
   auto& c = o.run;
   auto& t = o.tcp;
-  // Checked by the options' validators already.
-  c.schedule = pipeline::parse_schedule_or_policy(o.schedule).value();
-  c.backend = pipeline::backends().parse(o.backend).value();
-  c.transport = pipeline::transports().parse(o.transport).value();
   t.world_size = c.world_size;
   t.peers = split_list(o.peers);
   for (const std::string& item : o.reach) {
@@ -102,13 +104,7 @@ int run(WorkerOptions& o) {
     }
     c.model.split.push_back(layers);
   }
-  const auto fwd = *parse_duration(o.fwd);
-  c.emulated.forward = fwd;
-  c.emulated.backward = o.bwd.empty() ? 2 * fwd : *parse_duration(o.bwd);
-  c.emulated.activation_bytes = *parse_size_bytes(o.activation);
-  c.emulated.spin = o.spin;
-  c.executor.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(*parse_duration(o.timeout));
-  t.connect_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(*parse_duration(o.connect_timeout));
+  c.emulated.backward = o.bwd ? *o.bwd : 2 * c.emulated.forward;
   if (!o.oracle_scenario.empty()) {
     auto truth = oracle_truth(o.oracle_scenario, o.oracle_start_s);
     if (!truth) {
@@ -174,18 +170,18 @@ std::function<int()> add_worker_command(CLI::App& app) {
   w->add_option("--reach", o->reach,
                 "RANK=HOST:PORT: connect to that rank there instead of at its --peers entry (a looped schedule's "
                 "last rank reaching the first over the link between them; repeat)");
-  w->add_option("--schedule", o->schedule,
-                "A schedule (1f1b, kfkb:k=N, gpipe) or a policy choosing k every iteration (fixed:k=N, "
-                "adaptive[:kmax=N,mem=SIZE,...], oracle[:...]); docs/schedules.md, docs/adaptive.md (default 1f1b)")
-      ->check(spec_check("SCHEDULE", pipeline::parse_schedule_or_policy));
+  add_parsed(w, "--schedule", o->run.schedule, pipeline::parse_schedule_or_policy,
+             "A schedule (1f1b, kfkb:k=N, gpipe) or a policy choosing k every iteration (fixed:k=N, "
+             "adaptive[:kmax=N,mem=SIZE,...], oracle[:...]); docs/schedules.md, docs/adaptive.md (default 1f1b)",
+             "SCHEDULE");
   w->add_option("--microbatches", o->run.microbatches, "Micro-batches per iteration (1 to 65536; default 8)")
       ->check(CLI::Range(1, schedule::kMaxMicrobatches));
   w->add_option("--iterations", o->run.iterations, "Iterations to run (1 to 1000000; default 10)")
       ->check(CLI::Range(1, 1000000));
-  w->add_option("--backend", o->backend,
-                "cpu (real model, OpenBLAS), emulated (given durations) or cuda[:math=fp32|tf32|bf16] (the model on "
-                "a GPU, when built); default cpu")
-      ->check(spec_check("BACKEND", [](const std::string& t) { return pipeline::backends().parse(t); }));
+  add_parsed(w, "--backend", o->run.backend, [](const std::string& t) { return pipeline::backends().parse(t); },
+             "cpu (real model, OpenBLAS), emulated (given durations) or cuda[:math=fp32|tf32|bf16] (the model on "
+             "a GPU, when built); default cpu",
+             "BACKEND");
   w->add_option("--hidden", o->run.model.hidden, "Model width h (default 64)")->check(CLI::PositiveNumber);
   w->add_option("--ffn-mult", o->run.model.ffn_mult, "Inner width multiple (default 4)")->check(CLI::PositiveNumber);
   w->add_option("--layers", o->run.model.layers, "Blocks over all stages (default 8)")->check(CLI::PositiveNumber);
@@ -197,22 +193,22 @@ std::function<int()> add_worker_command(CLI::App& app) {
       ->check(CLI::IsMember({"sgd", "adam"}));
   w->add_option("--lr", o->run.model.lr, "Learning rate (default 0.05)");
   w->add_option("--seed", o->run.model.seed, "Seed of weights and data (default 1234)");
-  w->add_option("--fwd", o->fwd, "emulated: forward time per micro-batch (duration; default 10ms)")
-      ->check(duration_check());
-  w->add_option("--bwd", o->bwd, "emulated: backward time (duration; default 2 x --fwd)")->check(duration_check());
-  w->add_option("--activation", o->activation, "emulated: tensor sent per micro-batch, each way (size; default 1MiB)")
-      ->check(size_check());
-  w->add_flag("--spin", o->spin, "emulated: busy-wait instead of sleeping");
+  add_parsed(w, "--fwd", o->run.emulated.forward, parse_duration,
+             "emulated: forward time per micro-batch (duration; default 10ms)", "DURATION");
+  add_parsed(w, "--bwd", o->bwd, parse_duration, "emulated: backward time (duration; default 2 x --fwd)", "DURATION");
+  add_parsed(w, "--activation", o->run.emulated.activation_bytes, parse_size_bytes,
+             "emulated: tensor sent per micro-batch, each way (size; default 1MiB)", "SIZE");
+  w->add_flag("--spin", o->run.emulated.spin, "emulated: busy-wait instead of sleeping");
   w->add_flag("--profile", o->run.profile, "emulated: take durations and sizes from profiling the cpu model");
-  w->add_option("--transport", o->transport,
-                "tcp, or nccl (activations and gradients through NCCL on each rank's GPU, bootstrapped over TCP; "
-                "when built); default tcp")
-      ->check(spec_check("TRANSPORT", [](const std::string& t) { return pipeline::transports().parse(t); }));
+  add_parsed(w, "--transport", o->run.transport, [](const std::string& t) { return pipeline::transports().parse(t); },
+             "tcp, or nccl (activations and gradients through NCCL on each rank's GPU, bootstrapped over TCP; "
+             "when built); default tcp",
+             "TRANSPORT");
   w->add_option("--congestion", o->tcp.congestion, "TCP congestion control per socket (default cubic)");
-  w->add_option("--timeout", o->timeout, "Longest wait for a peer's tensor before failing (duration; default 30s)")
-      ->check(duration_check());
-  w->add_option("--connect-timeout", o->connect_timeout, "Longest wait for neighbours to come up (default 30s)")
-      ->check(duration_check());
+  add_parsed(w, "--timeout", o->run.executor.timeout, milliseconds_of,
+             "Longest wait for a peer's tensor before failing (duration; default 30s)", "DURATION");
+  add_parsed(w, "--connect-timeout", o->tcp.connect_timeout, milliseconds_of,
+             "Longest wait for neighbours to come up (duration; default 30s)", "DURATION");
   w->add_flag("--checksum", o->tcp.checksum, "Checksum every tensor on the wire");
   w->add_option("--oracle-scenario", o->oracle_scenario,
                 "oracle policy (rank 0): the scenario whose timeline is the ground truth (experiments only)");

@@ -72,10 +72,11 @@ TEST_CASE("every registered discipline installs, changes its rate in place and r
   auto topo = Topology::create(plan_topology(two_nodes(run), run));
   REQUIRE(topo.ok());
   const LinkPlan& l = topo->plan().links[0];
-  for (const DisciplineInfo& d : disciplines()) {
-    INFO("discipline " << d.name);
+  for (const DisciplineItem& item : disciplines().items()) {
+    const std::string& name = item.entry.name;
+    INFO("discipline " << name);
     LinkSpec spec = two_nodes(run).links[0];
-    spec.qdisc = std::string(d.name);
+    spec.qdisc = name;
     spec.rate_bps = 200e6;
     {
       auto shaper = Shaper::install(socket_in(l.from.netns), l.from.ifname, spec, "198.19.0.1");
@@ -89,7 +90,7 @@ TEST_CASE("every registered discipline installs, changes its rate in place and r
     }
     // Gone with its Shaper: the next discipline installs on a bare interface.
     CHECK(std::system(("tc -n " + l.from.netns + " qdisc show dev " + l.from.ifname + " | grep -q 'qdisc " +
-                       std::string(d.name) + " 1:'")
+                       name + " 1:'")
                           .c_str()) != 0);
   }
 }
@@ -99,11 +100,12 @@ TEST_CASE("every registered discipline installs its lowest and highest rates as 
   auto topo = Topology::create(plan_topology(two_nodes(run), run));
   REQUIRE(topo.ok());
   const LinkPlan& l = topo->plan().links[0];
-  for (const DisciplineInfo& d : disciplines()) {
+  for (const DisciplineItem& item : disciplines().items()) {
+    const std::string& name = item.entry.name;
     LinkSpec spec = two_nodes(run).links[0];
-    spec.qdisc = std::string(d.name);
+    spec.qdisc = name;
     for (const double rate : {lowest_rate_bps(spec), highest_rate_bps(spec)}) {
-      INFO("discipline " << d.name << " at " << format_rate(rate));
+      INFO("discipline " << name << " at " << format_rate(rate));
       spec.rate_bps = rate;
       auto shaper = Shaper::install(socket_in(l.from.netns), l.from.ifname, spec, "198.19.0.1");
       REQUIRE(shaper.ok());
@@ -115,7 +117,7 @@ TEST_CASE("every registered discipline installs its lowest and highest rates as 
       // The kernel keeps the burst as a time in 32-bit ticks: at the lowest rate every bucket
       // still holds its 192 KiB (below it, the time wraps and tc shows a few KB).
       if (rate == lowest_rate_bps(spec)) {
-        const std::string tc = "tc -d -n " + l.from.netns + " " + (d.preemption_classes ? "class" : "qdisc") +
+        const std::string tc = "tc -d -n " + l.from.netns + " " + (item.kind.preemption_classes ? "class" : "qdisc") +
                                " show dev " + l.from.ifname + " | grep -o 'burst [^ ]*' | sort -u";
         std::FILE* out = ::popen(tc.c_str(), "r");
         REQUIRE(out != nullptr);

@@ -46,12 +46,12 @@ using Row = std::vector<std::string>;
 
 // The rows under `heading` and the registry agree: each of `registered` has a row, which
 // `check_row` (name, its cells) checks further, and each row names one of `registered`.
-template <typename Info, typename Name, typename CheckRow>
-void check_agreement(const std::string& heading, const std::vector<Info>& registered, Name name, CheckRow check_row) {
+template <typename Items, typename Name, typename CheckRow>
+void check_agreement(const std::string& heading, const Items& registered, Name name, CheckRow check_row) {
   const auto rows = doc_rows(heading);
   REQUIRE_FALSE(rows.empty());
   std::set<std::string> names;
-  for (const Info& info : registered) {
+  for (const auto& info : registered) {
     names.insert(std::string(name(info)));
     INFO("registered " << name(info) << ", documented under " << heading);
     const auto row = rows.find(std::string(name(info)));
@@ -68,11 +68,12 @@ void check_agreement(const std::string& heading, const std::vector<Info>& regist
 
 TEST_CASE("every registered shaping discipline is documented and every documented one registered", "[registry]") {
   check_agreement(
-      "## Shaping disciplines (`qdisc`)", disciplines(), [](const DisciplineInfo& d) { return d.name; },
-      [](const DisciplineInfo& d, const Row& cells) {
+      "## Shaping disciplines (`qdisc`)", disciplines().items(), [](const DisciplineItem& d) { return d.entry.name; },
+      [](const DisciplineItem& item, const Row& cells) {
         // | name | help | lowest rate | highest rate | preemption classes | netem |
+        const DisciplineKind& d = item.kind;
         REQUIRE(cells.size() >= 6);
-        CHECK_THAT(cells[1], Catch::Contains(std::string(d.help)));
+        CHECK_THAT(cells[1], Catch::Contains(item.entry.help));
         CHECK_THAT(cells[2], Catch::StartsWith(contend::format_rate(d.min_rate_bps)));
         CHECK_THAT(cells[3], Catch::StartsWith(contend::format_rate(d.max_rate_bps)));
         CHECK_THAT(cells[4], Catch::StartsWith(d.preemption_classes ? "yes" : "no"));
@@ -83,17 +84,17 @@ TEST_CASE("every registered shaping discipline is documented and every documente
 TEST_CASE("the default discipline is registered and tbf's highest rate is libnl's 17 Gbit", "[registry]") {
   CHECK(find_discipline(LinkSpec{}.qdisc) != nullptr);
   REQUIRE(find_discipline("tbf") != nullptr);
-  CHECK(find_discipline("tbf")->max_rate_bps == 17e9);
+  CHECK(find_discipline("tbf")->kind.max_rate_bps == 17e9);
   CHECK(find_discipline("netem") == nullptr);
 }
 
 TEST_CASE("every registered timeline pattern is documented and every documented one registered", "[registry]") {
   check_agreement(
-      "### Timeline patterns", timeline_patterns(), [](const PatternInfo& p) { return p.key; },
-      [](const PatternInfo& p, const Row& cells) {
+      "### Timeline patterns", timeline_patterns().items(), [](const PatternItem& p) { return p.entry.name; },
+      [](const PatternItem& p, const Row& cells) {
         // | key | help | example | expands to |
         REQUIRE(cells.size() >= 3);
-        CHECK_THAT(cells[1], Catch::Contains(std::string(p.help)));
-        CHECK_THAT(cells[2], Catch::Contains("\"" + std::string(p.key) + "\":"));  // its example uses it
+        CHECK_THAT(cells[1], Catch::Contains(p.entry.help));
+        CHECK_THAT(cells[2], Catch::Contains("\"" + p.entry.name + "\":"));  // its example uses it
       });
 }

@@ -65,8 +65,8 @@ double borrowed(double spare, double want, int prio, double other, int other_pri
 }  // namespace
 
 double workload_rate_bps(const LinkSpec& link, double rate_bps, double background_bps, bool background_running) {
-  const DisciplineInfo* d = find_discipline(link.qdisc);
-  const Preemption policy = d == nullptr || d->preemption_classes ? link.preemption : Preemption::kFair;
+  const DisciplineItem* d = find_discipline(link.qdisc);
+  const Preemption policy = d == nullptr || d->kind.preemption_classes ? link.preemption : Preemption::kFair;
   const HtbLinkClasses c = htb_classes(rate_bps, policy, link.workload_share);
   const double background_wants = !background_running  ? 0
                                   : background_bps > 0 ? background_bps
@@ -82,7 +82,7 @@ double workload_rate_bps(const LinkSpec& link, double rate_bps, double backgroun
 namespace {
 // The smallest share of the link one of `link`'s classes is guaranteed (htb_classes).
 double smallest_share(const LinkSpec& link) {
-  const DisciplineInfo& d = *find_discipline(link.qdisc);
+  const DisciplineKind& d = find_discipline(link.qdisc)->kind;
   if (!d.preemption_classes) {
     return 1.0;
   }
@@ -92,11 +92,11 @@ double smallest_share(const LinkSpec& link) {
 }  // namespace
 
 double lowest_rate_bps(const LinkSpec& link) {
-  return find_discipline(link.qdisc)->min_rate_bps / smallest_share(link);
+  return find_discipline(link.qdisc)->kind.min_rate_bps / smallest_share(link);
 }
 
 double highest_rate_bps(const LinkSpec& link) {
-  return find_discipline(link.qdisc)->max_rate_bps;
+  return find_discipline(link.qdisc)->kind.max_rate_bps;
 }
 
 std::string rate_problem(const LinkSpec& link, double rate_bps) {
@@ -105,7 +105,7 @@ std::string rate_problem(const LinkSpec& link, double rate_bps) {
   if (rate_bps >= lo && rate_bps <= hi) {
     return "";
   }
-  const DisciplineInfo& d = *find_discipline(link.qdisc);
+  const DisciplineKind& d = find_discipline(link.qdisc)->kind;
   const char* policy = link.preemption == Preemption::kSplit ? "split"
                        : link.preemption == Preemption::kFair ? "fair"
                                                               : "background-first";
@@ -114,7 +114,7 @@ std::string rate_problem(const LinkSpec& link, double rate_bps) {
   const std::string why = d.preemption_classes ? "each class at least " + format_rate(d.min_rate_bps) + "; under " +
                                                      policy + " the smallest class gets " + share + " of the link"
                                                : "its bucket at least " + format_rate(d.min_rate_bps);
-  return std::string(d.name) + " installs " + format_rate(lo) + " to " + format_rate(hi) + " on this link (" + why +
+  return link.qdisc + " installs " + format_rate(lo) + " to " + format_rate(hi) + " on this link (" + why +
          "), got " + format_rate(rate_bps);
 }
 

@@ -16,11 +16,11 @@ namespace contend::emulator {
 namespace {
 
 Result<std::unique_ptr<Discipline>> make_discipline(const LinkSpec& link, const std::string& background_src) {
-  const DisciplineEntry* entry = find_discipline_entry(link.qdisc);
-  if (entry == nullptr) {
+  const DisciplineItem* d = find_discipline(link.qdisc);
+  if (d == nullptr) {
     return make_error(Errc::kInvalidArgument, "link " + link.name + ": no shaping discipline \"" + link.qdisc + "\"");
   }
-  return entry->make(link, background_src);
+  return d->kind.make(link, background_src);
 }
 
 }  // namespace

@@ -46,7 +46,7 @@ bool plain_name(const std::string& s, std::size_t max) {
 }
 
 // "a", "b" or "c": the names a key accepts, for error messages.
-std::string quoted(const std::vector<std::string_view>& names) {
+std::string quoted(const std::vector<std::string>& names) {
   std::string out;
   for (std::size_t i = 0; i < names.size(); ++i) {
     out += std::string(i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + "\"" + std::string(names[i]) + "\"";
@@ -56,7 +56,7 @@ std::string quoted(const std::vector<std::string_view>& names) {
 
 // The index in `names` of the string at `key`; 0 (the default) when it is absent.
 Result<std::size_t> parse_choice(const JsonReader& r, const std::string& key,
-                                 const std::vector<std::string_view>& names) {
+                                 const std::vector<std::string>& names) {
   auto text = r.optional_string(key);
   if (!text) {
     return text.error();
@@ -141,15 +141,15 @@ Result<double> parse_workload_share(const JsonReader& r, Preemption preemption, 
 // What the link's discipline cannot do, from its registry data: no classes to preempt, no netem,
 // a rate above its highest. Each error names the disciplines that can.
 Result<void> check_discipline(const JsonReader& r, const LinkSpec& l) {
-  const DisciplineInfo& d = *find_discipline(l.qdisc);
-  const auto use = [&](bool (*can)(const DisciplineInfo&)) { return "; use " + quoted(discipline_names(can)); };
+  const DisciplineKind& d = find_discipline(l.qdisc)->kind;
+  const auto use = [&](bool (*can)(const DisciplineKind&)) { return "; use " + quoted(discipline_names(can)); };
   if (!d.preemption_classes && (r.has("preemption") || r.has("workload_share"))) {
-    return r.error_at("qdisc", std::string(d.name) + " has no preemption classes for \"preemption\"" +
-                                   use([](const DisciplineInfo& x) { return x.preemption_classes; }));
+    return r.error_at("qdisc", l.qdisc + " has no preemption classes for \"preemption\"" +
+                                   use([](const DisciplineKind& x) { return x.preemption_classes; }));
   }
   if (!d.netem && (l.delay.count() > 0 || l.loss_fraction > 0)) {
-    return r.error_at("qdisc", std::string(d.name) + " takes no netem for delay and loss" +
-                                   use([](const DisciplineInfo& x) { return x.netem; }));
+    return r.error_at("qdisc", l.qdisc + " takes no netem for delay and loss" +
+                                   use([](const DisciplineKind& x) { return x.netem; }));
   }
   if (const std::string problem = rate_problem(l, l.rate_bps); !problem.empty()) {
     return r.error_at("rate", problem);
@@ -179,7 +179,7 @@ Result<LinkSpec> parse_link(const JsonReader& r, const Scenario& s) {
   l.delay = delay->value_or(std::chrono::nanoseconds(0));
   l.loss_fraction = *loss;
   l.direction = static_cast<Direction>(*direction);  // in the enum's order
-  l.qdisc = r.has("qdisc") ? std::string(disciplines()[*qdisc].name) : l.qdisc;
+  l.qdisc = r.has("qdisc") ? discipline_names()[*qdisc] : l.qdisc;
   l.preemption = static_cast<Preemption>(*preemption);
   auto share = parse_workload_share(r, l.preemption, l.workload_share);
   if (!share) {

@@ -9,9 +9,9 @@ namespace {
 // "rate, flow, ... or loop": the registered kinds, for error messages.
 std::string kinds_list() {
   std::string out;
-  const auto& table = pattern_table();
-  for (std::size_t i = 0; i < table.size(); ++i) {
-    out += std::string(i == 0 ? "" : i + 1 == table.size() ? " or " : ", ") + std::string(table[i].info.key);
+  const std::vector<std::string> keys = timeline_patterns().names();
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    out += std::string(i == 0 ? "" : i + 1 == keys.size() ? " or " : ", ") + keys[i];
   }
   return out;
 }
@@ -43,11 +43,11 @@ Result<std::vector<const LinkSpec*>> named_links(const JsonReader& r, const Scen
 // One entry: {"at", "link"?, and exactly one registered kind}, expanded by that kind's pattern.
 Result<void> expand_entry(const JsonReader& r, double offset_s, const TimelineContext& ctx, std::vector<Event>& out) {
   std::vector<std::string> keys = {"at", "link"};
-  const PatternEntry* pattern = nullptr;
+  const PatternItem* pattern = nullptr;
   int kinds = 0;
-  for (const PatternEntry& e : pattern_table()) {
-    keys.emplace_back(e.info.key);
-    if (r.has(std::string(e.info.key))) {
+  for (const PatternItem& e : timeline_patterns().items()) {
+    keys.push_back(e.entry.name);
+    if (r.has(e.entry.name)) {
       pattern = &e;
       ++kinds;
     }
@@ -66,8 +66,8 @@ Result<void> expand_entry(const JsonReader& r, double offset_s, const TimelineCo
   if (!links) {
     return links.error();
   }
-  PatternCall call(r, std::string(pattern->info.key), offset_s + to_seconds(*at), std::move(*links), ctx, out);
-  return pattern->expand(call);
+  PatternCall call(r, pattern->entry.name, offset_s + to_seconds(*at), std::move(*links), ctx, out);
+  return pattern->kind.expand(call);
 }
 
 }  // namespace

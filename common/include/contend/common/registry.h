@@ -1,9 +1,11 @@
 #pragma once
 // Registry<Kind>: the one name -> variant table behind every plug-in family (schedules, policies,
-// compute backends, transports). Each item is a SpecEntry (name, help, parameters: common/spec.h)
-// and a `Kind`, the family's own struct of factories and facts. Built-in variants are listed in
-// one table at construction, one line each; optional parts (cuda, nccl) add themselves at startup
-// with add(), or are noted as not built, so that naming them says why they are missing.
+// compute backends, transports, shaping disciplines, timeline patterns, subcommands). Each item is
+// a SpecEntry (name, help, parameters: common/spec.h) and a `Kind`, the family's own struct of
+// factories and facts (what it needs, what it can do), declared where the variant is, so no code
+// elsewhere asks for a variant by name. Built-in variants are listed in one table at construction,
+// one line each; optional parts (cuda, nccl) add themselves at startup with add(), or are noted as
+// not built, so that naming them says why they are missing.
 // Not thread-safe for add(); lookups after startup are.
 
 #include <algorithm>
@@ -58,6 +60,23 @@ class Registry {
     return nullptr;
   }
   const Item* find(const Spec& spec) const { return spec.kind() == kind_ ? find(spec.name()) : nullptr; }
+
+  // Every item, in registration order (the order help and errors list them in).
+  const std::deque<Item>& items() const { return items_; }
+  // The names, in order; with `has`, those whose kind has it.
+  template <typename Has>
+  std::vector<std::string> names(Has has) const {
+    std::vector<std::string> out;
+    for (const Item& item : items_) {
+      if (has(item.kind)) {
+        out.push_back(item.entry.name);
+      }
+    }
+    return out;
+  }
+  std::vector<std::string> names() const {
+    return names([](const Kind&) { return true; });
+  }
 
   std::vector<const SpecEntry*> entries() const {
     std::vector<const SpecEntry*> out;

@@ -1,6 +1,6 @@
 #pragma once
-// Private: what every shaping discipline implements, and its line in the registry
-// (disciplines/registry.cpp). A discipline builds and changes the qdisc tree of one link end's
+// Private: what every shaping discipline implements, and its registration in the registry
+// (net/disciplines/registry.cpp). A discipline builds and changes the qdisc tree of one link end's
 // egress; the Shaper owns the tree (and removes it). One object per shaped end, used from one
 // thread.
 
@@ -28,16 +28,14 @@ class Discipline {
   virtual Result<std::vector<ClassStats>> stats(const detail::TcTarget& tc) const = 0;
 };
 
-// Makes the discipline for one end of `link`, whose background traffic leaves from
-// `background_src` (an IPv4 address; "" when the tree is only attached to, not installed).
-using DisciplineFactory = std::unique_ptr<Discipline> (*)(const LinkSpec& link, const std::string& background_src);
+// The lowest rate of a class or bucket: its burst (at least 192 KiB, htb_params.h) is sent to the
+// kernel as the time it takes at the rate, in 32-bit ticks of 64 ns (274.9 s); below about
+// 5.7 kbit that time wraps and the bucket comes out tiny (measured: 192 KiB at 4 kbit installs
+// as 59 KB). 8 kbit (1000 bytes/s) leaves a margin.
+inline constexpr double kMinClassBps = 8e3;
 
-struct DisciplineEntry {
-  DisciplineInfo info;
-  DisciplineFactory make;
-};
-
-// The registry's entry for `name`, or nullptr.
-const DisciplineEntry* find_discipline_entry(std::string_view name);
+// Each discipline's registration (entry and kind), defined in its file: net/disciplines/<name>.cpp.
+DisciplineItem htb_discipline();
+DisciplineItem tbf_discipline();
 
 }  // namespace contend::emulator

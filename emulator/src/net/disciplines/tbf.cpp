@@ -57,10 +57,21 @@ class TbfDiscipline final : public Discipline {
   }
 };
 
-}  // namespace
+constexpr double kLibnlTbfMaxBps = 17e9;  // libnl sets tbf's rate as 32-bit bytes per second
 
 std::unique_ptr<Discipline> make_tbf(const LinkSpec& /*link*/, const std::string& /*background_src*/) {
   return std::make_unique<TbfDiscipline>();
+}
+
+}  // namespace
+
+DisciplineItem tbf_discipline() {
+  return {{"", "tbf", "one token bucket that all traffic shares", {}},
+          DisciplineKind{.min_rate_bps = kMinClassBps,
+                         .max_rate_bps = kLibnlTbfMaxBps,
+                         .preemption_classes = false,
+                         .netem = false,
+                         .make = make_tbf}};
 }
 
 }  // namespace contend::emulator

@@ -19,4 +19,8 @@ Result<void> expand_flow(PatternCall& call) {
                        *duration ? std::optional<double>(to_seconds(**duration)) : std::nullopt);
 }
 
+PatternItem flow_pattern() {
+  return {{"", "flow", "a background flow from then on, for its duration", {}}, PatternKind{expand_flow}};
+}
+
 }  // namespace contend::emulator::detail

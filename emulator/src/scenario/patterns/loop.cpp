@@ -48,4 +48,8 @@ Result<void> expand_loop(PatternCall& call) {
   return {};
 }
 
+PatternItem loop_pattern() {
+  return {{"", "loop", "inner entries repeated every `every`", {}}, PatternKind{expand_loop}};
+}
+
 }  // namespace contend::emulator::detail

@@ -76,14 +76,13 @@ class PatternCall {
   std::vector<Event>& out_;
 };
 
-using PatternExpand = Result<void> (*)(PatternCall& call);
-
-struct PatternEntry {
-  PatternInfo info;
-  PatternExpand expand;
-};
-
-// The registry's table (patterns/registry.cpp).
-const std::vector<PatternEntry>& pattern_table();
+// Each kind's registration (entry and expansion), defined in its file: scenario/patterns/<key>.cpp.
+PatternItem rate_pattern();
+PatternItem flow_pattern();
+PatternItem periodic_pattern();
+PatternItem random_pattern();
+PatternItem ramp_pattern();
+PatternItem trace_pattern();
+PatternItem loop_pattern();
 
 }  // namespace contend::emulator::detail

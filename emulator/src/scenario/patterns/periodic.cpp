@@ -42,4 +42,8 @@ Result<void> expand_periodic(PatternCall& call) {
   return {};
 }
 
+PatternItem periodic_pattern() {
+  return {{"", "periodic", "the effect for `on` of every `period`", {}}, PatternKind{expand_periodic}};
+}
+
 }  // namespace contend::emulator::detail

@@ -39,4 +39,8 @@ Result<void> expand_ramp(PatternCall& call) {
   return {};
 }
 
+PatternItem ramp_pattern() {
+  return {{"", "ramp", "equal steps from one rate to another", {}}, PatternKind{expand_ramp}};
+}
+
 }  // namespace contend::emulator::detail

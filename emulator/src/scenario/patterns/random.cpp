@@ -65,4 +65,8 @@ Result<void> expand_random(PatternCall& call) {
   }
 }
 
+PatternItem random_pattern() {
+  return {{"", "random", "episodes at Poisson times, of fixed or exponential length", {}}, PatternKind{expand_random}};
+}
+
 }  // namespace contend::emulator::detail

@@ -12,4 +12,8 @@ Result<void> expand_rate(PatternCall& call) {
   return call.set_rate(call.entry(), call.links(), call.at_s(), *rate);
 }
 
+PatternItem rate_pattern() {
+  return {{"", "rate", "the link's rate from then on", {}}, PatternKind{expand_rate}};
+}
+
 }  // namespace contend::emulator::detail

@@ -141,4 +141,8 @@ Result<void> expand_trace(PatternCall& call) {
   return {};
 }
 
+PatternItem trace_pattern() {
+  return {{"", "trace", "a rate change per point of a bandwidth trace", {}}, PatternKind{expand_trace}};
+}
+
 }  // namespace contend::emulator::detail
