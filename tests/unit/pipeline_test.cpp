@@ -268,8 +268,8 @@ TEST_CASE("tensors completed on the sending thread train as complete ones, in pr
           transport = hub.transport(r);
         }
         auto ok = run_rank(
-            c, r, StageBackends{{r, &backend}}, *transport, [&](const IterationMetrics& m) { loss[r] = m.loss; },
-            nullptr);
+            c, runtime_schedule(c).value(), r, StageBackends{{r, &backend}}, *transport,
+            [&](const IterationMetrics& m) { loss[r] = m.loss; }, nullptr);
         if (!ok) {
           errors[r] = ok.error().message;
         }

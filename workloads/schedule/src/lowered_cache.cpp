@@ -39,7 +39,7 @@ const std::vector<int>& LoweredCache::peak_inflight(const Spec& spec) {
 }
 
 const Schedule& LoweredCache::kfkb(int k) {
-  return get(parse_schedule("kfkb:k=" + std::to_string(k)).value());
+  return get(kfkb_spec(k));
 }
 
 }  // namespace contend::schedule

@@ -150,4 +150,20 @@ int group_size(const Spec& spec, int microbatches) {
   return g == nullptr ? 0 : g->group(spec, microbatches);
 }
 
+Spec kfkb_spec(int k, const std::vector<int>& extra) {
+  auto spec = parse_schedule(slack_name(k, extra));
+  CONTEND_CHECK(spec.ok(), "kfkb_spec: " + (spec.ok() ? std::string() : spec.error().message));
+  return *spec;
+}
+
+Spec interleaved_spec(int chunks, int group) {
+  auto spec = parse_schedule("interleaved:v=" + std::to_string(chunks) + ",group=" + std::to_string(group));
+  CONTEND_CHECK(spec.ok(), "interleaved_spec: " + (spec.ok() ? std::string() : spec.error().message));
+  return *spec;
+}
+
+Spec grouped_spec(int chunks, int k) {
+  return chunks <= 1 ? kfkb_spec(k) : interleaved_spec(chunks, k);
+}
+
 }  // namespace contend::schedule

@@ -21,18 +21,14 @@ Result<schedule::Schedule> runtime_schedule(const RunConfig& c) {
     return make_error(Errc::kInvalidArgument, "emulated activation of " + format_size(c.emulated.activation_bytes) +
                                                   ": at most " + format_size(kMaxActivationBytes));
   }
-  Result<schedule::Schedule> made = make_error(Errc::kInternal, "");
   if (is_policy(c.schedule)) {
-    // The oracle's truth is rank 0's alone; run_rank checks it there.
-    if (!reads_truth(c.schedule) || c.oracle) {
-      if (auto policy = make_policy(c.schedule, PolicyContext{c.world_size, c.microbatches, c.oracle, {}, {}}); !policy) {
-        return policy.error();
-      }
+    // Checked on every rank; made at rank 0 alone (run_rank), with the oracle's truth there.
+    if (auto ok = check_policy(c.schedule, c.world_size, c.microbatches); !ok) {
+      return ok.error();
     }
-    made = schedule::make_schedule(first_schedule(c.schedule, c.world_size, c.microbatches), c.world_size, c.microbatches);
-  } else {
-    made = schedule::make_schedule(c.schedule, c.world_size, c.microbatches);
   }
+  auto made =
+      schedule::make_schedule(first_schedule(c.schedule, c.world_size, c.microbatches), c.world_size, c.microbatches);
   if (!made) {
     return made.error();
   }
@@ -48,32 +44,6 @@ Result<schedule::Schedule> runtime_schedule(const RunConfig& c) {
     }
   }
   return lowered;
-}
-
-std::pair<std::vector<MlpStage>, double> reference_iteration(const ModelConfig& model, int num_stages, int microbatches,
-                                                             int iteration) {
-  std::vector<MlpStage> stages;
-  for (int s = 0; s < num_stages; ++s) {
-    stages.emplace_back(model, s, num_stages);
-  }
-  double loss = 0;
-  std::vector<float> dy;
-  for (int mb = 0; mb < microbatches; ++mb) {
-    std::vector<float> x = synthetic_input(model, iteration, mb);
-    const std::vector<float> target = synthetic_target(model, x);
-    for (auto& stage : stages) {
-      std::vector<float> y(x.size());
-      stage.forward(mb, x.data(), y.data());
-      x = std::move(y);
-    }
-    loss += mse_loss(x, target, microbatches, dy);
-    for (int s = num_stages - 1; s >= 0; --s) {
-      std::vector<float> dx(dy.size());
-      stages[s].backward(mb, dy.data(), dx.data());
-      dy = std::move(dx);
-    }
-  }
-  return {std::move(stages), loss / microbatches};
 }
 
 Result<RankBackends> make_rank_backends(const RunConfig& c, const schedule::Schedule& lowered, int rank) {
@@ -98,66 +68,12 @@ Result<RankBackends> make_rank_backends(const RunConfig& c, const schedule::Sche
   return out;
 }
 
-nlohmann::ordered_json metrics_record(const RunConfig& c, const IterationMetrics& m) {
-  nlohmann::ordered_json doc;
-  const double samples = static_cast<double>(c.microbatches) * c.model.microbatch_size;
-  doc["rank"] = m.rank;
-  doc["iteration"] = m.iteration;
-  doc["schedule"] = c.schedule.str();
-  doc["k"] = m.k > 0 ? m.k : schedule::group_size(c.schedule, c.microbatches);
-  doc["backend"] = c.backend.str();
-  doc["start_s"] = m.start_s;
-  doc["iteration_s"] = m.iteration_s;
-  doc["samples_per_s"] = m.iteration_s > 0 ? samples / m.iteration_s : 0.0;
-  doc["tokens_per_s"] = m.iteration_s > 0 ? samples * c.model.seq_len / m.iteration_s : 0.0;
-  doc["compute_s"] = m.compute_s;
-  doc["send_wait_s"] = m.send_wait_s;
-  doc["recv_wait_s"] = m.recv_wait_s;
-  doc["idle_s"] = m.idle_s;
-  doc["forwards"] = m.forwards;
-  doc["forward_s"] = m.forward_s;
-  doc["backwards"] = m.backwards;
-  doc["backward_s"] = m.backward_s;
-  doc["sends"] = m.sends;
-  doc["flush_s"] = m.flush_s;
-  doc["step_s"] = m.step_s;
-  doc["bytes_sent"] = m.bytes_sent;
-  doc["peak_activation_bytes"] = m.peak_held_bytes;
-  doc["loss"] = std::isnan(m.loss) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(m.loss);
-  if (m.decision) {
-    doc["decision"] = decision_record(c.schedule.name(), *m.decision);
-  }
-  return doc;
-}
-
-nlohmann::ordered_json decision_record(const std::string& policy, const Decision& d) {
-  nlohmann::ordered_json j;
-  j["policy"] = policy;
-  j["evaluated"] = d.evaluated;
-  j["switched"] = d.switched;
-  j["k"] = d.k;
-  j["schedule"] = d.schedule.str();
-  j["link_bps"] = d.link_bps;
-  if (!d.extra.empty()) {
-    j["extra"] = d.extra;
-  }
-  j["candidates"] = d.candidates;
-  j["predicted"] = d.predicted;
-  j["latency_s"] = d.latency_s;
-  nlohmann::ordered_json predicted = nlohmann::ordered_json::object();
-  for (const auto& [k, t] : d.predicted_s) {
-    predicted[std::to_string(k)] = t;
-  }
-  j["predicted_s"] = predicted;
-  return j;
-}
-
 namespace {
 
 // What every rank's stage costs before it has run: emulated stages' declared times and sizes
 // (as every rank knows them from the same config); nothing for a backend that must run to tell.
 std::vector<StageMeasurement> known_stages(const RunConfig& c) {
-  if (c.backend.name() != "emulated" || c.profile) {
+  if (backends().find(c.backend)->kind.uses_model || c.profile) {
     return {};
   }
   const double fwd = std::chrono::duration<double>(c.emulated.forward).count();
@@ -182,16 +98,12 @@ StageReport report_of(const IterationMetrics& m, Transport& transport, int rank)
 
 }  // namespace
 
-Result<void> run_rank(const RunConfig& config, int rank, const StageBackends& backends, Transport& transport,
-                      const std::function<void(const IterationMetrics&)>& on_iteration,
+Result<void> run_rank(const RunConfig& config, const schedule::Schedule& lowered, int rank, const StageBackends& backends,
+                      Transport& transport, const std::function<void(const IterationMetrics&)>& on_iteration,
                       std::vector<sim::TraceEvent>* trace) {
-  auto lowered = runtime_schedule(config);
-  if (!lowered) {
-    return lowered.error();
-  }
   ExecutorOptions options = config.executor;
   options.record_trace = options.record_trace || trace != nullptr;
-  StageExecutor executor(*lowered, rank, backends, transport, options);
+  StageExecutor executor(lowered, rank, backends, transport, options);
   std::optional<Coordinator> coordinator;
   schedule::LoweredCache cache(config.world_size, config.microbatches);
   if (is_policy(config.schedule)) {
@@ -265,7 +177,7 @@ Result<void> run_worker(const RunConfig& config, const TcpOptions& tcp,
   if (!transport) {
     return with_context(transport.error(), "rank " + std::to_string(tcp.rank) + ", " + config.transport.str());
   }
-  auto ok = run_rank(config, tcp.rank, backends->stages, **transport, on_iteration, trace);
+  auto ok = run_rank(config, *lowered, tcp.rank, backends->stages, **transport, on_iteration, trace);
   if (!ok) {
     (*transport)->abort(ok.error().message);
   }
@@ -293,8 +205,8 @@ Result<std::vector<std::vector<IterationMetrics>>> run_in_process(
       }
       auto transport = hub.transport(r);
       auto ok = run_rank(
-          config, r, backends->stages, *transport, [&](const IterationMetrics& m) { metrics[r].push_back(m); },
-          nullptr);
+          config, *lowered, r, backends->stages, *transport,
+          [&](const IterationMetrics& m) { metrics[r].push_back(m); }, nullptr);
       if (!ok) {
         results[r] = ok.error();
         transport->abort(ok.error().message);

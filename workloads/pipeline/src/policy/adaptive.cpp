@@ -98,14 +98,8 @@ AdaptiveController::AdaptiveController(int stages, int microbatches, AdaptiveOpt
   current_ = candidate(k_);
 }
 
-Spec grouped_schedule(int chunks, int k) {
-  const std::string text = chunks <= 1 ? "kfkb:k=" + std::to_string(k)
-                                       : "interleaved:v=" + std::to_string(chunks) + ",group=" + std::to_string(k);
-  return schedule::parse_schedule(text).value();
-}
-
 Spec AdaptiveController::candidate(int k) const {
-  return grouped_schedule(options_.chunks, k);
+  return schedule::grouped_spec(options_.chunks, k);
 }
 
 std::vector<int> slack_estimate(const Measurements& m, int only_link) {
@@ -249,7 +243,7 @@ Result<void> AdaptiveController::add_slack(const Measurements& m, const sim::Sim
     slack_variants(all, {0.5, 1.0, 1.5, 2.0}, cap, vectors);
     slack_variants(straggler, {1.0, 1.5}, cap, vectors);
     for (const std::vector<int>& extra : vectors) {
-      const Spec spec = schedule::parse_schedule(schedule::slack_name(k, extra)).value();
+      const Spec spec = schedule::kfkb_spec(k, extra);
       if (!fits(spec, m)) {
         continue;
       }

@@ -11,7 +11,7 @@ class FixedPolicy : public KPolicy {
     Decision d;
     d.iteration = iteration;
     d.k = k_;
-    d.schedule = schedule::parse_schedule("kfkb:k=" + std::to_string(k_)).value();
+    d.schedule = schedule::kfkb_spec(k_);
     return d;
   }
 
@@ -19,10 +19,26 @@ class FixedPolicy : public KPolicy {
   int k_;
 };
 
+Result<void> check_fixed(const Spec& spec, int /*stages*/, int microbatches) {
+  if (spec.integer("k") > microbatches) {
+    return make_error(Errc::kInvalidArgument, "policy \"" + spec.str() + "\": k must be 1.." +
+                                                  std::to_string(microbatches) + " (the micro-batches)");
+  }
+  return {};
+}
+
 }  // namespace
 
-std::unique_ptr<KPolicy> make_fixed_policy(int k) {
-  return std::make_unique<FixedPolicy>(k);
+PolicyItem fixed_policy() {
+  return {{"", "fixed", "kFkB with the same k every iteration, through the adaptive path",
+           {ParamDef::integer("k", "micro-batches per group", std::nullopt, 1)}},
+          PolicyKind{.first_k = "k",
+                     .chunks = false,
+                     .start = false,
+                     .check = check_fixed,
+                     .make = [](const Spec& spec, const PolicyContext&) -> Result<std::unique_ptr<KPolicy>> {
+                       return std::unique_ptr<KPolicy>(std::make_unique<FixedPolicy>(static_cast<int>(spec.integer("k"))));
+                     }}};
 }
 
 }  // namespace contend::pipeline::detail

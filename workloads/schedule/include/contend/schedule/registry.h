@@ -33,4 +33,12 @@ Result<Schedule> make_schedule(std::string_view text, int ranks, int microbatche
 // that do not group micro-batches that way.
 int group_size(const Spec& spec, int microbatches);
 
+// The specs policies choose between, made by the grammar's owner (no caller writes spec text):
+// kfkb:k=K, with Adaptra's slack (kfkb:k=K,extra=E0/E1/...; all zeros: plain kfkb), and
+// interleaved:v=V,group=G. Require k, v, group >= 1 within the registry's ranges.
+Spec kfkb_spec(int k, const std::vector<int>& extra = {});
+Spec interleaved_spec(int chunks, int group);
+// kfkb_spec(k) for chunks 1, else interleaved_spec(chunks, k): the group a policy moves.
+Spec grouped_spec(int chunks, int k);
+
 }  // namespace contend::schedule

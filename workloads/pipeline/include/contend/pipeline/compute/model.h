@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -93,5 +94,11 @@ class MlpStage {
 // with n = tokens x h and m micro-batches, so gradients average over the iteration.
 double mse_loss(const std::vector<float>& y, const std::vector<float>& target, int microbatches,
                 std::vector<float>& dy);
+
+// The single-process reference of one iteration: every stage's layers run micro-batch by
+// micro-batch in one thread, gradients accumulated in micro-batch order and not applied.
+// Returns the stages and the mean loss.
+std::pair<std::vector<MlpStage>, double> reference_iteration(const ModelConfig& model, int num_stages, int microbatches,
+                                                             int iteration);
 
 }  // namespace contend::pipeline

@@ -41,12 +41,6 @@ struct RunConfig {
 // the world size).
 Result<schedule::Schedule> runtime_schedule(const RunConfig& config);
 
-// The single-process reference of one iteration: every stage's layers run micro-batch by
-// micro-batch in one thread, gradients accumulated in micro-batch order and not applied.
-// Returns the stages and the mean loss.
-std::pair<std::vector<MlpStage>, double> reference_iteration(const ModelConfig& model, int num_stages, int microbatches,
-                                                             int iteration);
-
 // The backends of `rank`: one for each stage it runs in `lowered` (several in interleaved and V
 // schedules), made by config.backend.
 struct RankBackends {
@@ -55,9 +49,11 @@ struct RankBackends {
 };
 Result<RankBackends> make_rank_backends(const RunConfig& config, const schedule::Schedule& lowered, int rank);
 
-// Runs `rank`'s iterations on `transport`, with a policy's coordinator when the schedule names
-// one, calling `on_iteration` after each. Errors name the rank, action and peer.
-Result<void> run_rank(const RunConfig& config, int rank, const StageBackends& backends, Transport& transport,
+// Runs `rank`'s iterations of `lowered` (runtime_schedule(config)) on `transport`, with a policy's
+// coordinator when the schedule names one, calling `on_iteration` after each. Errors name the
+// rank, action and peer.
+Result<void> run_rank(const RunConfig& config, const schedule::Schedule& lowered, int rank,
+                      const StageBackends& backends, Transport& transport,
                       const std::function<void(const IterationMetrics&)>& on_iteration,
                       std::vector<sim::TraceEvent>* trace);
 

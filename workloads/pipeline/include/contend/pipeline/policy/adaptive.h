@@ -91,8 +91,6 @@ std::vector<int> slack_estimate(const Measurements& m, int only_link = -1);
 // The link (r -> r+1) that adds the most to a round trip; -1 when none adds anything.
 int slowest_link(const Measurements& m);
 
-// The schedule a group size runs in a family: kfkb:k=K (chunks 1), or interleaved:v=V,group=K.
-Spec grouped_schedule(int chunks, int k);
 
 class AdaptiveController {
  public:
