@@ -91,11 +91,9 @@ int run(const DpdkOptions& o) {
 
 }  // namespace
 
-std::function<int()> add_dpdk_command(CLI::App& app) {
+std::function<int()> add_dpdk_command(CLI::App& sub) {
   auto o = std::make_shared<DpdkOptions>();
-  CLI::App* d = app.add_subcommand("dpdk-source",
-                                   "Send UDP frames with DPDK (net_af_packet, no NIC, no hugepages) "
-                                   "from one node of a run to another, through the link's tc shaping");
+  CLI::App* d = &sub;
   d->add_option("--run", o->run, "The run (contend emu up)")->required();
   d->add_option("--from", o->from, "Source node")->required();
   d->add_option("--to", o->to, "Destination node")->required();

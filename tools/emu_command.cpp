@@ -251,18 +251,16 @@ int play_command(const EmuOptions& o) {
 
 }  // namespace
 
-std::function<int()> add_emu_command(CLI::App& app) {
+std::function<int()> add_emu_command(CLI::App& sub) {
   auto o = std::make_shared<EmuOptions>();
-  CLI::App* emu = app.add_subcommand("emu",
-                                     "The emulated network of a scenario on this host: namespaces, veth "
-                                     "links shaped with tc (HTB/TBF over netlink), and the scenario player");
+  CLI::App* emu = &sub;
   emu->require_subcommand(1);
-  const auto common = [&](CLI::App* sub, bool scenario_required) {
-    auto* opt = sub->add_option("SCENARIO", o->scenario, "Scenario file (contend.scenario/1, docs/scenario-format.md)");
+  const auto common = [&](CLI::App* cmd, bool scenario_required) {
+    auto* opt = cmd->add_option("SCENARIO", o->scenario, "Scenario file (contend.scenario/1, docs/scenario-format.md)");
     if (scenario_required) {
       opt->required()->check(CLI::ExistingFile);
     }
-    sub->add_option("--run", o->run, "Run name (default: the scenario's name); namespaces are contend-<run>.<node>");
+    cmd->add_option("--run", o->run, "Run name (default: the scenario's name); namespaces are contend-<run>.<node>");
   };
   CLI::App* up_cmd = emu->add_subcommand("up", "Create and shape the scenario's network, and leave it up");
   common(up_cmd, true);

@@ -8,6 +8,6 @@ namespace contend::tools {
 
 // Adds the subcommand to `app`; the returned function runs whichever of up/play/down/status was
 // given and returns the exit code.
-std::function<int()> add_emu_command(CLI::App& app);
+std::function<int()> add_emu_command(CLI::App& sub);
 
 }  // namespace contend::tools

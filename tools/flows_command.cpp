@@ -93,12 +93,9 @@ int run(const FlowsOptions& o) {
 
 }  // namespace
 
-std::function<int()> add_flows_command(CLI::App& app) {
+std::function<int()> add_flows_command(CLI::App& sub) {
   auto o = std::make_shared<FlowsOptions>();
-  CLI::App* f = app.add_subcommand("flows",
-                                   "Run background TCP/UDP flows (a contend.flow-job/1 file) between the "
-                                   "nodes of a run that is up, through the scenario player; log what they "
-                                   "achieve every 100 ms");
+  CLI::App* f = &sub;
   f->add_option("JOB", o->job, "Flow job file (docs/flows.md)")->required()->check(CLI::ExistingFile);
   f->add_option("--run", o->run, "The run (contend emu up) whose nodes the flows join")->required();
   f->add_option("--report", o->report,

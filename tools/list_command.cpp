@@ -5,7 +5,10 @@
 #include <memory>
 
 #include "contend/common/json.h"
+#include "commands.h"
 #include "contend/common/records.h"
+#include "contend/emulator/net/discipline_registry.h"
+#include "contend/emulator/scenario/pattern_registry.h"
 #include "contend/pipeline/compute/backend.h"
 #include "contend/pipeline/policy/policy.h"
 #include "contend/pipeline/transport/transport.h"
@@ -24,7 +27,10 @@ std::vector<Family> families() {
   return {{"schedules", schedule::schedule_entries(), {}},
           {"policies", pipeline::policy_entries(), {}},
           {"backends", pipeline::backends().entries(), pipeline::backends().not_built()},
-          {"transports", pipeline::transports().entries(), pipeline::transports().not_built()}};
+          {"transports", pipeline::transports().entries(), pipeline::transports().not_built()},
+          {"disciplines", emulator::disciplines().entries(), {}},
+          {"patterns", emulator::timeline_patterns().entries(), {}},
+          {"commands", commands().entries(), {}}};
 }
 
 const char* type_name(ParamType t) {
@@ -89,11 +95,9 @@ int print_table() {
 
 }  // namespace
 
-std::function<int()> add_list_command(CLI::App& app) {
+std::function<int()> add_list_command(CLI::App& sub) {
   auto json = std::make_shared<bool>(false);
-  CLI::App* list = app.add_subcommand("list",
-                                      "List the schedules, policies, compute backends and transports this build "
-                                      "knows, with their parameters (docs/extending.md adds more)");
+  CLI::App* list = &sub;
   list->add_flag("--json", *json, "Print contend.list/1 JSON");
   return [json] { return *json ? print_json() : print_table(); };
 }

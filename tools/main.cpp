@@ -2,22 +2,18 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
+#include <functional>
 #include <iostream>
+#include <utility>
+#include <vector>
 
 #include "build_info.h"
 #if CONTEND_BUILT_CUDA
 #include "contend/pipeline_cuda/plugin.h"
 #endif
+#include "commands.h"
 #include "contend/pipeline/compute/backend.h"
 #include "contend/pipeline/transport/transport.h"
-#include "dpdk_command.h"
-#include "emu_command.h"
-#include "flows_command.h"
-#include "list_command.h"
-#include "report_command.h"
-#include "run_command.h"
-#include "sim_command.h"
-#include "worker_command.h"
 
 namespace {
 
@@ -57,14 +53,11 @@ int main(int argc, char** argv) {
     app.require_subcommand(0, 1);
     bool version = false;
     app.add_flag("--version", version, "Print the version and which optional parts (cuda, nccl, dpdk) are built");
-    auto run_run = contend::tools::add_run_command(app);
-    auto run_report = contend::tools::add_report_command(app);
-    auto run_sim = contend::tools::add_sim_command(app);
-    auto run_emu = contend::tools::add_emu_command(app);
-    auto run_flows = contend::tools::add_flows_command(app);
-    auto run_dpdk = contend::tools::add_dpdk_command(app);
-    auto run_worker = contend::tools::add_worker_command(app);
-    auto run_list = contend::tools::add_list_command(app);
+    std::vector<std::pair<CLI::App*, std::function<int()>>> subcommands;
+    for (const auto& c : contend::tools::commands().items()) {
+      CLI::App* sub = app.add_subcommand(c.entry.name, c.entry.help);
+      subcommands.emplace_back(sub, c.kind.add(*sub));
+    }
     try {
       app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -74,29 +67,10 @@ int main(int argc, char** argv) {
       print_version();
       return 0;
     }
-    if (app.got_subcommand("run")) {
-      return run_run();
-    }
-    if (app.got_subcommand("report")) {
-      return run_report();
-    }
-    if (app.got_subcommand("sim")) {
-      return run_sim();
-    }
-    if (app.got_subcommand("emu")) {
-      return run_emu();
-    }
-    if (app.got_subcommand("flows")) {
-      return run_flows();
-    }
-    if (app.got_subcommand("dpdk-source")) {
-      return run_dpdk();
-    }
-    if (app.got_subcommand("worker")) {
-      return run_worker();
-    }
-    if (app.got_subcommand("list")) {
-      return run_list();
+    for (const auto& [sub, run] : subcommands) {
+      if (sub->parsed()) {
+        return run();
+      }
     }
     std::cout << app.help();
     return 2;

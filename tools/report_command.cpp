@@ -56,9 +56,9 @@ int run(const ReportOptions& o) {
 
 }  // namespace
 
-std::function<int()> add_report_command(CLI::App& app) {
+std::function<int()> add_report_command(CLI::App& sub) {
   auto o = std::make_shared<ReportOptions>();
-  CLI::App* r = app.add_subcommand("report", "Draw the figures and index.html of a `contend run` results directory");
+  CLI::App* r = &sub;
   r->add_option("results", o->results, "Results directory (summary.json, runs/, events/, traces/)")
       ->required()
       ->check(CLI::ExistingDirectory);

@@ -6,6 +6,6 @@
 
 namespace contend::tools {
 
-std::function<int()> add_report_command(CLI::App& app);
+std::function<int()> add_report_command(CLI::App& sub);
 
 }  // namespace contend::tools

@@ -244,9 +244,9 @@ int run(RunOptions& o) {
 
 }  // namespace
 
-std::function<int()> add_run_command(CLI::App& app) {
+std::function<int()> add_run_command(CLI::App& sub) {
   auto o = std::make_shared<RunOptions>();
-  CLI::App* r = app.add_subcommand("run", "Run an experiment: every scenario x schedule x repetition, then a summary");
+  CLI::App* r = &sub;
   r->add_option("experiment", o->experiment, "Experiment file (contend.experiment/1, docs/experiment-format.md)")
       ->required()
       ->check(CLI::ExistingFile);

@@ -7,6 +7,6 @@
 
 namespace contend::tools {
 
-std::function<int()> add_run_command(CLI::App& app);
+std::function<int()> add_run_command(CLI::App& sub);
 
 }  // namespace contend::tools

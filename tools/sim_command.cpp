@@ -173,15 +173,13 @@ int run(const SimOptions& o) {
 
 }  // namespace
 
-std::function<int()> add_sim_command(CLI::App& app) {
+std::function<int()> add_sim_command(CLI::App& sub) {
   auto o = std::make_shared<SimOptions>();
   std::string names;
   for (const SpecEntry* e : schedule::schedule_entries()) {
     names += "\n    " + syntax(*e) + ": " + e->help;
   }
-  CLI::App* sim = app.add_subcommand("sim",
-                                     "Simulate pipeline schedules (no root, no network): makespan, "
-                                     "throughput, bubble and memory, side by side");
+  CLI::App* sim = &sub;
   sim->add_option("--stages,-p", o->stages, "Pipeline ranks P")->required()->check(CLI::PositiveNumber);
   sim->add_option("--microbatches,-m", o->microbatches, "Micro-batches per iteration M")
       ->required()

@@ -9,6 +9,6 @@ namespace contend::tools {
 
 // Adds the subcommand to `app`; the returned function runs it after parsing and returns the exit
 // code.
-std::function<int()> add_sim_command(CLI::App& app);
+std::function<int()> add_sim_command(CLI::App& sub);
 
 }  // namespace contend::tools

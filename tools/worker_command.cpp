@@ -12,7 +12,6 @@
 #include "contend/common/records.h"
 #include "contend/common/socket.h"
 #include "contend/common/units.h"
-#include "contend/emulator/scenario/scenario.h"
 #include "contend/pipeline/exec/worker.h"
 #include "contend/schedule/schedule.h"
 #include "contend/runner/truth.h"
@@ -35,19 +34,16 @@ struct WorkerOptions {
   std::optional<std::chrono::nanoseconds> bwd;  // default 2 x --fwd
   std::string metrics;
   std::string trace;
-  std::string oracle_scenario;
+  std::string oracle_truth;
   double oracle_start_s = -1;
   bool spin = false;
 };
 
-// The oracle's ground truth: the scenario's rates, on a clock whose 0 is `start_s` (steady clock
-// seconds, the same in every namespace of a host); default: now.
+// The oracle's ground truth: the runner's contend.truth/1 file of the scenario (each link's rate),
+// on a clock whose 0 is `start_s` (steady clock seconds, the same in every namespace of a host,
+// the player's time 0); default: now.
 Result<pipeline::OracleTruth> oracle_truth(const std::string& path, double start_s) {
-  auto scenario = emulator::load_scenario(path);
-  if (!scenario) {
-    return scenario.error();
-  }
-  auto links = runner::workload_rates(*scenario);
+  auto links = runner::read_truth(path);
   if (!links) {
     return links.error();
   }
@@ -105,8 +101,8 @@ int run(WorkerOptions& o) {
     c.model.split.push_back(layers);
   }
   c.emulated.backward = o.bwd ? *o.bwd : 2 * c.emulated.forward;
-  if (!o.oracle_scenario.empty()) {
-    auto truth = oracle_truth(o.oracle_scenario, o.oracle_start_s);
+  if (!o.oracle_truth.empty()) {
+    auto truth = oracle_truth(o.oracle_truth, o.oracle_start_s);
     if (!truth) {
       return fail(t.rank, truth.error().message);
     }
@@ -153,9 +149,9 @@ int run(WorkerOptions& o) {
 
 }  // namespace
 
-std::function<int()> add_worker_command(CLI::App& app) {
+std::function<int()> add_worker_command(CLI::App& sub) {
   auto o = std::make_shared<WorkerOptions>();
-  CLI::App* w = app.add_subcommand("worker", "Run one pipeline stage over TCP or NCCL (one process per stage)");
+  CLI::App* w = &sub;
   w->add_option("--rank", o->tcp.rank, "This stage's rank, 0-based")
       ->envname("CONTEND_RANK")
       ->required()
@@ -210,8 +206,9 @@ std::function<int()> add_worker_command(CLI::App& app) {
   add_parsed(w, "--connect-timeout", o->tcp.connect_timeout, milliseconds_of,
              "Longest wait for neighbours to come up (duration; default 30s)", "DURATION");
   w->add_flag("--checksum", o->tcp.checksum, "Checksum every tensor on the wire");
-  w->add_option("--oracle-scenario", o->oracle_scenario,
-                "oracle policy (rank 0): the scenario whose timeline is the ground truth (experiments only)");
+  w->add_option("--oracle-truth", o->oracle_truth,
+                "oracle policy (rank 0): the ground truth, each link's rate over the scenario's time "
+                "(contend.truth/1, written by `contend run`; experiments only)");
   w->add_option("--oracle-start", o->oracle_start_s,
                 "oracle: the scenario's time 0 in steady-clock seconds (default: when the worker starts)");
   w->add_option("--metrics", o->metrics, "Append contend.iteration/1 JSON lines to FILE (- for stdout)");

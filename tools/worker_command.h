@@ -7,6 +7,6 @@
 
 namespace contend::tools {
 
-std::function<int()> add_worker_command(CLI::App& app);
+std::function<int()> add_worker_command(CLI::App& sub);
 
 }  // namespace contend::tools

@@ -271,7 +271,7 @@ class Player {
   EventLog& log_;
   const PlayerOptions& options_;
   FlowEngine* flows_;
-  const Clock::time_point t0_ = Clock::now();
+  const Clock::time_point t0_ = options_.zero.value_or(Clock::now());
   PlayReport report_;
   double last_progress_s_ = 0;
   double last_sample_s_ = 0;

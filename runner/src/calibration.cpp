@@ -64,7 +64,7 @@ Result<void> add_file(const std::string& path, const Workload& w, Totals& t) {
 
 std::string workload_key(const Workload& w) {
   std::string key = w.backend.str() + " over " + w.transport.str() + ", " + std::to_string(w.stages) + " stages, ";
-  if (w.backend.name() == "emulated") {
+  if (!pipeline::backends().find(w.backend)->kind.uses_model) {
     return key + "fwd " + format_seconds(std::chrono::duration<double>(w.forward).count()) + ", bwd " +
            format_seconds(std::chrono::duration<double>(w.backward).count()) + ", activation " +
            std::to_string(w.activation_bytes) + " B";
@@ -210,9 +210,11 @@ Result<Calibration> calibrate_from_run(const Workload& w, const Spec& baseline, 
 }
 
 Result<Calibration> measure_on_host(const Experiment& e, const LaunchOptions& launch) {
-  if (e.workload.transport.name() != "tcp" || e.workload.backend.name() == "cuda") {
-    return make_error(Errc::kInvalidArgument, "a calibration on this host runs the tcp transport and a cpu or "
-                                              "emulated backend; record one with a real run instead");
+  if (pipeline::transports().find(e.workload.transport)->kind.needs_device ||
+      pipeline::backends().find(e.workload.backend)->kind.needs_device) {
+    return make_error(Errc::kInvalidArgument, "a calibration on this host runs stages and a transport that need "
+                                              "no device (" + e.workload.backend.str() + " over " +
+                                              e.workload.transport.str() + " do); record one with a real run instead");
   }
   Experiment probe = e;
   probe.workload.warmup = 1;
@@ -230,7 +232,7 @@ Result<Calibration> measure_on_host(const Experiment& e, const LaunchOptions& la
       std::filesystem::remove_all(dir, ec);
     }
   } remove{dir};
-  const CellFiles files{dir + "/metrics.jsonl", "", dir + "/workers.log", ""};
+  const CellFiles files{dir + "/metrics.jsonl", "", dir + "/workers.log", "", ""};
   const std::atomic<bool> never{false};
   if (auto ok = run_cell_loopback(probe, cell, files, launch, never); !ok) {
     return with_context(ok.error(), "calibrating on this host");

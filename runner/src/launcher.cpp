@@ -90,8 +90,8 @@ std::vector<std::vector<std::string>> worker_commands(const Experiment& e, const
       argv.push_back(files.trace_prefix + ".rank" + std::to_string(r) + ".json");
     }
     if (pipeline::reads_truth(cell.schedule) && r == 0) {
-      argv.push_back("--oracle-scenario");
-      argv.push_back(e.scenario_files[cell.scenario]);
+      argv.push_back("--oracle-truth");
+      argv.push_back(files.truth);
       argv.push_back("--oracle-start");
       argv.push_back(std::to_string(oracle_start_s));
     }
@@ -226,8 +226,10 @@ Result<void> run_cell(const Experiment& e, const Cell& cell, const CellFiles& fi
   if (!pairs) {
     return pairs.error();
   }
-  const double start_s = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-  net->play_in_background(std::move(*log), emulator::PlayerOptions{std::chrono::milliseconds(100), true});
+  // One time 0 for the player and the oracle: the scenario's clock.
+  const auto zero = std::chrono::steady_clock::now();
+  const double start_s = std::chrono::duration<double>(zero.time_since_epoch()).count();
+  net->play_in_background(std::move(*log), emulator::PlayerOptions{std::chrono::milliseconds(100), true, zero});
   auto workers = start_workers(e, cell, files, o, net->plan(), *addresses, reach_options(*pairs, net->plan(), o.port),
                                start_s);
   if (!workers) {

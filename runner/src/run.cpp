@@ -1,5 +1,6 @@
 #include "contend/runner/run.h"
 
+#include <algorithm>
 #include <ctime>
 #include <filesystem>
 #include <map>
@@ -114,13 +115,40 @@ Result<void> write_summary(const std::string& dir, const Experiment& e, const Su
   return write_file_atomic(dir + "/summary.csv", summary_csv(s));
 }
 
-CellFiles files_of(const std::string& dir, const Cell& cell) {
+std::string truth_path(const std::string& dir, const Experiment& e, int scenario) {
+  return dir + "/truth/" + e.scenarios[scenario].name + ".json";
+}
+
+CellFiles files_of(const std::string& dir, const Experiment& e, const Cell& cell) {
   CellFiles files{dir + "/runs/" + cell.id + ".jsonl", dir + "/events/" + cell.id + ".jsonl",
-                  dir + "/runs/" + cell.id + ".log", ""};
+                  dir + "/runs/" + cell.id + ".log", "", ""};
   if (cell.repetition == 0) {
     files.trace_prefix = dir + "/traces/" + cell.id;
   }
+  if (pipeline::reads_truth(cell.schedule)) {
+    files.truth = truth_path(dir, e, cell.scenario);
+  }
   return files;
+}
+
+// The oracle's ground truth of each scenario, resolved once, for the workers to read
+// (--oracle-truth): written when a schedule of the experiment reads it.
+Result<void> write_truths(const std::string& dir, const Experiment& e) {
+  if (std::none_of(e.schedules.begin(), e.schedules.end(), [](const Spec& s) { return pipeline::reads_truth(s); })) {
+    return {};
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(dir + "/truth", ec);
+  for (std::size_t s = 0; s < e.scenarios.size(); ++s) {
+    auto links = workload_rates(e.scenarios[s]);
+    if (!links) {
+      return links.error();
+    }
+    if (auto ok = write_truth(truth_path(dir, e, static_cast<int>(s)), e.scenarios[s].name, *links); !ok) {
+      return ok;
+    }
+  }
+  return {};
 }
 
 // calibration.json of a real run, from the baseline's finished cells (calibration.h).
@@ -130,7 +158,7 @@ Result<Calibration> record_calibration(const Experiment& e, const std::string& d
   std::vector<std::string> metrics;
   for (const Cell& cell : cells) {
     if (cell.schedule == e.baseline && done.count(cell.id) != 0) {
-      metrics.push_back(files_of(dir, cell).metrics);
+      metrics.push_back(files_of(dir, e, cell).metrics);
     }
   }
   std::vector<MeasuredScenario> medians;
@@ -178,6 +206,11 @@ Result<RunOutcome> run_experiment(const Experiment& e, RunOptions o, const std::
   if (!done) {
     return done.error();
   }
+  if (!o.simulate) {
+    if (auto ok = write_truths(*dir, e); !ok) {
+      return ok.error();
+    }
+  }
   if (o.hosts) {
     o.hosts->results = std::filesystem::absolute(*dir).string();
   }
@@ -199,7 +232,7 @@ Result<RunOutcome> run_experiment(const Experiment& e, RunOptions o, const std::
       continue;
     }
     progress.cell(i, cell.id, ran++);
-    const CellFiles files = files_of(*dir, cell);
+    const CellFiles files = files_of(*dir, e, cell);
     std::error_code ec;
     for (const std::string& stale : {files.metrics, files.events, files.log}) {
       std::filesystem::remove(stale, ec);  // a cell interrupted before runs again from scratch

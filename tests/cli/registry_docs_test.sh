@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Every schedule, policy, compute backend and transport the binary registers is documented as its
-# registry declares it (the first column of the doc's table is the entry's exact syntax), and the
+# Every schedule, policy, compute backend, transport and subcommand the binary registers is
+# documented as its registry declares it (the first column of the doc's table is the entry's exact syntax), and the
 # docs list nothing the registries lack (optional parts not built here count by name).
 # Usage: registry_docs_test.sh CONTEND_BINARY SOURCE_DIR
 set -euo pipefail
@@ -16,6 +16,7 @@ places = {  # family -> (doc, the heading whose first table lists it, the recipe
     "policies": ("docs/adaptive.md", "## Policies", "## Policies"),
     "backends": ("docs/runtime.md", "## Compute backends", "## Compute backends"),
     "transports": ("docs/runtime.md", "## Transports", "## Transports"),
+    "commands": ("docs/architecture.md", "## Subcommands", "## Subcommands"),
 }
 def first_cells(path, heading):
     lines = open(f"{root}/{path}").read().split("\n")

@@ -28,6 +28,7 @@
 #include "contend/runner/launcher.h"
 #include "contend/runner/results_dir.h"
 #include "contend/runner/summary.h"
+#include "contend/runner/truth.h"
 #include "contend/schedule/csv.h"
 #include "contend/schedule/validation.h"
 
@@ -278,5 +279,17 @@ TEST_CASE("a calibration, mutated, is read or refused", "[mutation]") {
   REQUIRE(runner::write_calibration(scratch.dir + "/original.json", c).ok());
   survive("calibration.json", text_of(scratch.dir + "/original.json"), [&](const std::string& text) {
     return runner::read_calibration(scratch.write("calibration.json", text), w).ok();
+  });
+}
+
+TEST_CASE("the oracle's ground truth, mutated, is read or refused", "[mutation]") {
+  auto scenario = emulator::load_scenario(kSource + "/emulator/scenarios/periodic.json");
+  REQUIRE(scenario.ok());
+  auto links = runner::workload_rates(*scenario);
+  REQUIRE(links.ok());
+  Scratch scratch;
+  REQUIRE(runner::write_truth(scratch.dir + "/original.json", scenario->name, *links).ok());
+  survive("truth.json", text_of(scratch.dir + "/original.json"), [&](const std::string& text) {
+    return runner::read_truth(scratch.write("truth.json", text)).ok();
   });
 }

@@ -85,11 +85,11 @@ TEST_CASE("bad experiment files say where and what", "[runner]") {
 TEST_CASE("a transport that asks for an environment gets its node's link interfaces and a host id", "[runner]") {
   pipeline::transports().add(
       {"", "test-env", "a transport that wants an environment (this test's)", {}},
-      {nullptr, [](const std::vector<std::string>& ifnames, const std::string& host_id) {
-         std::vector<std::string> out = ifnames;
-         out.push_back("HOST=" + host_id);
-         return out;
-       }});
+      pipeline::TransportKind{.environment = [](const std::vector<std::string>& ifnames, const std::string& host_id) {
+        std::vector<std::string> out = ifnames;
+        out.push_back("HOST=" + host_id);
+        return out;
+      }});
   auto e = parse(R"("scenarios": ["../emulator/scenarios/steady.json"],
     "workload": {"stages": 4, "backend": "cpu", "transport": "test-env"}, "schedules": ["1f1b"])");
   REQUIRE(e.ok());
@@ -339,4 +339,19 @@ TEST_CASE("on periodic preemption adaptive switches ahead of the drop it predict
   for (const SimIteration& it : reacting->iterations) {
     CHECK_FALSE(it.decision->predicted);
   }
+}
+
+TEST_CASE("the oracle's ground truth is written once and read back as the same rates", "[runner]") {
+  auto links = std::vector<RateTrace>{RateTrace::constant(956e6),
+                                      RateTrace::from_points({{0, 956e6}, {2.5, 95.6e6}, {4, 956e6}}).value()};
+  const std::string path = "/tmp/contend-truth-test-" + std::to_string(::getpid()) + ".json";
+  REQUIRE(write_truth(path, "periodic", links).ok());
+  auto read = read_truth(path);
+  std::remove(path.c_str());
+  REQUIRE(read.ok());
+  REQUIRE(read->size() == 2);
+  CHECK((*read)[0].rate_at(10) == 956e6);
+  CHECK((*read)[1].rate_at(3) == 95.6e6);
+  CHECK((*read)[1].rate_at(5) == 956e6);
+  CHECK_THAT(read_truth("/nonexistent/truth.json").error().message, Catch::Contains("/nonexistent/truth.json"));
 }

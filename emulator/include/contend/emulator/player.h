@@ -45,6 +45,9 @@ class EventLog {
 struct PlayerOptions {
   std::chrono::milliseconds sample_period{100};  // monitor period; 0 disables sampling
   bool quiet = false;                            // no progress lines on stderr
+  // The scenario's time 0 on the monotonic clock (the runner hands the same to the oracle);
+  // unset: when the play starts.
+  std::optional<std::chrono::steady_clock::time_point> zero{};
 };
 
 struct PlayReport {

@@ -23,6 +23,7 @@ struct CellFiles {
   std::string events;        // the player's contend.events/1 log
   std::string log;           // the workers' stdout and stderr
   std::string trace_prefix;  // when set, rank r writes its Chrome trace to PREFIX.rankR.json
+  std::string truth{};       // a policy that reads the truth: its scenario's contend.truth/1 file
 };
 
 struct LaunchOptions {

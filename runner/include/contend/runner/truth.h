@@ -38,6 +38,14 @@ Result<std::vector<RateTrace>> workload_rates(const emulator::Scenario& scenario
 using PipelineLinks = std::map<std::pair<int, int>, RateTrace>;
 Result<PipelineLinks> pipeline_links(const emulator::Scenario& scenario);
 
+// The oracle's ground truth as a file, resolved once from the scenario by the runner and read by
+// rank 0 (schema contend.truth/1, docs/experiment-format.md#the-results-folder): the workload's
+// goodput on each chain link (workload_rates) as points [time_s, rate_bps]:
+//   {"schema": "contend.truth/1", "scenario": "periodic", "links": [[[0, 956e6], [2, 95.6e6]], ...]}
+// At most kMaxTracePoints points in all. Errors name the file and the JSON pointer.
+Result<void> write_truth(const std::string& path, const std::string& scenario, const std::vector<RateTrace>& links);
+Result<std::vector<RateTrace>> read_truth(const std::string& path);
+
 // The HTB/TBF burst the emulator gives a link whose workload goodput is `goodput_bps`.
 std::uint64_t shaper_burst_bytes(double goodput_bps);
 

@@ -485,9 +485,11 @@ Result<void> cuda_device_available() {
 
 void register_cuda_backend() {
   pipeline::backends().add(cuda_backend_entry(),
-                           {true, true, [](const Spec& spec, const pipeline::BackendContext& c,
-                                           int rank) { return make_cuda_backend(spec, c, rank); },
-                            cuda_device_available});
+                           pipeline::BackendKind{.uses_model = true,
+                                                 .needs_device = true,
+                                                 .make = [](const Spec& spec, const pipeline::BackendContext& c,
+                                                            int rank) { return make_cuda_backend(spec, c, rank); },
+                                                 .available = cuda_device_available});
 }
 
 }  // namespace contend::pipeline_cuda

@@ -76,33 +76,36 @@ Result<const CudaPlugin*> cuda_plugin() {
 void register_cuda_plugin(bool with_nccl) {
   pipeline::backends().add(
       cuda_backend_entry(),
-      {true, true,
-       [](const Spec& spec, const pipeline::BackendContext& c, int rank)
-           -> Result<std::unique_ptr<pipeline::ComputeBackend>> {
-         auto plugin = cuda_plugin();
-         if (!plugin) {
-           return plugin.error();
-         }
-         return (*plugin)->make_backend(spec, c, rank);
-       },
-       device_visible});
+      pipeline::BackendKind{.uses_model = true,
+                            .needs_device = true,
+                            .make = [](const Spec& spec, const pipeline::BackendContext& c,
+                                       int rank) -> Result<std::unique_ptr<pipeline::ComputeBackend>> {
+                              auto plugin = cuda_plugin();
+                              if (!plugin) {
+                                return plugin.error();
+                              }
+                              return (*plugin)->make_backend(spec, c, rank);
+                            },
+                            .available = device_visible});
   if (!with_nccl) {
     return;
   }
   pipeline::transports().add(
       nccl_transport_entry(),
-      {[](const Spec&, std::unique_ptr<pipeline::Transport> bootstrap, int rank, int world_size,
-          std::size_t message_floats) -> Result<std::unique_ptr<pipeline::Transport>> {
-         auto plugin = cuda_plugin();
-         if (!plugin) {
-           return plugin.error();
-         }
-         if ((*plugin)->connect_nccl == nullptr) {
-           return make_error(Errc::kUnsupported, "the CUDA plugin was built without NCCL");
-         }
-         return (*plugin)->connect_nccl(std::move(bootstrap), rank, world_size, message_floats);
-       },
-       nccl_environment});
+      pipeline::TransportKind{
+          .needs_device = true,
+          .make = [](const Spec&, std::unique_ptr<pipeline::Transport> bootstrap, int rank, int world_size,
+                     std::size_t message_floats) -> Result<std::unique_ptr<pipeline::Transport>> {
+            auto plugin = cuda_plugin();
+            if (!plugin) {
+              return plugin.error();
+            }
+            if ((*plugin)->connect_nccl == nullptr) {
+              return make_error(Errc::kUnsupported, "the CUDA plugin was built without NCCL");
+            }
+            return (*plugin)->connect_nccl(std::move(bootstrap), rank, world_size, message_floats);
+          },
+          .environment = nccl_environment});
 }
 
 }  // namespace contend::pipeline_cuda

@@ -453,10 +453,12 @@ Result<std::unique_ptr<Transport>> connect_nccl(std::unique_ptr<Transport> boots
 void register_nccl_transport() {
   pipeline::transports().add(
       nccl_transport_entry(),
-      {[](const Spec&, std::unique_ptr<Transport> bootstrap, int rank, int world_size, std::size_t message_floats) {
-         return connect_nccl(std::move(bootstrap), rank, world_size, message_floats);
-       },
-       nccl_environment});
+      pipeline::TransportKind{.needs_device = true,
+                              .make = [](const Spec&, std::unique_ptr<Transport> bootstrap, int rank, int world_size,
+                                         std::size_t message_floats) {
+                                return connect_nccl(std::move(bootstrap), rank, world_size, message_floats);
+                              },
+                              .environment = nccl_environment});
 }
 
 }  // namespace contend::pipeline_cuda

@@ -24,9 +24,9 @@ Result<std::unique_ptr<ComputeBackend>> make_emulated(const Spec&, const Backend
 Registry<BackendKind>& backends() {
   static Registry<BackendKind> table("backend", {
       {{"", "cpu", "the real model on this CPU (OpenBLAS), gradients checked against one process", {}},
-       {true, false, make_cpu, nullptr}},
+       BackendKind{.uses_model = true, .make = make_cpu}},
       {{"", "emulated", "each forward and backward takes a given (or profiled) time and moves a given tensor", {}},
-       {false, false, make_emulated, nullptr}},
+       BackendKind{.make = make_emulated}},
   });
   return table;
 }

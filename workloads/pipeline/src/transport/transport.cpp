@@ -27,10 +27,8 @@ Registry<TransportKind>& transports() {
   static Registry<TransportKind> table(
       "transport",
       {{{"", "tcp", "TCP between the stages' addresses (host-staged for GPU tensors)", {}},
-        {[](const Spec&, std::unique_ptr<Transport> tcp, int, int, std::size_t) -> Result<std::unique_ptr<Transport>> {
-          return tcp;
-        },
-         nullptr}}});
+        TransportKind{.make = [](const Spec&, std::unique_ptr<Transport> tcp, int, int,
+                                 std::size_t) -> Result<std::unique_ptr<Transport>> { return tcp; }}}});
   return table;
 }
 

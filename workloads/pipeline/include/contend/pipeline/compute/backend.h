@@ -89,10 +89,10 @@ struct BackendKind {
   bool uses_model = false;    // runs (or profiles) the model: ModelConfig must be valid
   bool needs_device = false;  // runs on a device this host may lack (cuda): only it can time it
   std::function<Result<std::unique_ptr<ComputeBackend>>(const Spec& spec, const BackendContext& context, int stage)>
-      make;
+      make{};
   // Whether this host can run it (cuda: a device is there); unset: always. What a runner checks
   // before its first cell.
-  std::function<Result<void>()> available;
+  std::function<Result<void>()> available{};
 };
 
 // The backends by name: cpu and emulated built in (one line each in backend.cpp); optional parts

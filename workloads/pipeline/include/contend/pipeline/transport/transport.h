@@ -134,13 +134,14 @@ class Transport {
 // the largest tensor it will carry in floats (the backend's message_floats(): nccl allocates its
 // buffers before it starts).
 struct TransportKind {
+  bool needs_device = false;  // moves device memory (nccl): a host without the device cannot run it
   std::function<Result<std::unique_ptr<Transport>>(const Spec& spec, std::unique_ptr<Transport> bootstrap, int rank,
                                                    int world_size, std::size_t message_floats)>
-      make;
+      make{};
   // The environment ("KEY=VALUE" items) a worker needs on a node whose link interfaces are
   // `ifnames` and whose namespace or host is `host_id`; unset for transports that need none.
   std::function<std::vector<std::string>(const std::vector<std::string>& ifnames, const std::string& host_id)>
-      environment;
+      environment{};
 };
 Registry<TransportKind>& transports();
 

@@ -1,0 +1,53 @@
+#include "commands.h"
+
+#include "dpdk_command.h"
+#include "emu_command.h"
+#include "flows_command.h"
+#include "list_command.h"
+#include "report_command.h"
+#include "run_command.h"
+#include "sim_command.h"
+#include "worker_command.h"
+
+namespace contend::tools {
+
+// One line per subcommand, in the order `contend --help` lists them.
+// clang-format off
+const Registry<CommandKind>& commands() {
+  static const Registry<CommandKind> kTable("command", {
+      {{"", "run",
+        "Run an experiment: every scenario x schedule x repetition, then a summary", {}},
+       CommandKind{add_run_command}},
+      {{"", "report",
+        "Draw the figures and index.html of a `contend run` results directory", {}},
+       CommandKind{add_report_command}},
+      {{"", "sim",
+        "Simulate pipeline schedules (no root, no network): makespan, throughput, bubble and "
+        "memory, side by side", {}},
+       CommandKind{add_sim_command}},
+      {{"", "emu",
+        "The emulated network of a scenario on this host: namespaces, veth links shaped with "
+        "tc (HTB/TBF over netlink), and the scenario player", {}},
+       CommandKind{add_emu_command}},
+      {{"", "flows",
+        "Run background TCP/UDP flows (a contend.flow-job/1 file) between the nodes of a run "
+        "that is up, through the scenario player; log what they achieve every 100 ms", {}},
+       CommandKind{add_flows_command}},
+      {{"", "dpdk-source",
+        "Send UDP frames with DPDK (net_af_packet, no NIC, no hugepages) from one node of a "
+        "run to another, through the link's tc shaping", {}},
+       CommandKind{add_dpdk_command}},
+      {{"", "worker",
+        "Run one pipeline stage over TCP or NCCL (one process per stage)", {}},
+       CommandKind{add_worker_command}},
+      {{"", "list",
+        "List what this build registers: schedules, policies, compute backends, transports, "
+        "shaping disciplines, timeline patterns and subcommands, with their parameters "
+        "(docs/extending.md adds more)", {}},
+       CommandKind{add_list_command}},
+  });
+  return kTable;
+}
+// clang-format on
+
+}  // namespace contend::tools
