@@ -29,8 +29,7 @@ struct WorkerOptions {
   pipeline::RunConfig run;
   pipeline::TcpOptions tcp;
   std::string peers;
-  std::vector<std::string> reach;
-  std::string split;
+  std::vector<std::pair<int, std::string>> reach;  // --reach RANK=HOST:PORT
   std::optional<std::chrono::nanoseconds> bwd;  // default 2 x --fwd
   std::string metrics;
   std::string trace;
@@ -77,53 +76,60 @@ int fail(int rank, const std::string& message) {
   return 1;
 }
 
-int run(WorkerOptions& o) {
+// What the options name but could not check alone: the peers of this world, --reach's ranks, the
+// backward's default, the oracle's truth.
+Result<void> resolve(WorkerOptions& o) {
   auto& c = o.run;
   auto& t = o.tcp;
   t.world_size = c.world_size;
   t.peers = split_list(o.peers);
-  for (const std::string& item : o.reach) {
-    const auto eq = item.find('=');
-    int rank = -1;
-    const auto [end, ec] = std::from_chars(item.data(), item.data() + (eq == std::string::npos ? 0 : eq), rank);
-    if (eq == std::string::npos || ec != std::errc() || end != item.data() + eq || rank < 0 ||
-        rank >= c.world_size || !Endpoint::parse(item.substr(eq + 1))) {
-      return fail(t.rank, "--reach: expected RANK=HOST:PORT with a rank of this world, got \"" + item + "\"");
+  for (const auto& [rank, where] : o.reach) {
+    if (rank >= c.world_size) {
+      return make_error(Errc::kInvalidArgument, "--reach: rank " + std::to_string(rank) + " is not in a world of " +
+                                                    std::to_string(c.world_size));
     }
-    t.reach[rank] = item.substr(eq + 1);
-  }
-  for (const std::string& n : split_list(o.split)) {
-    int layers = 0;
-    const auto [end, ec] = std::from_chars(n.data(), n.data() + n.size(), layers);
-    if (n.empty() || ec != std::errc() || end != n.data() + n.size() || layers < 1) {
-      return fail(t.rank, "--split: expected whole numbers >= 1 separated by commas, got \"" + n + "\"");
-    }
-    c.model.split.push_back(layers);
+    t.reach[rank] = where;
   }
   c.emulated.backward = o.bwd ? *o.bwd : 2 * c.emulated.forward;
   if (!o.oracle_truth.empty()) {
     auto truth = oracle_truth(o.oracle_truth, o.oracle_start_s);
     if (!truth) {
-      return fail(t.rank, truth.error().message);
+      return truth.error();
     }
     c.oracle = std::move(*truth);
+  }
+  return {};
+}
+
+Result<void> write_trace(const WorkerOptions& o, std::vector<sim::TraceEvent> trace) {
+  sim::SimResult r;
+  r.schedule = o.run.schedule.str();
+  r.num_ranks = o.run.world_size;
+  r.trace = std::move(trace);
+  return write_file_atomic(o.trace, sim::chrome_trace_json(r));
+}
+
+int run(WorkerOptions& o) {
+  const int rank = o.tcp.rank;
+  if (auto ok = resolve(o); !ok) {
+    return fail(rank, ok.error().message);
   }
   std::unique_ptr<JsonLinesWriter> metrics;
   if (!o.metrics.empty()) {
     // Every rank appends to one file (the runner's); each line is one write.
     auto opened = JsonLinesWriter::open(o.metrics, pipeline::kIterationSchema, JsonLinesWriter::Mode::kAppend);
     if (!opened) {
-      return fail(t.rank, opened.error().message);
+      return fail(rank, opened.error().message);
     }
     metrics = std::move(*opened);
   }
   std::vector<sim::TraceEvent> trace;
   std::optional<Error> write_error;
   auto done = pipeline::run_worker(
-      c, t,
+      o.run, o.tcp,
       [&](const pipeline::IterationMetrics& m) {
         if (metrics != nullptr && !write_error) {
-          if (auto ok = metrics->write(pipeline::metrics_record(c, m)); !ok) {
+          if (auto ok = metrics->write(pipeline::metrics_record(o.run, m)); !ok) {
             write_error = ok.error();
           }
         }
@@ -132,26 +138,44 @@ int run(WorkerOptions& o) {
   if (done && write_error) {
     done = *write_error;
   }
-  if (!done) {
-    return fail(t.rank, done.error().message);
+  if (done && !o.trace.empty()) {
+    done = write_trace(o, std::move(trace));
   }
-  if (!o.trace.empty()) {
-    sim::SimResult r;
-    r.schedule = c.schedule.str();
-    r.num_ranks = c.world_size;
-    r.trace = std::move(trace);
-    if (auto ok = write_file_atomic(o.trace, sim::chrome_trace_json(r)); !ok) {
-      return fail(t.rank, ok.error().message);
+  return done ? 0 : fail(rank, done.error().message);
+}
+
+// --reach RANK=HOST:PORT.
+Result<std::pair<int, std::string>> parse_reach(const std::string& item) {
+  const auto eq = item.find('=');
+  int rank = -1;
+  const auto [end, ec] = std::from_chars(item.data(), item.data() + (eq == std::string::npos ? 0 : eq), rank);
+  if (eq == std::string::npos || ec != std::errc() || end != item.data() + eq || rank < 0 ||
+      !Endpoint::parse(item.substr(eq + 1))) {
+    return make_error(Errc::kInvalidArgument, "expected RANK=HOST:PORT, got \"" + item + "\"");
+  }
+  return std::pair<int, std::string>(rank, item.substr(eq + 1));
+}
+
+// --split: layers per stage, "2,3,3".
+Result<std::vector<int>> parse_split(const std::string& text) {
+  std::vector<int> out;
+  for (const std::string& n : split_list(text)) {
+    int layers = 0;
+    const auto [end, ec] = std::from_chars(n.data(), n.data() + n.size(), layers);
+    if (n.empty() || ec != std::errc() || end != n.data() + n.size() || layers < 1) {
+      return make_error(Errc::kInvalidArgument, "expected whole numbers >= 1 separated by commas, got \"" + n + "\"");
     }
+    out.push_back(layers);
   }
-  return 0;
+  return out;
 }
 
 }  // namespace
 
-std::function<int()> add_worker_command(CLI::App& sub) {
-  auto o = std::make_shared<WorkerOptions>();
-  CLI::App* w = &sub;
+namespace {
+
+// Who this rank is and whom it talks to, and how.
+void add_network_options(CLI::App* w, WorkerOptions* o) {
   w->add_option("--rank", o->tcp.rank, "This stage's rank, 0-based")
       ->envname("CONTEND_RANK")
       ->required()
@@ -163,39 +187,10 @@ std::function<int()> add_worker_command(CLI::App& sub) {
   w->add_option("--peers", o->peers, "host:port of every rank, comma-separated; each rank listens on its own port")
       ->envname("CONTEND_PEERS")
       ->required();
-  w->add_option("--reach", o->reach,
-                "RANK=HOST:PORT: connect to that rank there instead of at its --peers entry (a looped schedule's "
-                "last rank reaching the first over the link between them; repeat)");
-  add_parsed(w, "--schedule", o->run.schedule, pipeline::parse_schedule_or_policy,
-             "A schedule (1f1b, kfkb:k=N, gpipe) or a policy choosing k every iteration (fixed:k=N, "
-             "adaptive[:kmax=N,mem=SIZE,...], oracle[:...]); docs/schedules.md, docs/adaptive.md (default 1f1b)",
-             "SCHEDULE");
-  w->add_option("--microbatches", o->run.microbatches, "Micro-batches per iteration (1 to 65536; default 8)")
-      ->check(CLI::Range(1, schedule::kMaxMicrobatches));
-  w->add_option("--iterations", o->run.iterations, "Iterations to run (1 to 1000000; default 10)")
-      ->check(CLI::Range(1, 1000000));
-  add_parsed(w, "--backend", o->run.backend, [](const std::string& t) { return pipeline::backends().parse(t); },
-             "cpu (real model, OpenBLAS), emulated (given durations) or cuda[:math=fp32|tf32|bf16] (the model on "
-             "a GPU, when built); default cpu",
-             "BACKEND");
-  w->add_option("--hidden", o->run.model.hidden, "Model width h (default 64)")->check(CLI::PositiveNumber);
-  w->add_option("--ffn-mult", o->run.model.ffn_mult, "Inner width multiple (default 4)")->check(CLI::PositiveNumber);
-  w->add_option("--layers", o->run.model.layers, "Blocks over all stages (default 8)")->check(CLI::PositiveNumber);
-  w->add_option("--split", o->split, "Layers per stage, comma-separated (default: even)");
-  w->add_option("--microbatch-size", o->run.model.microbatch_size, "Sequences per micro-batch (default 4)")
-      ->check(CLI::PositiveNumber);
-  w->add_option("--seq-len", o->run.model.seq_len, "Tokens per sequence (default 16)")->check(CLI::PositiveNumber);
-  w->add_option("--optimizer", o->run.model.optimizer, "sgd or adam (default sgd)")
-      ->check(CLI::IsMember({"sgd", "adam"}));
-  w->add_option("--lr", o->run.model.lr, "Learning rate (default 0.05)");
-  w->add_option("--seed", o->run.model.seed, "Seed of weights and data (default 1234)");
-  add_parsed(w, "--fwd", o->run.emulated.forward, parse_duration,
-             "emulated: forward time per micro-batch (duration; default 10ms)", "DURATION");
-  add_parsed(w, "--bwd", o->bwd, parse_duration, "emulated: backward time (duration; default 2 x --fwd)", "DURATION");
-  add_parsed(w, "--activation", o->run.emulated.activation_bytes, parse_size_bytes,
-             "emulated: tensor sent per micro-batch, each way (size; default 1MiB)", "SIZE");
-  w->add_flag("--spin", o->run.emulated.spin, "emulated: busy-wait instead of sleeping");
-  w->add_flag("--profile", o->run.profile, "emulated: take durations and sizes from profiling the cpu model");
+  add_parsed_list(w, "--reach", o->reach, parse_reach,
+                  "RANK=HOST:PORT: connect to that rank there instead of at its --peers entry (a looped schedule's "
+                  "last rank reaching the first over the link between them; repeat)",
+                  "RANK=HOST:PORT");
   add_parsed(w, "--transport", o->run.transport, [](const std::string& t) { return pipeline::transports().parse(t); },
              "tcp, or nccl (activations and gradients through NCCL on each rank's GPU, bootstrapped over TCP; "
              "when built); default tcp",
@@ -211,6 +206,55 @@ std::function<int()> add_worker_command(CLI::App& sub) {
                 "(contend.truth/1, written by `contend run`; experiments only)");
   w->add_option("--oracle-start", o->oracle_start_s,
                 "oracle: the scenario's time 0 in steady-clock seconds (default: when the worker starts)");
+}
+
+// What it runs: the schedule or policy, the iterations, the backend, the model.
+void add_workload_options(CLI::App* w, WorkerOptions* o) {
+  add_parsed(w, "--schedule", o->run.schedule, pipeline::parse_schedule_or_policy,
+             "A schedule (1f1b, kfkb:k=N, gpipe) or a policy choosing k every iteration (fixed:k=N, "
+             "adaptive[:kmax=N,mem=SIZE,...], oracle[:...]); docs/schedules.md, docs/adaptive.md (default 1f1b)",
+             "SCHEDULE");
+  w->add_option("--microbatches", o->run.microbatches, "Micro-batches per iteration (1 to 65536; default 8)")
+      ->check(CLI::Range(1, schedule::kMaxMicrobatches));
+  w->add_option("--iterations", o->run.iterations, "Iterations to run (1 to 1000000; default 10)")
+      ->check(CLI::Range(1, 1000000));
+  add_parsed(w, "--backend", o->run.backend, [](const std::string& t) { return pipeline::backends().parse(t); },
+             "cpu (real model, OpenBLAS), emulated (given durations) or cuda[:math=fp32|tf32|bf16] (the model on "
+             "a GPU, when built); default cpu",
+             "BACKEND");
+  w->add_option("--hidden", o->run.model.hidden, "Model width h (default 64)")->check(CLI::PositiveNumber);
+  w->add_option("--ffn-mult", o->run.model.ffn_mult, "Inner width multiple (default 4)")->check(CLI::PositiveNumber);
+  w->add_option("--layers", o->run.model.layers, "Blocks over all stages (default 8)")->check(CLI::PositiveNumber);
+  add_parsed(w, "--split", o->run.model.split, parse_split, "Layers per stage, comma-separated (default: even)",
+             "N,N,...");
+  w->add_option("--microbatch-size", o->run.model.microbatch_size, "Sequences per micro-batch (default 4)")
+      ->check(CLI::PositiveNumber);
+  w->add_option("--seq-len", o->run.model.seq_len, "Tokens per sequence (default 16)")->check(CLI::PositiveNumber);
+  w->add_option("--optimizer", o->run.model.optimizer, "sgd or adam (default sgd)")
+      ->check(CLI::IsMember({"sgd", "adam"}));
+  w->add_option("--lr", o->run.model.lr, "Learning rate (default 0.05)");
+  w->add_option("--seed", o->run.model.seed, "Seed of weights and data (default 1234)");
+}
+
+// Emulated stages: their times and tensors.
+void add_emulated_options(CLI::App* w, WorkerOptions* o) {
+  add_parsed(w, "--fwd", o->run.emulated.forward, parse_duration,
+             "emulated: forward time per micro-batch (duration; default 10ms)", "DURATION");
+  add_parsed(w, "--bwd", o->bwd, parse_duration, "emulated: backward time (duration; default 2 x --fwd)", "DURATION");
+  add_parsed(w, "--activation", o->run.emulated.activation_bytes, parse_size_bytes,
+             "emulated: tensor sent per micro-batch, each way (size; default 1MiB)", "SIZE");
+  w->add_flag("--spin", o->run.emulated.spin, "emulated: busy-wait instead of sleeping");
+  w->add_flag("--profile", o->run.profile, "emulated: take durations and sizes from profiling the cpu model");
+}
+
+}  // namespace
+
+std::function<int()> add_worker_command(CLI::App& sub) {
+  auto o = std::make_shared<WorkerOptions>();
+  add_network_options(&sub, o.get());
+  add_workload_options(&sub, o.get());
+  add_emulated_options(&sub, o.get());
+  CLI::App* w = &sub;
   w->add_option("--metrics", o->metrics, "Append contend.iteration/1 JSON lines to FILE (- for stdout)");
   w->add_option("--trace", o->trace, "Write a Chrome trace of this rank's actions to FILE");
   return [o] { return run(*o); };

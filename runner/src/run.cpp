@@ -133,14 +133,14 @@ CellFiles files_of(const std::string& dir, const Experiment& e, const Cell& cell
 
 // The oracle's ground truth of each scenario, resolved once, for the workers to read
 // (--oracle-truth): written when a schedule of the experiment reads it.
-Result<void> write_truths(const std::string& dir, const Experiment& e) {
+Result<void> write_truths(const std::string& dir, const Experiment& e, const std::vector<PipelineLinks>& truths) {
   if (std::none_of(e.schedules.begin(), e.schedules.end(), [](const Spec& s) { return pipeline::reads_truth(s); })) {
     return {};
   }
   std::error_code ec;
   std::filesystem::create_directories(dir + "/truth", ec);
   for (std::size_t s = 0; s < e.scenarios.size(); ++s) {
-    auto links = workload_rates(e.scenarios[s]);
+    auto links = chain_rates(e.scenarios[s], truths[s]);
     if (!links) {
       return links.error();
     }
@@ -180,15 +180,74 @@ Result<Calibration> record_calibration(const Experiment& e, const std::string& d
   return c;
 }
 
+// A real run on this host needs what its backend needs here (cuda: a device), before anything.
+Result<void> check_backend_here(const Experiment& e, const RunOptions& o) {
+  const auto& available = pipeline::backends().find(e.workload.backend)->kind.available;
+  if (!available || o.simulate || o.hosts) {
+    return {};
+  }
+  if (auto ok = available(); !ok) {
+    return with_context(ok.error(), e.source + ": /workload/backend");
+  }
+  return {};
+}
+
+// Runs `cell` into its files (the stale ones of an interrupted attempt removed first) and
+// measures it: its throughput, or why not.
+Result<double> measure_cell(const Experiment& e, const Cell& cell, const std::string& dir, const RunOptions& o,
+                            const PipelineLinks& truth, const std::atomic<bool>& stop) {
+  const CellFiles files = files_of(dir, e, cell);
+  std::error_code ec;
+  for (const std::string& stale : {files.metrics, files.events, files.log}) {
+    std::filesystem::remove(stale, ec);  // a cell interrupted before runs again from scratch
+  }
+  if (auto ok = run_one(e, cell, files, o, truth, stop); !ok) {
+    return ok.error();
+  }
+  return cell_throughput(files.metrics, e.workload, e.measure, files.events);
+}
+
+// Runs the cells not `done` yet, in order, until one fails or `stop`; records each finished one.
+void run_cells(const Experiment& e, const std::vector<Cell>& cells, const std::string& dir, const RunOptions& o,
+               const std::vector<PipelineLinks>& truths, std::map<std::string, double>& done, RunOutcome& out,
+               const std::atomic<bool>& stop) {
+  Progress progress(cells.size());
+  std::size_t ran = 0;
+  for (std::size_t i = 0; i < cells.size() && !stop.load() && !out.failed; ++i) {
+    const Cell& cell = cells[i];
+    if (done.count(cell.id) != 0) {
+      continue;
+    }
+    progress.cell(i, cell.id, ran++);
+    auto throughput = measure_cell(e, cell, dir, o, truths[cell.scenario], stop);
+    if (!throughput) {
+      if (!stop.load()) {
+        out.failed = with_context(throughput.error(), cell.id);
+      }
+      continue;
+    }
+    done[cell.id] = *throughput;
+    if (auto ok = record_cell(dir, cell.id, *throughput); !ok) {
+      out.failed = ok.error();
+    }
+  }
+  progress.end();
+}
+
+void announce(const Experiment& e, const RunOptions& o, std::size_t cells, const std::string& dir) {
+  const std::string where = o.simulate ? "simulated" : o.hosts ? "on cluster hosts" : "real, in network namespaces";
+  std::fprintf(stderr, "contend run: %s, %zu cells (%s), results in %s\n", e.name.c_str(), cells, where.c_str(),
+               dir.c_str());
+  for (const std::string& warning : unshaped_traffic(e)) {
+    std::fprintf(stderr, "contend run: note: %s\n", warning.c_str());
+  }
+}
+
 }  // namespace
 
 Result<RunOutcome> run_experiment(const Experiment& e, RunOptions o, const std::atomic<bool>& stop) {
-  // A real run on this host needs what its backend needs here (cuda: a device), before anything.
-  if (const auto& available = pipeline::backends().find(e.workload.backend)->kind.available;
-      available && !o.simulate && !o.hosts) {
-    if (auto ok = available(); !ok) {
-      return with_context(ok.error(), e.source + ": /workload/backend");
-    }
+  if (auto ok = check_backend_here(e, o); !ok) {
+    return ok.error();
   }
   std::vector<PipelineLinks> truths;
   for (const auto& s : e.scenarios) {
@@ -207,7 +266,7 @@ Result<RunOutcome> run_experiment(const Experiment& e, RunOptions o, const std::
     return done.error();
   }
   if (!o.simulate) {
-    if (auto ok = write_truths(*dir, e); !ok) {
+    if (auto ok = write_truths(*dir, e, truths); !ok) {
       return ok.error();
     }
   }
@@ -218,43 +277,8 @@ Result<RunOutcome> run_experiment(const Experiment& e, RunOptions o, const std::
   out.dir = *dir;
   const std::vector<Cell> cells = expand(e);
   out.cells_total = cells.size();
-  Progress progress(cells.size());
-  const std::string where = o.simulate ? "simulated" : o.hosts ? "on cluster hosts" : "real, in network namespaces";
-  std::fprintf(stderr, "contend run: %s, %zu cells (%s), results in %s\n", e.name.c_str(), cells.size(), where.c_str(),
-               dir->c_str());
-  for (const std::string& warning : unshaped_traffic(e)) {
-    std::fprintf(stderr, "contend run: note: %s\n", warning.c_str());
-  }
-  std::size_t ran = 0;
-  for (std::size_t i = 0; i < cells.size() && !stop.load() && !out.failed; ++i) {
-    const Cell& cell = cells[i];
-    if (done->count(cell.id) != 0) {
-      continue;
-    }
-    progress.cell(i, cell.id, ran++);
-    const CellFiles files = files_of(*dir, e, cell);
-    std::error_code ec;
-    for (const std::string& stale : {files.metrics, files.events, files.log}) {
-      std::filesystem::remove(stale, ec);  // a cell interrupted before runs again from scratch
-    }
-    Result<double> throughput = make_error(Errc::kInternal, "");
-    if (auto ok = run_one(e, cell, files, o, truths[cell.scenario], stop); !ok) {
-      throughput = ok.error();
-    } else {
-      throughput = cell_throughput(files.metrics, e.workload, e.measure, files.events);
-    }
-    if (!throughput) {
-      if (!stop.load()) {
-        out.failed = with_context(throughput.error(), cell.id);
-      }
-      continue;
-    }
-    (*done)[cell.id] = *throughput;
-    if (auto ok = record_cell(*dir, cell.id, *throughput); !ok) {
-      out.failed = ok.error();
-    }
-  }
-  progress.end();
+  announce(e, o, cells.size(), *dir);
+  run_cells(e, cells, *dir, o, truths, *done, out, stop);
   out.stopped = stop.load();
   out.cells_done = done->size();
   out.summary = summary_of(e, cells, *done, mode_of(o));

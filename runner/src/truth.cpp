@@ -59,10 +59,14 @@ Result<std::vector<RateTrace>> workload_rates(const emulator::Scenario& s) {
   if (!all) {
     return all.error();
   }
+  return chain_rates(s, *all);
+}
+
+Result<std::vector<RateTrace>> chain_rates(const emulator::Scenario& s, const PipelineLinks& all) {
   std::vector<RateTrace> out;
   for (int r = 0; r + 1 < static_cast<int>(s.nodes.size()); ++r) {
-    auto it = all->find({r, r + 1});
-    if (it == all->end()) {
+    auto it = all.find({r, r + 1});
+    if (it == all.end()) {
       return make_error(Errc::kInvalidArgument, s.source + ": no link between " + s.nodes[r] + " and " +
                                                     s.nodes[r + 1] + ": a pipeline runs over a chain of links");
     }

@@ -37,6 +37,8 @@ Result<std::vector<RateTrace>> workload_rates(const emulator::Scenario& scenario
 // no link joins cross the unshaped switch: no limit).
 using PipelineLinks = std::map<std::pair<int, int>, RateTrace>;
 Result<PipelineLinks> pipeline_links(const emulator::Scenario& scenario);
+// workload_rates from the scenario's pipeline_links, computed already.
+Result<std::vector<RateTrace>> chain_rates(const emulator::Scenario& scenario, const PipelineLinks& links);
 
 // The oracle's ground truth as a file, resolved once from the scenario by the runner and read by
 // rank 0 (schema contend.truth/1, docs/experiment-format.md#the-results-folder): the workload's
