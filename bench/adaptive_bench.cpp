@@ -56,7 +56,7 @@ void BM_DecideInBand(benchmark::State& state) {
     const contend::pipeline::TransferTotals t{64 * kAct, seconds, 64, 32 * kAct, seconds / 2, 0, 2 * kAct, seconds / 32, 0};
     for (int r = 0; r < kP; ++r) {
       out[r] = {0.010, 0.020, 0, 0, kAct, kAct, r > 0 ? t : contend::pipeline::TransferTotals{},
-                r + 1 < kP ? t : contend::pipeline::TransferTotals{}, 2.5};
+                r + 1 < kP ? t : contend::pipeline::TransferTotals{}, {}, {}, 2.5};
     }
     return out;
   };

@@ -33,25 +33,41 @@ struct WorkerOptions {
   std::optional<std::chrono::nanoseconds> bwd;  // default 2 x --fwd
   std::string metrics;
   std::string trace;
-  std::string oracle_truth;
-  double oracle_start_s = -1;
+  std::string truth;
+  double scenario_start_s = -1;
   bool spin = false;
 };
 
-// The oracle's ground truth: the runner's contend.truth/1 file of the scenario (each link's rate),
-// on a clock whose 0 is `start_s` (steady clock seconds, the same in every namespace of a host,
-// the player's time 0); default: now.
-Result<pipeline::OracleTruth> oracle_truth(const std::string& path, double start_s) {
-  auto links = runner::read_truth(path);
-  if (!links) {
-    return links.error();
+// The network the runner resolved (contend.truth/1): for the oracle at rank 0 each chain link's
+// rate, and for every rank the stalls of its links, on a clock whose 0 is `start_s` (steady clock
+// seconds, the same in every namespace of a host, the player's time 0; default: now).
+Result<void> apply_truth(WorkerOptions& o) {
+  auto truth = runner::read_truth(o.truth);
+  if (!truth) {
+    return truth.error();
   }
   const auto steady_s = [] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
   };
-  const double zero = start_s >= 0 ? start_s : steady_s();
-  return pipeline::OracleTruth{std::move(*links), [zero, steady_s] { return steady_s() - zero; },
-                               runner::shaper_burst_bytes};
+  const double zero = o.scenario_start_s >= 0 ? o.scenario_start_s : steady_s();
+  pipeline::RunConfig& c = o.run;
+  c.scenario_zero_s = zero;
+  const int rank = o.tcp.rank;
+  for (const auto& [nodes, schedule] : truth->stalls) {
+    if (nodes.first == rank || nodes.second == rank) {
+      c.stalls[nodes.first == rank ? nodes.second : nodes.first] = schedule;
+    }
+  }
+  if (rank == 0 && pipeline::reads_truth(c.schedule)) {
+    std::vector<StallSchedule> stalls;
+    for (int r = 0; r + 1 < c.world_size; ++r) {
+      const auto it = truth->stalls.find({r, r + 1});
+      stalls.push_back(it == truth->stalls.end() ? StallSchedule{} : it->second);
+    }
+    c.oracle = pipeline::OracleTruth{std::move(truth->links), [zero, steady_s] { return steady_s() - zero; },
+                                     runner::shaper_burst_bytes, std::move(stalls)};
+  }
+  return {};
 }
 
 std::vector<std::string> split_list(const std::string& text) {
@@ -91,14 +107,7 @@ Result<void> resolve(WorkerOptions& o) {
     t.reach[rank] = where;
   }
   c.emulated.backward = o.bwd ? *o.bwd : 2 * c.emulated.forward;
-  if (!o.oracle_truth.empty()) {
-    auto truth = oracle_truth(o.oracle_truth, o.oracle_start_s);
-    if (!truth) {
-      return truth.error();
-    }
-    c.oracle = std::move(*truth);
-  }
-  return {};
+  return o.truth.empty() ? Result<void>() : apply_truth(o);
 }
 
 Result<void> write_trace(const WorkerOptions& o, std::vector<sim::TraceEvent> trace) {
@@ -201,11 +210,11 @@ void add_network_options(CLI::App* w, WorkerOptions* o) {
   add_parsed(w, "--connect-timeout", o->tcp.connect_timeout, milliseconds_of,
              "Longest wait for neighbours to come up (duration; default 30s)", "DURATION");
   w->add_flag("--checksum", o->tcp.checksum, "Checksum every tensor on the wire");
-  w->add_option("--oracle-truth", o->oracle_truth,
-                "oracle policy (rank 0): the ground truth, each link's rate over the scenario's time "
-                "(contend.truth/1, written by `contend run`; experiments only)");
-  w->add_option("--oracle-start", o->oracle_start_s,
-                "oracle: the scenario's time 0 in steady-clock seconds (default: when the worker starts)");
+  w->add_option("--truth", o->truth,
+                "The scenario's network as `contend run` resolved it (contend.truth/1): its links' stalls, which "
+                "this rank's sends wait, and (the oracle policy, rank 0) each link's rate over time");
+  w->add_option("--scenario-start", o->scenario_start_s,
+                "The scenario's time 0 in steady-clock seconds, the player's (default: when the worker starts)");
 }
 
 // What it runs: the schedule or policy, the iterations, the backend, the model.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <cmath>
 
 #include "contend/common/units.h"
@@ -115,11 +116,60 @@ Result<double> parse_plain_number(std::string_view s) {
   return v;
 }
 
-}  // namespace
+// What the second column of a timed CSV holds: its header name, how a value parses, and what a
+// value looks like (for errors).
+struct ValueColumn {
+  const char* header;  // "rate", "stall"
+  Result<double> (*parse)(std::string_view text);
+  const char* expected;
+};
 
-Result<RateTrace> parse_rate_trace_csv(std::string_view text, const std::string& source) {
+Result<double> rate_value(std::string_view text) {
+  auto plain = parse_plain_number(text);
+  return plain ? plain : parse_rate_bps(text);
+}
+
+Result<double> stall_value(std::string_view text) {
+  if (auto plain = parse_plain_number(text)) {
+    return plain;
+  }
+  auto d = parse_duration(text);
+  if (!d) {
+    return d.error();
+  }
+  return std::chrono::duration<double>(*d).count();
+}
+
+const ValueColumn kRate{"rate", rate_value, "a rate in the second column: bits per second, or a number with a unit like \"500Mbit\""};
+const ValueColumn kStall{"stall", stall_value, "a stall in the second column: seconds, or a duration like \"30ms\""};
+
+// One "time_s,VALUE" line (trimmed); `at(part)` says where a part of it is.
+template <typename At>
+Result<RateTrace::Point> parse_point(std::string_view line, const ValueColumn& column, const At& at) {
+  const std::string columns = std::string("\"time_s,") + column.header + "\"";
+  const size_t comma = line.find(',');
+  if (comma == std::string_view::npos) {
+    return make_error(Errc::kParse, at(line.substr(line.size())) + "expected two columns " + columns +
+                                        ": a comma and a value after the time");
+  }
+  if (const size_t extra = line.find(',', comma + 1); extra != std::string_view::npos) {
+    return make_error(Errc::kParse, at(line.substr(extra)) + "expected two columns " + columns + ", found a third");
+  }
+  auto time = parse_plain_number(trim(line.substr(0, comma)));
+  if (!time) {
+    return make_error(Errc::kParse, at(line) + "expected a time in seconds (a non-negative number) in the first column");
+  }
+  auto value = column.parse(trim(line.substr(comma + 1)));
+  if (!value) {
+    return make_error(Errc::kParse, at(line.substr(comma + 1)) + "expected " + column.expected);
+  }
+  return RateTrace::Point{*time, *value};
+}
+
+Result<RateTrace> parse_timed_csv(std::string_view text, const std::string& source, const ValueColumn& column) {
   std::vector<RateTrace::Point> points;
   size_t line_no = 0;
+  const std::string header = std::string("time_s,") + column.header;
   while (!text.empty()) {
     const size_t nl = text.find('\n');
     const std::string_view raw = text.substr(0, nl);
@@ -131,56 +181,44 @@ Result<RateTrace> parse_rate_trace_csv(std::string_view text, const std::string&
     const auto at = [&](std::string_view part) {
       return source + ":" + std::to_string(line_no) + ":" + std::to_string(part.data() - raw.data() + 1) + ": ";
     };
-    if (line.empty() || line.front() == '#') {
+    if (line.empty() || line.front() == '#' || (points.empty() && line == header)) {
       continue;
     }
-    if (points.empty() && line == "time_s,rate") {
-      continue;
-    }
-    const size_t comma = line.find(',');
-    if (comma == std::string_view::npos) {
-      return make_error(Errc::kParse, at(line.substr(line.size())) +
-                                          "expected two columns \"time_s,rate\": a comma and a rate after the time");
-    }
-    if (const size_t extra = line.find(',', comma + 1); extra != std::string_view::npos) {
-      return make_error(Errc::kParse, at(line.substr(extra)) + "expected two columns \"time_s,rate\", found a third");
-    }
-    const std::string_view time_text = trim(line.substr(0, comma));
-    auto time = parse_plain_number(time_text);
-    if (!time) {
-      return make_error(Errc::kParse, at(line) + "expected a time in seconds (a non-negative number) in the first column");
-    }
-    const std::string_view rate_text = trim(line.substr(comma + 1));
-    auto rate = parse_plain_number(rate_text);
-    if (!rate) {
-      rate = parse_rate_bps(rate_text);
-    }
-    if (!rate) {
-      return make_error(Errc::kParse, at(line.substr(comma + 1)) +
-                                          "expected a rate in the second column: bits per second, or a number with a "
-                                          "unit like \"500Mbit\"");
+    auto point = parse_point(line, column, at);
+    if (!point) {
+      return point.error();
     }
     if (points.size() == kMaxTracePoints) {
       return make_error(Errc::kParse, at(line) + "more than " + std::to_string(kMaxTracePoints) +
                                           " points, the most a trace may hold");
     }
-    if (!points.empty() && !(*time > points.back().time_s)) {
-      return make_error(Errc::kParse, at(line) + "time_s must increase, got " + format_seconds(*time) + " after " +
-                                          format_seconds(points.back().time_s));
+    if (!points.empty() && !(point->time_s > points.back().time_s)) {
+      return make_error(Errc::kParse, at(line) + "time_s must increase, got " + format_seconds(point->time_s) +
+                                          " after " + format_seconds(points.back().time_s));
     }
-    points.push_back({*time, *rate});
+    points.push_back(*point);
   }
   if (points.empty()) {
-    return make_error(Errc::kParse, source + ": no \"time_s,rate\" lines");
+    return make_error(Errc::kParse, source + ": no \"" + header + "\" lines");
   }
   if (points.front().time_s != 0) {
-    return make_error(Errc::kParse, source + ": the first line must be at time_s 0 (the rate before it is unknown)");
+    return make_error(Errc::kParse, source + ": the first line must be at time_s 0 (the value before it is unknown)");
   }
   auto trace = RateTrace::from_points(std::move(points));
   if (!trace) {
     return make_error(Errc::kParse, source + ": " + trace.error().message);
   }
   return trace;
+}
+
+}  // namespace
+
+Result<RateTrace> parse_rate_trace_csv(std::string_view text, const std::string& source) {
+  return parse_timed_csv(text, source, kRate);
+}
+
+Result<RateTrace> parse_stall_trace_csv(std::string_view text, const std::string& source) {
+  return parse_timed_csv(text, source, kStall);
 }
 
 }  // namespace contend

@@ -296,6 +296,10 @@ bool Spec::given(const std::string& key) const {
   return false;
 }
 
+bool Spec::declares(const std::string& key) const {
+  return std::any_of(values_.begin(), values_.end(), [&](const Value& v) { return v.key == key; });
+}
+
 const Spec::Value& Spec::value(const std::string& key, ParamType type) const {
   for (const Value& v : values_) {
     if (v.key == key) {

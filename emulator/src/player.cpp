@@ -74,6 +74,16 @@ nlohmann::ordered_json base_rates(const Scenario& scenario) {
   return out;
 }
 
+// The stalls the runtime applies from an iteration on (no clock plays them): the ground truth of
+// a PipeMorph trace, in the start line.
+nlohmann::ordered_json iteration_stalls(const Scenario& scenario) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const Event& e : scenario.iteration_events) {
+    out.push_back({{"iteration", e.at_iteration}, {"link", e.link}, {"stall_s", e.stall_s}, {"origin", e.origin}});
+  }
+  return out;
+}
+
 // One play: the loop that applies events and samples on one clock, and what it logs.
 class Player {
  public:
@@ -123,7 +133,8 @@ class Player {
                  std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count()},
                 // The same instant on the monotonic clock that the workers' iteration logs use.
                 {"steady_s", std::chrono::duration<double>(t0_.time_since_epoch()).count()},
-                {"base_rates_bps", base_rates(scenario_)}});
+                {"base_rates_bps", base_rates(scenario_)},
+                {"iteration_stalls", iteration_stalls(scenario_)}});
   }
 
   // The counters of every shaped class and of every flow.
@@ -168,6 +179,10 @@ class Player {
     if (e.kind == Event::Kind::kSetRate) {
       return apply_rate(e);
     }
+    if (e.kind == Event::Kind::kSetStall) {
+      log_stall(e);
+      return {};
+    }
     if (flows_ == nullptr || !flows_->source_here(e.flow)) {
       log_unrun_flow(e);
       return {};
@@ -208,6 +223,17 @@ class Player {
                 {"rate_bps", e.rate_bps},
                 {"origin", e.origin}});
     return {};
+  }
+
+  // A stall is in force from its time in the runtime's transport, which has the run's stall plan
+  // and clock (the same time 0 as this play's); the log records it as the ground truth.
+  void log_stall(const Event& e) {
+    log_.write({{"kind", "stall"},
+                {"scheduled_s", e.at_s},
+                {"logged_s", since(t0_)},
+                {"link", e.link},
+                {"stall_s", e.stall_s},
+                {"origin", e.origin}});
   }
 
   // A flow event this play does not run: no flow generator, or (hosts mode) the host the flow

@@ -136,7 +136,7 @@ Result<double> simulated_throughput(const SimCell& cell, const Workload& w, cons
 namespace {
 
 // `schedule` simulated on `links` under `c`'s costs with `latency_s` per transfer.
-Result<double> simulated_at(const Workload& w, const Calibration& c, const Spec& schedule, const PipelineLinks& links,
+Result<double> simulated_at(const Workload& w, const Calibration& c, const Spec& schedule, const ScenarioNetwork& links,
                             double latency_s, const std::optional<MeasureWindow>& window) {
   const Workload calibrated = calibrated_workload(w, c);
   auto run = simulate_cell(calibrated, schedule, links, RuntimeModel{c.runtime.costs, latency_s, c.runtime.line_bps});
@@ -147,7 +147,7 @@ Result<double> simulated_at(const Workload& w, const Calibration& c, const Spec&
 }
 
 // The latency at which `schedule` simulated on `links` under `c`'s costs gives `measured`.
-Result<double> fit_cell(const Workload& w, const Calibration& c, const Spec& schedule, const PipelineLinks& links,
+Result<double> fit_cell(const Workload& w, const Calibration& c, const Spec& schedule, const ScenarioNetwork& links,
                         double measured, const std::optional<MeasureWindow>& window) {
   return fit_latency([&](double l) { return simulated_at(w, c, schedule, links, l, window); }, measured);
 }

@@ -70,6 +70,11 @@ Result<void> run_cell_hosts(const Experiment& e, const Cell& cell, const CellFil
     return make_error(Errc::kUnsupported,
                       "the oracle reads the player's clock, which is one host's: single-host runs only");
   }
+  if (e.scenarios[cell.scenario].has_stalls()) {
+    return make_error(Errc::kUnsupported, e.scenario_files[cell.scenario] +
+                                              ": stalls are applied by the workers on the player's clock, which is "
+                                              "one host's: single-host runs only");
+  }
   if (!on_path("ansible-playbook")) {
     return make_error(Errc::kNotFound,
                       "hosts mode runs ansible-playbook, which is not on PATH "

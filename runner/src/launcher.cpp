@@ -72,7 +72,7 @@ std::vector<std::string> worker_options(const Experiment& e, const Cell& cell) {
 
 std::vector<std::vector<std::string>> worker_commands(const Experiment& e, const Cell& cell,
                                                       const std::vector<std::string>& endpoints, const CellFiles& files,
-                                                      const LaunchOptions& o, double oracle_start_s) {
+                                                      const LaunchOptions& o, double scenario_start_s) {
   const Workload& w = e.workload;
   std::string peers;
   for (const auto& a : endpoints) {
@@ -89,11 +89,11 @@ std::vector<std::vector<std::string>> worker_commands(const Experiment& e, const
       argv.push_back("--trace");
       argv.push_back(files.trace_prefix + ".rank" + std::to_string(r) + ".json");
     }
-    if (pipeline::reads_truth(cell.schedule) && r == 0) {
-      argv.push_back("--oracle-truth");
+    if (!files.truth.empty()) {
+      argv.push_back("--truth");
       argv.push_back(files.truth);
-      argv.push_back("--oracle-start");
-      argv.push_back(std::to_string(oracle_start_s));
+      argv.push_back("--scenario-start");
+      argv.push_back(std::to_string(scenario_start_s));
     }
     out.push_back(std::move(argv));
   }

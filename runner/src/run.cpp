@@ -64,7 +64,7 @@ Result<std::string> open_results(const Experiment& e, const RunOptions& o) {
 
 // Runs one cell into `files`: simulated, on hosts, or in namespaces here.
 Result<void> run_one(const Experiment& e, const Cell& cell, const CellFiles& files, const RunOptions& o,
-                     const PipelineLinks& truth, const std::atomic<bool>& stop) {
+                     const ScenarioNetwork& truth, const std::atomic<bool>& stop) {
   if (o.simulate) {
     const Calibration none;
     const Calibration& c = o.calibration ? *o.calibration : none;
@@ -119,32 +119,40 @@ std::string truth_path(const std::string& dir, const Experiment& e, int scenario
   return dir + "/truth/" + e.scenarios[scenario].name + ".json";
 }
 
+// Whether the workers of a scenario's cells are told its network: an oracle among the schedules
+// reads its rates, and every rank's transport applies its stalls.
+bool needs_truth(const Experiment& e, int scenario) {
+  return e.scenarios[scenario].has_stalls() ||
+         std::any_of(e.schedules.begin(), e.schedules.end(), [](const Spec& s) { return pipeline::reads_truth(s); });
+}
+
 CellFiles files_of(const std::string& dir, const Experiment& e, const Cell& cell) {
   CellFiles files{dir + "/runs/" + cell.id + ".jsonl", dir + "/events/" + cell.id + ".jsonl",
                   dir + "/runs/" + cell.id + ".log", "", ""};
   if (cell.repetition == 0) {
     files.trace_prefix = dir + "/traces/" + cell.id;
   }
-  if (pipeline::reads_truth(cell.schedule)) {
+  if (needs_truth(e, cell.scenario)) {
     files.truth = truth_path(dir, e, cell.scenario);
   }
   return files;
 }
 
-// The oracle's ground truth of each scenario, resolved once, for the workers to read
-// (--oracle-truth): written when a schedule of the experiment reads it.
-Result<void> write_truths(const std::string& dir, const Experiment& e, const std::vector<PipelineLinks>& truths) {
-  if (std::none_of(e.schedules.begin(), e.schedules.end(), [](const Spec& s) { return pipeline::reads_truth(s); })) {
-    return {};
-  }
-  std::error_code ec;
-  std::filesystem::create_directories(dir + "/truth", ec);
+// Each scenario's network, resolved once, for the workers to read (--truth): written where
+// needs_truth says they need it.
+Result<void> write_truths(const std::string& dir, const Experiment& e, const std::vector<ScenarioNetwork>& truths) {
   for (std::size_t s = 0; s < e.scenarios.size(); ++s) {
-    auto links = chain_rates(e.scenarios[s], truths[s]);
+    if (!needs_truth(e, static_cast<int>(s))) {
+      continue;
+    }
+    auto links = chain_rates(e.scenarios[s], truths[s].links);
     if (!links) {
       return links.error();
     }
-    if (auto ok = write_truth(truth_path(dir, e, static_cast<int>(s)), e.scenarios[s].name, *links); !ok) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir + "/truth", ec);
+    const NetworkTruth truth{std::move(*links), truths[s].stalls};
+    if (auto ok = write_truth(truth_path(dir, e, static_cast<int>(s)), e.scenarios[s].name, truth); !ok) {
       return ok;
     }
   }
@@ -154,7 +162,7 @@ Result<void> write_truths(const std::string& dir, const Experiment& e, const std
 // calibration.json of a real run, from the baseline's finished cells (calibration.h).
 Result<Calibration> record_calibration(const Experiment& e, const std::string& dir, const std::vector<Cell>& cells,
                                        const std::map<std::string, double>& done, const Summary& summary,
-                                       const std::vector<PipelineLinks>& truths) {
+                                       const std::vector<ScenarioNetwork>& truths) {
   std::vector<std::string> metrics;
   for (const Cell& cell : cells) {
     if (cell.schedule == e.baseline && done.count(cell.id) != 0) {
@@ -195,7 +203,7 @@ Result<void> check_backend_here(const Experiment& e, const RunOptions& o) {
 // Runs `cell` into its files (the stale ones of an interrupted attempt removed first) and
 // measures it: its throughput, or why not.
 Result<double> measure_cell(const Experiment& e, const Cell& cell, const std::string& dir, const RunOptions& o,
-                            const PipelineLinks& truth, const std::atomic<bool>& stop) {
+                            const ScenarioNetwork& truth, const std::atomic<bool>& stop) {
   const CellFiles files = files_of(dir, e, cell);
   std::error_code ec;
   for (const std::string& stale : {files.metrics, files.events, files.log}) {
@@ -209,7 +217,7 @@ Result<double> measure_cell(const Experiment& e, const Cell& cell, const std::st
 
 // Runs the cells not `done` yet, in order, until one fails or `stop`; records each finished one.
 void run_cells(const Experiment& e, const std::vector<Cell>& cells, const std::string& dir, const RunOptions& o,
-               const std::vector<PipelineLinks>& truths, std::map<std::string, double>& done, RunOutcome& out,
+               const std::vector<ScenarioNetwork>& truths, std::map<std::string, double>& done, RunOutcome& out,
                const std::atomic<bool>& stop) {
   Progress progress(cells.size());
   std::size_t ran = 0;
@@ -249,9 +257,9 @@ Result<RunOutcome> run_experiment(const Experiment& e, RunOptions o, const std::
   if (auto ok = check_backend_here(e, o); !ok) {
     return ok.error();
   }
-  std::vector<PipelineLinks> truths;
+  std::vector<ScenarioNetwork> truths;
   for (const auto& s : e.scenarios) {
-    auto t = pipeline_links(s);
+    auto t = scenario_network(s);
     if (!t) {
       return t.error();
     }

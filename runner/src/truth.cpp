@@ -63,16 +63,59 @@ Result<std::vector<RateTrace>> workload_rates(const emulator::Scenario& s) {
 }
 
 Result<std::vector<RateTrace>> chain_rates(const emulator::Scenario& s, const PipelineLinks& all) {
+  auto chain = chain_of(all, static_cast<int>(s.nodes.size()));
+  if (!chain) {
+    return with_context(chain.error(), s.source);
+  }
+  return chain;
+}
+
+Result<std::vector<RateTrace>> chain_of(const PipelineLinks& all, int stages) {
   std::vector<RateTrace> out;
-  for (int r = 0; r + 1 < static_cast<int>(s.nodes.size()); ++r) {
+  for (int r = 0; r + 1 < stages; ++r) {
     auto it = all.find({r, r + 1});
     if (it == all.end()) {
-      return make_error(Errc::kInvalidArgument, s.source + ": no link between " + s.nodes[r] + " and " +
-                                                    s.nodes[r + 1] + ": a pipeline runs over a chain of links");
+      return make_error(Errc::kInvalidArgument, "no link between the nodes of ranks " + std::to_string(r) + " and " +
+                                                    std::to_string(r + 1) + ": a pipeline runs over a chain of links");
     }
     out.push_back(it->second);
   }
   return out;
+}
+
+PipelineStalls pipeline_stalls(const emulator::Scenario& s) {
+  PipelineStalls out;
+  for (const auto& link : s.links) {
+    StallSchedule schedule;
+    bool any = false;
+    for (const auto* events : {&s.events, &s.iteration_events}) {
+      for (const emulator::Event& e : *events) {
+        if (e.kind != emulator::Event::Kind::kSetStall || e.link != link.name) {
+          continue;
+        }
+        any = true;
+        if (e.at_iteration >= 0) {
+          schedule.add_at_iteration(e.at_iteration, e.stall_s);
+        } else {
+          schedule.add_at_time(e.at_s, e.stall_s);
+        }
+      }
+    }
+    if (any) {
+      const int a = s.node_index(link.from);
+      const int b = s.node_index(link.to);
+      out.insert_or_assign({std::min(a, b), std::max(a, b)}, std::move(schedule));
+    }
+  }
+  return out;
+}
+
+Result<ScenarioNetwork> scenario_network(const emulator::Scenario& s) {
+  auto links = pipeline_links(s);
+  if (!links) {
+    return links.error();
+  }
+  return ScenarioNetwork{std::move(*links), pipeline_stalls(s)};
 }
 
 Result<PipelineLinks> pipeline_links(const emulator::Scenario& s) {
@@ -123,11 +166,23 @@ Result<Workload> simulated_workload(const Workload& w, int repeats) {
 
 namespace {
 
-// The simulator's pipeline for an iteration starting at `now` on the scenario's clock.
-// The simulator's pipeline for an iteration starting at `now` on the scenario's clock: `stages`
-// stages (ranks x chunks: each chunk 1/chunks of its rank's time and stash, a whole tensor), every
-// linked pair of ranks at its goodput from `now`.
-sim::SimConfig iteration_config(const Workload& w, const PipelineLinks& links, double now, int stages,
+// A link's stall over an iteration (`iteration`, from `now` on the scenario's clock), as the
+// simulator takes it: time 0 is the iteration's start.
+RateTrace stall_over(const StallSchedule& s, double now, int iteration) {
+  const double from_iteration = s.at(-1, iteration);  // the iteration-indexed part alone
+  std::vector<RateTrace::Point> points{{0, s.at(now, iteration)}};
+  for (const StallSchedule::Change& c : s.by_time()) {
+    if (c.at > now) {
+      points.push_back({c.at - now, std::max(c.stall_s, from_iteration)});
+    }
+  }
+  return RateTrace::from_points(std::move(points)).value();
+}
+
+// The simulator's pipeline for iteration `iteration` starting at `now` on the scenario's clock:
+// `stages` stages (ranks x chunks: each chunk 1/chunks of its rank's time and stash, a whole
+// tensor), every linked pair of ranks at its goodput from `now`, with its stalls.
+sim::SimConfig iteration_config(const Workload& w, const ScenarioNetwork& net, double now, int iteration, int stages,
                                 const RuntimeModel& runtime) {
   const double chunks = static_cast<double>(stages) / w.stages;
   const double fwd = std::chrono::duration<double>(w.forward).count() / chunks;
@@ -136,8 +191,9 @@ sim::SimConfig iteration_config(const Workload& w, const PipelineLinks& links, d
   config.stages.assign(stages, sim::StageCost{fwd, bwd, w.activation_bytes, w.activation_bytes,
                                               static_cast<std::uint64_t>(static_cast<double>(w.activation_bytes) / chunks), 0.5});
   config.costs = {runtime.costs};
+  config.blocking_sends = pipeline::sends_wait(w.transport);
   config.default_link.latency_s = runtime.latency_s;
-  for (const auto& [pair, trace] : links) {
+  for (const auto& [pair, trace] : net.links) {
     sim::LinkModel link;
     link.rate = trace.from(now);
     link.burst_bytes = shaper_burst_bytes(trace.rate_at(now));
@@ -145,22 +201,27 @@ sim::SimConfig iteration_config(const Workload& w, const PipelineLinks& links, d
     if (runtime.line_bps > 0) {
       link.line_bps = runtime.line_bps;
     }
+    if (const auto stall = net.stalls.find(pair); stall != net.stalls.end()) {
+      link.stall_s = stall_over(stall->second, now, iteration);
+    }
     config.links[{pair.first, pair.second}] = link;
     config.links[{pair.second, pair.first}] = link;
   }
   return config;
 }
 
-// What each rank would have measured in band over an iteration from `now` lasting `seconds`: the
-// links' mean goodput, their last quarter standing for the iteration's last frames.
-std::vector<pipeline::StageReport> inband_reports(const Workload& w, const std::vector<RateTrace>& links, double now,
+// What each rank would have measured in band over iteration `iteration` from `now` lasting
+// `seconds`: the links' mean goodput, their last quarter standing for the iteration's last frames,
+// and on the senders' clocks each tensor's wire time and its link's stall.
+std::vector<pipeline::StageReport> inband_reports(const Workload& w, const std::vector<RateTrace>& links,
+                                                  const std::vector<StallSchedule>& stalls, double now, int iteration,
                                                   double seconds, const sim::RuntimeCosts& costs) {
   // The chain's links (r -> r+1): the ones a rank's reports time.
   const double fwd = std::chrono::duration<double>(w.forward).count();
   const double bwd = std::chrono::duration<double>(w.backward).count();
   std::vector<pipeline::StageReport> reports(
       w.stages,
-      pipeline::StageReport{fwd, bwd, costs.send_s, costs.iteration_s, w.activation_bytes, w.activation_bytes, {}, {}});
+      pipeline::StageReport{fwd, bwd, costs.send_s, costs.iteration_s, w.activation_bytes, w.activation_bytes});
   const auto bytes = static_cast<std::uint64_t>(w.microbatches) * w.activation_bytes;
   for (int r = 0; r + 1 < w.stages; ++r) {
     const double bps = std::max(links[r].bits_between(now, now + seconds) / seconds, 1.0);
@@ -179,6 +240,10 @@ std::vector<pipeline::StageReport> inband_reports(const Workload& w, const std::
                                      static_cast<double>(shaper_burst_bytes(links[r].rate_at(now + seconds)))};
     reports[r + 1].from_prev = t;
     reports[r].from_next = t;
+    const double stall = r < static_cast<int>(stalls.size()) ? stalls[r].at(now, iteration) : 0.0;
+    const pipeline::SendTotals sent{bytes, transfer_s + w.microbatches * stall, w.microbatches};
+    reports[r].to_next = sent;
+    reports[r + 1].to_prev = sent;
   }
   for (pipeline::StageReport& r : reports) {
     r.iteration_s = seconds;
@@ -197,7 +262,8 @@ std::vector<pipeline::StageMeasurement> known_stages(const Workload& w, const si
 
 // What the ranks' probe of the links before iteration 0 reports (the links only, no compute), the
 // time it takes added to `now`: pipeline::kProbeFrames tensors each way, every link at once.
-std::vector<pipeline::StageReport> probe_reports(const Workload& w, const std::vector<RateTrace>& links, double& now,
+std::vector<pipeline::StageReport> probe_reports(const Workload& w, const std::vector<RateTrace>& links,
+                                                 const std::vector<StallSchedule>& stalls, double& now,
                                                  const sim::RuntimeCosts& costs) {
   const double bits = 8.0 * pipeline::kProbeFrames * static_cast<double>(pipeline::probe_frame_bytes(w.activation_bytes));
   double seconds = 1e-6;
@@ -206,7 +272,8 @@ std::vector<pipeline::StageReport> probe_reports(const Workload& w, const std::v
       seconds = std::max(seconds, bits / bps);
     }
   }
-  std::vector<pipeline::StageReport> reports = inband_reports(w, links, now, seconds, costs);
+  std::vector<pipeline::StageReport> reports =
+      inband_reports(w, links, stalls, now, pipeline::kProbeIteration, seconds, costs);
   for (pipeline::StageReport& r : reports) {
     r.forward_s = 0;
     r.backward_s = 0;
@@ -218,48 +285,67 @@ std::vector<pipeline::StageReport> probe_reports(const Workload& w, const std::v
 
 }  // namespace
 
-Result<SimCell> simulate_cell(const Workload& w, const Spec& schedule, const PipelineLinks& all,
+namespace {
+
+// What a simulated cell runs each iteration: a static schedule's lowering, or a policy's choice.
+struct SimRunner {
+  std::unique_ptr<pipeline::KPolicy> policy;
+  std::optional<schedule::Schedule> fixed;
+  std::vector<pipeline::StageReport> reports;  // what the policy decides the next iteration on
+};
+
+Result<SimRunner> sim_runner(const Workload& w, const Spec& schedule, const schedule::Schedule& first,
+                             const std::vector<RateTrace>& links, const std::vector<StallSchedule>& stalls, double& now,
+                             const RuntimeModel& runtime) {
+  SimRunner out;
+  if (!pipeline::is_policy(schedule)) {
+    out.fixed = schedule::lower(first);
+    return out;
+  }
+  const std::function<double()> clock = [&now] { return now; };
+  const pipeline::PolicyContext context{w.stages, w.microbatches,
+                                        pipeline::OracleTruth{links, clock, shaper_burst_bytes, stalls}, clock,
+                                        known_stages(w, runtime.costs)};
+  auto made = pipeline::make_policy(schedule, context);
+  if (!made) {
+    return made.error();
+  }
+  out.policy = std::move(*made);
+  if (pipeline::probes_links(schedule)) {
+    out.reports = probe_reports(w, links, stalls, now, runtime.costs);
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<SimCell> simulate_cell(const Workload& w, const Spec& schedule, const ScenarioNetwork& net,
                               const RuntimeModel& runtime) {
-  std::vector<RateTrace> links;  // the chain: the oracle's truth and what ranks time in band
-  for (int r = 0; r + 1 < w.stages; ++r) {
-    auto it = all.find({r, r + 1});
-    if (it == all.end()) {
-      return make_error(Errc::kInvalidArgument, "no link between the nodes of ranks " + std::to_string(r) + " and " +
-                                                    std::to_string(r + 1) + ": a pipeline runs over a chain of links");
-    }
-    links.push_back(it->second);
+  auto links = chain_of(net.links, w.stages);  // the oracle's truth and what ranks time in band
+  if (!links) {
+    return links.error();
   }
   auto first = schedule::make_schedule(pipeline::first_schedule(schedule, w.stages, w.microbatches), w.stages, w.microbatches);
   if (!first) {
     return first.error();
   }
-  double now = 0;
-  std::unique_ptr<pipeline::KPolicy> policy;
-  schedule::LoweredCache cache(w.stages, w.microbatches);
-  std::optional<schedule::Schedule> fixed;
-  std::vector<pipeline::StageReport> reports;
-  if (pipeline::is_policy(schedule)) {
-    const std::function<double()> clock = [&now] { return now; };
-    const pipeline::PolicyContext context{w.stages, w.microbatches,
-                                          pipeline::OracleTruth{links, clock, shaper_burst_bytes}, clock,
-                                          known_stages(w, runtime.costs)};
-    auto made = pipeline::make_policy(schedule, context);
-    if (!made) {
-      return made.error();
-    }
-    policy = std::move(*made);
-    if (pipeline::probes_links(schedule)) {
-      reports = probe_reports(w, links, now, runtime.costs);
-    }
-  } else {
-    fixed = schedule::lower(*first);
+  std::vector<StallSchedule> stalls;  // the chain's, as its senders time them
+  for (int r = 0; r + 1 < w.stages; ++r) {
+    const auto it = net.stalls.find({r, r + 1});
+    stalls.push_back(it == net.stalls.end() ? StallSchedule{} : it->second);
   }
+  double now = 0;
+  auto runner = sim_runner(w, schedule, *first, *links, stalls, now, runtime);
+  if (!runner) {
+    return runner.error();
+  }
+  schedule::LoweredCache cache(w.stages, w.microbatches);
   SimCell out;
   for (int it = 0; it < w.warmup + w.iterations; ++it) {
     SimIteration row{it, schedule::group_size(schedule, w.microbatches), now, 0, 0, 0, std::nullopt};
-    const schedule::Schedule* run = fixed ? &*fixed : nullptr;
-    if (policy) {
-      auto d = policy->decide(it, reports);
+    const schedule::Schedule* run = runner->fixed ? &*runner->fixed : nullptr;
+    if (runner->policy) {
+      auto d = runner->policy->decide(it, runner->reports);
       if (!d) {
         return d.error();
       }
@@ -267,7 +353,7 @@ Result<SimCell> simulate_cell(const Workload& w, const Spec& schedule, const Pip
       run = &cache.get(d->schedule);
       row.decision = std::move(*d);
     }
-    sim::SimConfig config = iteration_config(w, all, now, first->num_stages, runtime);
+    sim::SimConfig config = iteration_config(w, net, now, it, first->num_stages, runtime);
     config.record_trace = it + 1 == w.warmup + w.iterations;
     auto result = sim::simulate(*run, config);
     if (!result) {
@@ -278,7 +364,7 @@ Result<SimCell> simulate_cell(const Workload& w, const Spec& schedule, const Pip
     for (const sim::RankStats& rank : result->ranks) {
       row.peak_activation_bytes = std::max(row.peak_activation_bytes, rank.peak_memory_bytes);
     }
-    reports = inband_reports(w, links, now, row.iteration_s, runtime.costs);
+    runner->reports = inband_reports(w, *links, stalls, now, it, row.iteration_s, runtime.costs);
     now += row.iteration_s;
     out.iterations.push_back(std::move(row));
     out.last = std::move(*result);

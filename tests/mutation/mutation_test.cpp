@@ -287,8 +287,11 @@ TEST_CASE("the oracle's ground truth, mutated, is read or refused", "[mutation]"
   REQUIRE(scenario.ok());
   auto links = runner::workload_rates(*scenario);
   REQUIRE(links.ok());
+  runner::NetworkTruth truth{std::move(*links), {}};
+  truth.stalls[{0, 1}].add_at_time(1.5, 0.03);
+  truth.stalls[{0, 1}].add_at_iteration(7, 0.06);
   Scratch scratch;
-  REQUIRE(runner::write_truth(scratch.dir + "/original.json", scenario->name, *links).ok());
+  REQUIRE(runner::write_truth(scratch.dir + "/original.json", scenario->name, truth).ok());
   survive("truth.json", text_of(scratch.dir + "/original.json"), [&](const std::string& text) {
     return runner::read_truth(scratch.write("truth.json", text)).ok();
   });

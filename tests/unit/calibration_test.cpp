@@ -118,8 +118,8 @@ TEST_CASE("the fitted latency is the one that reproduces the measured throughput
 TEST_CASE("a real run's calibration fits one latency over its scenarios and round-trips through its file",
           "[calibration]") {
   const Workload w = small_workload();
-  const PipelineLinks fast = chain(2, 2e9);
-  const PipelineLinks slow = chain(2, 2e8);
+  const ScenarioNetwork fast = chain(2, 2e9);
+  const ScenarioNetwork slow = chain(2, 2e8);
   const RuntimeModel truth{sim::RuntimeCosts{0, 0}, 0.0004, 0};
   const double fast_tp = *simulated_throughput(*simulate_cell(w, kOneFOneB, fast, truth), w);
   const double slow_tp = *simulated_throughput(*simulate_cell(w, kOneFOneB, slow, truth), w);
@@ -155,10 +155,10 @@ TEST_CASE("a real run's calibration fits one latency over its scenarios and roun
 
 TEST_CASE("a noisy scenario's latency fit is outvoted by the fit that explains every scenario best", "[calibration]") {
   const Workload w = small_workload();
-  const PipelineLinks fast = chain(2, 2e9);
-  const PipelineLinks slow = chain(2, 2e8);
+  const ScenarioNetwork fast = chain(2, 2e9);
+  const ScenarioNetwork slow = chain(2, 2e8);
   const RuntimeModel truth{sim::RuntimeCosts{0, 0}, 0.0004, 0};
-  const auto at = [&](const PipelineLinks& links) {
+  const auto at = [&](const ScenarioNetwork& links) {
     return *simulated_throughput(*simulate_cell(w, kOneFOneB, links, truth), w);
   };
   const std::string metrics = temp_path("noisy.jsonl");

@@ -341,17 +341,28 @@ TEST_CASE("on periodic preemption adaptive switches ahead of the drop it predict
   }
 }
 
-TEST_CASE("the oracle's ground truth is written once and read back as the same rates", "[runner]") {
-  auto links = std::vector<RateTrace>{RateTrace::constant(956e6),
-                                      RateTrace::from_points({{0, 956e6}, {2.5, 95.6e6}, {4, 956e6}}).value()};
+TEST_CASE("a scenario's network is written once and read back as the same rates and stalls", "[runner]") {
+  NetworkTruth truth;
+  truth.links = {RateTrace::constant(956e6), RateTrace::from_points({{0, 956e6}, {2.5, 95.6e6}, {4, 956e6}}).value()};
+  StallSchedule stall;
+  stall.add_at_time(1.0, 0.03);
+  stall.add_at_iteration(15, 0.02);
+  stall.add_at_iteration(85, 0);
+  truth.stalls[{1, 2}] = stall;
   const std::string path = "/tmp/contend-truth-test-" + std::to_string(::getpid()) + ".json";
-  REQUIRE(write_truth(path, "periodic", links).ok());
+  REQUIRE(write_truth(path, "periodic", truth).ok());
   auto read = read_truth(path);
   std::remove(path.c_str());
   REQUIRE(read.ok());
-  REQUIRE(read->size() == 2);
-  CHECK((*read)[0].rate_at(10) == 956e6);
-  CHECK((*read)[1].rate_at(3) == 95.6e6);
-  CHECK((*read)[1].rate_at(5) == 956e6);
+  REQUIRE(read->links.size() == 2);
+  CHECK(read->links[0].rate_at(10) == 956e6);
+  CHECK(read->links[1].rate_at(3) == 95.6e6);
+  CHECK(read->links[1].rate_at(5) == 956e6);
+  REQUIRE(read->stalls.count({1, 2}) == 1);
+  const StallSchedule& back = read->stalls.at({1, 2});
+  CHECK(back.at(0.5, 0) == 0);
+  CHECK(back.at(1.5, 0) == 0.03);
+  CHECK(back.at(0.5, 20) == 0.02);
+  CHECK(back.at(0.5, 90) == 0);
   CHECK_THAT(read_truth("/nonexistent/truth.json").error().message, Catch::Contains("/nonexistent/truth.json"));
 }

@@ -73,17 +73,11 @@ Result<std::vector<Event>> job_flow_events(const JsonReader& f, const FlowSpec& 
 }  // namespace
 
 Result<FlowJob> parse_flow_job(const std::string& text, const std::string& source, const Scenario& scenario) {
-  auto json = parse_json(text, source);
+  auto json = parse_document(text, source, "flow-job", 1, {"duration", "flows"});
   if (!json) {
     return json.error();
   }
   const JsonReader r(*json, source);
-  if (auto ok = r.check_keys({"schema", "duration", "flows"}); !ok) {
-    return ok.error();
-  }
-  if (auto ok = r.expect_schema("flow-job", 1); !ok) {
-    return ok.error();
-  }
   auto duration = r.duration("duration");
   if (!duration) {
     return duration.error();

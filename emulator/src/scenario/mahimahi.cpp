@@ -8,10 +8,16 @@
 
 namespace contend::emulator {
 
-Result<MahimahiTrace> parse_mahimahi(std::string_view text, const std::string& source, double bin_s) {
-  CONTEND_CHECK(bin_s > 0, "Mahimahi bin must be positive");
-  // Opportunities per bin, counted as the lines go by: the timestamps themselves are not kept,
-  // and the bins are bounded (kMaxTracePoints), so a file of any length stays small.
+namespace {
+
+// Opportunities per bin, counted as the lines go by: the timestamps themselves are not kept, and
+// the bins are bounded (kMaxTracePoints), so a file of any length stays small.
+struct Opportunities {
+  std::vector<double> per_bin;
+  long long last_ms = -1;
+};
+
+Result<Opportunities> count_opportunities(std::string_view text, const std::string& source, double bin_s) {
   std::vector<double> count;
   long long last = -1;
   std::size_t line_no = 0;
@@ -51,6 +57,19 @@ Result<MahimahiTrace> parse_mahimahi(std::string_view text, const std::string& s
     }
     count[static_cast<std::size_t>(bin)] += 1;
   }
+  return Opportunities{std::move(count), last};
+}
+
+}  // namespace
+
+Result<MahimahiTrace> parse_mahimahi(std::string_view text, const std::string& source, double bin_s) {
+  CONTEND_CHECK(bin_s > 0, "Mahimahi bin must be positive");
+  auto counted = count_opportunities(text, source, bin_s);
+  if (!counted) {
+    return counted.error();
+  }
+  std::vector<double>& count = counted->per_bin;
+  const long long last = counted->last_ms;
   if (last <= 0) {
     return make_error(Errc::kParse, source + ": a Mahimahi trace needs delivery opportunities after time 0");
   }

@@ -33,7 +33,15 @@ bool Scenario::needs_netem() const {
 
 std::size_t Scenario::flow_events() const {
   return static_cast<std::size_t>(
-      std::count_if(events.begin(), events.end(), [](const Event& e) { return e.kind != Event::Kind::kSetRate; }));
+      std::count_if(events.begin(), events.end(), [](const Event& e) {
+        return e.kind == Event::Kind::kFlowStart || e.kind == Event::Kind::kFlowStop;
+      }));
+}
+
+bool Scenario::has_stalls() const {
+  const auto stalls = [](const Event& e) { return e.kind == Event::Kind::kSetStall && e.stall_s > 0; };
+  return std::any_of(events.begin(), events.end(), stalls) ||
+         std::any_of(iteration_events.begin(), iteration_events.end(), stalls);
 }
 
 namespace {
@@ -289,21 +297,24 @@ Result<std::vector<Event>> parse_events(const JsonReader& r, const Scenario& s, 
   return events;
 }
 
+// Moves the stalls indexed by iteration out of `s.events` (no clock plays them), by iteration.
+void split_iteration_events(Scenario& s) {
+  const auto by_iteration = [](const Event& e) { return e.at_iteration >= 0; };
+  std::copy_if(s.events.begin(), s.events.end(), std::back_inserter(s.iteration_events), by_iteration);
+  s.events.erase(std::remove_if(s.events.begin(), s.events.end(), by_iteration), s.events.end());
+  std::stable_sort(s.iteration_events.begin(), s.iteration_events.end(),
+                   [](const Event& a, const Event& b) { return a.at_iteration < b.at_iteration; });
+}
+
 }  // namespace
 
 Result<Scenario> parse_scenario(const std::string& text, const std::string& source, const FileReader& read) {
-  auto json = parse_json(text, source);
+  auto json =
+      parse_document(text, source, "scenario", 1, {"name", "description", "duration", "seed", "nodes", "links", "timeline"});
   if (!json) {
     return json.error();
   }
   const JsonReader r(*json, source);
-  if (auto ok = r.check_keys({"schema", "name", "description", "duration", "seed", "nodes", "links", "timeline"});
-      !ok) {
-    return ok.error();
-  }
-  if (auto ok = r.expect_schema("scenario", 1); !ok) {
-    return ok.error();
-  }
   auto s = parse_header(r, source);
   if (!s) {
     return s.error();
@@ -324,6 +335,7 @@ Result<Scenario> parse_scenario(const std::string& text, const std::string& sour
     return events.error();
   }
   s->events = std::move(*events);
+  split_iteration_events(*s);
   return s;
 }
 

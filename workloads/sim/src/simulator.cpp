@@ -192,9 +192,14 @@ class Simulation {
     const StageCost& cost = c_.stages[a.stage];
     const std::uint64_t bytes = fwd ? cost.activation_bytes : cost.gradient_bytes;
     Link& link = links_[fwd ? fwd_link_[a.stage] : bwd_link_[a.stage]];
-    // The hand-off occupies the sending lane; the tensor enters the link after it.
+    // The hand-off occupies the sending lane; the tensor enters the link after it, once the link
+    // is free and its stall has passed.
     lane_[r] = std::max(lane_[r], produced) + costs(r).send_s;
-    const double start = std::max(lane_[r], link.free_s);
+    const double ready = std::max(lane_[r], link.free_s);
+    const double start = ready + link.model->stall_s.rate_at(ready);
+    if (c_.blocking_sends) {
+      lane_[r] = start;  // a blocking send returns once its tensor is on the wire
+    }
     const double bits = 8.0 * static_cast<double>(bytes);
     double end = start;
     if (link.model->burst_bytes == 0) {

@@ -50,5 +50,8 @@ inline constexpr std::size_t kMaxTracePoints = 1'000'000;
 // the line and column, and says what was expected without quoting the file (which may not be a
 // trace at all): "trace.csv:4:3: expected a rate in the second column: ...".
 Result<RateTrace> parse_rate_trace_csv(std::string_view text, const std::string& source);
+// The same for a stall over time ("time_s,stall", each stall in seconds or a duration like
+// "30ms"), held in a RateTrace whose values are seconds.
+Result<RateTrace> parse_stall_trace_csv(std::string_view text, const std::string& source);
 
 }  // namespace contend

@@ -69,6 +69,8 @@ class Spec {
   const std::string& name() const { return name_; }
   // Whether `key` was written in the spec (otherwise its default applies).
   bool given(const std::string& key) const;
+  // Whether the entry declares `key` (then its value, given or default, can be read).
+  bool declares(const std::string& key) const;
   // The value of a declared parameter of that type; asking for an undeclared key or another type
   // is a bug (aborts). Defaults apply.
   std::int64_t integer(const std::string& key) const;

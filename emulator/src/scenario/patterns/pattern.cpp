@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "contend/common/units.h"
+#include "contend/common/stall_schedule.h"
 #include "contend/emulator/net/htb_params.h"
 
 namespace contend::emulator::detail {
@@ -103,9 +104,42 @@ Result<void> PatternCall::add_flow(const JsonReader& where, double t, const Flow
   return {};
 }
 
+Result<void> PatternCall::set_stall(const JsonReader& where, const std::vector<const LinkSpec*>& links, double t,
+                                    double stall_s, int iteration) {
+  if (links.empty()) {
+    return need_links();
+  }
+  if (!(stall_s >= 0 && stall_s <= kMaxStallS)) {
+    return where.error_at("stall", "expected a stall of 0s (none) to " + format_seconds(kMaxStallS));
+  }
+  if (iteration < 0 && t >= ctx_.scenario.duration_s) {
+    return {};
+  }
+  if (auto ok = ctx_.budget.take(where, links.size()); !ok) {
+    return ok;
+  }
+  for (const LinkSpec* l : links) {
+    Event e;
+    e.at_s = iteration < 0 ? t : 0;
+    e.kind = Event::Kind::kSetStall;
+    e.link = l->name;
+    e.stall_s = stall_s;
+    e.at_iteration = iteration;
+    e.origin = where.path();
+    out_.push_back(std::move(e));
+  }
+  return {};
+}
+
 Result<void> PatternCall::episode(const JsonReader& where, const Effect& effect, double start, double length) {
   if (effect.flow) {
     return add_flow(where, start, *effect.flow, length);
+  }
+  if (effect.stall_s) {
+    if (auto ok = set_stall(where, links_, start, *effect.stall_s); !ok) {
+      return ok;
+    }
+    return set_stall(where, links_, start + length, 0);
   }
   if (auto ok = set_rate(where, links_, start, *effect.rate_bps); !ok) {
     return ok;
@@ -119,10 +153,21 @@ Result<void> PatternCall::episode(const JsonReader& where, const Effect& effect,
 }
 
 Result<Effect> PatternCall::effect(const JsonReader& p) const {
-  if (p.has("rate") == p.has("flow")) {
-    return p.error("expected exactly one of \"rate\" (cap the link) or \"flow\" (run background traffic)");
+  if (static_cast<int>(p.has("rate")) + static_cast<int>(p.has("flow")) + static_cast<int>(p.has("stall")) != 1) {
+    return p.error(
+        "expected exactly one of \"rate\" (cap the link), \"flow\" (run background traffic) or \"stall\" (hold "
+        "every message on the link)");
   }
   Effect e;
+  if (p.has("stall")) {
+    auto stall = p.duration("stall");
+    auto links = need_links();
+    if (auto error = first_error(links, stall)) {
+      return *error;
+    }
+    e.stall_s = to_seconds(*stall);
+    return e;
+  }
   if (p.has("rate")) {
     auto rate = p.rate_bps("rate");
     auto links = need_links();

@@ -12,10 +12,12 @@
 
 namespace contend::emulator::detail {
 
-// What a pattern does while it is "on": cap the link(s) to a rate, or run a background flow.
+// What a pattern does while it is "on": cap the link(s) to a rate, run a background flow, or
+// stall the link(s)' messages.
 struct Effect {
   std::optional<double> rate_bps;
   std::optional<FlowSpec> flow;
+  std::optional<double> stall_s;
 };
 
 struct Episode {
@@ -58,11 +60,16 @@ class PatternCall {
   // `rate` on `links` from `t`; `where` is the JSON the rate came from (errors, events' origin).
   // Times at or after the scenario's end are dropped. Each event counts against the budget.
   Result<void> set_rate(const JsonReader& where, const std::vector<const LinkSpec*>& links, double t, double rate);
+  // A stall of `stall_s` (0 ends it) on `links` from `t`, or from iteration `iteration` when it is
+  // >= 0 (then `t` is ignored); `where` as set_rate's. Checked against 0..kMaxStallS; counted.
+  Result<void> set_stall(const JsonReader& where, const std::vector<const LinkSpec*>& links, double t, double stall_s,
+                         int iteration = -1);
   // A flow start at `t` and, when `duration_s` ends before the scenario, its stop; counted too.
   Result<void> add_flow(const JsonReader& where, double t, const FlowSpec& flow, std::optional<double> duration_s);
-  // An on-episode from `start` lasting `length`: the effect, then back to each link's base rate.
+  // An on-episode from `start` lasting `length`: the effect, then back to each link's base rate
+  // (a stall: back to none).
   Result<void> episode(const JsonReader& where, const Effect& effect, double start, double length);
-  // A pattern's "rate" or "flow" (exactly one) in `p`.
+  // A pattern's "rate", "flow" or "stall" (exactly one) in `p`.
   Result<Effect> effect(const JsonReader& p) const;
   // `p`'s "until", at most (and by default) the scenario's duration.
   Result<double> until(const JsonReader& p) const;
@@ -84,5 +91,6 @@ PatternItem random_pattern();
 PatternItem ramp_pattern();
 PatternItem trace_pattern();
 PatternItem loop_pattern();
+PatternItem stall_pattern();
 
 }  // namespace contend::emulator::detail

@@ -1,5 +1,5 @@
-// "periodic": {"period", "on", "rate" | "flow", "until"}: the effect for `on` of every `period`,
-// the base rate (or no flow) between.
+// "periodic": {"period", "on", "rate" | "flow" | "stall", "until"}: the effect for `on` of every `period`,
+// the base rate (or no flow, or no stall) between.
 
 #include "contend/common/units.h"
 #include "scenario/patterns/pattern.h"
@@ -8,7 +8,7 @@ namespace contend::emulator::detail {
 
 Result<void> expand_periodic(PatternCall& call) {
   const JsonReader p = call.body();
-  if (auto ok = p.check_keys({"period", "on", "rate", "flow", "until"}); !ok) {
+  if (auto ok = p.check_keys({"period", "on", "rate", "flow", "stall", "until"}); !ok) {
     return ok;
   }
   auto period = p.duration("period");

@@ -1,4 +1,4 @@
-// "random": {"mean_gap", "duration", "duration_dist", "rate" | "flow", "seed", "until"}: episodes
+// "random": {"mean_gap", "duration", "duration_dist", "rate" | "flow" | "stall", "seed", "until"}: episodes
 // whose starts are Poisson (exponential gaps from the previous episode's end), lasting a fixed or
 // exponential duration.
 
@@ -13,7 +13,8 @@ namespace contend::emulator::detail {
 
 Result<void> expand_random(PatternCall& call) {
   const JsonReader p = call.body();
-  if (auto ok = p.check_keys({"mean_gap", "duration", "duration_dist", "rate", "flow", "seed", "until"}); !ok) {
+  if (auto ok = p.check_keys({"mean_gap", "duration", "duration_dist", "rate", "flow", "stall", "seed", "until"});
+      !ok) {
     return ok;
   }
   auto gap = p.duration("mean_gap");

@@ -63,7 +63,7 @@ Result<double> simulated_throughput(const SimCell& cell, const Workload& w,
 // outvoted, not averaged in).
 struct MeasuredScenario {
   std::string name;
-  const PipelineLinks* links = nullptr;
+  const ScenarioNetwork* links = nullptr;
   double throughput = 0;
 };
 Result<Calibration> calibrate_from_run(const Workload& w, const Spec& baseline, const std::vector<std::string>& metrics,

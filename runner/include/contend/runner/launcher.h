@@ -40,7 +40,7 @@ std::vector<std::string> worker_options(const Experiment& e, const Cell& cell);
 // r listening at endpoints[r] ("198.18.0.1:29500").
 std::vector<std::vector<std::string>> worker_commands(const Experiment& e, const Cell& cell,
                                                       const std::vector<std::string>& endpoints, const CellFiles& files,
-                                                      const LaunchOptions& options, double oracle_start_s);
+                                                      const LaunchOptions& options, double scenario_start_s);
 
 // The environment of the worker on `node` that its transport asks for (TransportKind::environment,
 // given the node's link interfaces and its namespace as host id); empty for most transports.

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "contend/common/rate_trace.h"
+#include "contend/common/stall_schedule.h"
 #include "contend/common/result.h"
 #include "contend/emulator/scenario/scenario.h"
 #include "contend/pipeline/policy/adaptive.h"
@@ -39,14 +40,36 @@ using PipelineLinks = std::map<std::pair<int, int>, RateTrace>;
 Result<PipelineLinks> pipeline_links(const emulator::Scenario& scenario);
 // workload_rates from the scenario's pipeline_links, computed already.
 Result<std::vector<RateTrace>> chain_rates(const emulator::Scenario& scenario, const PipelineLinks& links);
+// The links r -> r+1 of a pipeline of `stages`; kInvalidArgument naming the ranks no link joins.
+Result<std::vector<RateTrace>> chain_of(const PipelineLinks& links, int stages);
 
-// The oracle's ground truth as a file, resolved once from the scenario by the runner and read by
-// rank 0 (schema contend.truth/1, docs/experiment-format.md#the-results-folder): the workload's
-// goodput on each chain link (workload_rates) as points [time_s, rate_bps]:
-//   {"schema": "contend.truth/1", "scenario": "periodic", "links": [[[0, 956e6], [2, 95.6e6]], ...]}
+// Every stalled link's stall schedule, by the node indices it joins (a < b): the scenario's
+// kSetStall events, at their times and from their iterations.
+using PipelineStalls = std::map<std::pair<int, int>, StallSchedule>;
+PipelineStalls pipeline_stalls(const emulator::Scenario& scenario);
+
+// What the simulator runs a scenario's cells on: every linked pair's goodput and every stalled
+// link's stalls (a network of rates alone converts).
+struct ScenarioNetwork {
+  ScenarioNetwork() = default;
+  ScenarioNetwork(PipelineLinks l, PipelineStalls s = {}) : links(std::move(l)), stalls(std::move(s)) {}  // NOLINT
+  PipelineLinks links;
+  PipelineStalls stalls;
+};
+Result<ScenarioNetwork> scenario_network(const emulator::Scenario& scenario);
+
+// A scenario's network as the workers are told it, resolved once by the runner (schema
+// contend.truth/1, docs/experiment-format.md#the-results-folder): the workload's goodput on each
+// chain link (workload_rates; the oracle's), and every stalled link's stalls (the transports'):
+//   {"schema": "contend.truth/1", "scenario": "periodic", "links": [[[0, 956e6], [2, 95.6e6]], ...],
+//    "stalls": [{"nodes": [6, 7], "at_time": [[0, 0.03]], "at_iteration": [[15, 0.03], [85, 0]]}]}
 // At most kMaxTracePoints points in all. Errors name the file and the JSON pointer.
-Result<void> write_truth(const std::string& path, const std::string& scenario, const std::vector<RateTrace>& links);
-Result<std::vector<RateTrace>> read_truth(const std::string& path);
+struct NetworkTruth {
+  std::vector<RateTrace> links;
+  PipelineStalls stalls;
+};
+Result<void> write_truth(const std::string& path, const std::string& scenario, const NetworkTruth& truth);
+Result<NetworkTruth> read_truth(const std::string& path);
 
 // The HTB/TBF burst the emulator gives a link whose workload goodput is `goodput_bps`.
 std::uint64_t shaper_burst_bytes(double goodput_bps);
@@ -82,7 +105,7 @@ struct RuntimeModel {
 
 // Simulates `w.warmup + w.iterations` iterations of `schedule` (a static schedule or a policy)
 // starting at scenario time 0 on `links`, with `runtime`'s costs (policies measure them in band).
-Result<SimCell> simulate_cell(const Workload& w, const Spec& schedule, const PipelineLinks& links,
+Result<SimCell> simulate_cell(const Workload& w, const Spec& schedule, const ScenarioNetwork& network,
                               const RuntimeModel& runtime = {});
 
 }  // namespace contend::runner

@@ -1,5 +1,6 @@
 #include "contend/pipeline_cuda/entries.h"
 
+#include "contend/pipeline/transport/transport.h"
 #include "contend/pipeline_cuda/device_info.h"
 
 namespace contend::pipeline_cuda {
@@ -14,7 +15,8 @@ SpecEntry cuda_backend_entry() {
 
 SpecEntry nccl_transport_entry() {
   return {"transport", "nccl",
-          "ncclSend/Recv on each rank's GPU, bootstrapped over TCP (control messages stay on TCP)", {}};
+          "ncclSend/Recv on each rank's GPU, bootstrapped over TCP (control messages stay on TCP)",
+          {pipeline::sends_param()}};
 }
 
 std::vector<std::string> nccl_environment(const std::vector<std::string>& ifnames, const std::string& host_id) {

@@ -93,3 +93,11 @@ class NcclChannel {
 };
 
 }  // namespace contend::pipeline_cuda
+
+// In a function returning Result: returns nccl_error naming <expr> on failure.
+#define NCCL_TRY(expr)                                        \
+  do {                                                        \
+    if (ncclResult_t r_ = (expr); r_ != ncclSuccess) {        \
+      return ::contend::pipeline_cuda::nccl_error(r_, #expr); \
+    }                                                         \
+  } while (0)

@@ -92,11 +92,29 @@ StageReport report_of(const IterationMetrics& m, Transport& transport, int rank)
   r.stash_bytes = m.peak_inflight > 0 ? m.peak_held_bytes / static_cast<std::uint64_t>(m.peak_inflight) : 0;
   r.from_prev = transport.take_transfers(rank - 1);
   r.from_next = transport.take_transfers(rank + 1);
+  r.to_prev = transport.take_sends(rank - 1);
+  r.to_next = transport.take_sends(rank + 1);
   r.iteration_s = m.iteration_s;
   return r;
 }
 
 }  // namespace
+
+SendOptions send_options(const RunConfig& c) {
+  SendOptions o;
+  o.wait = sends_wait(c.transport);
+  if (!c.stalls.empty()) {
+    o.stall_s = [stalls = c.stalls, zero = c.scenario_zero_s](int peer, const Tag& tag) {
+      const auto it = stalls.find(peer);
+      if (it == stalls.end()) {
+        return 0.0;
+      }
+      const double now = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+      return it->second.at(now - zero, tag.iteration);
+    };
+  }
+  return o;
+}
 
 Result<void> run_rank(const RunConfig& config, const schedule::Schedule& lowered, int rank, const StageBackends& backends,
                       Transport& transport, const std::function<void(const IterationMetrics&)>& on_iteration,
@@ -177,6 +195,9 @@ Result<void> run_worker(const RunConfig& config, const TcpOptions& tcp,
   if (!transport) {
     return with_context(transport.error(), "rank " + std::to_string(tcp.rank) + ", " + config.transport.str());
   }
+  if (auto configured = (*transport)->set_send_options(send_options(config)); !configured) {
+    return with_context(configured.error(), "rank " + std::to_string(tcp.rank) + ", " + config.transport.str());
+  }
   auto ok = run_rank(config, *lowered, tcp.rank, backends->stages, **transport, on_iteration, trace);
   if (!ok) {
     (*transport)->abort(ok.error().message);
@@ -204,6 +225,10 @@ Result<std::vector<std::vector<IterationMetrics>>> run_in_process(
         return;
       }
       auto transport = hub.transport(r);
+      if (auto configured = transport->set_send_options(send_options(config)); !configured) {
+        results[r] = configured.error();
+        return;
+      }
       auto ok = run_rank(
           config, *lowered, r, backends->stages, *transport,
           [&](const IterationMetrics& m) { metrics[r].push_back(m); }, nullptr);

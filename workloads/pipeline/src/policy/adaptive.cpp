@@ -4,85 +4,11 @@
 #include <cmath>
 #include <limits>
 
-#include "contend/schedule/generators.h"
 #include "contend/schedule/registry.h"
 #include "contend/sim/simulator.h"
+#include "policy/adaptive_model.h"
 
 namespace contend::pipeline {
-namespace {
-
-// The simulator's view of the measurements (per rank) for a family of `chunks` stages per rank,
-// looped (stage s on rank s % p, each with 1/chunks of its rank's time and stash); appends the rate
-// it uses per link to `link_bps`.
-sim::SimConfig simulator_config(const Measurements& m, int stages, int chunks, std::vector<double>& link_bps) {
-  sim::SimConfig config;
-  const double v = std::max(1, chunks);
-  for (int st = 0; st < stages * std::max(1, chunks); ++st) {
-    const StageMeasurement& s = m.stages[st % stages];
-    config.stages.push_back({s.forward_s / v, s.backward_s / v, s.activation_bytes, s.activation_bytes,
-                             static_cast<std::uint64_t>(static_cast<double>(s.stash_bytes) / v), 0.5});
-  }
-  for (const StageMeasurement& s : m.stages) {
-    config.costs.push_back({s.send_s, s.iteration_cost_s});
-  }
-  const double unlimited = std::numeric_limits<double>::infinity();
-  for (int r = 0; r + 1 < stages; ++r) {
-    const LinkMeasurement& l = m.links[r];
-    sim::LinkModel link;
-    link.latency_s = l.latency_s;
-    link.burst_bytes = l.burst_bytes;
-    if (r < static_cast<int>(m.link_traces.size())) {
-      link.rate = m.link_traces[r];
-      config.links[{r, r + 1}] = link;
-      config.links[{r + 1, r}] = link;
-      link_bps.push_back(link.rate.rate_at(0));
-      continue;
-    }
-    link.rate = RateTrace::constant(l.goodput_bps > 0 ? l.goodput_bps : unlimited);
-    config.links[{r, r + 1}] = link;
-    const double back = l.backward_bps > 0 ? l.backward_bps : l.goodput_bps;
-    link.rate = RateTrace::constant(back > 0 ? back : unlimited);
-    config.links[{r + 1, r}] = link;
-    link_bps.push_back(l.goodput_bps);
-  }
-  return config;
-}
-
-// The time link r adds to one micro-batch's round trip: its activation forward, its gradient
-// back, a latency each way. An unmeasured or unlimited direction adds nothing.
-double round_trip_s(const Measurements& m, int r) {
-  const LinkMeasurement& l = m.links[r];
-  const RateTrace* trace = r < static_cast<int>(m.link_traces.size()) ? &m.link_traces[r] : nullptr;
-  const double bits = 8.0 * static_cast<double>(m.stages[r].activation_bytes);
-  const double forward = trace != nullptr ? trace->rate_at(0) : l.goodput_bps;
-  const double backward = trace != nullptr ? forward : (l.backward_bps > 0 ? l.backward_bps : l.goodput_bps);
-  double t = 2 * l.latency_s;
-  for (const double bps : {forward, backward}) {
-    if (bps > 0 && std::isfinite(bps)) {
-      t += bits / bps;
-    }
-  }
-  return t;
-}
-
-// Adds to `out` the slack vectors tried around an estimate: scaled by each factor, each entry at
-// most `cap` of its stage (what the memory limit leaves it); distinct and non-zero. Scaling keeps
-// the estimate non-increasing and the caps grow by k a stage, so none deadlocks.
-void slack_variants(const std::vector<int>& estimate, const std::vector<double>& factors, const std::vector<int>& cap,
-                    std::vector<std::vector<int>>& out) {
-  for (const double f : factors) {
-    std::vector<int> v;
-    for (std::size_t s = 0; s < estimate.size(); ++s) {
-      v.push_back(std::max(0, std::min(cap[s], static_cast<int>(std::ceil(f * estimate[s])))));
-    }
-    if (std::any_of(v.begin(), v.end(), [](int e) { return e > 0; }) &&
-        std::find(out.begin(), out.end(), v) == out.end()) {
-      out.push_back(std::move(v));
-    }
-  }
-}
-
-}  // namespace
 
 AdaptiveController::AdaptiveController(int stages, int microbatches, AdaptiveOptions options)
     : p_(stages), m_(microbatches), options_(options), k_(std::max(1, options.k_min)), lowered_(stages, microbatches) {
@@ -100,161 +26,6 @@ AdaptiveController::AdaptiveController(int stages, int microbatches, AdaptiveOpt
 
 Spec AdaptiveController::candidate(int k) const {
   return schedule::grouped_spec(options_.chunks, k);
-}
-
-std::vector<int> slack_estimate(const Measurements& m, int only_link) {
-  const int p = static_cast<int>(m.stages.size());
-  double cycle = 0;
-  for (const StageMeasurement& s : m.stages) {
-    cycle = std::max(cycle, s.forward_s + s.backward_s);
-  }
-  std::vector<int> extra(p, 0);
-  double behind = 0;  // what the links from stage s to the last add to a round trip
-  for (int s = p - 1; s >= 0 && cycle > 0; --s) {
-    if (s < static_cast<int>(m.links.size()) && (only_link < 0 || only_link == s)) {
-      behind += round_trip_s(m, s);
-    }
-    extra[s] = static_cast<int>(std::min(1e6, std::ceil(behind / cycle - 1e-9)));
-  }
-  return extra;
-}
-
-int slowest_link(const Measurements& m) {
-  int slowest = -1;
-  double most = 0;
-  for (int r = 0; r < static_cast<int>(m.links.size()); ++r) {
-    if (const double t = round_trip_s(m, r); t > most) {
-      most = t;
-      slowest = r;
-    }
-  }
-  return slowest;
-}
-
-bool AdaptiveController::fits(const Spec& spec, const Measurements& m) {
-  if (!lowered_.builds(spec)) {
-    return false;  // a group size or vector the family refuses for these micro-batches
-  }
-  const std::vector<int>& inflight = lowered_.peak_inflight(spec);
-  for (int s = 0; s < p_; ++s) {
-    if (options_.max_inflight > 0 && inflight[s] > options_.max_inflight) {
-      return false;
-    }
-    const std::uint64_t stash = s < static_cast<int>(m.stages.size()) ? m.stages[s].stash_bytes : 0;
-    if (options_.memory_limit_bytes > 0 &&
-        static_cast<std::uint64_t>(inflight[s]) * stash > options_.memory_limit_bytes) {
-      return false;
-    }
-  }
-  return true;
-}
-
-std::vector<int> AdaptiveController::feasible(const Measurements& m) {
-  std::vector<int> out;
-  for (int k = options_.k_min; k <= options_.k_max; ++k) {
-    auto [pos, fresh] = candidates_.try_emplace(k);
-    if (fresh) {
-      pos->second = candidate(k);
-    }
-    if (fits(pos->second, m)) {
-      out.push_back(k);
-    }
-  }
-  return out;
-}
-
-std::vector<int> AdaptiveController::slack_caps(int k, const Measurements& m) const {
-  std::vector<int> cap(p_);
-  for (int s = 0; s < p_; ++s) {
-    long long most = m_;  // in flight on stage s: kFkB's k(p-s) plus the extra
-    if (options_.max_inflight > 0) {
-      most = std::min<long long>(most, options_.max_inflight);
-    }
-    if (options_.memory_limit_bytes > 0 && m.stages[s].stash_bytes > 0) {
-      most = std::min<long long>(most, static_cast<long long>(options_.memory_limit_bytes / m.stages[s].stash_bytes));
-    }
-    cap[s] = static_cast<int>(std::max(0LL, most - static_cast<long long>(k) * (p_ - s)));
-  }
-  return cap;
-}
-
-Result<AdaptiveController::Candidate> AdaptiveController::simulate(const Spec& spec, int k, std::vector<int> extra,
-                                                                   const Measurements& m,
-                                                                   const sim::SimConfig& config) {
-  auto r = sim::simulate(lowered_.get(spec), config);
-  if (!r) {
-    return r.error();
-  }
-  Candidate c{spec, k, std::move(extra), r->makespan_s, 0};
-  const std::vector<int>& inflight = lowered_.peak_inflight(spec);
-  for (int s = 0; s < p_; ++s) {
-    c.memory += inflight[s] * std::max(1.0, static_cast<double>(m.stages[s].stash_bytes));
-  }
-  return c;
-}
-
-Result<std::vector<AdaptiveController::Candidate>> AdaptiveController::evaluate(const Measurements& m,
-                                                                                const sim::SimConfig& config,
-                                                                                Decision& d) {
-  std::vector<Candidate> out;
-  std::vector<int> ks = feasible(m);
-  if (options_.knobs == Knobs::kSlack) {
-    ks.resize(std::min<std::size_t>(ks.size(), 1));  // slack moves alone, at the first k that fits
-  }
-  int since_better = 0;
-  for (const int k : ks) {
-    auto c = simulate(candidates_.at(k), k, {}, m, config);
-    if (!c) {
-      return c.error();
-    }
-    d.predicted_s.emplace_back(k, c->time_s);
-    const bool better = std::all_of(out.begin(), out.end(), [&](const Candidate& o) { return c->time_s < o.time_s; });
-    out.push_back(std::move(*c));
-    since_better = better ? 0 : since_better + 1;
-    if (options_.knobs == Knobs::kBoth && since_better == kPatience) {
-      break;  // pruned: the joint search has slack to try, and kFkB's curve has flattened
-    }
-  }
-  if (options_.knobs == Knobs::kK || options_.chunks > 1 || out.empty()) {
-    return out;
-  }
-  if (auto ok = add_slack(m, config, out); !ok) {
-    return ok.error();
-  }
-  return out;
-}
-
-Result<void> AdaptiveController::add_slack(const Measurements& m, const sim::SimConfig& config,
-                                           std::vector<Candidate>& out) {
-  // Slack on the leanest k (Adaptra's: slack instead of grouping) and on the fastest (slack and
-  // grouping together); pruned, since slack on a k between them is neither leaner nor faster.
-  std::vector<int> bases{out.front().k};
-  const auto fastest = std::min_element(out.begin(), out.end(),
-                                        [](const Candidate& a, const Candidate& b) { return a.time_s < b.time_s; });
-  if (fastest->k != bases.front()) {
-    bases.push_back(fastest->k);
-  }
-  // Around the estimate for every link, and for the slowest alone (slack only in front of it).
-  const std::vector<int> all = slack_estimate(m);
-  const std::vector<int> straggler = slack_estimate(m, slowest_link(m));
-  for (const int k : bases) {
-    std::vector<std::vector<int>> vectors;
-    const std::vector<int> cap = slack_caps(k, m);
-    slack_variants(all, {0.5, 1.0, 1.5, 2.0}, cap, vectors);
-    slack_variants(straggler, {1.0, 1.5}, cap, vectors);
-    for (const std::vector<int>& extra : vectors) {
-      const Spec spec = schedule::kfkb_spec(k, extra);
-      if (!fits(spec, m)) {
-        continue;
-      }
-      auto c = simulate(spec, k, extra, m, config);
-      if (!c) {
-        return c.error();
-      }
-      out.push_back(std::move(*c));
-    }
-  }
-  return {};
 }
 
 double AdaptiveController::fastest_of(const std::vector<Candidate>& candidates) {
@@ -330,16 +101,10 @@ bool AdaptiveController::changed_since_chosen(const Measurements& m, const std::
   if (link_bps.size() != chosen_at_bps_.size()) {
     return true;
   }
-  double cycle = 0;
-  for (const StageMeasurement& s : m.stages) {
-    cycle = std::max(cycle, s.forward_s + s.backward_s);
-  }
+  const double cycle = cycle_s(m);
   for (std::size_t r = 0; r < link_bps.size(); ++r) {
-    // A message's time on the link then and now (0: unmeasured or unlimited).
-    const auto seconds = [&](double bps) {
-      return bps > 0 && std::isfinite(bps) ? 8.0 * static_cast<double>(m.stages[r].activation_bytes) / bps : 0.0;
-    };
-    if (std::abs(seconds(link_bps[r]) - seconds(chosen_at_bps_[r])) > kChanged * cycle) {
+    const int link = static_cast<int>(r);
+    if (std::abs(message_s(m, link, link_bps[r]) - message_s(m, link, chosen_at_bps_[r])) > kChanged * cycle) {
       return true;
     }
   }

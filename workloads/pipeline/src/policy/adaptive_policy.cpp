@@ -4,6 +4,7 @@
 
 #include "contend/pipeline/policy/period_predictor.h"
 
+#include "policy/adaptive_model.h"
 #include "policy/policies.h"
 
 namespace contend::pipeline::detail {
@@ -20,8 +21,8 @@ class LinkEstimates {
   explicit LinkEstimates(int stages) : links_(stages > 1 ? stages - 1 : 0) {}
   void add(const std::vector<StageReport>& reports) {
     for (std::size_t r = 0; r + 1 < reports.size(); ++r) {
-      add(links_[r].forward, reports[r + 1].from_prev);
-      add(links_[r].backward, reports[r].from_next);
+      add(links_[r].forward, reports[r + 1].from_prev, reports[r].to_next);
+      add(links_[r].backward, reports[r].from_next, reports[r + 1].to_prev);
     }
   }
   Measurements measurements(const std::vector<StageReport>& reports) const {
@@ -34,6 +35,7 @@ class LinkEstimates {
       l.goodput_bps = link.forward.rate;
       l.backward_bps = link.backward.rate;
       l.burst_bytes = static_cast<std::uint64_t>(std::max(0.0, link.forward.burst));
+      l.stall_s = std::max(link.forward.stall_s, link.backward.stall_s);
       m.links.push_back(l);
     }
     return m;
@@ -43,15 +45,24 @@ class LinkEstimates {
   struct Direction {
     double rate = 0;  // bits per second; 0 until measured
     double burst = 0;
+    double stall_s = 0;
   };
   struct Link {
     Direction forward;
     Direction backward;
   };
-  static void add(Direction& d, const TransferTotals& t) {
+  // A stall shows only on the sender's clock: a tensor takes it longer than its bytes take the
+  // wire (receiver-timed). Below kMinStall it is the copy's time, and the latency fit's to model.
+  static constexpr double kMinStall = 1e-3;
+  static void add(Direction& d, const TransferTotals& t, const SendTotals& sent) {
     if (t.frames > 0 && t.recent_seconds > 0) {
       d.rate = 8.0 * static_cast<double>(t.recent_bytes) / t.recent_seconds;
       d.burst = t.recent_burst_bytes;
+    }
+    if (sent.frames > 0 && d.rate > 0) {
+      const double wire_s = 8.0 * static_cast<double>(sent.bytes) / d.rate;
+      const double stall = (sent.seconds - wire_s) / sent.frames;
+      d.stall_s = stall >= kMinStall ? stall : 0;
     }
   }
   std::vector<Link> links_;
@@ -127,15 +138,10 @@ class RecentDrops {
         }
       }
     }
-    double cycle = 0;
-    for (const StageMeasurement& s : m.stages) {
-      cycle = std::max(cycle, s.forward_s + s.backward_s);
-    }
-    const auto seconds = [&](std::size_t r, double bps) {
-      return bps > 0 ? 8.0 * static_cast<double>(m.stages[r].activation_bytes) / bps : 0.0;
-    };
+    const double cycle = cycle_s(m);
     for (std::size_t r = 0; r < lowest.size(); ++r) {
-      if (seconds(r, lowest[r]) - seconds(r, now[r]) > kMatters * cycle) {
+      const int link = static_cast<int>(r);
+      if (message_s(m, link, lowest[r]) - message_s(m, link, now[r]) > kMatters * cycle) {
         return lowest;
       }
     }
@@ -179,7 +185,7 @@ class AdaptivePolicy : public KPolicy {
     if (auto ok = fit_latency(reports, m); !ok) {
       return ok.error();
     }
-    const bool predicted = foresee(m);
+    const bool predicted = foresee(m, iteration);
     auto d = controller_.decide(iteration, m);
     if (d) {
       d->predicted = predicted && d->evaluated;
@@ -221,7 +227,7 @@ class AdaptivePolicy : public KPolicy {
 
   // What the links will do: the truth (the oracle), a prediction from a periodic history, or a
   // recent drop to be ready for. Returns whether the decision rests on a prediction.
-  bool foresee(Measurements& m) {
+  bool foresee(Measurements& m, int iteration) {
     bool predicted = false;
     if (predict_) {
       std::vector<double> rates;
@@ -242,6 +248,7 @@ class AdaptivePolicy : public KPolicy {
         if (truth_->burst_bytes) {
           m.links[r].burst_bytes = truth_->burst_bytes(truth_->links[r].rate_at(now));
         }
+        m.links[r].stall_s = r < truth_->stalls.size() ? truth_->stalls[r].at(now, iteration) : 0;
       }
     } else if (!predicted) {
       m.drop_bps = drops_.drop_bps(m);

@@ -10,13 +10,20 @@ namespace {
 constexpr int kReports = 0;   // Tag::microbatch of the report list
 constexpr int kDecision = 1;  // ... and of the decision
 constexpr std::size_t kTotalsDoubles = 9;  // a TransferTotals
+constexpr std::size_t kSendDoubles = 3;    // a SendTotals
 constexpr std::size_t kStageDoubles = 7;   // a StageReport's own fields
-constexpr std::size_t kReportDoubles = kStageDoubles + 2 * kTotalsDoubles;
+constexpr std::size_t kReportDoubles = kStageDoubles + 2 * kTotalsDoubles + 2 * kSendDoubles;
 
 void append(std::vector<double>& out, const TransferTotals& t) {
   for (double v :
        {static_cast<double>(t.bytes), t.seconds, static_cast<double>(t.frames), static_cast<double>(t.tail_bytes),
         t.tail_seconds, t.burst_bytes, static_cast<double>(t.recent_bytes), t.recent_seconds, t.recent_burst_bytes}) {
+    out.push_back(v);
+  }
+}
+
+void append(std::vector<double>& out, const SendTotals& t) {
+  for (double v : {static_cast<double>(t.bytes), t.seconds, static_cast<double>(t.frames)}) {
     out.push_back(v);
   }
 }
@@ -29,12 +36,18 @@ void append(std::vector<double>& out, const StageReport& r) {
   }
   append(out, r.from_prev);
   append(out, r.from_next);
+  append(out, r.to_prev);
+  append(out, r.to_next);
 }
 
 TransferTotals totals_at(const double* p) {
   return {static_cast<std::uint64_t>(p[0]), p[1], static_cast<int>(p[2]),
           static_cast<std::uint64_t>(p[3]), p[4], p[5],
           static_cast<std::uint64_t>(p[6]), p[7], p[8]};
+}
+
+SendTotals sends_at(const double* p) {
+  return {static_cast<std::uint64_t>(p[0]), p[1], static_cast<int>(p[2])};
 }
 
 StageReport report_at(const std::vector<double>& v, std::size_t i) {
@@ -49,6 +62,8 @@ StageReport report_at(const std::vector<double>& v, std::size_t i) {
   r.iteration_s = p[6];
   r.from_prev = totals_at(p + kStageDoubles);
   r.from_next = totals_at(p + kStageDoubles + kTotalsDoubles);
+  r.to_prev = sends_at(p + kStageDoubles + 2 * kTotalsDoubles);
+  r.to_next = sends_at(p + kStageDoubles + 2 * kTotalsDoubles + kSendDoubles);
   return r;
 }
 

@@ -2,11 +2,19 @@
 
 #include <algorithm>
 #include <chrono>
+#include <thread>
 
 namespace contend::pipeline::detail {
 
-TcpLink::TcpLink(TcpSocket socket, int peer, Mailbox& box, BufferPool& pool, bool checksum, Meter meter)
-    : socket_(std::move(socket)), peer_(peer), box_(box), pool_(pool), checksum_(checksum), meter_(std::move(meter)) {
+TcpLink::TcpLink(TcpSocket socket, int peer, Mailbox& box, BufferPool& pool, bool checksum, Meter meter,
+                 SendMeter sent)
+    : socket_(std::move(socket)),
+      peer_(peer),
+      box_(box),
+      pool_(pool),
+      checksum_(checksum),
+      meter_(std::move(meter)),
+      sent_(std::move(sent)) {
   receiver_ = std::thread([this] { receive_loop(); });
   sender_ = std::thread([this] { send_loop(); });
 }
@@ -16,12 +24,17 @@ TcpLink::~TcpLink() {
 }
 
 Result<void> TcpLink::send(Tag tag, std::vector<float> data, Completion complete) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::unique_lock<std::mutex> lock(mutex_);
   if (!send_error_.ok()) {
     return send_error_;
   }
   queue_.push_back({tag, std::move(data), std::move(complete)});
+  const std::uint64_t ticket = ++queued_;
   cv_.notify_all();
+  if (options_.wait) {
+    cv_.wait(lock, [&] { return written_ >= ticket || !send_error_.ok(); });
+    return send_error_;
+  }
   return {};
 }
 
@@ -69,20 +82,30 @@ bool TcpLink::next(Item& item) {
 }
 
 void TcpLink::write(Item& item) {
+  const auto taken = std::chrono::steady_clock::now();
   if (item.complete) {
     item.complete(item.data);
     item.complete = nullptr;  // releases what the backend held for it
+  }
+  const bool tensor = item.tag.kind != Kind::kControl;
+  if (tensor && options_.stall_s) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(options_.stall_s(peer_, item.tag)));
   }
   const std::uint64_t bytes = item.data.size() * sizeof(float);
   FrameHeader h = tensor_header(item.tag, item.data.data(), bytes, checksum_);
   iovec iov[2] = {{&h, sizeof h}, {item.data.data(), bytes}};
   auto ok = socket_.send_all(iov, 2);
+  if (ok && tensor && bytes >= kMinTimedBytes) {
+    sent_(bytes, std::chrono::duration<double>(std::chrono::steady_clock::now() - taken).count());
+  }
   pool_.give(std::move(item.data));
   std::lock_guard<std::mutex> lock(mutex_);
   writing_ = false;
+  ++written_;
   if (!ok) {
     send_error_ = make_error(ok.error().code, "sending to " + name() + ": the connection broke (" + name() +
                                                   " exited or crashed): " + ok.error().message);
+    written_ += queue_.size();
     queue_.clear();
   }
   cv_.notify_all();

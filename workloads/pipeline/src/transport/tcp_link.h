@@ -1,8 +1,9 @@
 #pragma once
 // Private: one TCP connection between neighbouring ranks, with its two threads. The sender thread
-// owns the socket's write side: it takes queued tensors in order, completes each (a GPU copy) and
-// writes its frame; at close it sends the closing frame (kBye, or kFailed with the reason set by
-// fail()). The receiver thread owns the read side: it reads every frame as soon as it arrives,
+// owns the socket's write side: it takes queued tensors in order, completes each (a GPU copy),
+// waits the tensor's stall (SendOptions: so a stalled link's messages go one after another) and
+// writes its frame, timing the tensor from taking it to the kernel having it (`sent`); at close
+// it sends the closing frame (kBye, or kFailed with the reason set by fail()). The receiver thread owns the read side: it reads every frame as soon as it arrives,
 // times each tensor (Transport::record_transfer, through `meter`) and puts it in the mailbox; a
 // peer that goes away without its closing frame breaks the link, so every receive from it fails
 // naming it. Thread-safe: send, flush and fail may be called from any thread; close once, from
@@ -26,17 +27,22 @@ class TcpLink {
  public:
   // A frame of `bytes` read in `seconds`, its last `tail_bytes` in `tail_seconds`.
   using Meter = std::function<void(std::uint64_t bytes, double seconds, std::uint64_t tail_bytes, double tail_seconds)>;
+  // A tensor of `bytes` that took the sender `seconds`, stall included.
+  using SendMeter = std::function<void(std::uint64_t bytes, double seconds)>;
 
   // Starts both threads on `socket`; received tensors go to `box` as from `peer`; buffers come
   // from and go back to `pool` (which, like `box`, must outlive the link).
-  TcpLink(TcpSocket socket, int peer, Mailbox& box, BufferPool& pool, bool checksum, Meter meter);
+  TcpLink(TcpSocket socket, int peer, Mailbox& box, BufferPool& pool, bool checksum, Meter meter, SendMeter sent);
   ~TcpLink();
   TcpLink(const TcpLink&) = delete;
   TcpLink& operator=(const TcpLink&) = delete;
 
   // "rank 2 (198.18.0.6:29500)": the peer, as errors name it.
   const std::string& name() const { return socket_.name(); }
-  // Queues `data`; fails at once when an earlier send broke the connection.
+  // Sets the stall and wait options (SendOptions); before the first send.
+  void set_send_options(SendOptions options) { options_ = std::move(options); }
+  // Queues `data` (with options.wait: and returns once it is written); fails at once when an
+  // earlier send broke the connection.
   Result<void> send(Tag tag, std::vector<float> data, Completion complete);
   // Blocks until every queued tensor is with the kernel, or the connection broke.
   Result<void> flush();
@@ -68,9 +74,13 @@ class TcpLink {
   BufferPool& pool_;
   const bool checksum_;
   const Meter meter_;
-  std::mutex mutex_;  // guards the members below it
+  const SendMeter sent_;
+  SendOptions options_;  // set before the first send, read by the sender thread
+  std::mutex mutex_;     // guards the members below it
   std::condition_variable cv_;
   std::deque<Item> queue_;
+  std::uint64_t queued_ = 0;   // items ever queued...
+  std::uint64_t written_ = 0;  // ...and ever written (or dropped on a broken link)
   bool writing_ = false;
   bool stopping_ = false;
   Result<void> send_error_;

@@ -18,7 +18,9 @@ class TcpTransport final : public Transport {
       auto meter = [this, p](std::uint64_t bytes, double seconds, std::uint64_t tail_bytes, double tail_seconds) {
         record_transfer(p, bytes, seconds, tail_bytes, tail_seconds);
       };
-      links_.emplace(peer, std::make_unique<detail::TcpLink>(std::move(socket), peer, box_, pool_, checksum, meter));
+      auto sent = [this, p](std::uint64_t bytes, double seconds) { record_send(p, bytes, seconds); };
+      links_.emplace(peer,
+                     std::make_unique<detail::TcpLink>(std::move(socket), peer, box_, pool_, checksum, meter, sent));
     }
   }
   // The links stop (their threads use box_ and pool_) before the members they use go.
@@ -40,6 +42,12 @@ class TcpTransport final : public Transport {
     return {};
   }
   std::uint64_t bytes_sent() const override { return bytes_; }
+  Result<void> set_send_options(SendOptions options) override {
+    for (auto& [peer, l] : links_) {
+      l->set_send_options(options);
+    }
+    return {};
+  }
   void abort(const std::string& why) override {
     for (auto& [peer, l] : links_) {
       l->fail(why);

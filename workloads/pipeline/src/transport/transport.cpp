@@ -1,6 +1,7 @@
 #include "contend/pipeline/transport/transport.h"
 
 #include <atomic>
+#include <thread>
 
 #include "contend/common/units.h"
 
@@ -22,11 +23,22 @@ std::string describe(const Tag& tag) {
          std::to_string(tag.iteration) + ")";
 }
 
+bool sends_wait(const Spec& transport) {
+  return transport.declares("sends") && transport.text("sends") == "wait";
+}
+
+ParamDef sends_param() {
+  return ParamDef::choice("sends",
+                          "wait: a send returns once its tensor is with the kernel (Megatron's blocking sends); "
+                          "async: at once, a thread per link sends (PipeMorph's CPU delegates)",
+                          "async", {"async", "wait"});
+}
+
 // One line per built-in transport.
 Registry<TransportKind>& transports() {
   static Registry<TransportKind> table(
       "transport",
-      {{{"", "tcp", "TCP between the stages' addresses (host-staged for GPU tensors)", {}},
+      {{{"", "tcp", "TCP between the stages' addresses (host-staged for GPU tensors)", {sends_param()}},
         TransportKind{.make = [](const Spec&, std::unique_ptr<Transport> tcp, int, int,
                                  std::size_t) -> Result<std::unique_ptr<Transport>> { return tcp; }}}});
   return table;
@@ -46,6 +58,31 @@ TransferTotals Transport::take_transfers(int peer) {
   }
   recent_.erase(peer);
   return out;
+}
+
+SendTotals Transport::take_sends(int peer) {
+  std::lock_guard<std::mutex> lock(transfers_mutex_);
+  SendTotals out;
+  if (auto it = sends_.find(peer); it != sends_.end()) {
+    out = it->second;
+    sends_.erase(it);
+  }
+  return out;
+}
+
+void Transport::record_send(int peer, std::uint64_t bytes, double seconds) {
+  std::lock_guard<std::mutex> lock(transfers_mutex_);
+  SendTotals& t = sends_[peer];
+  t.bytes += bytes;
+  t.seconds += seconds;
+  ++t.frames;
+}
+
+Result<void> Transport::set_send_options(SendOptions options) {
+  if (options.stall_s || options.wait) {
+    return make_error(Errc::kUnsupported, "this transport neither stalls nor waits for its sends");
+  }
+  return {};
 }
 
 void Transport::record_transfer(int peer, std::uint64_t bytes, double seconds, std::uint64_t tail_bytes,
@@ -140,12 +177,21 @@ Result<std::vector<float>> Mailbox::take(int peer, Tag tag, Deadline deadline, c
 class InProcTransport : public Transport {
  public:
   InProcTransport(InProcHub& hub, int rank) : hub_(hub), rank_(rank) {}
+  // In one process a send is delivered at once: a stall is waited on the caller's thread, as a
+  // waiting send would (tests of the stall and wait options use the TCP transport's threads).
   Result<void> send(int peer, Tag tag, std::vector<float> data, Completion complete = {}) override {
     if (complete) {
       complete(data);
     }
+    if (options_.stall_s) {
+      std::this_thread::sleep_for(std::chrono::duration<double>(options_.stall_s(peer, tag)));
+    }
     bytes_ += data.size() * sizeof(float);
     hub_.boxes_[peer]->put(rank_, tag, std::move(data));
+    return {};
+  }
+  Result<void> set_send_options(SendOptions options) override {
+    options_ = std::move(options);
     return {};
   }
   Result<std::vector<float>> recv(int peer, Tag tag, Deadline deadline) override {
@@ -159,6 +205,7 @@ class InProcTransport : public Transport {
   InProcHub& hub_;
   int rank_;
   std::atomic<std::uint64_t> bytes_{0};
+  SendOptions options_;
 };
 
 InProcHub::InProcHub(int ranks) {

@@ -60,12 +60,18 @@ struct FlowSpec {
   std::uint64_t message_bytes = kDefaultMessageBytes;  // 1..kMaxMessageBytes
 };
 
+// A stall (kSetStall): every message on the link, in both directions, waits `stall_s` before it
+// is sent, one after another, as PipeMorph injects stragglers before each ncclSend; 0 ends it. The
+// runtime's transport and the simulator apply it (a kernel's qdisc cannot: netem's delay
+// pipelines, a stall serialises), the player logs it.
 struct Event {
-  enum class Kind { kSetRate, kFlowStart, kFlowStop };
+  enum class Kind { kSetRate, kFlowStart, kFlowStop, kSetStall };
   double at_s = 0;
   Kind kind = Kind::kSetRate;
-  std::string link;     // kSetRate: the link's name
+  std::string link;     // kSetRate, kSetStall: the link's name
   double rate_bps = 0;  // kSetRate
+  double stall_s = 0;   // kSetStall
+  int at_iteration = -1;  // kSetStall from this iteration of the workload on (Scenario::iteration_events)
   FlowSpec flow;        // flow events
   std::string origin;   // JSON pointer of the timeline entry that made it, e.g. "/timeline/2"
 };
@@ -79,11 +85,16 @@ struct Scenario {
   std::vector<std::string> nodes;
   std::vector<LinkSpec> links;
   std::vector<Event> events;  // sorted by at_s (stable: equal times keep file order), all < duration
+  // Stalls indexed by the workload's iteration (PipeMorph's traces), sorted by at_iteration: no
+  // clock plays them; the runtime applies each from its iteration on.
+  std::vector<Event> iteration_events;
 
   const LinkSpec* find_link(const std::string& name) const;
   int node_index(const std::string& name) const;  // -1 when unknown
   // True when any link asks for delay or loss (so netem must be there).
   bool needs_netem() const;
+  // Whether any link ever stalls.
+  bool has_stalls() const;
   std::size_t flow_events() const;
 };
 

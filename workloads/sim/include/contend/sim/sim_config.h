@@ -33,6 +33,10 @@ struct LinkModel {
   // How fast the burst passes: the unshaped path's rate (a veth's or loopback's, CPU-bound);
   // +infinity (the default): at once.
   double line_bps = std::numeric_limits<double>::infinity();
+  // A stall over the iteration's time, in seconds: each transfer waits the stall in force when
+  // the link can take it before it starts, and occupies the link meanwhile, so a stalled link's
+  // transfers go one after another (PipeMorph's straggler). The default: none.
+  RateTrace stall_s = RateTrace::constant(0);
 };
 
 // What the runtime costs beyond compute and the wire, on one rank (measured: runner/calibration.h,
@@ -48,6 +52,9 @@ struct SimConfig {
   LinkModel default_link;                          // every directed (from rank, to rank) link without an override
   std::map<std::pair<int, int>, LinkModel> links;  // overrides, keyed by (from rank, to rank)
   bool record_trace = false;                       // keep every action's timing in SimResult::trace
+  // Sends hold the compute lane until their tensor is on the wire, stall included (Megatron's
+  // blocking sends; the runtime's sends=wait); false: a send costs the lane RuntimeCosts::send_s.
+  bool blocking_sends = false;
 };
 
 // Every stage alike. For a schedule with v chunks per rank, each chunk gets 1/v of the per-rank

@@ -2,8 +2,10 @@
 // A discrete-event simulator of one pipeline iteration, with the runtime's execution model: each
 // rank has one compute lane running its actions in order; a send hands its tensor to the link
 // and returns after the hand-off (RuntimeCosts::send_s; the runtime's sender thread does the
-// rest); each directed link carries its transfers one after another in the order they were sent,
-// at the link's rate, plus latency (the receiver's wake-up included); a receive blocks the lane
+// rest), or with SimConfig::blocking_sends once the tensor is on the wire; each directed link
+// carries its transfers one after another in the order they were sent, each after the link's
+// stall in force (LinkModel::stall_s), at the link's rate, plus latency (the receiver's wake-up
+// included); a receive blocks the lane
 // until the tensor has arrived (receives are posted early, so data that arrived before the receive
 // is reached costs nothing), and each rank ends RuntimeCosts::iteration_s after its last action.
 // It is the cost model of the adaptive scheduler.

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "contend/common/result.h"
+#include "contend/common/stall_schedule.h"
 #include "contend/pipeline/compute/backend.h"
 #include "contend/pipeline/exec/executor.h"
 #include "contend/pipeline/compute/model.h"
@@ -30,6 +32,10 @@ struct RunConfig {
   std::optional<OracleTruth> oracle;                          // the oracle policy's ground truth (rank 0)
   Spec backend = backends().parse("cpu").value();             // cpu, emulated, or a registered one (cuda)
   Spec transport = transports().parse("tcp").value();         // tcp, or a registered one (nccl)
+  // The emulated network's stalls on this rank's links, by neighbouring rank (PipeMorph's
+  // stragglers), on the scenario's clock: its time 0 at `scenario_zero_s` on the steady clock.
+  std::map<int, StallSchedule> stalls;
+  double scenario_zero_s = 0;
   ModelConfig model;                                          // cpu backend (and profiling)
   EmulatedCompute emulated;                                   // emulated backend
   bool profile = false;  // emulated: take durations from the cpu backend's profile
@@ -64,6 +70,10 @@ nlohmann::ordered_json metrics_record(const RunConfig& config, const IterationMe
 nlohmann::ordered_json decision_record(const std::string& policy, const Decision& d);
 
 inline constexpr const char* kIterationSchema = "contend.iteration/1";
+
+// How config's transport sends: waiting for each tensor (its "sends=wait"), and the stalls of
+// config.stalls on the scenario's clock.
+SendOptions send_options(const RunConfig& config);
 
 // Runs `rank` over config.transport (bootstrapped over TCP) for every iteration, calling
 // `on_iteration` after each. Errors name the rank, action and peer.

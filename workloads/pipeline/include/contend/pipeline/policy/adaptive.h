@@ -35,6 +35,7 @@ struct LinkMeasurement {
   double latency_s = 0;
   std::uint64_t burst_bytes = 0;  // token-bucket depth, if known
   double backward_bps = 0;        // from r+1 to r; 0: as goodput_bps
+  double stall_s = 0;             // each message waits this before it is sent (a straggler), both ways
 };
 
 struct Measurements {

@@ -15,6 +15,7 @@
 #include "contend/common/rate_trace.h"
 #include "contend/common/result.h"
 #include "contend/common/spec.h"
+#include "contend/common/stall_schedule.h"
 #include "contend/pipeline/policy/adaptive.h"
 #include "contend/pipeline/transport/transport.h"
 
@@ -28,8 +29,10 @@ struct StageReport {
   double iteration_cost_s = 0;  // the final flush and the optimizer step
   std::uint64_t message_bytes = 0;  // activation sent forward (and gradient back)
   std::uint64_t stash_bytes = 0;    // held per in-flight micro-batch
-  TransferTotals from_prev;         // activations received from rank - 1
-  TransferTotals from_next;         // gradients received from rank + 1
+  TransferTotals from_prev{};       // activations received from rank - 1
+  TransferTotals from_next{};       // gradients received from rank + 1
+  SendTotals to_prev{};             // gradients sent to rank - 1, as the sender timed them...
+  SendTotals to_next{};             // ...and activations to rank + 1 (a stall shows only here)
   double iteration_s = 0;           // the iteration, first action to the optimizer step
 };
 
@@ -40,6 +43,8 @@ struct OracleTruth {
   std::function<double()> now_s;
   // The token-bucket depth the shaper gives a link at a rate; unset: the measured burst.
   std::function<std::uint64_t(double rate_bps)> burst_bytes;
+  // Each link's stalls (empty: none); the oracle models the one in force for the coming iteration.
+  std::vector<StallSchedule> stalls{};
 };
 
 class KPolicy {

@@ -90,6 +90,25 @@ struct TransferTotals {
 inline constexpr int kRecentFrames = 4;
 inline constexpr std::uint64_t kMinTimedBytes = 64 * 1024;
 
+// What the tensors sent to one peer cost the sender, timed from the moment its sending thread took
+// each (so not counting the time it waited behind others) to the moment the kernel had all of it:
+// a stall before the send shows here, and nowhere on the receiver's clock.
+struct SendTotals {
+  std::uint64_t bytes = 0;
+  double seconds = 0;
+  int frames = 0;
+};
+
+// How sends behave, set once before the first (Transport::set_send_options).
+struct SendOptions {
+  // Seconds each tensor to `peer` waits before it is sent, one after another per peer: the stall
+  // plan of the emulated network (PipeMorph's stragglers). Unset: none.
+  std::function<double(int peer, const Tag& tag)> stall_s{};
+  // A send returns once its tensor is with the kernel, stall included (Megatron's blocking
+  // sends: the compute waits); false: at once, the sending thread does the rest (the default).
+  bool wait = false;
+};
+
 class Transport {
  public:
   virtual ~Transport() = default;
@@ -111,15 +130,23 @@ class Transport {
   // Transfers received from `peer` since the last call (zero where the transport does not time
   // them, as the in-process one). Thread-safe.
   TransferTotals take_transfers(int peer);
+  // Tensors sent to `peer` since the last call (SendTotals). Thread-safe.
+  SendTotals take_sends(int peer);
+  // Sets how sends behave; call before the first send. kUnsupported where the transport cannot
+  // (the base: none can but the default).
+  virtual Result<void> set_send_options(SendOptions options);
 
  protected:
   // One frame of `bytes` read in `seconds`, its last `tail_bytes` in `tail_seconds`.
   void record_transfer(int peer, std::uint64_t bytes, double seconds, std::uint64_t tail_bytes, double tail_seconds);
+  // One tensor of `bytes` to `peer` that took the sender `seconds` (SendTotals).
+  void record_send(int peer, std::uint64_t bytes, double seconds);
   BufferPool pool_;
 
  private:
   std::mutex transfers_mutex_;
   std::map<int, TransferTotals> transfers_;
+  std::map<int, SendTotals> sends_;
   struct Frame {
     std::uint64_t tail_bytes;
     double tail_seconds;
@@ -144,6 +171,10 @@ struct TransportKind {
       environment{};
 };
 Registry<TransportKind>& transports();
+// Whether a transport spec asks for waiting sends ("tcp:sends=wait"; SendOptions::wait).
+bool sends_wait(const Spec& transport);
+// The "sends" parameter every transport declares (async, the default, or wait).
+ParamDef sends_param();
 
 // Received messages waiting for their receive, per (peer, tag), and the error of each broken
 // peer. Thread-safe.

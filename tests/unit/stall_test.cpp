@@ -1,0 +1,192 @@
+// Stalls (PipeMorph's stragglers): how scenarios make them, how a schedule of them answers, and
+// that the transport and the simulator apply them to one link's messages, one after another.
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <map>
+#include <thread>
+
+#include "contend/common/stall_schedule.h"
+#include "contend/emulator/scenario/pipemorph_trace.h"
+#include "contend/emulator/scenario/scenario.h"
+#include "contend/pipeline/transport/tcp_transport.h"
+#include "contend/schedule/registry.h"
+#include "contend/sim/simulator.h"
+
+using namespace contend;
+using namespace contend::emulator;
+
+namespace {
+
+std::map<std::string, std::string> files;
+
+Result<Scenario> scenario(const std::string& timeline) {
+  const std::string text = R"({"schema": "contend.scenario/1", "name": "t", "duration": "60s",
+    "nodes": ["n0", "n1", "n2"],
+    "links": [{"name": "a", "from": "n0", "to": "n1", "rate": "1Gbit"},
+              {"name": "b", "from": "n1", "to": "n2", "rate": "1Gbit"}],
+    "timeline": )" + timeline + "}";
+  return parse_scenario(text, "dir/t.json", [](const std::string& path) -> Result<std::string> {
+    auto it = files.find(path);
+    return it == files.end() ? Result<std::string>(make_error(Errc::kNotFound, path)) : it->second;
+  });
+}
+
+// (time or iteration, stall) of every stall event on `link`.
+std::vector<std::pair<double, double>> stalls(const std::vector<Event>& events, const std::string& link) {
+  std::vector<std::pair<double, double>> out;
+  for (const Event& e : events) {
+    if (e.kind == Event::Kind::kSetStall && e.link == link) {
+      out.emplace_back(e.at_iteration >= 0 ? e.at_iteration : e.at_s, e.stall_s);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a stall is a timeline event at a time, and every form a rate takes makes stalls too", "[stall]") {
+  auto s = scenario(R"([{"at": "2s", "link": "a", "stall": "30ms"}, {"at": "5s", "link": "a", "stall": "0s"},
+                        {"at": "0s", "link": "b", "periodic": {"period": "10s", "on": "2s", "stall": "60ms",
+                         "until": "20s"}}])");
+  REQUIRE(s.ok());
+  CHECK(stalls(s->events, "a") == std::vector<std::pair<double, double>>{{2, 0.03}, {5, 0}});
+  CHECK(stalls(s->events, "b") == std::vector<std::pair<double, double>>{{0, 0.06}, {2, 0}, {10, 0.06}, {12, 0}});
+  CHECK(s->has_stalls());
+  CHECK(s->flow_events() == 0);
+  CHECK(s->iteration_events.empty());
+}
+
+TEST_CASE("a csv trace of stalls stalls the link at each point", "[stall]") {
+  files["dir/stalls.csv"] = "time_s,stall\n0,0\n1.5,30ms\n3,0.01\n";
+  auto s = scenario(R"([{"at": "1s", "link": "b", "trace": {"file": "stalls.csv", "of": "stall"}}])");
+  REQUIRE(s.ok());
+  CHECK(stalls(s->events, "b") == std::vector<std::pair<double, double>>{{1, 0}, {2.5, 0.03}, {4, 0.01}});
+}
+
+TEST_CASE("PipeMorph's iteration-indexed trace is read as it is and applies from the iteration it names", "[stall]") {
+  // The first lines of the artifact's experiments/large-scale/superpod/large-scale.trace, with the
+  // links mapped onto this scenario's three nodes.
+  files["dir/slow.trace"] = "15;0_1;0.03\n85;0_1;0.00\n120;0_1,1_2;0.04\n190;0_1,1_2;0.00";
+  auto s = scenario(R"([{"at": "0s", "trace": {"file": "slow.trace", "format": "pipemorph"}}])");
+  REQUIRE(s.ok());
+  CHECK(s->events.empty());  // no clock plays them
+  CHECK(stalls(s->iteration_events, "a") ==
+        std::vector<std::pair<double, double>>{{15, 0.03}, {85, 0}, {120, 0.04}, {190, 0}});
+  CHECK(stalls(s->iteration_events, "b") == std::vector<std::pair<double, double>>{{120, 0.04}, {190, 0}});
+  CHECK(s->has_stalls());
+}
+
+TEST_CASE("a stall that cannot be emulated is refused naming where and why", "[stall]") {
+  const auto error_of = [](const std::string& timeline) {
+    auto s = scenario(timeline);
+    REQUIRE_FALSE(s.ok());
+    return s.error().message;
+  };
+  CHECK_THAT(error_of(R"([{"at": "1s", "link": "a", "stall": "11s"}])"), Catch::Contains("/timeline/0"));
+  CHECK_THAT(error_of(R"([{"at": "1s", "stall": "10ms"}])"), Catch::Contains("link"));
+  files["dir/crash.trace"] = "7;0_1;0.03\n1030;;inf\n";
+  CHECK_THAT(error_of(R"([{"at": "0s", "trace": {"file": "crash.trace", "format": "pipemorph"}}])"),
+             Catch::Contains("crash.trace:2: a NIC crash (inf)"));
+  files["dir/far.trace"] = "7;0_2;0.03\n";
+  CHECK_THAT(error_of(R"([{"at": "0s", "trace": {"file": "far.trace", "format": "pipemorph"}}])"),
+             Catch::Contains("names link 0_2, but no scenario link joins those nodes"));
+  CHECK_THAT(error_of(R"([{"at": "0s", "link": "a", "trace": {"file": "far.trace", "format": "pipemorph"}}])"),
+             Catch::Contains("names its links"));
+}
+
+TEST_CASE("a PipeMorph trace's lines are checked: order, links, delays", "[stall]") {
+  CHECK(parse_pipemorph_trace("7;2_3;0.03", "t").ok());
+  CHECK_THAT(parse_pipemorph_trace("9;0_1;0.03\n8;0_1;0", "t").error().message, Catch::Contains("t:2: iterations"));
+  CHECK_THAT(parse_pipemorph_trace("9;0-1;0.03", "t").error().message, Catch::Contains("stage pairs i_j"));
+  CHECK_THAT(parse_pipemorph_trace("9;0_1;fast", "t").error().message, Catch::Contains("delay in seconds"));
+  CHECK_THAT(parse_pipemorph_trace("9;0_1", "t").error().message, Catch::Contains("three fields"));
+  CHECK_THAT(parse_pipemorph_trace("# nothing\n", "t").error().message, Catch::Contains("no ITERATION"));
+}
+
+TEST_CASE("a stall schedule answers with the larger of its timed and its iteration-indexed stall", "[stall]") {
+  StallSchedule s;
+  CHECK(s.empty());
+  CHECK(s.at(100, 100) == 0);
+  s.add_at_time(2, 0.03);
+  s.add_at_time(5, 0);
+  s.add_at_iteration(10, 0.01);
+  s.add_at_iteration(20, 0.05);
+  CHECK_FALSE(s.empty());
+  CHECK(s.at(1, 0) == 0);
+  CHECK(s.at(2, 0) == 0.03);
+  CHECK(s.at(3, 15) == 0.03);
+  CHECK(s.at(6, 15) == 0.01);
+  CHECK(s.at(6, 25) == 0.05);
+  CHECK(s.at(3, 25) == 0.05);
+}
+
+TEST_CASE("the TCP transport stalls one link's messages one after another, both ways, and no other link's",
+          "[stall][transport]") {
+  constexpr int kBase = 29870;
+  constexpr int kCount = 8;
+  constexpr double kStall = 0.04;
+  std::vector<double> took(3, 0);  // rank 0 -> 1, 1 -> 0, 1 -> 2: first send to last arrival
+  std::vector<std::string> errors(3);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 3; ++r) {
+    threads.emplace_back([&, r] {
+      pipeline::TcpOptions o;
+      o.rank = r;
+      o.world_size = 3;
+      o.peers = {"127.0.0.1:" + std::to_string(kBase), "127.0.0.1:" + std::to_string(kBase + 1),
+                 "127.0.0.1:" + std::to_string(kBase + 2)};
+      auto t = pipeline::connect_tcp(o);
+      if (!t) {
+        errors[r] = t.error().message;
+        return;
+      }
+      pipeline::SendOptions stall;
+      stall.stall_s = [](int peer, const pipeline::Tag&) { return peer <= 1 ? kStall : 0.0; };  // link 0-1 only
+      if (r == 2) {
+        stall.stall_s = [](int, const pipeline::Tag&) { return 0.0; };
+      } else if (r == 1) {
+        stall.stall_s = [](int peer, const pipeline::Tag&) { return peer == 0 ? kStall : 0.0; };
+      }
+      REQUIRE((*t)->set_send_options(stall).ok());
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+      const auto start = std::chrono::steady_clock::now();
+      const auto since = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+      const auto send_all = [&](int peer, pipeline::Kind kind) {
+        for (int i = 0; i < kCount; ++i) {
+          REQUIRE((*t)->send(peer, pipeline::Tag{kind, 0, i, 0}, std::vector<float>(16 * 1024, 1.0f)).ok());
+        }
+      };
+      const auto receive_all = [&](int peer, pipeline::Kind kind) {
+        for (int i = 0; i < kCount; ++i) {
+          REQUIRE((*t)->recv(peer, pipeline::Tag{kind, 0, i, 0}, deadline).ok());
+        }
+      };
+      if (r == 0) {
+        send_all(1, pipeline::Kind::kActivation);
+        receive_all(1, pipeline::Kind::kGradient);
+      } else if (r == 1) {
+        send_all(0, pipeline::Kind::kGradient);
+        send_all(2, pipeline::Kind::kActivation);
+        receive_all(0, pipeline::Kind::kActivation);
+        took[0] = since();
+        REQUIRE((*t)->flush().ok());
+      } else {
+        receive_all(1, pipeline::Kind::kActivation);
+        took[2] = since();
+      }
+      if (r == 0) {
+        took[1] = since();
+      }
+    });
+  }
+  for (auto& t : threads) {
+    t.join();
+  }
+  REQUIRE(errors == std::vector<std::string>(3));
+  // Each stalled message waits its own stall: kCount of them take at least kCount stalls.
+  CHECK(took[0] >= kCount * kStall * 0.99);
+  CHECK(took[1] >= kCount * kStall * 0.99);
+  // The unstalled link 1 -> 2 is not held (its tensors queue behind none of link 0-1's).
+  CHECK(took[2] < 0.5 * kCount * kStall);
+}

@@ -1,0 +1,93 @@
+// The adaptive controller's model of the pipeline: its measurements as the simulator's
+// configuration, and Adaptra's estimate of the slack a link needs.
+
+#include "policy/adaptive_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace contend::pipeline {
+
+double cycle_s(const Measurements& m) {
+  double cycle = 0;
+  for (const StageMeasurement& s : m.stages) {
+    cycle = std::max(cycle, s.forward_s + s.backward_s);
+  }
+  return cycle;
+}
+
+double message_s(const Measurements& m, int r, double bps) {
+  return bps > 0 && std::isfinite(bps) ? 8.0 * static_cast<double>(m.stages[r].activation_bytes) / bps : 0.0;
+}
+
+sim::SimConfig simulator_config(const Measurements& m, int stages, int chunks, std::vector<double>& link_bps) {
+  sim::SimConfig config;
+  const double v = std::max(1, chunks);
+  for (int st = 0; st < stages * std::max(1, chunks); ++st) {
+    const StageMeasurement& s = m.stages[st % stages];
+    config.stages.push_back({s.forward_s / v, s.backward_s / v, s.activation_bytes, s.activation_bytes,
+                             static_cast<std::uint64_t>(static_cast<double>(s.stash_bytes) / v), 0.5});
+  }
+  for (const StageMeasurement& s : m.stages) {
+    config.costs.push_back({s.send_s, s.iteration_cost_s});
+  }
+  const double unlimited = std::numeric_limits<double>::infinity();
+  for (int r = 0; r + 1 < stages; ++r) {
+    const LinkMeasurement& l = m.links[r];
+    sim::LinkModel link;
+    link.latency_s = l.latency_s;
+    link.burst_bytes = l.burst_bytes;
+    link.stall_s = RateTrace::constant(l.stall_s);
+    if (r < static_cast<int>(m.link_traces.size())) {
+      link.rate = m.link_traces[r];
+      config.links[{r, r + 1}] = link;
+      config.links[{r + 1, r}] = link;
+      link_bps.push_back(link.rate.rate_at(0));
+      continue;
+    }
+    link.rate = RateTrace::constant(l.goodput_bps > 0 ? l.goodput_bps : unlimited);
+    config.links[{r, r + 1}] = link;
+    const double back = l.backward_bps > 0 ? l.backward_bps : l.goodput_bps;
+    link.rate = RateTrace::constant(back > 0 ? back : unlimited);
+    config.links[{r + 1, r}] = link;
+    link_bps.push_back(l.goodput_bps);
+  }
+  return config;
+}
+
+double round_trip_s(const Measurements& m, int r) {
+  const LinkMeasurement& l = m.links[r];
+  const RateTrace* trace = r < static_cast<int>(m.link_traces.size()) ? &m.link_traces[r] : nullptr;
+  const double forward = trace != nullptr ? trace->rate_at(0) : l.goodput_bps;
+  const double backward = trace != nullptr ? forward : (l.backward_bps > 0 ? l.backward_bps : l.goodput_bps);
+  return 2 * (l.latency_s + l.stall_s) + message_s(m, r, forward) + message_s(m, r, backward);
+}
+
+std::vector<int> slack_estimate(const Measurements& m, int only_link) {
+  const int p = static_cast<int>(m.stages.size());
+  const double cycle = cycle_s(m);
+  std::vector<int> extra(p, 0);
+  double behind = 0;  // what the links from stage s to the last add to a round trip
+  for (int s = p - 1; s >= 0 && cycle > 0; --s) {
+    if (s < static_cast<int>(m.links.size()) && (only_link < 0 || only_link == s)) {
+      behind += round_trip_s(m, s);
+    }
+    extra[s] = static_cast<int>(std::min(1e6, std::ceil(behind / cycle - 1e-9)));
+  }
+  return extra;
+}
+
+int slowest_link(const Measurements& m) {
+  int slowest = -1;
+  double most = 0;
+  for (int r = 0; r < static_cast<int>(m.links.size()); ++r) {
+    if (const double t = round_trip_s(m, r); t > most) {
+      most = t;
+      slowest = r;
+    }
+  }
+  return slowest;
+}
+
+}  // namespace contend::pipeline
