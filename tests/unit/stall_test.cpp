@@ -190,3 +190,102 @@ TEST_CASE("the TCP transport stalls one link's messages one after another, both 
   // The unstalled link 1 -> 2 is not held (its tensors queue behind none of link 0-1's).
   CHECK(took[2] < 0.5 * kCount * kStall);
 }
+
+TEST_CASE("the simulator stalls one link's transfers one after another, and blocking sends hold the compute",
+          "[stall][sim]") {
+  const auto lowered = [](const char* spec, int p, int m) {
+    return schedule::lower(schedule::make_schedule(spec, p, m).value());
+  };
+  // Three stages, 8 micro-batches, 1 ms forwards and 2 ms backwards, links unlimited.
+  sim::SimConfig c = sim::uniform_config(3, 1, 0.001, 0.002, 1 << 20, sim::LinkModel{});
+  c.record_trace = true;
+  const double quiet = sim::simulate(lowered("gpipe", 3, 8), c).value().makespan_s;
+  sim::LinkModel stalled;
+  stalled.stall_s = RateTrace::constant(0.01);
+  c.links[{1, 2}] = stalled;
+  c.links[{2, 1}] = stalled;
+  auto r = sim::simulate(lowered("gpipe", 3, 8), c);
+  REQUIRE(r.ok());
+  // Link 1-2 carries 8 activations and 8 gradients, each after a 10 ms stall, one after another.
+  CHECK(r->makespan_s >= quiet + 8 * 0.01);
+  std::vector<double> arrivals_12, arrivals_01;
+  for (const sim::TraceEvent& e : r->trace) {
+    if (e.lane == sim::Lane::kSend && e.action.op == schedule::Op::kSendF) {
+      (e.rank == 1 ? arrivals_12 : arrivals_01).push_back(e.end_s);
+    }
+  }
+  REQUIRE(arrivals_12.size() == 8);
+  for (std::size_t i = 1; i < arrivals_12.size(); ++i) {
+    CHECK(arrivals_12[i] - arrivals_12[i - 1] >= 0.01 - 1e-12);
+  }
+  // Link 0-1 is not stalled: its activations arrive as rank 0 makes them, 1 ms apart.
+  REQUIRE(arrivals_01.size() == 8);
+  CHECK(arrivals_01.back() < 0.0085);
+  // 1F1B with the stall: a blocking send holds rank 1's lane until its tensor is on the wire,
+  // stall included; an asynchronous one lets the next compute start at once.
+  const auto next_compute_waits = [&](bool blocking) {
+    c.blocking_sends = blocking;
+    auto run = sim::simulate(lowered("1f1b", 3, 8), c);
+    REQUIRE(run.ok());
+    int waited = 0;
+    int sends = 0;
+    const sim::TraceEvent* send = nullptr;
+    for (const sim::TraceEvent& e : run->trace) {
+      if (e.rank != 1) {
+        continue;
+      }
+      if (e.lane == sim::Lane::kSend && e.action.op == schedule::Op::kSendF) {
+        send = &e;
+      } else if (e.lane == sim::Lane::kCompute && send != nullptr) {
+        ++sends;
+        waited += e.start_s >= send->start_s ? 1 : 0;
+        send = nullptr;
+      }
+    }
+    REQUIRE(sends > 0);
+    return waited == sends;
+  };
+  CHECK(next_compute_waits(true));
+  CHECK_FALSE(next_compute_waits(false));
+}
+
+TEST_CASE("a waiting send returns once its tensor is out, its stall included; an asynchronous one at once",
+          "[stall][transport]") {
+  constexpr int kBase = 29880;
+  constexpr double kStall = 0.05;
+  for (const bool wait : {true, false}) {
+    double send_took = 0;
+    std::string error;
+    std::thread peer([&] {
+      pipeline::TcpOptions o;
+      o.rank = 1;
+      o.world_size = 2;
+      o.peers = {"127.0.0.1:" + std::to_string(kBase), "127.0.0.1:" + std::to_string(kBase + 1)};
+      auto t = pipeline::connect_tcp(o);
+      if (!t || !(*t)->recv(0, pipeline::Tag{}, std::chrono::steady_clock::now() + std::chrono::seconds(30))) {
+        error = "rank 1 did not receive";
+      }
+    });
+    pipeline::TcpOptions o;
+    o.world_size = 2;
+    o.peers = {"127.0.0.1:" + std::to_string(kBase), "127.0.0.1:" + std::to_string(kBase + 1)};
+    auto t = pipeline::connect_tcp(o);
+    REQUIRE(t.ok());
+    pipeline::SendOptions options;
+    options.wait = wait;
+    options.stall_s = [](int, const pipeline::Tag&) { return kStall; };
+    REQUIRE((*t)->set_send_options(options).ok());
+    const auto start = std::chrono::steady_clock::now();
+    REQUIRE((*t)->send(1, pipeline::Tag{}, std::vector<float>(1024, 1.0f)).ok());
+    send_took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    REQUIRE((*t)->flush().ok());
+    peer.join();
+    CHECK(error.empty());
+    INFO("sends=" << (wait ? "wait" : "async") << ": the send took " << send_took << " s");
+    if (wait) {
+      CHECK(send_took >= kStall * 0.99);
+    } else {
+      CHECK(send_took < kStall);
+    }
+  }
+}
