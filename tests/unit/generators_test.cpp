@@ -131,6 +131,34 @@ TEST_CASE("zb on one chunk is ZB-H1: rank r defers r weight gradients", "[schedu
   CHECK(s->ranks[1] == parse_list("1F0 1I0 1F1 1I1 1W0 1W1"));
 }
 
+TEST_CASE("zb with slack warms each rank up with its extra forwards and refuses warm-ups that grow", "[schedule]") {
+  // PipeMorph's rule for 4 stages with no delay: 7 5 3 1 forwards before the first backward,
+  // ZB-H1's 3 2 1 0 warm-ups plus 3 2 1 0.
+  auto s = interleaved_zero_bubble(4, 12, 1, {3, 2, 1, 0});
+  REQUIRE(s.ok());
+  CHECK(s->name == "zb:extra=3/2/1/0");
+  const auto forwards_first = [&](int r) {
+    int n = 0;
+    for (const Action& a : s->ranks[r]) {
+      if (a.op != Op::kForward) {
+        break;
+      }
+      ++n;
+    }
+    return n;
+  };
+  CHECK(forwards_first(0) == 7);
+  CHECK(forwards_first(1) == 5);
+  CHECK(forwards_first(3) == 1);
+  CHECK(validate(lower(*s)).ok());
+  CHECK(peak_inflight(*s)[0] > peak_inflight(interleaved_zero_bubble(4, 12, 1).value())[0]);
+  // Capped at m, and still valid.
+  CHECK(validate(lower(interleaved_zero_bubble(4, 12, 1, {50, 40, 30, 20}).value())).ok());
+  CHECK_THAT(interleaved_zero_bubble(4, 12, 1, {0, 3, 0, 0}).error().message, Catch::Contains("stage 0"));
+  CHECK_THAT(interleaved_zero_bubble(4, 12, 1, {0, 0}).error().message, Catch::Contains("one entry per rank"));
+  CHECK_THAT(interleaved_zero_bubble(4, 12, 2, {0, 0, 0, 0}).error().message, Catch::Contains("v=1"));
+}
+
 TEST_CASE("looped BFS runs chunk by chunk and its backwards last micro-batch first", "[schedule]") {
   const Schedule s = looped_bfs(2, 2, 2);
   CHECK(s.ranks[1] == parse_list("1F0 1F1 3F0 3F1 3B1 3B0 1B1 1B0"));

@@ -3,9 +3,7 @@
 #include "contend/schedule/generators.h"
 
 namespace contend::schedule {
-namespace {
 
-// "0/2/1/0".
 std::string list_text(const std::vector<int>& extra) {
   std::string out;
   for (const int e : extra) {
@@ -13,6 +11,8 @@ std::string list_text(const std::vector<int>& extra) {
   }
   return out;
 }
+
+namespace {
 
 // Why stage r waits forever: what slack_refusal says when w[r] < w[r+1] and w[r] + k < m.
 std::string deadlock_text(int r, const std::vector<int>& w, int k, int microbatches, const std::vector<int>& extra) {

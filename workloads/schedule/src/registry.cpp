@@ -87,10 +87,10 @@ const Registry<Generator>& table() {
          return with_chunks(p, m, v_of(s), [&]() -> R { return looped_bfs(p, m, v_of(s)); });
        },
        none},
-      {{"", "zb", "zero bubble (ZB-H1 at v=1), I/W split, v chunks looped (PyTorch InterleavedZeroBubble)",
-        {chunks_param("1", 1)}},
+      {{"", "zb", "zero bubble (ZB-H1 at v=1), I/W split, v chunks looped (PyTorch InterleavedZeroBubble); with "
+        "extra, v=1's warm-up adapted (PipeMorph)", {chunks_param("1", 1), extra_param("")}},
        [](const Spec& s, int p, int m, F) -> R {
-         return with_chunks(p, m, v_of(s), [&] { return interleaved_zero_bubble(p, m, v_of(s)); });
+         return with_chunks(p, m, v_of(s), [&] { return interleaved_zero_bubble(p, m, v_of(s), extra_of(s)); });
        },
        none},
       {{"", "zbv", "zero bubble V: 2 chunks per rank in V placement, I/W split (PyTorch ZBVZeroBubble)", {}},
@@ -159,6 +159,13 @@ Spec kfkb_spec(int k, const std::vector<int>& extra) {
 Spec interleaved_spec(int chunks, int group) {
   auto spec = parse_schedule("interleaved:v=" + std::to_string(chunks) + ",group=" + std::to_string(group));
   CONTEND_CHECK(spec.ok(), "interleaved_spec: " + (spec.ok() ? std::string() : spec.error().message));
+  return *spec;
+}
+
+Spec zb_spec(const std::vector<int>& extra) {
+  const bool zeros = std::all_of(extra.begin(), extra.end(), [](int e) { return e == 0; });
+  auto spec = parse_schedule(zeros ? std::string("zb") : "zb:extra=" + list_text(extra));
+  CONTEND_CHECK(spec.ok(), "zb_spec: " + (spec.ok() ? std::string() : spec.error().message));
   return *spec;
 }
 

@@ -39,13 +39,33 @@ std::vector<Action> zero_bubble_rank(const detail::ChunkOrder& order, int r, int
   return out;
 }
 
+// Why `extra` cannot run on zb:v=1 of p ranks (not one entry per rank, or warm-ups that increase
+// along the pipeline), or "".
+std::string zb_slack_refusal(int p, int steps, const std::vector<int>& extra, const std::vector<int>& warmups) {
+  if (extra.size() != static_cast<std::size_t>(p)) {
+    return "extra has " + std::to_string(extra.size()) + " entries, the pipeline has " + std::to_string(p) +
+           " ranks (one entry per rank)";
+  }
+  for (int r = 0; r + 1 < p; ++r) {
+    if (warmups[r] < warmups[r + 1] && warmups[r] < steps) {
+      return "extra would deadlock: stage " + std::to_string(r) + " warms up with " + std::to_string(warmups[r]) +
+             " forwards, fewer than stage " + std::to_string(r + 1) + "'s " + std::to_string(warmups[r + 1]) +
+             "; extra[" + std::to_string(r + 1) + "] may be at most extra[" + std::to_string(r) + "] + 1";
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
-Result<Schedule> interleaved_zero_bubble(int ranks, int microbatches, int v) {
+Result<Schedule> interleaved_zero_bubble(int ranks, int microbatches, int v, const std::vector<int>& extra) {
   CONTEND_CHECK(ranks >= 1 && microbatches >= 1 && v >= 1, "zb needs ranks, microbatches and v >= 1");
   const int p = ranks;
   const int m = microbatches;
-  const std::string name = "zb:v=" + std::to_string(v);
+  const std::string name = extra.empty() ? "zb:v=" + std::to_string(v) : "zb:extra=" + list_text(extra);
+  if (!extra.empty() && v != 1) {
+    return make_error(Errc::kInvalidArgument, "zb: extra applies to one chunk per rank (v=1)");
+  }
   // PyTorch's rounds: m micro-batches in max(1, m / p) rounds of equal size.
   const int rounds = std::max(1, m / p);
   if (m % rounds != 0) {
@@ -55,11 +75,18 @@ Result<Schedule> interleaved_zero_bubble(int ranks, int microbatches, int v) {
                           " (PyTorch's rounds of ScheduleInterleavedZeroBubble)");
   }
   const detail::ChunkOrder order(m, v, m / rounds);
-  Schedule s{name, p, p * v, m, std::vector<std::vector<Action>>(p), {}};
+  std::vector<int> warmups(p);
   for (int r = 0; r < p; ++r) {
     // One hop per rank below, not two: the I that comes back is half a backward.
-    const int warmup = std::min(order.steps(), (v - 1) * (m / rounds) + (p - 1 - r));
-    s.ranks[r] = zero_bubble_rank(order, r, p, warmup);
+    const long long more = extra.empty() ? 0 : extra[r];
+    warmups[r] = static_cast<int>(std::min<long long>(order.steps(), (v - 1) * (m / rounds) + (p - 1 - r) + more));
+  }
+  if (const std::string why = extra.empty() ? "" : zb_slack_refusal(p, order.steps(), extra, warmups); !why.empty()) {
+    return make_error(Errc::kInvalidArgument, why);
+  }
+  Schedule s{name, p, p * v, m, std::vector<std::vector<Action>>(p), {}};
+  for (int r = 0; r < p; ++r) {
+    s.ranks[r] = zero_bubble_rank(order, r, p, warmups[r]);
   }
   return s;
 }

@@ -45,8 +45,10 @@ std::vector<int> slack_warmups(int ranks, int microbatches, int k, const std::ve
 
 // The canonical spec text of slack(.., k, extra): "kfkb:k=K" when extra is empty or all zeros,
 // "slack:extra=E0/E1/..." when k = 1, otherwise "kfkb:k=K,extra=E0/E1/...". Policies take it as a
-// Spec through registry.h's slack_spec.
+// Spec through registry.h's kfkb_spec.
 std::string slack_name(int k, const std::vector<int>& extra);
+// A slack vector as the spec grammar writes it: "0/2/1/0".
+std::string list_text(const std::vector<int>& extra);
 
 // Megatron-LM's interleaved 1F1B with v model chunks per rank (looped placement: stage c*p + r is
 // chunk c of rank r) and Megatron's microbatch_group_size_per_vp_stage as `group` (0: p).
@@ -71,7 +73,11 @@ Schedule looped_bfs(int ranks, int microbatches, int v);
 // per round), then runs F and I, deferring each W by r Is, then the cool-down. Chunks are visited
 // as interleaved_1f1b visits them with group g. Peak in-flight on rank r: min(m*v, warm-up + 1 + r).
 // Requires m a multiple of max(1, floor(m/p)) (PyTorch's rounds): kInvalidArgument otherwise.
-Result<Schedule> interleaved_zero_bubble(int ranks, int microbatches, int v);
+// With `extra` (one entry per rank, v = 1 only), rank r warms up with that many more forwards, at
+// most m: Adaptra's slack on the zero-bubble schedule, as PipeMorph adapts its warm-up; the
+// warm-ups must not increase along the pipeline (a stage would wait for a backward its successor
+// runs only after more forwards than it sends): kInvalidArgument naming the stage otherwise.
+Result<Schedule> interleaved_zero_bubble(int ranks, int microbatches, int v, const std::vector<int>& extra = {});
 
 // PyTorch's ScheduleZBVZeroBubble (zero bubble, V shape): 2 chunks per rank in V placement
 // (v_placement: rank r holds stages r and 2p-1-r), backward split into I and W, built for

@@ -38,6 +38,8 @@ int group_size(const Spec& spec, int microbatches);
 // interleaved:v=V,group=G. Require k, v, group >= 1 within the registry's ranges.
 Spec kfkb_spec(int k, const std::vector<int>& extra = {});
 Spec interleaved_spec(int chunks, int group);
+// zb with PipeMorph's adapted warm-up: zb:extra=E0/E1/... (all zeros: plain zb).
+Spec zb_spec(const std::vector<int>& extra);
 // kfkb_spec(k) for chunks 1, else interleaved_spec(chunks, k): the group a policy moves.
 Spec grouped_spec(int chunks, int k);
 
