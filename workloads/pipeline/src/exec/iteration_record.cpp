@@ -66,6 +66,9 @@ nlohmann::ordered_json decision_record(const std::string& policy, const Decision
   j["k"] = d.k;
   j["schedule"] = d.schedule.str();
   j["link_bps"] = d.link_bps;
+  if (!d.stall_s.empty()) {
+    j["stall_s"] = d.stall_s;
+  }
   if (!d.extra.empty()) {
     j["extra"] = d.extra;
   }

@@ -194,6 +194,11 @@ Result<Decision> AdaptiveController::decide(int iteration, const Measurements& m
   d.schedule = current_;
   d.extra = extra_;
   d.latency_s = m.links.empty() ? 0 : m.links.front().latency_s;
+  if (std::any_of(m.links.begin(), m.links.end(), [](const LinkMeasurement& l) { return l.stall_s > 0; })) {
+    for (const LinkMeasurement& l : m.links) {
+      d.stall_s.push_back(l.stall_s);
+    }
+  }
   return d;
 }
 

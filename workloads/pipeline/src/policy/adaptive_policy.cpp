@@ -5,68 +5,11 @@
 #include "contend/pipeline/policy/period_predictor.h"
 
 #include "policy/adaptive_model.h"
+#include "policy/reports.h"
 #include "policy/policies.h"
 
 namespace contend::pipeline::detail {
 namespace {
-
-// Rank 0's view of the links from every rank's report, per direction: the sustained rate (second
-// halves of the iteration's last frames, so a change late in an iteration counts) and the burst
-// the token bucket gave on top, as the last iteration measured them. No smoothing across
-// iterations: the last frames already average four transfers, the controller's hysteresis keeps
-// noise from moving k, and any lag costs throughput both ways (after a preemption the best k may
-// be smaller or larger than during it).
-class LinkEstimates {
- public:
-  explicit LinkEstimates(int stages) : links_(stages > 1 ? stages - 1 : 0) {}
-  void add(const std::vector<StageReport>& reports) {
-    for (std::size_t r = 0; r + 1 < reports.size(); ++r) {
-      add(links_[r].forward, reports[r + 1].from_prev, reports[r].to_next);
-      add(links_[r].backward, reports[r].from_next, reports[r + 1].to_prev);
-    }
-  }
-  Measurements measurements(const std::vector<StageReport>& reports) const {
-    Measurements m;
-    for (const StageReport& s : reports) {
-      m.stages.push_back({s.forward_s, s.backward_s, s.message_bytes, s.stash_bytes, s.send_s, s.iteration_cost_s});
-    }
-    for (const Link& link : links_) {
-      LinkMeasurement l;
-      l.goodput_bps = link.forward.rate;
-      l.backward_bps = link.backward.rate;
-      l.burst_bytes = static_cast<std::uint64_t>(std::max(0.0, link.forward.burst));
-      l.stall_s = std::max(link.forward.stall_s, link.backward.stall_s);
-      m.links.push_back(l);
-    }
-    return m;
-  }
-
- private:
-  struct Direction {
-    double rate = 0;  // bits per second; 0 until measured
-    double burst = 0;
-    double stall_s = 0;
-  };
-  struct Link {
-    Direction forward;
-    Direction backward;
-  };
-  // A stall shows only on the sender's clock: a tensor takes it longer than its bytes take the
-  // wire (receiver-timed). Below kMinStall it is the copy's time, and the latency fit's to model.
-  static constexpr double kMinStall = 1e-3;
-  static void add(Direction& d, const TransferTotals& t, const SendTotals& sent) {
-    if (t.frames > 0 && t.recent_seconds > 0) {
-      d.rate = 8.0 * static_cast<double>(t.recent_bytes) / t.recent_seconds;
-      d.burst = t.recent_burst_bytes;
-    }
-    if (sent.frames > 0 && d.rate > 0) {
-      const double wire_s = 8.0 * static_cast<double>(sent.bytes) / d.rate;
-      const double stall = (sent.seconds - wire_s) / sent.frames;
-      d.stall_s = stall >= kMinStall ? stall : 0;
-    }
-  }
-  std::vector<Link> links_;
-};
 
 // The runtime's latency per transfer, fitted in band (AdaptiveController::fit_latency) on rank
 // 0's measured iteration: only after iterations on steady links (on a changing link the residual
@@ -169,9 +112,9 @@ class AdaptivePolicy : public KPolicy {
 
   Result<Decision> decide(int iteration, const std::vector<StageReport>& measured) override {
     std::vector<StageReport> reports = measured;
-    const bool probe = probed(reports);
+    const bool probe = probed(reports, prior_);
     if (probe) {
-      with_prior(reports);
+      with_prior(reports, prior_);
     } else if (reports.empty() || reports.front().forward_s + reports.front().backward_s <= 0) {
       // Nothing to model yet: the leanest k, until the first iteration says more.
       Decision d;
@@ -197,19 +140,6 @@ class AdaptivePolicy : public KPolicy {
   }
 
  private:
-  // A probe's reports with the compute as known beforehand.
-  void with_prior(std::vector<StageReport>& reports) const {
-    for (std::size_t r = 0; r < reports.size(); ++r) {
-      const StageMeasurement& s = prior_[r];
-      reports[r].forward_s = s.forward_s;
-      reports[r].backward_s = s.backward_s;
-      reports[r].send_s = s.send_s;
-      reports[r].iteration_cost_s = s.iteration_cost_s;
-      reports[r].message_bytes = s.activation_bytes;
-      reports[r].stash_bytes = s.stash_bytes;
-    }
-  }
-
   // Fits the runtime's latency to rank 0's measured iteration (when steady) and applies it.
   Result<void> fit_latency(const std::vector<StageReport>& reports, Measurements& m) {
     if (reports.front().iteration_s > 0 && LatencyFit::steady(reports)) {
@@ -254,13 +184,6 @@ class AdaptivePolicy : public KPolicy {
       m.drop_bps = drops_.drop_bps(m);
     }
     return predicted;
-  }
-
-  // Reports of a probe of the links (no compute measured yet), and a prior to model compute by.
-  bool probed(const std::vector<StageReport>& reports) const {
-    return !reports.empty() && reports.size() == prior_.size() &&
-           std::all_of(reports.begin(), reports.end(),
-                       [](const StageReport& r) { return r.forward_s + r.backward_s <= 0; });
   }
 
   AdaptiveController controller_;

@@ -11,7 +11,7 @@
 namespace contend::pipeline::detail {
 
 struct PolicyKind {
-  const char* first_k = "kmin";  // the parameter holding the k run before anything is measured
+  const char* first_k = "kmin";  // the parameter holding the k run before anything is measured; nullptr: 1
   bool chunks = true;            // has "chunks": its family may be interleaved
   bool reads_truth = false;      // reads the scenario's ground truth (labelled; refused across hosts)
   const char* knobs = nullptr;   // what the controller moves, fixed by the policy; nullptr: its `knobs`
@@ -28,6 +28,7 @@ PolicyItem fixed_policy();     // policy/fixed_policy.cpp
 PolicyItem adaptive_policy();  // policy/adaptive_family.cpp: the controller's policies
 PolicyItem adaptra_policy();
 PolicyItem oracle_policy();
+PolicyItem pipemorph_policy();  // policy/pipemorph_policy.cpp: PipeMorph's published rule
 
 // The adaptive controller (adaptive.h) fed with the links as rank 0's reports measured them, or
 // (with context.truth) as the scenario has them over the coming iteration (adaptive_policy.cpp).

@@ -14,7 +14,8 @@ using detail::PolicyKind;
 // One line per policy; each policy's file holds its registration (policies.h).
 const Registry<PolicyKind>& table() {
   static const Registry<PolicyKind> kTable(
-      "policy", {detail::fixed_policy(), detail::adaptive_policy(), detail::adaptra_policy(), detail::oracle_policy()});
+      "policy", {detail::fixed_policy(), detail::adaptive_policy(), detail::adaptra_policy(), detail::pipemorph_policy(),
+                 detail::oracle_policy()});
   return kTable;
 }
 
@@ -58,7 +59,7 @@ std::uint64_t probe_frame_bytes(std::uint64_t activation_bytes) {
 int initial_k(const Spec& spec) {
   const PolicyKind* p = find(spec);
   CONTEND_CHECK(p != nullptr, "initial_k: \"" + spec.str() + "\" is not a policy spec");
-  return static_cast<int>(spec.integer(p->first_k));
+  return p->first_k == nullptr ? 1 : static_cast<int>(spec.integer(p->first_k));
 }
 
 Spec first_schedule(const Spec& spec, int ranks, int microbatches) {

@@ -77,6 +77,7 @@ struct Decision {
   bool evaluated = false;                           // false between re-evaluation periods
   std::vector<std::pair<int, double>> predicted_s;  // feasible k -> predicted iteration time
   std::vector<double> link_bps;                     // the rates the prediction used, r -> r+1
+  std::vector<double> stall_s;                      // the links' stalls it used (a straggler's wait)
   std::vector<int> extra;                           // the slack vector chosen; empty: none
   int candidates = 0;                               // schedules simulated for this decision
   bool predicted = false;  // decided on the links' predicted rates (a period in their history)

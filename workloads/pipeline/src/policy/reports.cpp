@@ -1,0 +1,59 @@
+#include "policy/reports.h"
+
+#include <algorithm>
+
+namespace contend::pipeline::detail {
+
+void LinkEstimates::add(const std::vector<StageReport>& reports) {
+  for (std::size_t r = 0; r + 1 < reports.size(); ++r) {
+    add(links_[r].forward, reports[r + 1].from_prev, reports[r].to_next);
+    add(links_[r].backward, reports[r].from_next, reports[r + 1].to_prev);
+  }
+}
+
+Measurements LinkEstimates::measurements(const std::vector<StageReport>& reports) const {
+  Measurements m;
+  for (const StageReport& s : reports) {
+    m.stages.push_back({s.forward_s, s.backward_s, s.message_bytes, s.stash_bytes, s.send_s, s.iteration_cost_s});
+  }
+  for (const Link& link : links_) {
+    LinkMeasurement l;
+    l.goodput_bps = link.forward.rate;
+    l.backward_bps = link.backward.rate;
+    l.burst_bytes = static_cast<std::uint64_t>(std::max(0.0, link.forward.burst));
+    l.stall_s = std::max(link.forward.stall_s, link.backward.stall_s);
+    m.links.push_back(l);
+  }
+  return m;
+}
+
+void LinkEstimates::add(Direction& d, const TransferTotals& t, const SendTotals& sent) {
+  if (t.frames > 0 && t.recent_seconds > 0) {
+    d.rate = 8.0 * static_cast<double>(t.recent_bytes) / t.recent_seconds;
+    d.burst = t.recent_burst_bytes;
+  }
+  if (sent.frames > 0 && d.rate > 0) {
+    const double wire_s = 8.0 * static_cast<double>(sent.bytes) / d.rate;
+    const double stall = (sent.seconds - wire_s) / sent.frames;
+    d.stall_s = stall >= kMinStall ? stall : 0;
+  }
+}
+
+bool probed(const std::vector<StageReport>& reports, const std::vector<StageMeasurement>& prior) {
+  return !reports.empty() && reports.size() == prior.size() &&
+         std::all_of(reports.begin(), reports.end(), [](const StageReport& r) { return r.forward_s + r.backward_s <= 0; });
+}
+
+void with_prior(std::vector<StageReport>& reports, const std::vector<StageMeasurement>& prior) {
+  for (std::size_t r = 0; r < reports.size(); ++r) {
+    const StageMeasurement& s = prior[r];
+    reports[r].forward_s = s.forward_s;
+    reports[r].backward_s = s.backward_s;
+    reports[r].send_s = s.send_s;
+    reports[r].iteration_cost_s = s.iteration_cost_s;
+    reports[r].message_bytes = s.activation_bytes;
+    reports[r].stash_bytes = s.stash_bytes;
+  }
+}
+
+}  // namespace contend::pipeline::detail
