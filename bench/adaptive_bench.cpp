@@ -22,11 +22,13 @@ contend::pipeline::Measurements measurements(double bps, std::uint64_t burst = 0
 }
 
 // range(0): 0 without a token bucket, 1 with the one the runtime measures (HTB's burst at those rates).
-// range(1): the knobs, 0 k, 1 slack, 2 both.
+// range(1): the knobs, 0 k, 1 slack, 2 both (slack and both with the zero-bubble family, as the
+// adaptra and adaptive policies search by default).
 void BM_Decide(benchmark::State& state) {
   contend::pipeline::AdaptiveOptions o;
   o.k_max = 16;
   o.knobs = static_cast<contend::pipeline::Knobs>(state.range(1));
+  o.zero_bubble = o.knobs != contend::pipeline::Knobs::kK;  // as the policies have it by default
   o.hysteresis = 0;
   contend::pipeline::AdaptiveController c(8, 64, o);
   const bool burst = state.range(0) != 0;

@@ -10,6 +10,7 @@
 #include "contend/pipeline/exec/worker.h"
 #include "contend/schedule/generators.h"
 #include "contend/schedule/registry.h"
+#include "contend/schedule/validation.h"
 #include "contend/sim/simulator.h"
 
 using namespace contend;
@@ -120,14 +121,15 @@ TEST_CASE("the adaptive policy follows a bandwidth step measured in band within 
       moved_at = it;
     }
   }
-  CHECK(fast == "kfkb:k=1");
+  CHECK(fast == "zb");    // fast links: zero bubble, no more memory than 1F1B's, no bubble
   CHECK(moved_at == 5);  // the next decision (a larger k or slack)
 }
 
 namespace {
-// The in-band rate at which the adaptive policy's first choice stops being k=1, by bisection.
+// The in-band rate at which the adaptive policy's first choice of kFkB stops being k=1, by
+// bisection (zb=off: these tests are of the choice of k).
 double policy_boundary() {
-  const auto first_k = [](double bps) { return policy("adaptive")->decide(1, reports_at(bps))->k; };
+  const auto first_k = [](double bps) { return policy("adaptive:zb=off")->decide(1, reports_at(bps))->k; };
   double lo = 100e6;
   double hi = 400e9;
   REQUIRE(first_k(lo) > 1);
@@ -155,8 +157,8 @@ int policy_switches(const std::string& name, double bps, double noise) {
 
 TEST_CASE("the adaptive policy holds k where in-band noise crosses a boundary, and goes lean after", "[policy]") {
   const double boundary = policy_boundary();
-  CHECK(policy_switches("adaptive:hysteresis=0", boundary, 0.03) >= 30);  // the noise matters...
-  CHECK(policy_switches("adaptive", boundary, 0.03) <= 1);               // ...hysteresis holds k
+  CHECK(policy_switches("adaptive:hysteresis=0,zb=off", boundary, 0.03) >= 30);  // the noise matters...
+  CHECK(policy_switches("adaptive:zb=off", boundary, 0.03) <= 1);               // ...hysteresis holds k
   // Slow links, then plenty of bandwidth: grouped while the drop is recent (ready for the next),
   // then the leanest k, as fast, without a margin.
   auto p = policy("adaptive:knobs=k");
@@ -214,15 +216,15 @@ double one_f_one_b_s(double bps, double latency_s) {
 
 TEST_CASE("the adaptive policy fits the runtime's latency per transfer in band, and it moves the choice",
           "[policy]") {
-  const double bps = 400e9;  // 84 us per activation: on the wire alone 1F1B is as fast as any
-  auto unmeasured = policy("adaptive");
+  const double bps = 400e9;  // 84 us per activation: on the wire alone 1F1B is as fast as any kFkB
+  auto unmeasured = policy("adaptive:zb=off");
   REQUIRE(unmeasured->decide(0, {}).ok());
   auto ideal = unmeasured->decide(1, reports_at(bps));  // no iteration time: no latency
   REQUIRE(ideal.ok());
   CHECK(ideal->latency_s == 0);
   CHECK(ideal->schedule.str() == "kfkb:k=1");
   // 2 ms more per transfer, as rank 0 measures it: hiding transfers behind compute now pays.
-  auto p = policy("adaptive");
+  auto p = policy("adaptive:zb=off");
   REQUIRE(p->decide(0, {}).ok());
   std::vector<StageReport> reports = reports_at(bps);
   reports.front().iteration_s = one_f_one_b_s(bps, 2e-3);
@@ -284,12 +286,23 @@ TEST_CASE("in-band timing: sustained rate from second halves, the token-bucket b
 TEST_CASE("the adaptive policy keeps every stage within the memory limit it is given", "[policy]") {
   auto p = policy("adaptive:mem=8MiB");  // 2 activations: stage 0 holds min(m, 4k), so none fits...
   CHECK_THAT(p->decide(1, reports_at(200e6)).error().message, Catch::Contains("memory limit"));
-  auto q = policy("adaptive:inflight=8");  // k <= 2
+  auto q = policy("adaptive:inflight=8,zb=off");  // k <= 2
   for (int it = 1; it < 5; ++it) {
     auto d = q->decide(it, reports_at(200e6));
     REQUIRE(d.ok());
     CHECK(d->k <= 2);
     CHECK(d->k == 2);  // slow links: the largest k that fits
+  }
+  // With the zero-bubble family too, whatever it runs fits the limit on every stage.
+  auto z = policy("adaptive:inflight=6");
+  for (int it = 1; it < 5; ++it) {
+    auto d = z->decide(it, reports_at(200e6));
+    REQUIRE(d.ok());
+    const auto made = schedule::make_schedule(d->schedule, kP, kM);
+    REQUIRE(made.ok());
+    for (const int inflight : schedule::peak_inflight(*made)) {
+      CHECK(inflight <= 6);
+    }
   }
 }
 

@@ -27,7 +27,9 @@ std::vector<ParamDef> adaptive_params(const char* hysteresis, bool knobs) {
           ParamDef::choice("start",
                            "the first iteration: probe the links and let the model decide (needs stage times "
                            "known beforehand: emulated stages), or lean: kmin",
-                           "probe", {"probe", "lean"})};
+                           "probe", {"probe", "lean"}),
+          ParamDef::choice("zb", "with slack, also zero bubble with its warm-up adapted (PipeMorph's family)", "on",
+                           {"on", "off"})};
   if (knobs) {
     params.push_back(
         ParamDef::integer("chunks", "1: choose kFkB's k; V >= 2: the group of interleaved:v=V", "1", 1, 64));

@@ -90,4 +90,37 @@ int slowest_link(const Measurements& m) {
   return slowest;
 }
 
+std::vector<int> pipemorph_warmups(const std::vector<double>& forward_s, const std::vector<double>& delay_s,
+                                   int microbatches) {
+  const int p = static_cast<int>(forward_s.size());
+  std::vector<int> w(p, 1);
+  for (int i = p - 2; i >= 0; --i) {
+    const double delay = i < static_cast<int>(delay_s.size()) ? delay_s[i] : 0.0;
+    const double hops = forward_s[i] > 0 ? std::ceil(delay / forward_s[i] - 1e-9) : 0.0;
+    w[i] = static_cast<int>(std::min<double>(microbatches, w[i + 1] + std::min(hops, 1e6) + 2));
+  }
+  for (int& x : w) {
+    x = std::min(x, microbatches);
+  }
+  return w;
+}
+
+std::vector<int> pipemorph_extra(const Measurements& m, int microbatches) {
+  const int p = static_cast<int>(m.stages.size());
+  std::vector<double> forward;
+  std::vector<double> delay;
+  for (const StageMeasurement& s : m.stages) {
+    forward.push_back(s.forward_s);
+  }
+  for (const LinkMeasurement& l : m.links) {
+    delay.push_back(l.stall_s);
+  }
+  const std::vector<int> w = pipemorph_warmups(forward, delay, microbatches);
+  std::vector<int> extra;
+  for (int r = 0; r < p; ++r) {
+    extra.push_back(std::max(0, w[r] - 1 - (p - 1 - r)));
+  }
+  return extra;
+}
+
 }  // namespace contend::pipeline

@@ -121,7 +121,40 @@ Result<std::vector<AdaptiveController::Candidate>> AdaptiveController::evaluate(
   if (auto ok = add_slack(m, config, out); !ok) {
     return ok.error();
   }
+  if (options_.zero_bubble) {
+    if (auto ok = add_zero_bubble(m, config, out); !ok) {
+      return ok.error();
+    }
+  }
   return out;
+}
+
+Result<void> AdaptiveController::add_zero_bubble(const Measurements& m, const sim::SimConfig& config,
+                                                 std::vector<Candidate>& out) {
+  // ZB-H1 and its warm-up adapted: as PipeMorph's rule has it for the measured stalls, as the
+  // rule has it with none (its healthy warm-ups), and Adaptra's estimate for every link; what fits.
+  std::vector<std::vector<int>> vectors{std::vector<int>(p_, 0)};
+  Measurements quiet = m;
+  for (LinkMeasurement& l : quiet.links) {
+    l.stall_s = 0;
+  }
+  for (std::vector<int> v : {pipemorph_extra(m, m_), pipemorph_extra(quiet, m_), slack_estimate(m)}) {
+    if (std::find(vectors.begin(), vectors.end(), v) == vectors.end()) {
+      vectors.push_back(std::move(v));
+    }
+  }
+  for (const std::vector<int>& extra : vectors) {
+    const Spec spec = schedule::zb_spec(extra);
+    if (!fits(spec, m)) {
+      continue;
+    }
+    auto c = simulate(spec, 1, extra, m, config);
+    if (!c) {
+      return c.error();
+    }
+    out.push_back(std::move(*c));
+  }
+  return {};
 }
 
 Result<void> AdaptiveController::add_slack(const Measurements& m, const sim::SimConfig& config,

@@ -13,21 +13,6 @@
 
 namespace contend::pipeline {
 
-std::vector<int> pipemorph_warmups(const std::vector<double>& forward_s, const std::vector<double>& delay_s,
-                                   int microbatches) {
-  const int p = static_cast<int>(forward_s.size());
-  std::vector<int> w(p, 1);
-  for (int i = p - 2; i >= 0; --i) {
-    const double delay = i < static_cast<int>(delay_s.size()) ? delay_s[i] : 0.0;
-    const double hops = forward_s[i] > 0 ? std::ceil(delay / forward_s[i] - 1e-9) : 0.0;
-    w[i] = static_cast<int>(std::min<double>(microbatches, w[i + 1] + std::min(hops, 1e6) + 2));
-  }
-  for (int& x : w) {
-    x = std::min(x, microbatches);
-  }
-  return w;
-}
-
 namespace detail {
 namespace {
 
@@ -41,45 +26,35 @@ class PipeMorphPolicy : public KPolicy {
     if (probed(reports, prior_)) {
       with_prior(reports, prior_);
     }
-    std::vector<double> forward(p_, 0.0);
-    std::vector<double> delay(std::max(0, p_ - 1), 0.0);
+    Measurements m;
+    m.stages.assign(p_, StageMeasurement{});
+    m.links.assign(std::max(0, p_ - 1), LinkMeasurement{});
     if (static_cast<int>(reports.size()) == p_) {
       links_.add(reports);
-      const Measurements m = links_.measurements(reports);
-      for (int s = 0; s < p_; ++s) {
-        forward[s] = m.stages[s].forward_s;
-      }
-      for (int r = 0; r + 1 < p_; ++r) {
-        delay[r] = m.links[r].stall_s;
-      }
+      m = links_.measurements(reports);
     }
-    return decision(iteration, pipemorph_warmups(forward, delay, m_), delay);
-  }
-
- private:
-  // The warm-ups as slack over the base schedule's own (p-1-r forwards before the steady phase,
-  // in ZB-H1 and 1F1B alike: w - 1 of them, the last forward being the steady phase's first).
-  Decision decision(int iteration, const std::vector<int>& w, const std::vector<double>& delay) const {
     Decision d;
     d.iteration = iteration;
     d.evaluated = true;
     d.k = 1;
-    for (int r = 0; r < p_; ++r) {
-      d.extra.push_back(std::max(0, w[r] - 1 - (p_ - 1 - r)));
-    }
+    d.extra = pipemorph_extra(m, m_);
     d.schedule = zb_ ? schedule::zb_spec(d.extra) : schedule::kfkb_spec(1, d.extra);
     d.switched = !(d.schedule == last_);
-    d.stall_s = delay;
+    for (const LinkMeasurement& l : m.links) {
+      d.stall_s.push_back(l.stall_s);
+    }
     last_ = d.schedule;
     return d;
   }
+
+ private:
 
   int p_;
   int m_;
   bool zb_;
   std::vector<StageMeasurement> prior_;
   LinkEstimates links_;
-  mutable Spec last_;
+  Spec last_;
 };
 
 Result<void> check_pipemorph(const Spec& spec, int stages, int microbatches) {

@@ -88,6 +88,7 @@ AdaptiveOptions adaptive_options(const Spec& spec) {
   const PolicyKind* p = find(spec);
   o.chunks = p->chunks ? static_cast<int>(spec.integer("chunks")) : 1;
   o.predict = spec.text("predict") == "on";
+  o.zero_bubble = spec.text("zb") == "on";
   const std::string knobs = p->knobs != nullptr ? p->knobs : spec.text("knobs");
   o.knobs = knobs == "slack" ? Knobs::kSlack : knobs == "both" ? Knobs::kBoth : Knobs::kK;
   return o;

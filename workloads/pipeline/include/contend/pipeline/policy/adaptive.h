@@ -67,6 +67,7 @@ struct AdaptiveOptions {
   int chunks = 1;                        // 1: choose kFkB's k; v >= 2: the group of interleaved:v
   Knobs knobs = Knobs::kK;               // slack needs chunks 1 (with more, kBoth moves k only)
   bool predict = false;                  // the policy predicts periodic preemption (period_predictor.h)
+  bool zero_bubble = false;              // with slack: also zero bubble, its warm-up adapted (chunks 1)
 };
 
 struct Decision {
@@ -92,6 +93,16 @@ struct Decision {
 std::vector<int> slack_estimate(const Measurements& m, int only_link = -1);
 // The link (r -> r+1) that adds the most to a round trip; -1 when none adds anything.
 int slowest_link(const Measurements& m);
+// PipeMorph's published rule (the Adaptra artifact's get_adapted_warmup_fwds): the forwards each
+// stage runs before its first backward, the last stage 1 and each earlier stage the next one's
+// plus ceil(delay on its link to the next / its own forward time) + 2; each at most
+// `microbatches` (the artifact's rule has no cap, and waits forever for a forward that never
+// comes when one exceeds them). `forward_s` per stage (> 0), `delay_s` per link r -> r+1.
+std::vector<int> pipemorph_warmups(const std::vector<double>& forward_s, const std::vector<double>& delay_s,
+                                   int microbatches);
+// The same warm-ups for the stages and stalls of `m`, as slack over ZB-H1's (and 1F1B's) own:
+// p-1-r forwards before the steady phase, whose first forward is the w-th.
+std::vector<int> pipemorph_extra(const Measurements& m, int microbatches);
 
 
 class AdaptiveController {
@@ -137,6 +148,9 @@ class AdaptiveController {
   // Slack vectors scaled from slack_estimate (every link's, and the slowest link's alone) and cut
   // to the memory limits, on the leanest and the fastest k so far.
   Result<void> add_slack(const Measurements& m, const sim::SimConfig& config, std::vector<Candidate>& out);
+  // Zero bubble (ZB-H1) with its warm-up adapted: PipeMorph's rule for the measured stalls and for
+  // none, and Adaptra's estimate; each that fits the memory limits (options_.zero_bubble).
+  Result<void> add_zero_bubble(const Measurements& m, const sim::SimConfig& config, std::vector<Candidate>& out);
   static constexpr int kPatience = 3;
   Result<Candidate> simulate(const Spec& spec, int k, std::vector<int> extra, const Measurements& m,
                              const sim::SimConfig& config);

@@ -104,14 +104,6 @@ AdaptiveOptions adaptive_options(const Spec& spec);
 // range), without a ground truth: what an experiment checks before its first cell.
 Result<void> check_policy(const Spec& spec, int stages, int microbatches);
 
-// PipeMorph's published rule (the Adaptra artifact's get_adapted_warmup_fwds): the forwards each
-// stage runs before its first backward, the last stage 1 and each earlier stage the next one's
-// plus ceil(delay on its link to the next / its own forward time) + 2; each at most
-// `microbatches` (the artifact's rule has no cap, and waits forever for a forward that never
-// comes when one exceeds them). `forward_s` per stage (> 0), `delay_s` per link r -> r+1.
-std::vector<int> pipemorph_warmups(const std::vector<double>& forward_s, const std::vector<double>& delay_s,
-                                   int microbatches);
-
 // The policy `spec` names. kInvalidArgument when its k does not fit the micro-batches, or a
 // policy that reads the truth gets none (one trace per link and a clock).
 Result<std::unique_ptr<KPolicy>> make_policy(const Spec& spec, const PolicyContext& context);
