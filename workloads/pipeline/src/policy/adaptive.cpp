@@ -81,7 +81,8 @@ void AdaptiveController::choose(Decision& d, const std::vector<Candidate>& candi
   // Going leaner (less memory, about as fast as the current one) costs nothing, so it needs no
   // margin: the pipeline gives memory back once a preemption is over.
   // And when a link changed since the current schedule was chosen (a message's time on it moved
-  // by more than kChanged of the slowest stage's forward plus backward), the network changed, not
+  // by more than kChanged of the slowest stage's forward plus backward, and by more than
+  // kChangedShare of itself, beyond what readings vary on a steady link), the network changed, not
   // the noise: the choice is made afresh (a drop's best schedule may be only a little faster than
   // the quiet network's choice there, and then it is the drop that matters).
   const bool leaner = current != nullptr && best->memory < current->memory &&
@@ -104,7 +105,9 @@ bool AdaptiveController::changed_since_chosen(const Measurements& m, const std::
   const double cycle = cycle_s(m);
   for (std::size_t r = 0; r < link_bps.size(); ++r) {
     const int link = static_cast<int>(r);
-    if (std::abs(message_s(m, link, link_bps[r]) - message_s(m, link, chosen_at_bps_[r])) > kChanged * cycle) {
+    const double now = message_s(m, link, link_bps[r]);
+    const double then = message_s(m, link, chosen_at_bps_[r]);
+    if (std::abs(now - then) > std::max(kChanged * cycle, kChangedShare * std::max(now, then))) {
       return true;
     }
   }

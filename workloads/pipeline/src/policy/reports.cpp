@@ -29,14 +29,34 @@ Measurements LinkEstimates::measurements(const std::vector<StageReport>& reports
 
 void LinkEstimates::add(Direction& d, const TransferTotals& t, const SendTotals& sent) {
   if (t.frames > 0 && t.recent_seconds > 0) {
-    d.rate = 8.0 * static_cast<double>(t.recent_bytes) / t.recent_seconds;
+    d.rate = settle(d.rates, 8.0 * static_cast<double>(t.recent_bytes) / t.recent_seconds, true);
     d.burst = t.recent_burst_bytes;
   }
   if (sent.frames > 0 && d.rate > 0) {
     const double wire_s = 8.0 * static_cast<double>(sent.bytes) / d.rate;
     const double stall = (sent.seconds - wire_s) / sent.frames;
-    d.stall_s = stall >= kMinStall ? stall : 0;
+    const double floor = std::max(kMinStall, kMinStallShare * wire_s / sent.frames);
+    d.stall_s = settle(d.stalls, stall >= floor ? stall : 0, false);
   }
+}
+
+double LinkEstimates::settle(std::vector<double>& seen, double latest, bool lower_is_worse) {
+  std::vector<double> sorted = seen;
+  seen.push_back(latest);
+  if (seen.size() > kSettle) {
+    seen.erase(seen.begin());
+  }
+  if (!sorted.empty()) {
+    std::sort(sorted.begin(), sorted.end());
+    const double before = sorted[(sorted.size() - 1) / 2];
+    if (lower_is_worse ? latest < kDrop * before : latest * kDrop > before + 1e-4) {
+      seen.assign(1, latest);  // a change: what came before no longer describes the link
+      return latest;
+    }
+  }
+  std::vector<double> now = seen;
+  std::sort(now.begin(), now.end());
+  return now[(now.size() - 1) / 2];
 }
 
 bool probed(const std::vector<StageReport>& reports, const std::vector<StageMeasurement>& prior) {

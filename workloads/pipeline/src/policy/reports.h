@@ -11,11 +11,14 @@
 namespace contend::pipeline::detail {
 
 // Rank 0's view of the links from every rank's report, per direction: the sustained rate (second
-// halves of the iteration's last frames, so a change late in an iteration counts) and the burst
-// the token bucket gave on top, as the last iteration measured them. No smoothing across
-// iterations: the last frames already average four transfers, the controller's hysteresis keeps
-// noise from moving k, and any lag costs throughput both ways (after a preemption the best k may
-// be smaller or larger than during it).
+// halves of the iteration's last frames, so a change late in an iteration counts), the burst the
+// token bucket gave on top, and the stall the sender's clock shows. Settled against noise, but not
+// against a change that costs time: the rate is the median of the last kSettle iterations' (a
+// token bucket's burst reads a quiet link's rate 2-20x high, and ordinary readings vary 10%
+// here), unless the last is below kDrop of that median, when a drop is read at once; likewise the
+// stall is the median unless the last is kDrop above it. So a steady network's decisions rest on
+// the same numbers, and a preemption is met at the next iteration; a recovery is read two
+// iterations late (what that costs is memory, not time).
 class LinkEstimates {
  public:
   explicit LinkEstimates(int stages) : links_(stages > 1 ? stages - 1 : 0) {}
@@ -29,15 +32,26 @@ class LinkEstimates {
     double rate = 0;  // bits per second; 0 until measured
     double burst = 0;
     double stall_s = 0;
+    std::vector<double> rates;   // the last kSettle iterations' readings...
+    std::vector<double> stalls;  // ...of each
   };
+  static constexpr std::size_t kSettle = 3;
+  static constexpr double kDrop = 0.7;
   struct Link {
     Direction forward;
     Direction backward;
   };
   // A stall shows only on the sender's clock: a tensor takes it longer than its bytes take the
-  // wire (receiver-timed). Below kMinStall it is the copy's time, and the latency fit's to model.
+  // wire (receiver-timed). Below kMinStall, or kMinStallShare of a tensor's wire time, it is the
+  // copy's time or the rate's noise (a rate read 10% off moves the wire time 10%), and the latency
+  // fit's to model.
   static constexpr double kMinStall = 1e-3;
+  static constexpr double kMinStallShare = 0.25;
   static void add(Direction& d, const TransferTotals& t, const SendTotals& sent);
+  // The settled value of `seen` after `latest` (appended, kSettle kept): the median, or `latest`
+  // where it is worse than the median by the factor kDrop (`worse`: lower for a rate, higher for
+  // a stall).
+  static double settle(std::vector<double>& seen, double latest, bool lower_is_worse);
   std::vector<Link> links_;
 };
 

@@ -164,9 +164,11 @@ class AdaptiveController {
   // Simulates the candidates within `lean` of the fastest at Measurements::drop_bps.
   Result<void> simulate_drop(const Measurements& m, std::vector<Candidate>& candidates);
   // Whether a message's time on some link moved by more than kChanged of the slowest stage's
-  // forward plus backward since the current choice.
+  // forward plus backward since the current choice, and by more than kChangedShare of itself
+  // (readings vary 10% between iterations of a steady link here: two of them 20%).
   bool changed_since_chosen(const Measurements& m, const std::vector<double>& link_bps) const;
   static constexpr double kChanged = 0.05;
+  static constexpr double kChangedShare = 0.25;
 
   int p_;
   int m_;
