@@ -195,7 +195,7 @@ int run(RunOptions& o) {
     if (!s) {
       return fail(s.error().message);
     }
-    runner::Summary mine{e->name, e->baseline.str(), o.simulate ? "simulated" : "real", {}};
+    runner::Summary mine{e->name, e->baseline, o.simulate ? "simulated" : "real", {}};
     if (auto ok = runner::check_comparable(mine, *s, o.compare); !ok) {
       return fail("--compare: " + ok.error().message);
     }

@@ -219,7 +219,7 @@ Result<Calibration> measure_on_host(const Experiment& e, const LaunchOptions& la
   Experiment probe = e;
   probe.workload.warmup = 1;
   probe.workload.iterations = 5;
-  const Cell cell{0, pipeline::parse_schedule_or_policy("1f1b").value(), 0, "calibration"};
+  const Cell cell{0, pipeline::parse_schedule_or_policy("1f1b").value(), 0, "calibration", e.workload.transport, "1f1b"};
   char dir_template[] = "/tmp/contend-calibration-XXXXXX";
   if (::mkdtemp(dir_template) == nullptr) {
     return make_error(Errc::kIo, std::string("cannot create a folder in /tmp: ") + std::strerror(errno));

@@ -147,41 +147,90 @@ Result<void> parse_scenarios(const JsonReader& r, Experiment& e) {
   return {};
 }
 
-// The specs of "schedules": parsed once here, one stage per rank, no repeats.
+// A schedule or policy for this workload: one stage per rank, valid, its model fits.
+Result<Spec> parse_schedule(const JsonReader& entry, const std::string& text, const Experiment& e) {
+  auto spec = pipeline::parse_schedule_or_policy(text);
+  if (!spec) {
+    return entry.error(spec.error().message);
+  }
+  if (pipeline::is_policy(*spec)) {
+    if (auto ok = pipeline::check_policy(*spec, e.workload.stages, e.workload.microbatches); !ok) {
+      return entry.error(ok.error().message);
+    }
+    return spec;
+  }
+  auto made = schedule::make_schedule(*spec, e.workload.stages, e.workload.microbatches);
+  if (!made) {
+    return entry.error(made.error().message);
+  }
+  if (auto ok = schedule::validate(*made); !ok) {
+    return entry.error(ok.error().message);
+  }
+  // Several chunks per rank split the model over more stages: it must have a layer for each.
+  if (pipeline::backends().find(e.workload.backend)->kind.uses_model) {
+    if (auto ok = pipeline::validate_model(model_of(e.workload), made->num_stages); !ok) {
+      return entry.error("\"" + spec->str() + "\": " + ok.error().message);
+    }
+  }
+  return spec;
+}
+
+// An entry of "schedules": a spec's text, or {"schedule", "transport", "name"}.
+Result<ScheduleEntry> parse_entry(const JsonReader& entry, const Experiment& e) {
+  if (entry.json().is_string()) {
+    auto spec = parse_schedule(entry, entry.json().get<std::string>(), e);
+    if (!spec) {
+      return spec.error();
+    }
+    return ScheduleEntry{*spec, std::nullopt, spec->str()};
+  }
+  if (!entry.json().is_object()) {
+    return entry.error("expected a schedule name like \"kfkb:k=2\" or \"adaptive\", or {\"schedule\", "
+                       "\"transport\", \"name\"}");
+  }
+  if (auto ok = entry.check_keys({"schedule", "transport", "name"}); !ok) {
+    return ok.error();
+  }
+  auto text = entry.string("schedule");
+  auto transport = entry.optional_string("transport");
+  auto name = entry.optional_string("name");
+  if (auto err = first_error(text, transport, name)) {
+    return *err;
+  }
+  auto spec = parse_schedule(entry.at("schedule"), *text, e);
+  if (!spec) {
+    return spec.error();
+  }
+  ScheduleEntry out{*spec, std::nullopt, spec->str()};
+  if (*transport) {
+    auto t = pipeline::transports().parse(**transport);
+    if (!t) {
+      return entry.error_at("transport", t.error().message);
+    }
+    out.transport = *t;
+    out.name += " over " + t->str();
+  }
+  if (*name) {
+    out.name = **name;
+  }
+  return out;
+}
+
+// The entries of "schedules": parsed once here, no name twice.
 Result<void> parse_schedules(const JsonReader& r, Experiment& e) {
   const auto& schedules = r.at("schedules");
   for (std::size_t i = 0; i < schedules.json().size(); ++i) {
     const JsonReader entry = schedules.at(i);
-    if (!entry.json().is_string()) {
-      return entry.error("expected a schedule name like \"kfkb:k=2\" or \"adaptive\"");
+    auto parsed = parse_entry(entry, e);
+    if (!parsed) {
+      return parsed.error();
     }
-    auto spec = pipeline::parse_schedule_or_policy(entry.json().get<std::string>());
-    if (!spec) {
-      return entry.error(spec.error().message);
-    }
-    if (pipeline::is_policy(*spec)) {
-      if (auto ok = pipeline::check_policy(*spec, e.workload.stages, e.workload.microbatches); !ok) {
-        return entry.error(ok.error().message);
-      }
-    } else {
-      auto made = schedule::make_schedule(*spec, e.workload.stages, e.workload.microbatches);
-      if (!made) {
-        return entry.error(made.error().message);
-      }
-      if (auto ok = schedule::validate(*made); !ok) {
-        return entry.error(ok.error().message);
-      }
-      // Several chunks per rank split the model over more stages: it must have a layer for each.
-      if (pipeline::backends().find(e.workload.backend)->kind.uses_model) {
-        if (auto ok = pipeline::validate_model(model_of(e.workload), made->num_stages); !ok) {
-          return entry.error("\"" + spec->str() + "\": " + ok.error().message);
-        }
+    for (const ScheduleEntry& earlier : e.schedules) {
+      if (earlier.name == parsed->name) {
+        return entry.error("schedule \"" + parsed->name + "\" appears twice");
       }
     }
-    if (std::find(e.schedules.begin(), e.schedules.end(), *spec) != e.schedules.end()) {
-      return entry.error("schedule \"" + spec->str() + "\" appears twice");
-    }
-    e.schedules.push_back(std::move(*spec));
+    e.schedules.push_back(std::move(*parsed));
   }
   return {};
 }
@@ -240,14 +289,13 @@ Result<void> parse_baseline(const JsonReader& r, Experiment& e) {
     return text.error();
   }
   if (*text) {
+    // A spec names its canonical entry ("kfkb:2" is "kfkb:k=2"); anything else, an entry's name.
     auto spec = pipeline::parse_schedule_or_policy(**text);
-    if (!spec) {
-      return r.error_at("baseline", spec.error().message);
-    }
-    e.baseline = std::move(*spec);
+    e.baseline = spec ? spec->str() : **text;
   }
-  if (std::find(e.schedules.begin(), e.schedules.end(), e.baseline) == e.schedules.end()) {
-    return r.error_at("baseline", "\"" + e.baseline.str() + "\" is not one of the schedules");
+  const auto named = [&](const ScheduleEntry& s) { return s.name == e.baseline; };
+  if (std::none_of(e.schedules.begin(), e.schedules.end(), named)) {
+    return r.error_at("baseline", "\"" + e.baseline + "\" is not one of the schedules");
   }
   return {};
 }
@@ -318,14 +366,15 @@ Result<Experiment> load_experiment(const std::string& path) {
 std::vector<Cell> expand(const Experiment& e) {
   std::vector<Cell> out;
   for (std::size_t s = 0; s < e.scenarios.size(); ++s) {
-    for (const Spec& schedule : e.schedules) {
+    for (const ScheduleEntry& entry : e.schedules) {
       std::string safe;
-      for (char c : schedule.str()) {
+      for (char c : entry.name) {
         safe += std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' ? c : '-';
       }
       for (int rep = 0; rep < e.repetitions; ++rep) {
-        out.push_back(
-            {static_cast<int>(s), schedule, rep, e.scenarios[s].name + "." + safe + ".r" + std::to_string(rep + 1)});
+        out.push_back({static_cast<int>(s), entry.schedule, rep,
+                       e.scenarios[s].name + "." + safe + ".r" + std::to_string(rep + 1),
+                       entry.transport.value_or(e.workload.transport), entry.name});
       }
     }
   }

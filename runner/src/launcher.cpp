@@ -54,7 +54,7 @@ std::vector<std::string> worker_options(const Experiment& e, const Cell& cell) {
                                    "--seq-len",         std::to_string(w.seq_len),
                                    "--timeout",         "120s"};
   argv.push_back("--transport");
-  argv.push_back(w.transport.str());
+  argv.push_back(cell.transport.str());
   if (!pipeline::backends().find(w.backend)->kind.uses_model) {
     for (const std::string& a :
          {std::string("--fwd"), seconds_text(w.forward), std::string("--bwd"), seconds_text(w.backward),
@@ -153,7 +153,7 @@ Result<std::vector<ChildProcess>> start_workers(const Experiment& e, const Cell&
   }
   for (int r = 0; r < e.workload.stages; ++r) {
     std::vector<std::string> argv = {"ip", "netns", "exec", plan.nodes[r].second};
-    if (const auto env = worker_environment(e.workload.transport, plan, plan.nodes[r].first); !env.empty()) {
+    if (const auto env = worker_environment(cell.transport, plan, plan.nodes[r].first); !env.empty()) {
       argv.push_back("env");
       argv.insert(argv.end(), env.begin(), env.end());
     }

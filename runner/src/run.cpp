@@ -68,7 +68,9 @@ Result<void> run_one(const Experiment& e, const Cell& cell, const CellFiles& fil
   if (o.simulate) {
     const Calibration none;
     const Calibration& c = o.calibration ? *o.calibration : none;
-    auto rows = simulate_cell(calibrated_workload(e.workload, c), cell.schedule, truth, c.runtime);
+    Workload w = calibrated_workload(e.workload, c);
+    w.transport = cell.transport;
+    auto rows = simulate_cell(w, cell.schedule, truth, c.runtime);
     if (!rows) {
       return rows.error();
     }
@@ -88,7 +90,7 @@ Summary summary_of(const Experiment& e, const std::vector<Cell>& cells, const st
   std::map<std::pair<std::string, std::string>, std::vector<double>> throughput;
   std::map<std::string, const Spec*> specs;
   for (const auto& cell : cells) {
-    const auto key = std::pair{e.scenarios[cell.scenario].name, cell.schedule.str()};
+    const auto key = std::pair{e.scenarios[cell.scenario].name, cell.name};
     specs[key.second] = &cell.schedule;
     if (cell.repetition == 0) {
       order.push_back(key);
@@ -97,7 +99,7 @@ Summary summary_of(const Experiment& e, const std::vector<Cell>& cells, const st
       throughput[key].push_back(it->second);
     }
   }
-  Summary s = summarize(e.name, e.baseline.str(), mode, order, throughput);
+  Summary s = summarize(e.name, e.baseline, mode, order, throughput);
   for (CellSummary& c : s.cells) {
     if (pipeline::reads_truth(*specs[c.schedule])) {
       c.note = "oracle: reads the scenario's ground truth; a bound for comparison, not a real scheduler";
@@ -123,7 +125,8 @@ std::string truth_path(const std::string& dir, const Experiment& e, int scenario
 // reads its rates, and every rank's transport applies its stalls.
 bool needs_truth(const Experiment& e, int scenario) {
   return e.scenarios[scenario].has_stalls() ||
-         std::any_of(e.schedules.begin(), e.schedules.end(), [](const Spec& s) { return pipeline::reads_truth(s); });
+         std::any_of(e.schedules.begin(), e.schedules.end(),
+                     [](const ScheduleEntry& s) { return pipeline::reads_truth(s.schedule); });
 }
 
 CellFiles files_of(const std::string& dir, const Experiment& e, const Cell& cell) {
@@ -165,19 +168,23 @@ Result<Calibration> record_calibration(const Experiment& e, const std::string& d
                                        const std::vector<ScenarioNetwork>& truths) {
   std::vector<std::string> metrics;
   for (const Cell& cell : cells) {
-    if (cell.schedule == e.baseline && done.count(cell.id) != 0) {
+    if (cell.name == e.baseline && done.count(cell.id) != 0) {
       metrics.push_back(files_of(dir, e, cell).metrics);
     }
   }
   std::vector<MeasuredScenario> medians;
   for (std::size_t s = 0; s < e.scenarios.size(); ++s) {
     for (const CellSummary& c : summary.cells) {
-      if (c.scenario == e.scenarios[s].name && c.schedule == e.baseline.str() && !c.throughput.empty()) {
+      if (c.scenario == e.scenarios[s].name && c.schedule == e.baseline && !c.throughput.empty()) {
         medians.push_back({c.scenario, &truths[s], c.stats.median});
       }
     }
   }
-  auto c = calibrate_from_run(e.workload, e.baseline, metrics, medians, e.measure);
+  const auto base = std::find_if(e.schedules.begin(), e.schedules.end(),
+                                 [&](const ScheduleEntry& s) { return s.name == e.baseline; });
+  Workload w = e.workload;
+  w.transport = base->transport.value_or(w.transport);
+  auto c = calibrate_from_run(w, base->schedule, metrics, medians, e.measure);
   if (!c) {
     return c.error();
   }

@@ -56,7 +56,8 @@ Result<std::vector<RankPair>> exchange_pairs(const Experiment& e, int scenario, 
 std::vector<std::string> unshaped_traffic(const Experiment& e) {
   std::vector<std::string> out;
   for (int sc = 0; sc < static_cast<int>(e.scenarios.size()); ++sc) {
-    for (const Spec& schedule : e.schedules) {
+    for (const ScheduleEntry& entry : e.schedules) {
+      const Spec& schedule = entry.schedule;
       auto pairs = exchange_pairs(e, sc, schedule);
       for (const RankPair& p : pairs ? *pairs : std::vector<RankPair>{}) {
         if (p.link.empty()) {

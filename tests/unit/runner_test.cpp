@@ -38,7 +38,7 @@ TEST_CASE("an experiment parses with defaults and expands scenario, schedule, re
   CHECK(e->workload.forward == std::chrono::milliseconds(5));
   CHECK(e->workload.backward == std::chrono::milliseconds(20));  // default
   CHECK(e->workload.activation_bytes == 256u * 1024);
-  CHECK(e->baseline.str() == "1f1b");
+  CHECK(e->baseline == "1f1b");
   const auto cells = expand(*e);
   REQUIRE(cells.size() == 2 * 3 * 2);
   CHECK(cells[0].id == "steady.1f1b.r1");
@@ -366,4 +366,33 @@ TEST_CASE("a scenario's network is written once and read back as the same rates 
   CHECK(back.at(0.5, 20) == 0.02);
   CHECK(back.at(0.5, 90) == 0);
   CHECK_THAT(read_truth("/nonexistent/truth.json").error().message, Catch::Contains("/nonexistent/truth.json"));
+}
+
+TEST_CASE("a schedule entry may name its own transport and name, so one run compares how sends behave",
+          "[runner]") {
+  auto e = parse(R"("scenarios": ["../emulator/scenarios/steady.json"],
+    "workload": {"stages": 4, "microbatches": 8, "fwd": "5ms", "activation": "256KiB"},
+    "schedules": ["zb", {"schedule": "zb", "transport": "tcp:sends=wait"},
+                  {"schedule": "1f1b", "transport": "tcp:sends=wait", "name": "megatron-1f1b"}],
+    "baseline": "megatron-1f1b", "repetitions": 1)");
+  REQUIRE(e.ok());
+  REQUIRE(e->schedules.size() == 3);
+  CHECK(e->schedules[1].name == "zb over tcp:sends=wait");
+  CHECK(e->baseline == "megatron-1f1b");
+  const auto cells = expand(*e);
+  REQUIRE(cells.size() == 3);
+  CHECK(cells[0].transport.str() == "tcp");
+  CHECK(cells[1].transport.str() == "tcp:sends=wait");
+  CHECK(cells[1].id == "steady.zb-over-tcp-sends-wait.r1");
+  CHECK(cells[2].id == "steady.megatron-1f1b.r1");
+  const auto argv = worker_options(*e, cells[1]);
+  const auto at = std::find(argv.begin(), argv.end(), "--transport");
+  REQUIRE(at + 1 < argv.end());
+  CHECK(*(at + 1) == "tcp:sends=wait");
+  const std::string base = R"("scenarios": ["../emulator/scenarios/steady.json"], "workload": {"stages": 4}, )";
+  CHECK_THAT(error_of(base + R"("schedules": ["zb", {"schedule": "zb"}])"), Catch::Contains("appears twice"));
+  CHECK_THAT(error_of(base + R"("schedules": [{"schedule": "zb", "sends": "wait"}])"), Catch::Contains("sends"));
+  CHECK_THAT(error_of(base + R"("schedules": [{"schedule": "zb", "transport": "pigeon"}])"),
+             Catch::Contains("/schedules/0/transport"));
+  CHECK_THAT(error_of(base + R"("schedules": ["zb"], "baseline": "fast")"), Catch::Contains("not one of the schedules"));
 }

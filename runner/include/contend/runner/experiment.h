@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,15 @@ struct MeasureWindow {
   double to_s = 0;
 };
 
+// One entry of "schedules": a schedule or policy, run over the workload's transport unless the
+// entry names its own: {"schedule": "zb", "transport": "tcp:sends=wait", "name": "zb-wait"} (so
+// one run measures Megatron's blocking sends beside offloaded ones, as PipeMorph's paper does).
+struct ScheduleEntry {
+  Spec schedule;
+  std::optional<Spec> transport;  // unset: the workload's
+  std::string name;               // how results call it: "name", else the spec ("+ over TRANSPORT")
+};
+
 struct Experiment {
   std::string name;
   std::string description;
@@ -49,18 +59,21 @@ struct Experiment {
   std::vector<emulator::Scenario> scenarios;
   std::vector<std::string> scenario_files;  // as resolved, beside each scenario
   Workload workload;
-  std::vector<Spec> schedules;  // static schedules and policies (pipeline/policy.h)
+  std::vector<ScheduleEntry> schedules;  // static schedules and policies (pipeline/policy.h)
   int repetitions = 3;
-  Spec baseline = pipeline::parse_schedule_or_policy("1f1b").value();
+  std::string baseline = "1f1b";  // the name of one of the schedules
+
   std::optional<MeasureWindow> measure;  // unset: the iterations after the warm-up
 };
 
-// One run: a scenario, a schedule, a repetition.
+// One run: a scenario, a schedule (with its transport), a repetition.
 struct Cell {
   int scenario = 0;  // index into Experiment::scenarios
   Spec schedule;
   int repetition = 0;
   std::string id;  // file-name safe and unique: "periodic.kfkb-k-2.r1"
+  Spec transport;  // the entry's, else the workload's
+  std::string name;  // the entry's name (ScheduleEntry::name)
 };
 
 // Parses `text`; scenario paths are relative to `source`'s directory. Every schedule, backend and
