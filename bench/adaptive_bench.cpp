@@ -51,7 +51,7 @@ void BM_DecideInBand(benchmark::State& state) {
   constexpr int kP = 8;
   constexpr std::uint64_t kAct = 4u << 20;
   auto policy = contend::pipeline::make_policy(contend::pipeline::parse_schedule_or_policy("adaptive:kmax=16").value(),
-                                               contend::pipeline::PolicyContext{kP, 64, std::nullopt, {}, {}});
+                                               contend::pipeline::PolicyContext{kP, 64, std::nullopt, {}, {}, {}});
   const auto reports = [](double bps) {
     std::vector<contend::pipeline::StageReport> out(kP);
     const double seconds = 64 * 8.0 * kAct / bps;

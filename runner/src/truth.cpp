@@ -191,7 +191,8 @@ sim::SimConfig iteration_config(const Workload& w, const ScenarioNetwork& net, d
   config.stages.assign(stages, sim::StageCost{fwd, bwd, w.activation_bytes, w.activation_bytes,
                                               static_cast<std::uint64_t>(static_cast<double>(w.activation_bytes) / chunks), 0.5});
   config.costs = {runtime.costs};
-  config.blocking_sends = pipeline::sends_wait(w.transport);
+  const pipeline::SendOptions sends = pipeline::send_options_of(w.transport);
+  config.blocking_sends = sends.wait;
   config.default_link.latency_s = runtime.latency_s;
   for (const auto& [pair, trace] : net.links) {
     sim::LinkModel link;
@@ -203,6 +204,7 @@ sim::SimConfig iteration_config(const Workload& w, const ScenarioNetwork& net, d
     }
     if (const auto stall = net.stalls.find(pair); stall != net.stalls.end()) {
       link.stall_s = stall_over(stall->second, now, iteration);
+      link.stall_slots = sends.delegates;
     }
     config.links[{pair.first, pair.second}] = link;
     config.links[{pair.second, pair.first}] = link;
@@ -305,7 +307,7 @@ Result<SimRunner> sim_runner(const Workload& w, const Spec& schedule, const sche
   const std::function<double()> clock = [&now] { return now; };
   const pipeline::PolicyContext context{w.stages, w.microbatches,
                                         pipeline::OracleTruth{links, clock, shaper_burst_bytes, stalls}, clock,
-                                        known_stages(w, runtime.costs)};
+                                        known_stages(w, runtime.costs), pipeline::send_options_of(w.transport)};
   auto made = pipeline::make_policy(schedule, context);
   if (!made) {
     return made.error();

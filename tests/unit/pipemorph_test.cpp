@@ -33,7 +33,7 @@ TEST_CASE("pipemorph runs the rule's warm-ups on zero bubble, from the stall it 
   constexpr std::uint64_t kAct = 1u << 20;
   auto spec = parse_schedule_or_policy("pipemorph");
   REQUIRE(spec.ok());
-  auto policy = make_policy(*spec, PolicyContext{kP, kM, std::nullopt, {}, {}});
+  auto policy = make_policy(*spec, PolicyContext{kP, kM, std::nullopt, {}, {}, {}});
   REQUIRE(policy.ok());
   // Before anything is measured: no delay, the healthy rule's 7 5 3 1 (ZB-H1's 3 2 1 0 plus 3 2 1 0).
   auto first = (*policy)->decide(0, {});
@@ -67,7 +67,7 @@ TEST_CASE("pipemorph runs the rule's warm-ups on zero bubble, from the stall it 
   CHECK(d->stall_s[2] == Approx(0.060));
   CHECK(d->stall_s[0] == 0);
   // On 1F1B instead: the same warm-ups as slack over 1F1B's.
-  auto on_1f1b = make_policy(parse_schedule_or_policy("pipemorph:base=1f1b").value(), PolicyContext{kP, kM, {}, {}, {}});
+  auto on_1f1b = make_policy(parse_schedule_or_policy("pipemorph:base=1f1b").value(), PolicyContext{kP, kM, {}, {}, {}, {}});
   REQUIRE(on_1f1b.ok());
   (void)(*on_1f1b)->decide(0, {});
   CHECK((*on_1f1b)->decide(1, reports)->schedule == schedule::kfkb_spec(1, {5, 4, 3, 0}));

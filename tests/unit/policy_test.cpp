@@ -46,7 +46,7 @@ std::unique_ptr<KPolicy> policy(const std::string& name, std::optional<OracleTru
   auto spec = parse_schedule_or_policy(name);
   REQUIRE(spec.ok());
   REQUIRE(is_policy(*spec));
-  auto p = make_policy(*spec, PolicyContext{kP, kM, std::move(truth), {}, {}});
+  auto p = make_policy(*spec, PolicyContext{kP, kM, std::move(truth), {}, {}, {}});
   REQUIRE(p.ok());
   return std::move(*p);
 }
@@ -56,7 +56,7 @@ std::string error_of(const std::string& text) {
   if (!spec) {
     return spec.error().message;
   }
-  auto p = make_policy(*spec, PolicyContext{kP, kM, std::nullopt, {}, {}});
+  auto p = make_policy(*spec, PolicyContext{kP, kM, std::nullopt, {}, {}, {}});
   return p ? std::string() : p.error().message;
 }
 
@@ -185,7 +185,7 @@ TEST_CASE("after a probe of the links the first decision is the model's, not kmi
   }
   const std::vector<StageMeasurement> prior(kP, StageMeasurement{0.010, 0.020, kAct, kAct, 0, 0});
   auto informed = make_policy(parse_schedule_or_policy("adaptive:knobs=k").value(),
-                              PolicyContext{kP, kM, std::nullopt, {}, prior});
+                              PolicyContext{kP, kM, std::nullopt, {}, prior, {}});
   REQUIRE(informed.ok());
   auto d = (*informed)->decide(0, probe);
   REQUIRE(d.ok());

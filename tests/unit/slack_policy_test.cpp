@@ -115,7 +115,7 @@ TEST_CASE("the slack policies' specs: adaptra is adaptive:knobs=slack, adaptive 
   CHECK(adaptive_options(*parse_schedule_or_policy("oracle:knobs=slack")).knobs == Knobs::kSlack);
   CHECK_FALSE(parse_schedule_or_policy("adaptra:chunks=2").ok());
   CHECK_FALSE(parse_schedule_or_policy("adaptive:knobs=all").ok());
-  PolicyContext c{kP, kM, std::nullopt, {}, {}};
+  PolicyContext c{kP, kM, std::nullopt, {}, {}, {}};
   auto refused = make_policy(*parse_schedule_or_policy("adaptive:knobs=slack,chunks=2"), c);
   REQUIRE_FALSE(refused.ok());
   CHECK_THAT(refused.error().message, Catch::Contains("knobs=k"));

@@ -249,6 +249,71 @@ TEST_CASE("the simulator stalls one link's transfers one after another, and bloc
   CHECK_FALSE(next_compute_waits(false));
 }
 
+TEST_CASE("with delegates, that many tensors to one peer wait out their stalls at once", "[stall][transport]") {
+  constexpr int kBase = 29890;
+  constexpr int kCount = 12;
+  constexpr double kStall = 0.04;
+  for (const int delegates : {1, 4}) {
+    std::string error;
+    double took = 0;
+    std::thread peer([&] {
+      pipeline::TcpOptions o;
+      o.rank = 1;
+      o.world_size = 2;
+      o.peers = {"127.0.0.1:" + std::to_string(kBase), "127.0.0.1:" + std::to_string(kBase + 1)};
+      auto t = pipeline::connect_tcp(o);
+      const auto start = std::chrono::steady_clock::now();
+      for (int i = 0; t && i < kCount; ++i) {
+        if (!(*t)->recv(0, pipeline::Tag{pipeline::Kind::kActivation, 0, i, 0}, start + std::chrono::seconds(30))) {
+          error = "rank 1 did not receive";
+          return;
+        }
+      }
+      took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    });
+    pipeline::TcpOptions o;
+    o.world_size = 2;
+    o.peers = {"127.0.0.1:" + std::to_string(kBase), "127.0.0.1:" + std::to_string(kBase + 1)};
+    auto t = pipeline::connect_tcp(o);
+    REQUIRE(t.ok());
+    pipeline::SendOptions options;
+    options.delegates = delegates;
+    options.stall_s = [](int, const pipeline::Tag&) { return kStall; };
+    REQUIRE((*t)->set_send_options(options).ok());
+    for (int i = 0; i < kCount; ++i) {
+      REQUIRE((*t)->send(1, pipeline::Tag{pipeline::Kind::kActivation, 0, i, 0}, std::vector<float>(1024, 1.0f)).ok());
+    }
+    REQUIRE((*t)->flush().ok());
+    peer.join();
+    REQUIRE(error.empty());
+    INFO(delegates << " delegates: " << kCount << " tensors took " << took << " s");
+    // kCount / delegates rounds of one stall each.
+    const double rounds = static_cast<double>(kCount) / delegates;
+    CHECK(took >= rounds * kStall * 0.95);
+    CHECK(took < (rounds + 1.5) * kStall);
+  }
+}
+
+TEST_CASE("the simulator's stall slots let that many transfers wait out their stalls at once", "[stall][sim]") {
+  const schedule::Schedule gpipe = schedule::lower(schedule::make_schedule("gpipe", 3, 8).value());
+  sim::SimConfig c = sim::uniform_config(3, 1, 0.001, 0.002, 1 << 20, sim::LinkModel{});
+  const double quiet = sim::simulate(gpipe, c).value().makespan_s;
+  const auto slowed_with = [&](int slots) {
+    sim::LinkModel stalled;
+    stalled.stall_s = RateTrace::constant(0.01);
+    stalled.stall_slots = slots;
+    c.links[{1, 2}] = stalled;
+    c.links[{2, 1}] = stalled;
+    return sim::simulate(gpipe, c).value().makespan_s - quiet;
+  };
+  // One slot: 8 stalls one after another each way; four: two rounds of them each way at most.
+  const double one = slowed_with(1);
+  const double four = slowed_with(4);
+  CHECK(one >= 8 * 0.01);
+  CHECK(four <= 2 * 2 * 0.01 + 1e-9);
+  CHECK(four >= 0.01);
+}
+
 TEST_CASE("a waiting send returns once its tensor is out, its stall included; an asynchronous one at once",
           "[stall][transport]") {
   constexpr int kBase = 29880;

@@ -48,6 +48,15 @@ class Simulation {
   }
 
  private:
+  struct Link {
+    const LinkModel* model;
+    double free_s;
+    double tokens_bits;  // token bucket (burst_bytes > 0), as of free_s
+    int from;
+    int to;
+    std::vector<double> sent_s{};  // when each transfer so far left the wire, in order
+  };
+
   std::size_t at(int stage, int mb) const { return static_cast<std::size_t>(stage) * m_ + mb; }
   bool cross(int a, int b) const { return s_.rank_of(a) != s_.rank_of(b); }
 
@@ -195,8 +204,7 @@ class Simulation {
     // The hand-off occupies the sending lane; the tensor enters the link after it, once the link
     // is free and its stall has passed.
     lane_[r] = std::max(lane_[r], produced) + costs(r).send_s;
-    const double ready = std::max(lane_[r], link.free_s);
-    const double start = ready + link.model->stall_s.rate_at(ready);
+    const double start = wire_start(link, lane_[r]);
     if (c_.blocking_sends) {
       lane_[r] = start;  // a blocking send returns once its tensor is on the wire
     }
@@ -219,6 +227,7 @@ class Simulation {
                                                     format_seconds(start));
     }
     link.free_s = end;
+    link.sent_s.push_back(end);
     const double arrival = end + link.model->latency_s;
     const int peer_stage = fwd ? a.stage + 1 : a.stage - 1;
     (fwd ? arrive_f_ : arrive_b_)[at(peer_stage, a.microbatch)] = arrival;
@@ -231,6 +240,19 @@ class Simulation {
     record(r, Lane::kSend, a, start, arrival, flow, link.to);
     wake_.push_back(link.to);
     return {};
+  }
+
+  // When a transfer handed to `link` at `handed` starts on the wire: after its stall, which starts
+  // once a stall slot is free (the transfer stall_slots before it has gone), and once the wire is.
+  static double wire_start(Link& link, double handed) {
+    const double stall = link.model->stall_s.rate_at(handed);
+    if (stall <= 0) {
+      return std::max(handed, link.free_s);
+    }
+    const std::size_t slots = static_cast<std::size_t>(std::max(1, link.model->stall_slots));
+    const double slot_free = link.sent_s.size() >= slots ? link.sent_s[link.sent_s.size() - slots] : 0.0;
+    const double from = std::max(handed, slot_free);
+    return std::max(from + link.model->stall_s.rate_at(from), link.free_s);
   }
 
   void receive(int r, const Action& a, double arrival) {
@@ -321,14 +343,6 @@ class Simulation {
     out.trace = std::move(trace_);
     return out;
   }
-
-  struct Link {
-    const LinkModel* model;
-    double free_s;
-    double tokens_bits;  // token bucket (burst_bytes > 0), as of free_s
-    int from;
-    int to;
-  };
 
   const Schedule& s_;
   const SimConfig& c_;

@@ -16,7 +16,7 @@ SpecEntry cuda_backend_entry() {
 SpecEntry nccl_transport_entry() {
   return {"transport", "nccl",
           "ncclSend/Recv on each rank's GPU, bootstrapped over TCP (control messages stay on TCP)",
-          {pipeline::sends_param()}};
+          pipeline::send_params()};
 }
 
 std::vector<std::string> nccl_environment(const std::vector<std::string>& ifnames, const std::string& host_id) {

@@ -6,9 +6,11 @@
 
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <thread>
 
+#include "contend/pipeline/transport/stall_clock.h"
 #include "cuda_check.h"
 
 namespace contend::pipeline_cuda::detail {
@@ -87,7 +89,7 @@ Result<void> NcclTransport::send(int peer, Tag tag, std::vector<float> data, pip
     return it->second;
   }
   bytes_ += data.size() * sizeof(float);
-  queues_[peer].push_back({tag, std::move(data), std::move(complete)});
+  queues_[peer].push_back({tag, std::move(data), std::move(complete), std::chrono::steady_clock::now()});
   const std::uint64_t ticket = ++queued_[peer];
   cv_.notify_all();
   if (options_.wait) {
@@ -154,6 +156,7 @@ void NcclTransport::fail_channel(NcclChannel& ch, const Error& e) {
 }
 
 void NcclTransport::send_loop(NcclChannel& ch) {
+  std::optional<pipeline::StallClock> stalls;  // made with the first item: options_ are set by then
   for (;;) {
     Item item;
     {
@@ -165,17 +168,21 @@ void NcclTransport::send_loop(NcclChannel& ch) {
       item = std::move(queues_[ch.peer()].front());
       queues_[ch.peer()].pop_front();
       ++busy_;
+      if (!stalls) {
+        stalls.emplace(options_.delegates);
+      }
     }
-    const auto taken = std::chrono::steady_clock::now();
+    const auto taken = options_.stall_s ? stalls->start(item.queued) : std::chrono::steady_clock::now();
     if (item.complete) {
       item.complete(item.data);
       item.complete = nullptr;  // releases what the backend held for it
     }
     if (options_.stall_s) {
-      std::this_thread::sleep_for(std::chrono::duration<double>(options_.stall_s(ch.peer(), item.tag)));
+      pipeline::StallClock::wait(taken, options_.stall_s(ch.peer(), item.tag));
     }
     const std::uint64_t bytes = item.data.size() * sizeof(float);
     auto ok = item.data.size() > capacity_ ? Result<void>(too_large(item.data.size())) : send_one(ch, item.tag, item.data);
+    stalls->sent(std::chrono::steady_clock::now());
     if (ok && bytes >= pipeline::kMinTimedBytes) {
       record_send(ch.peer(), bytes, std::chrono::duration<double>(std::chrono::steady_clock::now() - taken).count());
     }

@@ -8,6 +8,7 @@
 #include <nccl.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -54,6 +55,7 @@ class NcclTransport : public pipeline::Transport {
     pipeline::Tag tag;
     std::vector<float> data;
     pipeline::Completion complete;
+    std::chrono::steady_clock::time_point queued;
   };
 
   Error too_large(std::size_t n) const;

@@ -101,8 +101,7 @@ StageReport report_of(const IterationMetrics& m, Transport& transport, int rank)
 }  // namespace
 
 SendOptions send_options(const RunConfig& c) {
-  SendOptions o;
-  o.wait = sends_wait(c.transport);
+  SendOptions o = send_options_of(c.transport);
   if (!c.stalls.empty()) {
     o.stall_s = [stalls = c.stalls, zero = c.scenario_zero_s](int peer, const Tag& tag) {
       const auto it = stalls.find(peer);
@@ -129,7 +128,8 @@ Result<void> run_rank(const RunConfig& config, const schedule::Schedule& lowered
     std::unique_ptr<KPolicy> policy;
     if (rank == 0) {
       auto made = make_policy(config.schedule,
-                              PolicyContext{config.world_size, config.microbatches, config.oracle, {}, prior});
+                              PolicyContext{config.world_size, config.microbatches, config.oracle, {}, prior,
+                                            send_options_of(config.transport)});
       if (!made) {
         return with_context(made.error(), "rank 0");
       }

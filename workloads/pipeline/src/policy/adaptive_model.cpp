@@ -23,6 +23,7 @@ double message_s(const Measurements& m, int r, double bps) {
 
 sim::SimConfig simulator_config(const Measurements& m, int stages, int chunks, std::vector<double>& link_bps) {
   sim::SimConfig config;
+  config.blocking_sends = m.blocking_sends;
   const double v = std::max(1, chunks);
   for (int st = 0; st < stages * std::max(1, chunks); ++st) {
     const StageMeasurement& s = m.stages[st % stages];
@@ -39,6 +40,7 @@ sim::SimConfig simulator_config(const Measurements& m, int stages, int chunks, s
     link.latency_s = l.latency_s;
     link.burst_bytes = l.burst_bytes;
     link.stall_s = RateTrace::constant(l.stall_s);
+    link.stall_slots = m.stall_slots;
     if (r < static_cast<int>(m.link_traces.size())) {
       link.rate = m.link_traces[r];
       config.links[{r, r + 1}] = link;

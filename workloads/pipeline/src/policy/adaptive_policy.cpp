@@ -102,6 +102,7 @@ class AdaptivePolicy : public KPolicy {
   AdaptivePolicy(const PolicyContext& context, const AdaptiveOptions& options)
       : controller_(context.stages, context.microbatches, options),
         prior_(context.prior),
+        sends_(context.sends),
         links_(context.stages),
         truth_(context.truth),
         predict_(options.predict && !context.truth),
@@ -125,6 +126,8 @@ class AdaptivePolicy : public KPolicy {
     }
     links_.add(reports);
     Measurements m = links_.measurements(reports);
+    m.blocking_sends = sends_.wait;
+    m.stall_slots = sends_.delegates;
     if (auto ok = fit_latency(reports, m); !ok) {
       return ok.error();
     }
@@ -188,6 +191,7 @@ class AdaptivePolicy : public KPolicy {
 
   AdaptiveController controller_;
   std::vector<StageMeasurement> prior_;
+  SendOptions sends_;  // how the runtime sends: the model times candidates alike
   LinkEstimates links_;
   std::optional<OracleTruth> truth_;
   bool predict_;

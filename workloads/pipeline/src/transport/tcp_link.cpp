@@ -28,7 +28,7 @@ Result<void> TcpLink::send(Tag tag, std::vector<float> data, Completion complete
   if (!send_error_.ok()) {
     return send_error_;
   }
-  queue_.push_back({tag, std::move(data), std::move(complete)});
+  queue_.push_back({tag, std::move(data), std::move(complete), std::chrono::steady_clock::now()});
   const std::uint64_t ticket = ++queued_;
   cv_.notify_all();
   if (options_.wait) {
@@ -82,21 +82,26 @@ bool TcpLink::next(Item& item) {
 }
 
 void TcpLink::write(Item& item) {
-  const auto taken = std::chrono::steady_clock::now();
+  const bool tensor = item.tag.kind != Kind::kControl;
+  // The stall runs from when a delegate took the tensor: several may be in theirs at once.
+  const auto taken = tensor && options_.stall_s ? stalls_.start(item.queued) : std::chrono::steady_clock::now();
   if (item.complete) {
     item.complete(item.data);
     item.complete = nullptr;  // releases what the backend held for it
   }
-  const bool tensor = item.tag.kind != Kind::kControl;
   if (tensor && options_.stall_s) {
-    std::this_thread::sleep_for(std::chrono::duration<double>(options_.stall_s(peer_, item.tag)));
+    StallClock::wait(taken, options_.stall_s(peer_, item.tag));
   }
   const std::uint64_t bytes = item.data.size() * sizeof(float);
   FrameHeader h = tensor_header(item.tag, item.data.data(), bytes, checksum_);
   iovec iov[2] = {{&h, sizeof h}, {item.data.data(), bytes}};
   auto ok = socket_.send_all(iov, 2);
+  const auto sent = std::chrono::steady_clock::now();
+  if (tensor) {
+    stalls_.sent(sent);
+  }
   if (ok && tensor && bytes >= kMinTimedBytes) {
-    sent_(bytes, std::chrono::duration<double>(std::chrono::steady_clock::now() - taken).count());
+    sent_(bytes, std::chrono::duration<double>(sent - taken).count());
   }
   pool_.give(std::move(item.data));
   std::lock_guard<std::mutex> lock(mutex_);

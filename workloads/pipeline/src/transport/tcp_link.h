@@ -10,6 +10,7 @@
 // the owner (the destructor does).
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -18,6 +19,7 @@
 #include <thread>
 
 #include "contend/common/socket.h"
+#include "contend/pipeline/transport/stall_clock.h"
 #include "contend/pipeline/transport/transport.h"
 #include "transport/frame.h"
 
@@ -40,7 +42,10 @@ class TcpLink {
   // "rank 2 (198.18.0.6:29500)": the peer, as errors name it.
   const std::string& name() const { return socket_.name(); }
   // Sets the stall and wait options (SendOptions); before the first send.
-  void set_send_options(SendOptions options) { options_ = std::move(options); }
+  void set_send_options(SendOptions options) {
+    stalls_ = StallClock(options.delegates);
+    options_ = std::move(options);
+  }
   // Queues `data` (with options.wait: and returns once it is written); fails at once when an
   // earlier send broke the connection.
   Result<void> send(Tag tag, std::vector<float> data, Completion complete);
@@ -56,6 +61,7 @@ class TcpLink {
     Tag tag;
     std::vector<float> data;
     Completion complete;
+    std::chrono::steady_clock::time_point queued;
   };
   void send_loop();
   // Takes the next item, or false once stopping with nothing queued.
@@ -81,6 +87,7 @@ class TcpLink {
   std::deque<Item> queue_;
   std::uint64_t queued_ = 0;   // items ever queued...
   std::uint64_t written_ = 0;  // ...and ever written (or dropped on a broken link)
+  StallClock stalls_{1};  // sender thread; set with options_
   bool writing_ = false;
   bool stopping_ = false;
   Result<void> send_error_;

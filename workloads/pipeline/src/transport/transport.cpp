@@ -23,22 +23,29 @@ std::string describe(const Tag& tag) {
          std::to_string(tag.iteration) + ")";
 }
 
-bool sends_wait(const Spec& transport) {
-  return transport.declares("sends") && transport.text("sends") == "wait";
+SendOptions send_options_of(const Spec& transport) {
+  SendOptions o;
+  o.wait = transport.declares("sends") && transport.text("sends") == "wait";
+  o.delegates = transport.declares("delegates") ? static_cast<int>(transport.integer("delegates")) : 1;
+  return o;
 }
 
-ParamDef sends_param() {
-  return ParamDef::choice("sends",
-                          "wait: a send returns once its tensor is with the kernel (Megatron's blocking sends); "
-                          "async: at once, a thread per link sends (PipeMorph's CPU delegates)",
-                          "async", {"async", "wait"});
+std::vector<ParamDef> send_params() {
+  return {ParamDef::choice("sends",
+                           "wait: a send returns once its tensor is with the kernel (Megatron's blocking sends); "
+                           "async: at once, a thread per link sends (PipeMorph's CPU delegates)",
+                           "async", {"async", "wait"}),
+          ParamDef::integer("delegates",
+                            "tensors to one peer that may wait out a stall at once (PipeMorph's delegates per "
+                            "role); 1: one after another",
+                            "1", 1, 64)};
 }
 
 // One line per built-in transport.
 Registry<TransportKind>& transports() {
   static Registry<TransportKind> table(
       "transport",
-      {{{"", "tcp", "TCP between the stages' addresses (host-staged for GPU tensors)", {sends_param()}},
+      {{{"", "tcp", "TCP between the stages' addresses (host-staged for GPU tensors)", send_params()},
         TransportKind{.make = [](const Spec&, std::unique_ptr<Transport> tcp, int, int,
                                  std::size_t) -> Result<std::unique_ptr<Transport>> { return tcp; }}}});
   return table;

@@ -37,6 +37,9 @@ struct LinkModel {
   // the link can take it before it starts, and occupies the link meanwhile, so a stalled link's
   // transfers go one after another (PipeMorph's straggler). The default: none.
   RateTrace stall_s = RateTrace::constant(0);
+  // How many transfers may be in their stalls at once (the runtime's SendOptions::delegates): a
+  // transfer's stall starts when it is ready and the transfer stall_slots before it has gone.
+  int stall_slots = 1;
 };
 
 // What the runtime costs beyond compute and the wire, on one rank (measured: runner/calibration.h,

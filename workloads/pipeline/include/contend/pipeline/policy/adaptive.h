@@ -48,6 +48,10 @@ struct Measurements {
   // Among the candidates about as fast as the fastest now, the one fastest at these rates wins
   // before the leanest: when preemption recurs, being ready for it costs memory, not time.
   std::vector<double> drop_bps;
+  // How the runtime sends (SendOptions): whether a send holds the compute until its tensor is out
+  // (sim::SimConfig::blocking_sends), and how many tensors to one peer wait out a stall at once.
+  bool blocking_sends = false;
+  int stall_slots = 1;
 };
 
 // What the controller moves: kFkB's k (Ada-Grouper), the slack vector (Adaptra: extra warm-up

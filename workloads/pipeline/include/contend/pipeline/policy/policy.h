@@ -66,6 +66,9 @@ struct PolicyContext {
   // stage times a workload declares, or a calibration's). With it the first decision is made by
   // the model on a probe of the links (probes_links); empty: the first iteration runs kmin.
   std::vector<StageMeasurement> prior;
+  // How the run's transport sends (its spec's sends= and delegates=; the stall hook unset): the
+  // model times candidates as the runtime will run them.
+  SendOptions sends;
 };
 
 // Whether the policy probes the links before its first iteration (start=probe, the default of the

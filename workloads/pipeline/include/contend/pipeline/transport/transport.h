@@ -107,6 +107,11 @@ struct SendOptions {
   // A send returns once its tensor is with the kernel, stall included (Megatron's blocking
   // sends: the compute waits); false: at once, the sending thread does the rest (the default).
   bool wait = false;
+  // How many tensors to one peer may be in their stalls at once: PipeMorph's CPU delegates per
+  // role, each sleeping the stall before its send; 1: one after another, as a spin before each
+  // ncclSend serialises its stream. A tensor's stall starts when it is queued and the tensor
+  // `delegates` before it has been sent.
+  int delegates = 1;
 };
 
 class Transport {
@@ -171,10 +176,10 @@ struct TransportKind {
       environment{};
 };
 Registry<TransportKind>& transports();
-// Whether a transport spec asks for waiting sends ("tcp:sends=wait"; SendOptions::wait).
-bool sends_wait(const Spec& transport);
-// The "sends" parameter every transport declares (async, the default, or wait).
-ParamDef sends_param();
+// How a transport spec's sends behave: "sends=wait" (SendOptions::wait) and "delegates=N".
+SendOptions send_options_of(const Spec& transport);
+// The parameters every transport declares: "sends" (async, the default, or wait) and "delegates".
+std::vector<ParamDef> send_params();
 
 // Received messages waiting for their receive, per (peer, tag), and the error of each broken
 // peer. Thread-safe.
