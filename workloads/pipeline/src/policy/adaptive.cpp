@@ -37,11 +37,7 @@ double AdaptiveController::fastest_of(const std::vector<Candidate>& candidates) 
 }
 
 Result<void> AdaptiveController::simulate_drop(const Measurements& m, std::vector<Candidate>& candidates) {
-  Measurements drop = m;
-  for (std::size_t r = 0; r < drop.links.size() && r < m.drop_bps.size(); ++r) {
-    drop.links[r].goodput_bps = m.drop_bps[r];
-    drop.links[r].backward_bps = m.drop_bps[r];
-  }
+  const Measurements drop = at_drop(m);
   std::vector<double> rates;
   const sim::SimConfig config = simulator_config(drop, p_, options_.chunks, rates);
   const double fastest = fastest_of(candidates);
@@ -95,18 +91,22 @@ void AdaptiveController::choose(Decision& d, const std::vector<Candidate>& candi
     extra_ = best->extra;
     current_ = best->spec;
     chosen_at_bps_ = d.link_bps;
+    chosen_at_stall_.clear();
+    for (const LinkMeasurement& l : m.links) {
+      chosen_at_stall_.push_back(l.stall_s);
+    }
   }
 }
 
 bool AdaptiveController::changed_since_chosen(const Measurements& m, const std::vector<double>& link_bps) const {
-  if (link_bps.size() != chosen_at_bps_.size()) {
+  if (link_bps.size() != chosen_at_bps_.size() || m.links.size() != chosen_at_stall_.size()) {
     return true;
   }
   const double cycle = cycle_s(m);
-  for (std::size_t r = 0; r < link_bps.size(); ++r) {
+  for (std::size_t r = 0; r < link_bps.size() && r < m.links.size(); ++r) {
     const int link = static_cast<int>(r);
-    const double now = message_s(m, link, link_bps[r]);
-    const double then = message_s(m, link, chosen_at_bps_[r]);
+    const double now = message_s(m, link, link_bps[r]) + m.links[r].stall_s;
+    const double then = message_s(m, link, chosen_at_bps_[r]) + chosen_at_stall_[r];
     if (std::abs(now - then) > std::max(kChanged * cycle, kChangedShare * std::max(now, then))) {
       return true;
     }
@@ -184,7 +184,7 @@ Result<Decision> AdaptiveController::decide(int iteration, const Measurements& m
       apart = std::move(*c);
     }
     const Candidate* current = found != candidates->end() ? &*found : (apart ? &*apart : nullptr);
-    if (!m.drop_bps.empty()) {
+    if (!m.drop_bps.empty() || !m.drop_stall_s.empty()) {
       if (auto ok = simulate_drop(m, *candidates); !ok) {
         return ok.error();
       }

@@ -125,4 +125,42 @@ std::vector<int> pipemorph_extra(const Measurements& m, int microbatches) {
   return extra;
 }
 
+std::vector<int> pipemorph_extra_within(const Measurements& m, int microbatches,
+                                        const std::function<bool(const std::vector<int>&)>& fits) {
+  const auto rule_at = [&](double share) {
+    Measurements scaled = m;
+    for (LinkMeasurement& l : scaled.links) {
+      l.stall_s *= share;
+    }
+    return pipemorph_extra(scaled, microbatches);
+  };
+  if (std::vector<int> extra = rule_at(1.0); fits(extra)) {
+    return extra;
+  }
+  if (!fits(rule_at(0.0))) {
+    return std::vector<int>(m.stages.size(), 0);
+  }
+  double lo = 0.0;  // its slack fits
+  double hi = 1.0;  // does not
+  for (int i = 0; i < 20; ++i) {
+    const double mid = (lo + hi) / 2;
+    (fits(rule_at(mid)) ? lo : hi) = mid;
+  }
+  return rule_at(lo);
+}
+
+Measurements at_drop(const Measurements& m) {
+  Measurements drop = m;
+  for (std::size_t r = 0; r < drop.links.size(); ++r) {
+    if (r < m.drop_bps.size()) {
+      drop.links[r].goodput_bps = m.drop_bps[r];
+      drop.links[r].backward_bps = m.drop_bps[r];
+    }
+    if (r < m.drop_stall_s.size()) {
+      drop.links[r].stall_s = std::max(drop.links[r].stall_s, m.drop_stall_s[r]);
+    }
+  }
+  return drop;
+}
+
 }  // namespace contend::pipeline

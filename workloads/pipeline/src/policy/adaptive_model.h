@@ -24,4 +24,8 @@ double message_s(const Measurements& m, int r, double bps);
 // back, a latency each way. An unmeasured or unlimited direction adds nothing.
 double round_trip_s(const Measurements& m, int r);
 
+// The measurements at the drop to be ready for: the links at drop_bps and their stalls at
+// drop_stall_s where those are given (a stall never below the one measured now).
+Measurements at_drop(const Measurements& m);
+
 }  // namespace contend::pipeline

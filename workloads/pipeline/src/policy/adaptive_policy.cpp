@@ -58,43 +58,53 @@ class LatencyFit {
   std::vector<double> fits_;
 };
 
-// The links' rates over rank 0's last kWindow decisions, and from them a drop worth being ready
-// for (Measurements::drop_bps): per link the lowest rate seen, when at it some link's message
-// takes longer than at its current rate by more than kMatters of the slowest stage's forward plus
-// backward (a fast link's bursts move its measured rate a lot and a message's time not at all).
+// The links' rates and stalls over rank 0's last kWindow decisions, and from them a drop worth
+// being ready for (Measurements::drop_bps, drop_stall_s): per link the lowest rate seen, and the
+// highest stall seen on any link, when at it some link's message takes longer than now by more
+// than kMatters of the slowest stage's forward plus backward (a fast link's bursts move its
+// measured rate a lot and a message's time not at all).
 class RecentDrops {
  public:
-  std::vector<double> drop_bps(const Measurements& m) {
-    std::vector<double> now;
+  void apply(Measurements& m) {
+    Seen now;
     for (const LinkMeasurement& l : m.links) {
-      now.push_back(l.goodput_bps);
+      now.bps.push_back(l.goodput_bps);
+      now.stall_s = std::max(now.stall_s, l.stall_s);
     }
     seen_.push_back(now);
     if (seen_.size() > kWindow) {
       seen_.erase(seen_.begin());
     }
-    std::vector<double> lowest = now;
-    for (const std::vector<double>& rates : seen_) {
-      for (std::size_t r = 0; r < lowest.size() && r < rates.size(); ++r) {
-        if (rates[r] > 0 && (lowest[r] <= 0 || rates[r] < lowest[r])) {
-          lowest[r] = rates[r];
+    std::vector<double> lowest = now.bps;
+    double stall = 0;
+    for (const Seen& s : seen_) {
+      for (std::size_t r = 0; r < lowest.size() && r < s.bps.size(); ++r) {
+        if (s.bps[r] > 0 && (lowest[r] <= 0 || s.bps[r] < lowest[r])) {
+          lowest[r] = s.bps[r];
         }
       }
+      stall = std::max(stall, s.stall_s);
     }
-    const double cycle = cycle_s(m);
+    const double matters = kMatters * cycle_s(m);
+    bool slower = false;
+    bool stalled = false;
     for (std::size_t r = 0; r < lowest.size(); ++r) {
       const int link = static_cast<int>(r);
-      if (message_s(m, link, lowest[r]) - message_s(m, link, now[r]) > kMatters * cycle) {
-        return lowest;
-      }
+      slower = slower || message_s(m, link, lowest[r]) - message_s(m, link, now.bps[r]) > matters;
+      stalled = stalled || stall - m.links[r].stall_s > matters;
     }
-    return {};
+    m.drop_bps = slower ? lowest : std::vector<double>{};
+    m.drop_stall_s = stalled ? std::vector<double>(lowest.size(), stall) : std::vector<double>{};
   }
 
  private:
+  struct Seen {
+    std::vector<double> bps;
+    double stall_s = 0;  // the highest on any link
+  };
   static constexpr std::size_t kWindow = 10;
   static constexpr double kMatters = 0.05;
-  std::vector<std::vector<double>> seen_;
+  std::vector<Seen> seen_;
 };
 
 class AdaptivePolicy : public KPolicy {
@@ -184,7 +194,7 @@ class AdaptivePolicy : public KPolicy {
         m.links[r].stall_s = r < truth_->stalls.size() ? truth_->stalls[r].at(now, iteration) : 0;
       }
     } else if (!predicted) {
-      m.drop_bps = drops_.drop_bps(m);
+      drops_.apply(m);
     }
     return predicted;
   }

@@ -131,14 +131,21 @@ Result<std::vector<AdaptiveController::Candidate>> AdaptiveController::evaluate(
 
 Result<void> AdaptiveController::add_zero_bubble(const Measurements& m, const sim::SimConfig& config,
                                                  std::vector<Candidate>& out) {
-  // ZB-H1 and its warm-up adapted: as PipeMorph's rule has it for the measured stalls, as the
-  // rule has it with none (its healthy warm-ups), and Adaptra's estimate for every link; what fits.
+  // ZB-H1 and its warm-up adapted: as PipeMorph's rule has it for the measured stalls, for none
+  // (its healthy warm-ups) and for a stall to be ready for (Measurements::drop_stall_s), each
+  // within the memory limit, and Adaptra's estimate for every link; what fits.
   std::vector<std::vector<int>> vectors{std::vector<int>(p_, 0)};
   Measurements quiet = m;
   for (LinkMeasurement& l : quiet.links) {
     l.stall_s = 0;
   }
-  for (std::vector<int> v : {pipemorph_extra(m, m_), pipemorph_extra(quiet, m_), slack_estimate(m)}) {
+  const auto zb_fits = [&](const std::vector<int>& extra) { return fits(schedule::zb_spec(extra), m); };
+  std::vector<std::vector<int>> adapted{pipemorph_extra_within(m, m_, zb_fits),
+                                        pipemorph_extra_within(quiet, m_, zb_fits), slack_estimate(m)};
+  if (!m.drop_stall_s.empty()) {
+    adapted.push_back(pipemorph_extra_within(at_drop(m), m_, zb_fits));
+  }
+  for (std::vector<int> v : adapted) {
     if (std::find(vectors.begin(), vectors.end(), v) == vectors.end()) {
       vectors.push_back(std::move(v));
     }

@@ -7,6 +7,7 @@
 // coordinator.h). Not thread-safe: one controller, at the rank that decides.
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <utility>
@@ -48,6 +49,10 @@ struct Measurements {
   // Among the candidates about as fast as the fastest now, the one fastest at these rates wins
   // before the leanest: when preemption recurs, being ready for it costs memory, not time.
   std::vector<double> drop_bps;
+  // Per link, a stall to be ready for in the same way: the highest seen recently on any link, put
+  // on every link (stragglers move: PipeMorph's traces stall one to three links at a time, another
+  // set each episode); empty: none seen.
+  std::vector<double> drop_stall_s;
   // How the runtime sends (SendOptions): whether a send holds the compute until its tensor is out
   // (sim::SimConfig::blocking_sends), and how many tensors to one peer wait out a stall at once.
   bool blocking_sends = false;
@@ -107,6 +112,11 @@ std::vector<int> pipemorph_warmups(const std::vector<double>& forward_s, const s
 // The same warm-ups for the stages and stalls of `m`, as slack over ZB-H1's (and 1F1B's) own:
 // p-1-r forwards before the steady phase, whose first forward is the w-th.
 std::vector<int> pipemorph_extra(const Measurements& m, int microbatches);
+// The same within a memory limit (ours: the artifact's rule has none): the rule's slack if it
+// `fits`, else the rule's for the largest share of the measured stalls whose slack fits (so its
+// shape is kept: each stage 2 forwards more than the next at least), else none (all zeros).
+std::vector<int> pipemorph_extra_within(const Measurements& m, int microbatches,
+                                        const std::function<bool(const std::vector<int>&)>& fits);
 
 
 class AdaptiveController {
@@ -165,11 +175,13 @@ class AdaptiveController {
   void choose(Decision& d, const std::vector<Candidate>& candidates, const Candidate* current,
               const Measurements& m);
   static double fastest_of(const std::vector<Candidate>& candidates);
-  // Simulates the candidates within `lean` of the fastest at Measurements::drop_bps.
+  // Simulates the candidates within `lean` of the fastest at the drop to be ready for
+  // (Measurements::drop_bps, drop_stall_s).
   Result<void> simulate_drop(const Measurements& m, std::vector<Candidate>& candidates);
-  // Whether a message's time on some link moved by more than kChanged of the slowest stage's
-  // forward plus backward since the current choice, and by more than kChangedShare of itself
-  // (readings vary 10% between iterations of a steady link here: two of them 20%).
+  // Whether a message's time on some link, its stall included, moved by more than kChanged of the
+  // slowest stage's forward plus backward since the current choice, and by more than
+  // kChangedShare of itself (readings vary 10% between iterations of a steady link here: two of
+  // them 20%).
   bool changed_since_chosen(const Measurements& m, const std::vector<double>& link_bps) const;
   static constexpr double kChanged = 0.05;
   static constexpr double kChangedShare = 0.25;
@@ -180,7 +192,8 @@ class AdaptiveController {
   int k_;
   Spec current_;
   std::vector<int> extra_;
-  std::vector<double> chosen_at_bps_;  // the links' rates when the current schedule was chosen
+  std::vector<double> chosen_at_bps_;    // the links' rates when the current schedule was chosen...
+  std::vector<double> chosen_at_stall_;  // ...and their stalls
   bool decided_ = false;
   bool tentative_ = false;
   schedule::LoweredCache lowered_;
