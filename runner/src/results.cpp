@@ -109,6 +109,12 @@ void describe_experiment(nlohmann::ordered_json& doc, const Experiment& e) {
     scenarios[s.name] = {{"description", s.description}, {"bottleneck_bps", bottleneck}, {"steady", s.events.empty()}};
   }
   doc["scenarios"] = scenarios;
+  nlohmann::ordered_json schedules = nlohmann::ordered_json::object();
+  for (const ScheduleEntry& entry : e.schedules) {
+    schedules[entry.name] = {{"schedule", entry.schedule.str()},
+                             {"transport", entry.transport.value_or(w.transport).str()}};
+  }
+  doc["schedules"] = schedules;
 }
 
 }  // namespace contend::runner
