@@ -249,6 +249,39 @@ def fig_bandwidth(r, out, made, missing):
     save(fig, out, "bandwidth", made)
 
 
+def fig_stalls(r, out, made, missing):
+    """(7) Iteration time against a link's stall, per system, one panel per stalled link (PipeMorph's
+    increasing-delay figure); a scenario without stalls or events is every panel's 0 ms."""
+    per_iteration = r.summary.get("workload", {}).get("samples_per_iteration", 0)
+    quiet = [s for s, i in r.info.items() if i.get("steady")]
+    panels = {}
+    for s, i in r.info.items():
+        if i.get("stall_s", 0) > 0 and len(i.get("stalled_links", [])) == 1:
+            panels.setdefault(i["stalled_links"][0], []).append((i["stall_s"], s))
+    panels = {link: pts for link, pts in panels.items() if len(pts) + len(quiet[:1]) >= 3}
+    if not panels or per_iteration <= 0:
+        missing.append(("stalls", "needs 3 or more scenarios stalling one link by different amounts "
+                                  "(a delay sweep: experiments/pipemorph-delay.json)"))
+        return
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.2), squeeze=False)
+    for ax, (link, pts) in zip(axes[0], sorted(panels.items())):
+        pts = sorted(pts) + [(0.0, q) for q in quiet[:1]]
+        for schedule in r.schedules:
+            line = []
+            for stall, scenario in sorted(pts):
+                c = next((c for c in r.cells if c["scenario"] == scenario and c["schedule"] == schedule), None)
+                if c is not None and c["repetitions"] > 0 and c["throughput"]["median"] > 0:
+                    line.append((stall * 1e3, per_iteration / c["throughput"]["median"] * 1e3))
+            if line:
+                ax.plot([p[0] for p in line], [p[1] for p in line], marker="o", label=schedule)
+        ax.set_xlabel(f"stall on {link} (ms per message)")
+        ax.set_ylabel("iteration time (ms, median)")
+        ax.set_title(f"{r.summary.get('experiment', '')}: {link} stalled")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    save(fig, out, "stalls", made)
+
+
 def fig_memory(r, out, made, missing):
     """(5) Peak activation memory against k, the price of kFkB."""
     pts = {}
@@ -356,7 +389,7 @@ def main():
     out = a.out or os.path.join(a.results, "report")
     os.makedirs(out, exist_ok=True)
     made, missing = [], []
-    for fig in (fig_throughput, fig_adaptive, fig_timeline, fig_bandwidth, fig_memory, fig_schedules):
+    for fig in (fig_throughput, fig_adaptive, fig_timeline, fig_bandwidth, fig_memory, fig_schedules, fig_stalls):
         fig(r, out, made, missing)
     write_index(r, out, made, missing)
     for name, why in missing:

@@ -1,6 +1,7 @@
 #include "contend/runner/results.h"
 
 #include <algorithm>
+#include <set>
 
 #include "contend/common/fd.h"
 #include "contend/common/json.h"
@@ -106,7 +107,21 @@ void describe_experiment(nlohmann::ordered_json& doc, const Experiment& e) {
     for (const auto& l : s.links) {
       bottleneck = bottleneck == 0 ? l.rate_bps : std::min(bottleneck, l.rate_bps);
     }
-    scenarios[s.name] = {{"description", s.description}, {"bottleneck_bps", bottleneck}, {"steady", s.events.empty()}};
+    double stall = 0;
+    std::set<std::string> stalled;
+    for (const auto* events : {&s.events, &s.iteration_events}) {
+      for (const emulator::Event& ev : *events) {
+        if (ev.kind == emulator::Event::Kind::kSetStall && ev.stall_s > 0) {
+          stall = std::max(stall, ev.stall_s);
+          stalled.insert(ev.link);
+        }
+      }
+    }
+    scenarios[s.name] = {{"description", s.description},
+                         {"bottleneck_bps", bottleneck},
+                         {"steady", s.events.empty() && s.iteration_events.empty()},
+                         {"stall_s", stall},
+                         {"stalled_links", stalled}};
   }
   doc["scenarios"] = scenarios;
   nlohmann::ordered_json schedules = nlohmann::ordered_json::object();
