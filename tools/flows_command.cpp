@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "contend/common/fd.h"
+#include "contend/common/json_reader.h"
 #include "contend/common/units.h"
 #include "contend/emulator/flows/flow_engine.h"
 #include "contend/emulator/flows/flow_job.h"
@@ -35,7 +36,7 @@ Result<Scenario> load_job(const FlowsOptions& o) {
   if (!scenario) {
     return scenario.error();
   }
-  auto text = read_scenario_file(o.job, "a flow job file");
+  auto text = read_json_text(o.job, "a flow job file");
   if (!text) {
     return text.error();
   }

@@ -121,8 +121,26 @@ std::string ansible_dir() {
   return dir != nullptr ? dir : CONTEND_SOURCE_DIR "/ansible";
 }
 
+// Results record their paths in JSON, which holds UTF-8 only: a path that is not is refused
+// before anything is made.
+Result<void> check_paths(const RunOptions& o) {
+  for (const auto& [option, path] : {std::pair{"the experiment", &o.experiment}, std::pair{"--out", &o.out},
+                                     std::pair{"--resume", &o.resume}, std::pair{"--compare", &o.compare},
+                                     std::pair{"--calibration", &o.calibration}}) {
+    if (!path->empty() && !valid_utf8(std::filesystem::absolute(*path).string())) {
+      return make_error(Errc::kInvalidArgument, std::string(option) + ": the path " + excerpt(*path) +
+                                                    " (from " + excerpt(std::filesystem::current_path().string()) +
+                                                    ") is not valid UTF-8, which results record paths in; rename it");
+    }
+  }
+  return {};
+}
+
 // The experiment, ready for the mode asked: --simulate profiles a cpu workload's stages here.
 Result<runner::Experiment> load(const RunOptions& o) {
+  if (auto ok = check_paths(o); !ok) {
+    return ok.error();
+  }
   auto e = runner::load_experiment(o.experiment);
   if (!e || !o.simulate) {
     return e;

@@ -1,6 +1,87 @@
 #include "contend/common/json.h"
 
+#include <set>
+#include <vector>
+
 namespace contend {
+namespace {
+
+// nlohmann's message without its tag ("[json.exception.parse_error.101] ") or its quotation of
+// the last bytes read ("; last read: '...'"): a file that is not JSON (a password file named by
+// mistake) must not be echoed.
+std::string plain(std::string what) {
+  if (what.rfind("[json.exception.", 0) == 0 && what.find("] ") != std::string::npos) {
+    what = what.substr(what.find("] ") + 2);
+  }
+  if (const auto quoted = what.find("; last read: "); quoted != std::string::npos) {
+    const auto rest = what.find(';', quoted + 2);
+    what.erase(quoted, rest == std::string::npos ? std::string::npos : rest - quoted);
+  }
+  return what;
+}
+
+// A first pass over the text that builds nothing: the limits, duplicate keys and NUL characters.
+class Checker : public nlohmann::json::json_sax_t {
+ public:
+  std::string problem;
+
+  bool null() override { return value(); }
+  bool boolean(bool) override { return value(); }
+  bool number_integer(number_integer_t) override { return value(); }
+  bool number_unsigned(number_unsigned_t) override { return value(); }
+  bool number_float(number_float_t, const string_t&) override { return value(); }
+  bool string(string_t& s) override { return text(s, "a string") && value(); }
+  bool binary(binary_t&) override { return value(); }
+  bool start_object(std::size_t) override {
+    keys_.emplace_back();
+    return open() && value();
+  }
+  bool key(string_t& k) override {
+    if (!text(k, "a key")) {
+      return false;
+    }
+    if (!keys_.back().insert(k).second) {
+      return fail("the key \"" + k.substr(0, 40) + "\" appears twice in one object");
+    }
+    return true;
+  }
+  bool end_object() override {
+    keys_.pop_back();
+    --depth_;
+    return true;
+  }
+  bool start_array(std::size_t) override { return open() && value(); }
+  bool end_array() override {
+    --depth_;
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
+    return fail(plain(e.what()));
+  }
+
+ private:
+  bool fail(std::string what) {
+    problem = std::move(what);
+    return false;
+  }
+  bool value() {
+    return ++values_ <= kMaxJsonValues ||
+           fail("more than " + std::to_string(kMaxJsonValues) + " values, the most a file may hold");
+  }
+  bool open() {
+    return ++depth_ <= kMaxJsonDepth ||
+           fail("arrays and objects nested more than " + std::to_string(kMaxJsonDepth) + " deep, the most a file may");
+  }
+  bool text(const std::string& s, const char* what) {
+    return s.find('\0') == std::string::npos || fail(std::string(what) + " holds a NUL character (\\u0000)");
+  }
+
+  std::vector<std::set<std::string>> keys_;
+  int depth_ = 0;
+  std::size_t values_ = 0;
+};
+
+}  // namespace
 
 nlohmann::ordered_json json_document(const std::string& kind, int version) {
   nlohmann::ordered_json doc;
@@ -9,22 +90,40 @@ nlohmann::ordered_json json_document(const std::string& kind, int version) {
 }
 
 Result<nlohmann::json> parse_json(const std::string& text, const std::string& source) {
+  if (text.size() > kMaxJsonBytes) {
+    return make_error(Errc::kParse, source + ": " + std::to_string(text.size()) + " bytes, more than the " +
+                                        std::to_string(kMaxJsonBytes) + " a file may hold");
+  }
+  Checker checker;
+  if (!nlohmann::json::sax_parse(text, &checker)) {
+    return make_error(Errc::kParse, source + ": " + checker.problem);
+  }
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
-    // "[json.exception.parse_error.101] parse error at line 1, column 68: ..." without the
-    // library's own tag: the rest says where and what.
-    std::string what = e.what();
-    if (what.rfind("[json.exception.", 0) == 0 && what.find("] ") != std::string::npos) {
-      what = what.substr(what.find("] ") + 2);
+    return make_error(Errc::kParse, source + ": " + plain(e.what()));
+  }
+}
+
+std::string quote_json(const nlohmann::json& v) {
+  constexpr std::size_t kQuote = 40;
+  std::string text = v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (text.size() > kQuote) {
+    std::size_t cut = kQuote;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) {
+      --cut;  // not inside a character
     }
-    // nlohmann quotes the last bytes it read ("last read: '...'"): a file that is not JSON (a
-    // password file named by mistake) must not be echoed.
-    if (const auto quoted = what.find("; last read: "); quoted != std::string::npos) {
-      const auto rest = what.find(';', quoted + 2);
-      what.erase(quoted, rest == std::string::npos ? std::string::npos : rest - quoted);
-    }
-    return make_error(Errc::kParse, source + ": " + what);
+    text = text.substr(0, cut) + "...";
+  }
+  return text;
+}
+
+bool valid_utf8(std::string_view s) {
+  try {
+    (void)nlohmann::json(std::string(s)).dump();  // the writer's own check, so the two agree
+    return true;
+  } catch (const nlohmann::json::type_error&) {
+    return false;
   }
 }
 

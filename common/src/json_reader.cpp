@@ -1,5 +1,7 @@
 #include "contend/common/json_reader.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -67,7 +69,7 @@ Result<void> JsonReader::expect_schema(const std::string& kind, int version) con
     return schema.error();
   }
   if (*schema != expected) {
-    return error_at("schema", "expected \"" + expected + "\", got \"" + *schema + "\"");
+    return error_at("schema", "expected \"" + expected + "\", got \"" + excerpt(*schema) + "\"");
   }
   return {};
 }
@@ -86,7 +88,7 @@ Result<void> JsonReader::check_keys(const std::vector<std::string>& allowed) con
       for (const std::string& a : allowed) {
         list += (list.empty() ? "" : ", ") + a;
       }
-      return error_at(item.key(), "unknown key; expected one of: " + list);
+      return error_at(excerpt(item.key()), "unknown key; expected one of: " + list);
     }
   }
   return {};
@@ -98,7 +100,7 @@ Result<std::optional<std::string>> JsonReader::optional_string(const std::string
   }
   const auto& v = value_->at(key);
   if (!v.is_string()) {
-    return error_at(key, "expected a string, got " + type_name(v) + " " + v.dump());
+    return error_at(key, "expected a string, got " + type_name(v) + " " + quote_json(v));
   }
   return std::optional<std::string>(v.get<std::string>());
 }
@@ -109,7 +111,7 @@ Result<std::optional<double>> JsonReader::optional_number(const std::string& key
   }
   const auto& v = value_->at(key);
   if (!v.is_number()) {
-    return error_at(key, "expected a number, got " + type_name(v) + " " + v.dump());
+    return error_at(key, "expected a number, got " + type_name(v) + " " + quote_json(v));
   }
   return std::optional<double>(v.get<double>());
 }
@@ -119,8 +121,9 @@ Result<std::optional<std::int64_t>> JsonReader::optional_integer(const std::stri
     return std::optional<std::int64_t>();
   }
   const auto& v = value_->at(key);
-  if (!v.is_number_integer()) {
-    return error_at(key, "expected a whole number, got " + v.dump());
+  if (!v.is_number_integer() ||
+      (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX))) {
+    return error_at(key, "expected a whole number below 2^63, got " + quote_json(v));
   }
   return std::optional<std::int64_t>(v.get<std::int64_t>());
 }
@@ -131,7 +134,7 @@ Result<std::optional<bool>> JsonReader::optional_boolean(const std::string& key)
   }
   const auto& v = value_->at(key);
   if (!v.is_boolean()) {
-    return error_at(key, "expected true or false, got " + v.dump());
+    return error_at(key, "expected true or false, got " + quote_json(v));
   }
   return std::optional<bool>(v.get<bool>());
 }
@@ -192,8 +195,19 @@ Result<std::chrono::nanoseconds> JsonReader::duration(const std::string& key) co
   return required(*this, key, optional_duration(key), "a duration like \"250ms\"");
 }
 
+Result<std::string> read_json_text(const std::string& path, const std::string& what) {
+  auto text = read_file(path, kMaxJsonBytes);
+  struct stat st {};
+  const bool folder = ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  if (!text && text.error().code == Errc::kInvalidArgument && !folder) {
+    return make_error(Errc::kInvalidArgument,
+                      path + ": more than " + format_size(kMaxJsonBytes) + ", the most " + what + " may hold");
+  }
+  return text;
+}
+
 Result<nlohmann::json> read_json_file(const std::string& path) {
-  auto text = read_file(path);
+  auto text = read_json_text(path, "a JSON file");
   if (!text) {
     return text.error();
   }

@@ -67,6 +67,18 @@ Error errno_error(int err, const std::string& what) {
   return Error{code, what + ": " + std::strerror(err), err};
 }
 
+std::string excerpt(std::string_view value) {
+  constexpr std::size_t kMost = 60;
+  if (value.size() <= kMost) {
+    return std::string(value);
+  }
+  std::size_t cut = kMost;
+  while (cut > 0 && (static_cast<unsigned char>(value[cut]) & 0xC0) == 0x80) {
+    --cut;  // not inside a character
+  }
+  return std::string(value.substr(0, cut)) + "... (" + std::to_string(value.size()) + " bytes)";
+}
+
 Error with_context(Error error, const std::string& context) {
   error.message = context + ": " + error.message;
   return error;

@@ -36,7 +36,7 @@ std::string range_text(const ParamDef& d) {
 // "unset" (kmax=0: every micro-batch) where a user must not write it.
 Result<double> convert(const ParamDef& d, const std::string& text, bool given) {
   const auto bad = [&](const std::string& expected) {
-    return make_error(Errc::kInvalidArgument, d.key + ": expected " + expected + ", got \"" + text + "\"");
+    return make_error(Errc::kInvalidArgument, d.key + ": expected " + expected + ", got \"" + excerpt(text) + "\"");
   };
   double v = 0;
   switch (d.type) {
@@ -182,7 +182,7 @@ Result<std::vector<std::pair<std::string, std::string>>> split_items(std::string
     if (eq == std::string::npos && out.empty() && (comma == std::string_view::npos)) {
       out.emplace_back(e.params.front().key, item);  // "kfkb:2"
     } else if (eq == std::string::npos || eq == 0) {
-      return make_error(Errc::kInvalidArgument, "expected key=value, got \"" + item + "\"");
+      return make_error(Errc::kInvalidArgument, "expected key=value, got \"" + excerpt(item) + "\"");
     } else {
       out.emplace_back(item.substr(0, eq), item.substr(eq + 1));
     }
@@ -333,7 +333,7 @@ const std::string& Spec::text(const std::string& key) const {
 }
 
 Result<Spec> parse_spec(std::string_view text, const std::vector<const SpecEntry*>& entries, const std::string& kind) {
-  const std::string quoted = kind + " \"" + std::string(text) + "\"";
+  const std::string quoted = kind + " \"" + excerpt(text) + "\"";
   const std::size_t colon = text.find(':');
   const SpecEntry* entry = find_entry(text.substr(0, colon), entries);
   if (entry == nullptr) {
@@ -356,7 +356,7 @@ Result<Spec> parse_spec(std::string_view text, const std::vector<const SpecEntry
                                       [&key = key](const ParamDef& d) { return d.key == key; });
     if (!declared) {
       return make_error(Errc::kInvalidArgument,
-                        quoted + ": unknown parameter \"" + key + "\"; expected " + syntax(*entry));
+                        quoted + ": unknown parameter \"" + excerpt(key) + "\"; expected " + syntax(*entry));
     }
     if (std::count_if(items.begin(), items.end(), [&key = key](const auto& i) { return i.first == key; }) > 1) {
       return make_error(Errc::kInvalidArgument, quoted + ": parameter " + key + " is given twice");

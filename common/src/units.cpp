@@ -25,7 +25,7 @@ std::string lower(std::string_view s) {
 
 Error bad(std::string_view text, const char* kind, const char* example, const std::string& why) {
   return make_error(Errc::kInvalidArgument, std::string("expected ") + kind + " like \"" + example + "\", got \"" +
-                                                std::string(text) + "\"" + (why.empty() ? "" : " (" + why + ")"));
+                                                excerpt(text) + "\"" + (why.empty() ? "" : " (" + why + ")"));
 }
 
 // Splits "1.5Gbit" into 1.5 and "Gbit". The number is plain decimal: digits, one optional point,

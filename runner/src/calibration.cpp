@@ -270,7 +270,7 @@ Result<void> write_calibration(const std::string& path, const Calibration& c) {
 }
 
 Result<Calibration> read_calibration(const std::string& path, const Workload& w) {
-  auto text = read_file(path);
+  auto text = read_json_text(path, "a calibration file");
   if (!text) {
     return text.error();
   }

@@ -356,7 +356,7 @@ Result<Experiment> parse_experiment(const std::string& text, const std::string& 
 }
 
 Result<Experiment> load_experiment(const std::string& path) {
-  auto text = read_file(path);
+  auto text = read_json_text(path, "an experiment file");
   if (!text) {
     return text.error();
   }

@@ -16,10 +16,12 @@ source "$(dirname "$0")/lib.sh"
 
 # scenario FILE LINK_EXTRA TIMELINE: a two-node scenario named $run, one 1 Gbit/s link with
 # LINK_EXTRA (JSON members, may be empty) and TIMELINE, 1 h long.
-scenario() {
+scenario() {  # scenario FILE LINK_EXTRA TIMELINE (LINK_EXTRA's own rate replaces 1 Gbit/s)
+  local rate=', "rate": "1Gbit"'
+  case "$2" in *'"rate":'*) rate="" ;; esac
   cat >"$1" <<JSON
 {"schema": "contend.scenario/1", "name": "$run", "duration": "1h", "nodes": ["a", "b"],
- "links": [{"name": "a-b", "from": "a", "to": "b", "rate": "1Gbit"$2}],
+ "links": [{"name": "a-b", "from": "a", "to": "b"$rate$2}],
  "timeline": $3}
 JSON
 }

@@ -46,4 +46,28 @@ fi
 # Finding 8: names that would escape results/.
 run_refused "an experiment named ../../escaped" "/name.*letters" '"name": "../../escaped"'
 run_refused "an experiment named .hidden" "/name" '"name": ".hidden"'
+# Issue 27, findings 3 to 5: deep, huge and ambiguous JSON, bytes that are not UTF-8.
+python3 -c "print('{\"schema\": \"contend.experiment/1\", \"name\": ' + '[' * 100000 + ']' * 100000 + '}')" >"$tmp/deep.json"
+refused "a 100000-deep array as the experiment's name" "nested more than 32 deep" \
+  "$contend" run "$tmp/deep.json" --simulate --no-report --out "$tmp/res"
+python3 -c "print('{\"schema\": \"contend.experiment/1\", \"name\": \"' + 'x' * (5 << 20) + '\"}')" >"$tmp/big.json"
+refused "a 5 MiB experiment" "more than 4MiB, the most an experiment file may hold" \
+  "$contend" run "$tmp/big.json" --simulate --no-report --out "$tmp/res"
+experiment "$tmp/e.json" '"repetitions": 3'
+sed -i 's/"repetitions": 3/"repetitions": 3, "repetitions": 1/' "$tmp/e.json"
+refused "repetitions given twice" 'the key "repetitions" appears twice' \
+  "$contend" run "$tmp/e.json" --simulate --no-report --out "$tmp/res"
+experiment "$tmp/e.json" '"scenarios": ["steady.json"]'
+sed -i 's/"steady.json"/"steady.json\\u0000-x"/' "$tmp/e.json"
+refused "a scenario path with a NUL character" "NUL character" \
+  "$contend" run "$tmp/e.json" --simulate --no-report --out "$tmp/res"
+run_refused "repetitions past 2^63" "below 2\\^63, got 18446744073709551615" '"repetitions": 18446744073709551615'
+experiment "$tmp/e.json" ''
+refused "--out with byte 0xFF" "not valid UTF-8" \
+  "$contend" run "$tmp/e.json" --simulate --no-report --out "$tmp/res$(printf '\xff')"
+[ ! -e "$tmp/res$(printf '\xff')" ] || fail "--out with byte 0xFF: the folder was made"
+mkdir -p "$tmp/dir$(printf '\xff')" && cp "$tmp/e.json" "$tmp/dir$(printf '\xff')/e.json"
+refused "an experiment in a folder named with byte 0xFF" "not valid UTF-8" \
+  "$contend" run "$tmp/dir$(printf '\xff')/e.json" --simulate --no-report --out "$tmp/res"
+[ ! -e "$tmp/res" ] || fail "an experiment in a non-UTF-8 folder: a results folder was made"
 echo "inputs: all refused"

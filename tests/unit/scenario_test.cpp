@@ -9,11 +9,14 @@ using namespace contend::emulator;
 namespace {
 std::map<std::string, std::string> files;
 
+// A scenario of two links, link "a" with `links_extra` added (its own rate in place of 1 Gbit/s
+// when it gives one: a key twice is an error).
 Result<Scenario> parse(const std::string& timeline, const std::string& links_extra = "") {
+  const std::string rate = links_extra.find("\"rate\":") == std::string::npos ? R"(, "rate": "1Gbit")" : "";
   const std::string text = R"({"schema": "contend.scenario/1", "name": "t", "duration": "60s", "seed": 5,
     "nodes": ["n0", "n1", "n2"],
-    "links": [{"name": "a", "from": "n0", "to": "n1", "rate": "1Gbit")" +
-                           links_extra + R"(},
+    "links": [{"name": "a", "from": "n0", "to": "n1")" +
+                           rate + links_extra + R"(},
               {"name": "b", "from": "n1", "to": "n2", "rate": "500Mbit"}],
     "timeline": )" + timeline +
                            "}";

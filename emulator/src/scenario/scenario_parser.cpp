@@ -4,6 +4,7 @@
 #include <set>
 
 #include "contend/common/fd.h"
+#include "contend/common/json_reader.h"
 #include "contend/common/json.h"
 #include "contend/common/units.h"
 #include "contend/emulator/net/discipline_registry.h"
@@ -245,7 +246,7 @@ Result<std::vector<std::string>> parse_nodes(const JsonReader& r) {
   for (std::size_t i = 0; i < nodes->json().size(); ++i) {
     const auto& v = nodes->json()[i];
     if (!v.is_string() || !plain_name(v.get<std::string>(), 8)) {
-      return nodes->at(i).error("expected a node name of 1-8 letters, digits, '-' or '_', got " + v.dump());
+      return nodes->at(i).error("expected a node name of 1-8 letters, digits, '-' or '_', got " + quote_json(v));
     }
     if (std::find(out.begin(), out.end(), v.get<std::string>()) != out.end()) {
       return nodes->at(i).error("node \"" + v.get<std::string>() + "\" is listed twice");
@@ -339,19 +340,8 @@ Result<Scenario> parse_scenario(const std::string& text, const std::string& sour
   return s;
 }
 
-Result<std::string> read_scenario_file(const std::string& path, const std::string& what) {
-  auto text = read_file(path, kMaxScenarioFileBytes);
-  struct stat st {};
-  const bool folder = ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-  if (!text && text.error().code == Errc::kInvalidArgument && !folder) {
-    return make_error(Errc::kInvalidArgument,
-                      path + ": more than " + format_size(kMaxScenarioFileBytes) + ", the most " + what + " may hold");
-  }
-  return text;
-}
-
 Result<Scenario> load_scenario(const std::string& path) {
-  auto text = read_scenario_file(path, "a scenario file");
+  auto text = read_json_text(path, "a scenario file");
   if (!text) {
     return text.error();
   }

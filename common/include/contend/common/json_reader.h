@@ -73,8 +73,13 @@ class JsonReader {
 Result<nlohmann::json> parse_document(const std::string& text, const std::string& source, const std::string& kind,
                                       int version, std::initializer_list<const char*> keys);
 
-// Reads and parses a JSON file: kNotFound/kPermission naming the path, kParse with nlohmann's
-// position on a syntax error.
+// The text of one of contend's JSON files, `what` it is ("an experiment file"): at most
+// kMaxJsonBytes (a device that never ends is cut there), kInvalidArgument "<path>: more than 4MiB,
+// the most <what> may hold" beyond; kNotFound/kPermission naming the path.
+Result<std::string> read_json_text(const std::string& path, const std::string& what);
+
+// Reads and parses a JSON file: read_json_text's errors, kParse with nlohmann's position on a
+// syntax error.
 Result<nlohmann::json> read_json_file(const std::string& path);
 
 }  // namespace contend

@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 
@@ -34,6 +35,10 @@ struct Error {
   std::string message;  // says what was attempted and what went wrong, quoting the input
   int os_errno = 0;     // the errno behind it (errno_error), for callers that retry; 0 otherwise
 };
+
+// A value a user gave, as an error message quotes it: at most 60 characters, then "...", so a
+// megabyte of input does not become a megabyte of message.
+std::string excerpt(std::string_view value);
 
 // Convenience: Error{code, message}.
 inline Error make_error(Errc code, std::string message) {

@@ -100,11 +100,11 @@ struct Scenario {
 
 // What a scenario may ask for (docs/scenario-format.md#limits), checked when it is parsed, so a
 // small file never grows to gigabytes: the events its timeline expands to (rate changes, flow
-// starts and stops; each loop pass counts as one: an event takes about 250 bytes), the size of the
-// scenario file itself, and the shortest period, gap or on/off time of a pattern (the player
-// applies events about 0.3 ms late, so shorter ones would not be played as written).
+// starts and stops; each loop pass counts as one: an event takes about 250 bytes), and the
+// shortest period, gap or on/off time of a pattern (the player applies events about 0.3 ms late,
+// so shorter ones would not be played as written). The file itself is held to what every JSON
+// file is (common/json.h: kMaxJsonBytes and the rest).
 inline constexpr std::size_t kMaxScenarioEvents = 250'000;
-inline constexpr std::size_t kMaxScenarioFileBytes = 4u << 20;
 inline constexpr std::chrono::nanoseconds kMinPatternPeriod = std::chrono::milliseconds(1);
 
 // Reads a file named in a scenario (a trace), relative paths resolved by the caller.
@@ -116,11 +116,8 @@ using FileReader = std::function<Result<std::string>(const std::string& path)>;
 // got "fast"`; unknown keys are errors.
 Result<Scenario> parse_scenario(const std::string& text, const std::string& source, const FileReader& read);
 
-// Reads `path` (at most kMaxScenarioFileBytes) and parses it, reading traces from the file system.
+// Reads `path` (read_json_text: at most kMaxJsonBytes) and parses it, reading traces from the file
+// system.
 Result<Scenario> load_scenario(const std::string& path);
-// The text of a scenario-sized file (at most kMaxScenarioFileBytes; a device that never ends is
-// cut there): kInvalidArgument "<path>: more than 4MiB, the most <what> may hold" beyond, else
-// read_file's errors. Scenarios and flow jobs are read through it.
-Result<std::string> read_scenario_file(const std::string& path, const std::string& what);
 
 }  // namespace contend::emulator
