@@ -48,7 +48,7 @@ Result<std::string> run_name(const EmuOptions& o, const Scenario* scenario) {
   }
   if (!valid_run_name(run)) {
     return make_error(Errc::kInvalidArgument, "run name \"" + run +
-                                                  "\": expected 1-24 letters, digits, '-' or '_' "
+                                                  "\": expected 1-64 letters, digits, '-' or '_' "
                                                   "(it becomes part of namespace names); pass --run");
   }
   return run;
@@ -121,6 +121,10 @@ int down(const EmuOptions& o) {
   if (!removed->damaged_state.empty()) {
     std::fprintf(stderr, "contend emu: the damaged state file was removed after the run's namespaces: %s\n",
                  removed->damaged_state.c_str());
+  }
+  for (const std::string& ns : removed->ignored) {
+    std::fprintf(stderr, "contend emu: the state file listed namespace \"%s\", which run %s could not have made: "
+                 "left alone\n", excerpt(ns).c_str(), run->c_str());
   }
   std::printf("run %s: removed %zu namespaces", run->c_str(), removed->namespaces);
   if (removed->processes > 0) {

@@ -1,6 +1,7 @@
 // contend: one binary, one subcommand per job. Parses, dispatches, and is the only catch-all.
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <functional>
 #include <iostream>
@@ -66,6 +67,13 @@ int main(int argc, char** argv) {
     if (version) {
       print_version();
       return 0;
+    }
+    // A relative state folder names another folder from another working directory: a run made
+    // here would not be found by `emu down` from there.
+    if (const char* dir = std::getenv("CONTEND_STATE_DIR"); dir != nullptr && *dir != '\0' && *dir != '/') {
+      std::fprintf(stderr, "contend: CONTEND_STATE_DIR=%s: give an absolute path (a relative one is another folder "
+                           "from elsewhere, and runs made here would not be found from there)\n", dir);
+      return 2;
     }
     for (const auto& [sub, run] : subcommands) {
       if (sub->parsed()) {

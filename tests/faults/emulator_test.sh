@@ -231,4 +231,29 @@ has_run "$run-big" "len(d['nodes']) == 250" "the killed up"
 [ -z "$(ls /run/netns)" ] || fail "down of the killed up left: $(ls /run/netns | head)"
 echo "ok: an up killed after $made of 251 namespaces is listed and removed"
 
+# Issue 27, finding 7: a planted state file names a namespace contend never made and a path out of
+# /run/netns; teardown leaves both alone (and the process inside the namespace running), says so.
+ip netns add "probe-victim$$"
+ip netns exec "probe-victim$$" sleep 300 &
+victim=$!
+pids+=("$victim")
+touch "$tmp/victim-file"
+printf '{"schema": "contend.emu-state/1", "run": "%s", "scenario": "%s", "namespaces": ["probe-victim%s", "../..%s"]}' \
+  "$run-plant" "$tmp/up.json" "$$" "$tmp/victim-file" >"$CONTEND_STATE_DIR/$run-plant.json"
+for down in "--run $run-plant" "--all"; do
+  "$contend" emu down $down >"$tmp/out" 2>&1 || fail "down $down of the planted run: $(cat "$tmp/out")"
+  [ -e "/run/netns/probe-victim$$" ] || fail "down $down removed a namespace contend never made"
+  [ -e "$tmp/victim-file" ] || fail "down $down unlinked a file outside the state folder"
+  kill -0 "$victim" 2>/dev/null || fail "down $down ended a process of a namespace contend never made"
+  [ "$down" = --all ] || grep -q 'listed namespace "probe-victim'"$$"'", which run .* could not have made' "$tmp/out" ||
+    fail "down $down did not say what it left alone: $(cat "$tmp/out")"
+  printf '{"schema": "contend.emu-state/1", "run": "%s", "scenario": "%s", "namespaces": ["probe-victim%s"]}' \
+    "$run-plant" "$tmp/up.json" "$$" >"$CONTEND_STATE_DIR/$run-plant.json"
+done
+rm -f "$CONTEND_STATE_DIR/$run-plant.json"
+kill "$victim" 2>/dev/null || true
+wait "$victim" 2>/dev/null || true
+ip netns del "probe-victim$$"
+echo "ok: a planted state file's foreign namespace, its process and a path out of /run/netns are left alone"
+
 echo "emulator faults: all checks passed"

@@ -120,7 +120,10 @@ Result<TearDownReport> tear_down_run(const std::string& run, const std::vector<s
   if (!state) {
     report.damaged_state = state.error().message;  // removed below, after what can be found
   }
-  const std::vector<std::string> recorded = state && *state ? (*state)->namespaces : planned;
+  std::vector<std::string> recorded;
+  for (const std::string& ns : state && *state ? (*state)->namespaces : planned) {
+    (run_made(run, ns) ? recorded : report.ignored).push_back(ns);
+  }
   // What the state lists and every other namespace of the run's name (one killed before its state).
   const std::vector<std::string> namespaces = joined(run_namespaces(run), recorded);
   report.processes = end_processes(processes_in(namespaces));
@@ -143,8 +146,9 @@ std::vector<std::string> list_runs() {
   }
   while (const dirent* e = ::readdir(dir)) {
     const std::string name = e->d_name;
-    if (name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0) {
-      out.push_back(name.substr(0, name.size() - 5));
+    if (name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0 &&
+        valid_run_name(name.substr(0, name.size() - 5))) {
+      out.push_back(name.substr(0, name.size() - 5));  // a run contend could have made
     }
   }
   ::closedir(dir);

@@ -12,10 +12,24 @@
 
 namespace contend::emulator {
 
-bool valid_run_name(const std::string& run) {
-  return !run.empty() && run.size() <= 24 && std::all_of(run.begin(), run.end(), [](char c) {
+namespace {
+bool name_chars(const std::string& s, std::size_t most) {
+  return !s.empty() && s.size() <= most && std::all_of(s.begin(), s.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
   });
+}
+}  // namespace
+
+bool valid_run_name(const std::string& run) {
+  return name_chars(run, 64);
+}
+
+bool run_made(const std::string& run, const std::string& netns) {
+  const std::string own = switch_netns_of(run);
+  if (!valid_run_name(run) || netns.rfind(own, 0) != 0) {
+    return false;
+  }
+  return netns == own || (netns[own.size()] == '.' && name_chars(netns.substr(own.size() + 1), 8));  // scenario.h
 }
 
 std::string strip_prefix_length(const std::string& cidr) {

@@ -62,8 +62,13 @@ struct TopologyPlan {
 // Every namespace contend makes starts with this.
 inline constexpr std::string_view kNetnsPrefix = "contend-";
 
-// Names a run may have: 1-24 letters, digits, '-' or '_' (never '.': it separates the node).
+// Names a run may have: 1-64 letters, digits, '-' or '_' (never '.': it separates the node), as
+// long as a scenario's name may be.
 bool valid_run_name(const std::string& run);
+// Whether run `run` could have made namespace `netns`: its switch "contend-<run>", or a node's
+// "contend-<run>.<node>" with a node name a scenario may hold. Teardown acts on nothing else,
+// whatever a state file lists.
+bool run_made(const std::string& run, const std::string& netns);
 // "contend-<run>.<node>" (node names are letters, digits, '-' and '_': scenario.h).
 std::string node_netns(const std::string& run, const std::string& node);
 // "contend-<run>": the run's switch.
