@@ -107,6 +107,11 @@ Result<void> resolve(WorkerOptions& o) {
     t.reach[rank] = where;
   }
   c.emulated.backward = o.bwd ? *o.bwd : 2 * c.emulated.forward;
+  auto token = pipeline::run_token_from_environment();
+  if (!token) {
+    return token.error();
+  }
+  t.token = *token;
   return o.truth.empty() ? Result<void>() : apply_truth(o);
 }
 

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <string_view>
 #include <thread>
 
 #include "contend/common/fd.h"
@@ -81,8 +82,8 @@ Result<std::string> resolve(const std::string& argv0) {
 
 // In the child, between fork and exec: only async-signal-safe calls. Reports a failure through
 // `report` (the errno) and exits 127.
-[[noreturn]] void exec_child(const std::string& program, char* const* args, const ChildOptions& o, pid_t parent,
-                             int report) {
+[[noreturn]] void exec_child(const std::string& program, char* const* args, char* const* env, const ChildOptions& o,
+                             pid_t parent, int report) {
   if (o.die_with_parent) {
     ::prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (::getppid() != parent) {
@@ -97,7 +98,7 @@ Result<std::string> resolve(const std::string& argv0) {
       ::_exit(127);
     }
   }
-  ::execve(program.c_str(), args, environ);
+  ::execve(program.c_str(), args, env);
   const int err = errno;
   (void)!::write(report, &err, sizeof err);
   ::_exit(127);
@@ -117,6 +118,21 @@ Result<ChildProcess> ChildProcess::spawn(const std::vector<std::string>& argv, C
     args.push_back(const_cast<char*>(a.c_str()));
   }
   args.push_back(nullptr);
+  // The environment, made before the fork (the child may only make async-signal-safe calls).
+  std::vector<char*> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    const bool replaced = std::any_of(options.environment.begin(), options.environment.end(), [&](const std::string& x) {
+      return entry.substr(0, entry.find('=') + 1) == std::string_view(x).substr(0, x.find('=') + 1);
+    });
+    if (!replaced) {
+      env.push_back(*e);
+    }
+  }
+  for (const auto& x : options.environment) {
+    env.push_back(const_cast<char*>(x.c_str()));
+  }
+  env.push_back(nullptr);
   // The exec's errno comes back through a close-on-exec pipe: nothing read means it ran.
   auto pipe = Fd::pipe();
   if (!pipe) {
@@ -128,7 +144,7 @@ Result<ChildProcess> ChildProcess::spawn(const std::vector<std::string>& argv, C
     return errno_error(errno, "fork for " + argv[0]);
   }
   if (pid == 0) {
-    exec_child(*program, args.data(), options, parent, pipe->second.get());
+    exec_child(*program, args.data(), env.data(), options, parent, pipe->second.get());
   }
   pipe->second.reset();
   int err = 0;

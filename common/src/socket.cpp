@@ -146,6 +146,14 @@ Result<void> Socket::shutdown(int how) {
   return {};
 }
 
+Result<void> Socket::set_receive_timeout(std::chrono::milliseconds wait) {
+  timeval tv{static_cast<time_t>(wait.count() / 1000), static_cast<suseconds_t>((wait.count() % 1000) * 1000)};
+  if (::setsockopt(fd(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0) {
+    return failed("setsockopt(SO_RCVTIMEO)", errno);
+  }
+  return {};
+}
+
 Result<bool> Socket::wait_readable(std::chrono::milliseconds wait) const {
   pollfd p{fd(), POLLIN, 0};
   for (;;) {

@@ -11,6 +11,7 @@
 #include "contend/common/fd.h"
 #include "contend/common/units.h"
 #include "contend/emulator/emulated_run.h"
+#include "contend/pipeline/transport/tcp_transport.h"
 #include "contend/runner/traffic.h"
 
 namespace contend::runner {
@@ -121,13 +122,16 @@ std::vector<std::string> worker_environment(const Spec& transport, const emulato
 
 namespace {
 
-// Starts every command, their output in `log`.
+// Starts every command, their output in `log`, with a new token for the run in their environment
+// (their greetings carry it: a connection without it is a stranger's).
 Result<std::vector<ChildProcess>> spawn_workers(const std::vector<std::vector<std::string>>& commands,
                                                 const std::string& log) {
   std::vector<ChildProcess> workers;
+  const std::string token = std::string(pipeline::kRunTokenVariable) + "=" + pipeline::new_run_token();
   for (const auto& argv : commands) {
     ChildOptions co;
     co.output_path = log;
+    co.environment = {token};
     auto child = ChildProcess::spawn(argv, co);
     if (!child) {
       return child.error();

@@ -50,6 +50,19 @@ TEST_CASE("a child's exit code comes back from wait", "[child]") {
   CHECK(*f->wait(5s) == 7);
 }
 
+TEST_CASE("a child gets the environment it is given on top of this one's, never on its command line", "[child]") {
+  ::setenv("CONTEND_TEST_KEPT", "kept", 1);
+  ::setenv("CONTEND_TEST_REPLACED", "old", 1);
+  ChildOptions o;
+  o.environment = {"CONTEND_TEST_REPLACED=new", "CONTEND_TEST_ADDED=added"};
+  auto c = ChildProcess::spawn(
+      {"sh", "-c", "[ \"$CONTEND_TEST_KEPT/$CONTEND_TEST_REPLACED/$CONTEND_TEST_ADDED\" = kept/new/added ]"}, o);
+  REQUIRE(c.ok());
+  CHECK(*c->wait(5s) == 0);
+  ::unsetenv("CONTEND_TEST_KEPT");
+  ::unsetenv("CONTEND_TEST_REPLACED");
+}
+
 TEST_CASE("a program that does not exist is kNotFound naming it", "[child]") {
   auto r = ChildProcess::spawn({"contend-no-such-program"});
   REQUIRE_FALSE(r.ok());
@@ -60,7 +73,7 @@ TEST_CASE("a program that does not exist is kNotFound naming it", "[child]") {
 TEST_CASE("wait times out on a running child and the owner ends and reaps it", "[child]") {
   pid_t pid = -1;
   {
-    auto c = ChildProcess::spawn({"sleep", "30"}, ChildOptions{SIGTERM, 1000ms, {}, true});
+    auto c = ChildProcess::spawn({"sleep", "30"}, ChildOptions{SIGTERM, 1000ms, {}, true, {}});
     REQUIRE(c.ok());
     pid = c->pid();
     auto w = c->wait(50ms);
@@ -75,7 +88,7 @@ TEST_CASE("wait times out on a running child and the owner ends and reaps it", "
 }
 
 TEST_CASE("terminate escalates to SIGKILL when the child ignores SIGTERM", "[child]") {
-  auto c = ChildProcess::spawn({"sh", "-c", "trap '' TERM; exec sleep 30"}, ChildOptions{SIGTERM, 200ms, {}, true});
+  auto c = ChildProcess::spawn({"sh", "-c", "trap '' TERM; exec sleep 30"}, ChildOptions{SIGTERM, 200ms, {}, true, {}});
   REQUIRE(c.ok());
   // Until the shell has installed its trap and exec'd sleep (an ignored signal stays ignored).
   REQUIRE(eventually([&] { return command_of(c->pid()) == "sleep"; }));

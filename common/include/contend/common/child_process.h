@@ -27,6 +27,9 @@ struct ChildOptions {
   // exec): no worker outlives the runner that started it. A child whose parent is already gone
   // when it starts exits at once.
   bool die_with_parent = true;
+  // "NAME=VALUE" entries the child gets on top of this process's environment (replacing a
+  // variable of the same name): what it must not see on its command line, such as a run's token.
+  std::vector<std::string> environment;
 };
 
 class ChildProcess {

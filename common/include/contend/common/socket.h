@@ -63,6 +63,8 @@ class Socket {
   // setsockopt(level, option, value); `option_name` names it in the error ("SO_RCVBUF").
   Result<void> set_option(int level, int option, int value, const char* option_name);
   Result<void> set_nonblocking();
+  // SO_RCVTIMEO: a blocking receive fails with EAGAIN after `wait` without data (0: never).
+  Result<void> set_receive_timeout(std::chrono::milliseconds wait);
   Result<void> bind(const Endpoint& local);
   // The address the kernel bound (after bind or connect).
   Result<Endpoint> local_endpoint() const;

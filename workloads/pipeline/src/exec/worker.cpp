@@ -184,6 +184,13 @@ Result<void> run_worker(const RunConfig& config, const TcpOptions& tcp,
   }
   TcpOptions options = tcp;
   options.neighbors = lowered->peers_of(tcp.rank);
+  // The largest frame a neighbour may announce: this run's tensors, or a probe's or a control
+  // message's (both under 1 MiB).
+  std::size_t floats = 0;
+  for (const auto& b : backends->owned) {
+    floats = std::max(floats, b->message_floats());
+  }
+  options.max_message_bytes = std::max<std::uint64_t>(floats * sizeof(float), 1u << 20);
   auto transport = connect_tcp(options);
   if (!transport) {
     return with_context(transport.error(), "rank " + std::to_string(tcp.rank));

@@ -34,12 +34,18 @@ bool is_tensor(const FrameHeader& h) {
          h.kind == static_cast<std::uint8_t>(Kind::kGradient) || h.kind == static_cast<std::uint8_t>(Kind::kControl);
 }
 
-FrameHeader hello_header(int rank, int world_size) {
+FrameHeader hello_header(int rank, int world_size, std::uint64_t token) {
   FrameHeader h;
   h.kind = kHello;
   h.iteration = static_cast<std::uint32_t>(rank);
   h.microbatch = static_cast<std::uint32_t>(world_size);
+  h.checksum = static_cast<std::uint32_t>(token);
+  h.reserved = static_cast<std::uint32_t>(token >> 32);
   return h;
+}
+
+std::uint64_t hello_token(const FrameHeader& h) {
+  return (static_cast<std::uint64_t>(h.reserved) << 32) | h.checksum;
 }
 
 }  // namespace contend::pipeline::detail

@@ -42,7 +42,9 @@ Tag tag_of(const FrameHeader& h);
 // Whether the header carries a tensor (an activation, a gradient or a control message).
 bool is_tensor(const FrameHeader& h);
 
-// The greeting: which rank of how large a world opens the connection.
-FrameHeader hello_header(int rank, int world_size);
+// The greeting: which rank of how large a world opens the connection, and the run's token
+// (TcpOptions::token, in the checksum and reserved words).
+FrameHeader hello_header(int rank, int world_size, std::uint64_t token);
+std::uint64_t hello_token(const FrameHeader& h);
 
 }  // namespace contend::pipeline::detail

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <thread>
 
 #include "contend/common/units.h"
@@ -29,16 +30,26 @@ Result<void> tune(TcpSocket& s, const TcpOptions& o) {
 }
 
 Result<void> hello(TcpSocket& s, const TcpOptions& o) {
-  const FrameHeader h = hello_header(o.rank, o.world_size);
+  const FrameHeader h = hello_header(o.rank, o.world_size, o.token);
   return s.send_all(&h, sizeof h);
 }
 
-// Reads a neighbour's greeting: the rank it is, one of `from`, in a world of the same size.
-Result<int> expect_hello(TcpSocket& s, const TcpOptions& o, const std::vector<int>& from) {
+// Reads a connection's greeting within `wait`: the rank it is, one of `from`, in a world of the
+// same size. std::nullopt when it is no greeting of this run (nothing in time, another program's
+// bytes, another run's token): a stranger's connection, for the caller to close and ignore. An
+// error when it is this run's worker with another configuration.
+Result<std::optional<int>> expect_hello(TcpSocket& s, const TcpOptions& o, const std::vector<int>& from,
+                                        std::chrono::milliseconds wait) {
+  if (auto ok = s.set_receive_timeout(std::max(wait, std::chrono::milliseconds(1))); !ok) {
+    return ok.error();
+  }
   FrameHeader h;
   auto got = s.recv_exact(&h, sizeof h);
-  if (!got || !*got || h.magic != kFrameMagic || h.kind != kHello) {
-    return make_error(Errc::kIo, "a peer of rank " + std::to_string(o.rank) + " did not greet as a contend worker");
+  if (auto ok = s.set_receive_timeout(std::chrono::milliseconds(0)); !ok) {
+    return ok.error();
+  }
+  if (!got || !*got || h.magic != kFrameMagic || h.kind != kHello || (o.token != 0 && hello_token(h) != o.token)) {
+    return std::optional<int>();
   }
   const int rank = static_cast<int>(h.iteration);
   if (std::find(from.begin(), from.end(), rank) == from.end() || static_cast<int>(h.microbatch) != o.world_size) {
@@ -50,7 +61,7 @@ Result<int> expect_hello(TcpSocket& s, const TcpOptions& o, const std::vector<in
                                                   ", got rank " + std::to_string(h.iteration) + " of " +
                                                   std::to_string(h.microbatch) + ": check CONTEND_PEERS");
   }
-  return rank;
+  return std::optional<int>(rank);
 }
 
 Result<TcpSocket> listen(const TcpOptions& o) {
@@ -65,8 +76,10 @@ Result<TcpSocket> listen(const TcpOptions& o) {
   if (auto ok = tune(*listener, o); !ok) {
     return ok.error();
   }
-  // Any address: each neighbour comes over the link it shares with this rank.
-  if (auto ok = listener->listen_on(self->any_address(), 8); !ok) {
+  // On loopback, loopback only; else any address of the node: each neighbour comes over the link
+  // it shares with this rank (a namespace holds only its node's addresses).
+  const bool loopback = o.peers[o.rank].rfind("127.", 0) == 0;
+  if (auto ok = listener->listen_on(loopback ? *self : self->any_address(), 8); !ok) {
     return ok.error();
   }
   return listener;
@@ -104,15 +117,21 @@ Result<std::map<int, TcpSocket>> accept_peers(const TcpOptions& o, const std::ve
       continue;
     }
     TcpSocket s = std::move(**accepted);
-    auto peer = expect_hello(s, o, from);
+    const auto wait = std::min(o.greeting_timeout, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()));
+    auto peer = expect_hello(s, o, from, wait);
     if (!peer) {
       return peer.error();
+    }
+    if (!*peer || out.count(**peer) != 0) {
+      std::fprintf(stderr, "rank %d: ignored a connection to %s that did not greet as this run's worker\n", o.rank,
+                   o.peers[o.rank].c_str());
+      continue;  // a stranger's (or a second from one rank): closed as `s` goes
     }
     if (auto ok = hello(s, o); !ok) {
       return ok.error();
     }
-    s.set_name(peer_name(o, *peer));
-    out.emplace(*peer, std::move(s));
+    s.set_name(peer_name(o, **peer));
+    out.emplace(**peer, std::move(s));
   }
   return out;
 }
@@ -152,8 +171,15 @@ Result<TcpSocket> connect_peer(const TcpOptions& o, int peer, Clock::time_point 
     if (auto ok = hello(*s, o); !ok) {
       return ok.error();
     }
-    if (auto ok = expect_hello(*s, o, {peer}); !ok) {
-      return ok.error();
+    // The peer answers once its acceptor reaches this connection: give it until the deadline.
+    auto greeted = expect_hello(*s, o, {peer}, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()));
+    if (!greeted) {
+      return greeted.error();
+    }
+    if (!*greeted) {
+      return make_error(Errc::kIo, peer_name(o, peer) + ": " + where + " accepted the connection but nothing there " +
+                                       "greeted as this run's worker within " + timeout_text(o) +
+                                       " (another program listening on its port, or another run's worker?)");
     }
     return s;
   }

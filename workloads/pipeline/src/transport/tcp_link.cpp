@@ -6,13 +6,13 @@
 
 namespace contend::pipeline::detail {
 
-TcpLink::TcpLink(TcpSocket socket, int peer, Mailbox& box, BufferPool& pool, bool checksum, Meter meter,
+TcpLink::TcpLink(TcpSocket socket, int peer, Mailbox& box, BufferPool& pool, Frames frames, Meter meter,
                  SendMeter sent)
     : socket_(std::move(socket)),
       peer_(peer),
       box_(box),
       pool_(pool),
-      checksum_(checksum),
+      frames_(frames),
       meter_(std::move(meter)),
       sent_(std::move(sent)) {
   receiver_ = std::thread([this] { receive_loop(); });
@@ -93,7 +93,7 @@ void TcpLink::write(Item& item) {
     StallClock::wait(taken, options_.stall_s(peer_, item.tag));
   }
   const std::uint64_t bytes = item.data.size() * sizeof(float);
-  FrameHeader h = tensor_header(item.tag, item.data.data(), bytes, checksum_);
+  FrameHeader h = tensor_header(item.tag, item.data.data(), bytes, frames_.checksum);
   iovec iov[2] = {{&h, sizeof h}, {item.data.data(), bytes}};
   auto ok = socket_.send_all(iov, 2);
   const auto sent = std::chrono::steady_clock::now();
@@ -198,6 +198,11 @@ void TcpLink::receive_loop() {
     }
     if (!is_tensor(h)) {
       broken(name() + " sent a frame of unknown kind " + std::to_string(h.kind));
+      return;
+    }
+    if (h.bytes > frames_.max_message_bytes || h.bytes % sizeof(float) != 0) {
+      broken(name() + " announced a tensor of " + std::to_string(h.bytes) + " bytes; this run's tensors are whole " +
+             "floats of at most " + std::to_string(frames_.max_message_bytes) + " bytes (nothing was allocated for it)");
       return;
     }
     if (auto ok = read_tensor(h); !ok || !*ok) {

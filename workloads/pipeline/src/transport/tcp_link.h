@@ -32,9 +32,14 @@ class TcpLink {
   // A tensor of `bytes` that took the sender `seconds`, stall included.
   using SendMeter = std::function<void(std::uint64_t bytes, double seconds)>;
 
+  struct Frames {
+    bool checksum = false;                 // checksum every payload sent; verify every one received
+    std::uint64_t max_message_bytes = 0;   // a tensor header announcing more is refused, nothing allocated
+  };
+
   // Starts both threads on `socket`; received tensors go to `box` as from `peer`; buffers come
   // from and go back to `pool` (which, like `box`, must outlive the link).
-  TcpLink(TcpSocket socket, int peer, Mailbox& box, BufferPool& pool, bool checksum, Meter meter, SendMeter sent);
+  TcpLink(TcpSocket socket, int peer, Mailbox& box, BufferPool& pool, Frames frames, Meter meter, SendMeter sent);
   ~TcpLink();
   TcpLink(const TcpLink&) = delete;
   TcpLink& operator=(const TcpLink&) = delete;
@@ -78,7 +83,7 @@ class TcpLink {
   const int peer_;
   Mailbox& box_;
   BufferPool& pool_;
-  const bool checksum_;
+  const Frames frames_;
   const Meter meter_;
   const SendMeter sent_;
   SendOptions options_;  // set before the first send, read by the sender thread

@@ -1,6 +1,9 @@
 #include "contend/pipeline/transport/tcp_transport.h"
 
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
 
 #include "transport/tcp_connect.h"
 #include "transport/tcp_link.h"
@@ -12,7 +15,7 @@ namespace {
 // fill. Thread-safe as Transport requires: the links are made before it is shared and never change.
 class TcpTransport final : public Transport {
  public:
-  TcpTransport(std::map<int, TcpSocket> sockets, bool checksum) {
+  TcpTransport(std::map<int, TcpSocket> sockets, detail::TcpLink::Frames frames) {
     for (auto& [peer, socket] : sockets) {
       const int p = peer;
       auto meter = [this, p](std::uint64_t bytes, double seconds, std::uint64_t tail_bytes, double tail_seconds) {
@@ -20,7 +23,7 @@ class TcpTransport final : public Transport {
       };
       auto sent = [this, p](std::uint64_t bytes, double seconds) { record_send(p, bytes, seconds); };
       links_.emplace(peer,
-                     std::make_unique<detail::TcpLink>(std::move(socket), peer, box_, pool_, checksum, meter, sent));
+                     std::make_unique<detail::TcpLink>(std::move(socket), peer, box_, pool_, frames, meter, sent));
     }
   }
   // The links stop (their threads use box_ and pool_) before the members they use go.
@@ -85,6 +88,26 @@ Result<void> check_options(const TcpOptions& o) {
 
 }  // namespace
 
+std::string new_run_token() {
+  std::random_device random;
+  const std::uint64_t token = (static_cast<std::uint64_t>(random()) << 32) ^ random() ^ 1;  // never 0
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(token));
+  return text;
+}
+
+Result<std::uint64_t> run_token_from_environment() {
+  const char* text = std::getenv(kRunTokenVariable);
+  if (text == nullptr || *text == '\0') {
+    return std::uint64_t{0};
+  }
+  const std::string t = text;
+  if (t.size() != 16 || t.find_first_not_of("0123456789abcdef") != std::string::npos) {
+    return make_error(Errc::kInvalidArgument, std::string(kRunTokenVariable) + ": expected 16 hex digits");
+  }
+  return std::stoull(t, nullptr, 16);
+}
+
 Result<std::unique_ptr<Transport>> connect_tcp(const TcpOptions& o) {
   if (auto ok = check_options(o); !ok) {
     return ok.error();
@@ -101,7 +124,8 @@ Result<std::unique_ptr<Transport>> connect_tcp(const TcpOptions& o) {
   if (!sockets) {
     return sockets.error();
   }
-  return std::unique_ptr<Transport>(std::make_unique<TcpTransport>(std::move(*sockets), o.checksum));
+  return std::unique_ptr<Transport>(std::make_unique<TcpTransport>(
+      std::move(*sockets), detail::TcpLink::Frames{o.checksum, o.max_message_bytes}));
 }
 
 }  // namespace contend::pipeline
