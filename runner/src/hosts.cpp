@@ -6,6 +6,7 @@
 
 #include "contend/common/child_process.h"
 #include "contend/common/fd.h"
+#include "contend/pipeline/transport/tcp_transport.h"
 
 namespace contend::runner {
 namespace {
@@ -41,6 +42,9 @@ Result<int> playbook(const std::string& book, const HostsOptions& o, const std::
   ChildOptions co;
   co.output_path = log;
   co.grace = std::chrono::milliseconds(10000);
+  // The cell's token, which the workload role hands every worker in its environment (over SSH,
+  // never on a command line).
+  co.environment = {std::string(pipeline::kRunTokenVariable) + "=" + pipeline::new_run_token()};
   auto child = ChildProcess::spawn(argv, co);
   if (!child) {
     return child.error();
