@@ -34,6 +34,7 @@ EmulatedRun::EmulatedRun(EmulatedRun&& other) noexcept
       owned_(other.owned_),
       tear_down_(other.tear_down_),
       player_stop_(std::move(other.player_stop_)),
+      play_ended_(std::move(other.play_ended_)),
       log_(std::move(other.log_)),
       player_(std::move(other.player_)),
       played_(std::move(other.played_)) {
@@ -88,18 +89,44 @@ Result<EmulatedRun> EmulatedRun::up_or_attach(const Scenario& scenario, const st
   return EmulatedRun(scenario, run, std::move(*net), false);
 }
 
+Result<void> EmulatedRun::restore_base() {
+  if (owned_) {
+    return {};  // just built, at the base rates
+  }
+  for (const LinkSpec& l : scenario_->links) {
+    if (auto ok = net_->set_rate(l.name, l.rate_bps); !ok) {
+      return with_context(ok.error(), "putting the kept network back to the scenario's base rates");
+    }
+  }
+  return {};
+}
+
 Result<PlayReport> EmulatedRun::play(EventLog& log, const std::atomic<bool>& stop, const PlayerOptions& options) {
   CONTEND_CHECK(!player_.joinable(), "EmulatedRun::play while playing in the background");
+  if (auto ok = restore_base(); !ok) {
+    return ok.error();
+  }
   return emulator::play(*scenario_, *net_, log, stop, options, flows_.get());
 }
 
 void EmulatedRun::play_in_background(EventLog log, const PlayerOptions& options) {
   CONTEND_CHECK(!player_.joinable(), "EmulatedRun: one play at a time");
   *player_stop_ = false;
+  *play_ended_ = false;
   log_.emplace(std::move(log));
   player_ = std::thread([this, options] {
-    played_ = emulator::play(*scenario_, *net_, *log_, *player_stop_, options, flows_.get());
+    auto restored = restore_base();
+    played_ = restored ? emulator::play(*scenario_, *net_, *log_, *player_stop_, options, flows_.get())
+                       : Result<PlayReport>(restored.error());
+    play_ended_->store(true, std::memory_order_release);
   });
+}
+
+std::optional<Error> EmulatedRun::play_failed() const {
+  if (!play_ended_->load(std::memory_order_acquire) || played_.ok()) {
+    return std::nullopt;
+  }
+  return played_.error();
 }
 
 Result<PlayReport> EmulatedRun::finish_play() {

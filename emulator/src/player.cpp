@@ -9,6 +9,7 @@
 
 #include "contend/common/json.h"
 #include "contend/common/units.h"
+#include "shaping_watch.h"
 #include "threads.h"
 
 namespace contend::emulator {
@@ -104,6 +105,7 @@ class Player {
       }
       if (sample_first) {
         if (auto ok = sample(); !ok) {
+          log_failure(ok.error());
           return ok.error();
         }
         next_sample += period;
@@ -114,6 +116,7 @@ class Player {
       }
       const Event& e = scenario_.events[next++];
       if (auto ok = apply(e); !ok) {
+        log_failure(ok.error());
         return with_context(ok.error(), "event at " + format_seconds(e.at_s) + " (" + e.origin + ")");
       }
       progress(next);
@@ -144,6 +147,9 @@ class Player {
       return samples.error();
     }
     const double t = since(t0_);
+    if (auto ok = watch_.check(*samples, t); !ok) {
+      return ok;
+    }
     for (const LinkSample& s : *samples) {
       log_.write({{"kind", "sample"},
                   {"t_s", t},
@@ -193,9 +199,10 @@ class Player {
       return ok;
     }
     report_.flow_events++;
+    const double applied = since(t0_);
     log_.write({{"kind", start ? "flow_start" : "flow_stop"},
                 {"scheduled_s", e.at_s},
-                {"applied_s", since(t0_)},
+                {"applied_s", applied},
                 {"flow", e.flow.name},
                 {"from", e.flow.from},
                 {"to", e.flow.to},
@@ -204,7 +211,7 @@ class Player {
                 {"rate_bps", e.flow.rate_bps},
                 {"origin", e.origin},
                 {"status", ok ? "applied" : "not running"}});
-    return {};
+    return on_time(e, applied);
   }
 
   Result<void> apply_rate(const Event& e) {
@@ -213,6 +220,7 @@ class Player {
       return ok;
     }
     const double applied = since(t0_);
+    watch_.rate_set(e.link);
     report_.applied++;
     report_.max_lateness_s = std::max(report_.max_lateness_s, applied - e.at_s);
     log_.write({{"kind", "rate"},
@@ -222,7 +230,24 @@ class Player {
                 {"link", e.link},
                 {"rate_bps", e.rate_bps},
                 {"origin", e.origin}});
-    return {};
+    return on_time(e, applied);
+  }
+
+  // An event applied later than the options allow: the network was not the scenario's meanwhile.
+  Result<void> on_time(const Event& e, double applied) const {
+    const double late = applied - e.at_s;
+    const double most = std::chrono::duration<double>(options_.max_lateness).count();
+    if (late <= most) {
+      return {};
+    }
+    return make_error(Errc::kIo, "applied " + format_seconds(late) + " late, more than the " + format_seconds(most) +
+                                     " a play allows (was the player stopped, or the machine stalled?): the network "
+                                     "was not what the scenario says meanwhile");
+  }
+
+  // What ended the play early, as the log's last line.
+  void log_failure(const Error& e) {
+    log_.write({{"kind", "failed"}, {"t_s", since(t0_)}, {"error", e.message}});
   }
 
   // A stall is in force from its time in the runtime's transport, which has the run's stall plan
@@ -293,6 +318,7 @@ class Player {
   }
 
   const Scenario& scenario_;
+  ShapingWatch watch_;
   LinkControl& net_;
   EventLog& log_;
   const PlayerOptions& options_;

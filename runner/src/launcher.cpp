@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <thread>
 
@@ -172,10 +173,12 @@ std::string ending(int code) {
 }
 
 // Waits until every worker has ended: an error naming the first that failed (the others usually
-// fail because it did, and their errors say so), on `stop`, or at the deadline (the workers are
-// killed as they go out of scope).
+// fail because it did, and their errors say so), on `stop`, at the deadline, or as soon as
+// `invalid` says why the cell can no longer be measured (the workers are killed as they go out of
+// scope).
 Result<void> wait_workers(std::vector<ChildProcess>& workers, const Cell& cell, const CellFiles& files,
-                          const LaunchOptions& o, const std::atomic<bool>& stop) {
+                          const LaunchOptions& o, const std::atomic<bool>& stop,
+                          const std::function<std::optional<Error>()>& invalid = {}) {
   const auto deadline = std::chrono::steady_clock::now() + o.timeout;
   for (;;) {
     int running = 0;
@@ -197,6 +200,11 @@ Result<void> wait_workers(std::vector<ChildProcess>& workers, const Cell& cell, 
     }
     if (stop.load()) {
       return make_error(Errc::kIo, "stopped");
+    }
+    if (invalid) {
+      if (auto why = invalid()) {
+        return with_context(*why, cell.id + ": the scenario player (the cell is not measured)");
+      }
     }
     if (std::chrono::steady_clock::now() > deadline) {
       return make_error(Errc::kTimeout,
@@ -239,7 +247,7 @@ Result<void> run_cell(const Experiment& e, const Cell& cell, const CellFiles& fi
   if (!workers) {
     return workers.error();
   }
-  if (auto ok = wait_workers(*workers, cell, files, o, stop); !ok) {
+  if (auto ok = wait_workers(*workers, cell, files, o, stop, [&] { return net->play_failed(); }); !ok) {
     return ok;
   }
   if (auto played = net->finish_play(); !played) {

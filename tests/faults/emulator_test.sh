@@ -256,4 +256,50 @@ wait "$victim" 2>/dev/null || true
 ip netns del "probe-victim$$"
 echo "ok: a planted state file's foreign namespace, its process and a path out of /run/netns are left alone"
 
+# Issue 27, findings 1, 2 and 12: a network that is no longer the scenario's ends the play, named.
+cat >"$tmp/pv.json" <<JSON
+{"schema": "contend.scenario/1", "name": "$run-pv", "duration": "4s", "nodes": ["a", "b"],
+ "links": [{"name": "a-b", "from": "a", "to": "b", "rate": "200Mbit"}],
+ "timeline": [{"at": "3s", "link": "a-b", "rate": "50Mbit"}]}
+JSON
+# The HTB root deleted on one end mid-play.
+"$contend" emu play "$tmp/pv.json" --log "$tmp/pv1.jsonl" >"$tmp/pv1.out" 2>&1 &
+play=$!
+poll 5 test -e "/run/netns/contend-$run-pv.a" || fail "the play did not bring its network up"
+sleep 0.5
+ip netns exec "contend-$run-pv.a" tc qdisc del dev c0-b root || fail "could not delete the shaping to test"
+wait "$play" && fail "a play went on without its shaping"
+grep -q "link a-b: its shaping on node a .* is gone" "$tmp/pv1.out" || fail "the play did not name the deleted shaping: $(cat "$tmp/pv1.out")"
+tail -1 "$tmp/pv1.jsonl" | grep -q '"kind":"failed"' || fail "the events log does not end with the failure"
+echo "ok: shaping deleted mid-play: the play failed naming the link and node"
+# A player stopped past its next event.
+"$contend" emu play "$tmp/pv.json" --log "$tmp/pv2.jsonl" >"$tmp/pv2.out" 2>&1 &
+play=$!
+poll 5 test -e "$tmp/pv2.jsonl" || fail "the second play did not start"
+sleep 1
+kill -STOP "$play"
+sleep 3
+kill -CONT "$play"
+wait "$play" && fail "a play stopped past its event went on"
+grep -q "late, more than the 100ms a play allows" "$tmp/pv2.out" || fail "the late event was not named: $(cat "$tmp/pv2.out")"
+echo "ok: a player stopped for 3 s past its event failed, naming the lateness"
+# A second play on a kept network starts from the scenario's base rates, as its start line says.
+cat >"$tmp/pk.json" <<JSON
+{"schema": "contend.scenario/1", "name": "$run-pk", "duration": "1s", "nodes": ["a", "b"],
+ "links": [{"name": "a-b", "from": "a", "to": "b", "rate": "200Mbit"}],
+ "timeline": [{"at": "500ms", "link": "a-b", "rate": "50Mbit"}]}
+JSON
+"$contend" emu play "$tmp/pk.json" --keep --log "$tmp/pk1.jsonl" >/dev/null 2>&1 || fail "the first kept play"
+rate_now() { ip netns exec "contend-$run-pk.a" tc class show dev c0-b | grep -o 'root rate [0-9]*[KMG]bit' | cut -d' ' -f2-; }
+[ "$(rate_now)" = "rate 50Mbit" ] || fail "the kept network is at $(rate_now) after the first play, not 50Mbit"
+sed -i 's/"at": "500ms"/"at": "900ms"/' "$tmp/pk.json"
+"$contend" emu play "$tmp/pk.json" --keep --log "$tmp/pk2.jsonl" >/dev/null 2>&1 &
+play=$!
+poll 5 test -s "$tmp/pk2.jsonl" || fail "the second play did not start"
+sleep 0.3
+[ "$(rate_now)" = "rate 200Mbit" ] || fail "the second play's start says 200Mbit, the link is at $(rate_now)"
+wait "$play" || fail "the second kept play failed"
+"$contend" emu down --run "$run-pk" >/dev/null
+echo "ok: a play on a kept network starts from its base rates"
+
 echo "emulator faults: all checks passed"

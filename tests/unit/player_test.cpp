@@ -177,3 +177,65 @@ TEST_CASE("an event log is created exclusively: an existing file or a link is ne
   std::remove(path.c_str());
   CHECK(EventLog::open("-").ok());
 }
+
+namespace {
+// A network whose shaping can be changed behind the player's back: its one class shapes at the
+// rate last set, unless `removed` or `tampered` after `after` samples.
+class TamperedNetwork : public LinkControl {
+ public:
+  enum class What { kNothing, kRemoved, kTampered } what = What::kNothing;
+  int after = 2;
+  std::chrono::milliseconds set_takes{0};
+  Result<void> set_rate(const std::string&, double rate_bps) override {
+    std::this_thread::sleep_for(set_takes);
+    rate_ = rate_bps;
+    return {};
+  }
+  Result<std::vector<LinkSample>> sample() override {
+    if (++samples_ > after && what == What::kRemoved) {
+      return std::vector<LinkSample>{};
+    }
+    ClassStats s;
+    s.name = "link";
+    s.rate_bps = samples_ > after && what == What::kTampered ? 2 * rate_ : rate_;
+    return std::vector<LinkSample>{{"a", "n0", s}};
+  }
+
+ private:
+  double rate_ = 1e9;
+  int samples_ = 0;
+};
+
+Result<PlayReport> play_on(TamperedNetwork& net, const std::string& name) {
+  const std::string path = "/tmp/contend-player-" + name + "-" + std::to_string(::getpid()) + ".jsonl";
+  std::remove(path.c_str());
+  auto log = EventLog::open(path);
+  std::remove(path.c_str());
+  REQUIRE(log.ok());
+  std::atomic<bool> stop{false};
+  return play(scenario(0.4), net, *log, stop, PlayerOptions{std::chrono::milliseconds(20), true});
+}
+}  // namespace
+
+TEST_CASE("a play fails once the shaping it installed is gone or changed behind its back", "[player]") {
+  TamperedNetwork calm;  // its rates change only as the player sets them (at 100 and 200 ms)
+  CHECK(play_on(calm, "calm").ok());
+  TamperedNetwork removed;
+  removed.what = TamperedNetwork::What::kRemoved;
+  auto r = play_on(removed, "removed");
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.error().message, Catch::Contains("link a: its shaping on node n0 (class link) is gone at"));
+  TamperedNetwork tampered;
+  tampered.what = TamperedNetwork::What::kTampered;
+  auto t = play_on(tampered, "tampered");
+  REQUIRE_FALSE(t.ok());
+  CHECK_THAT(t.error().message, Catch::Contains("shapes at 2Gbit") && Catch::Contains("not the 1Gbit contend set"));
+}
+
+TEST_CASE("an event applied later than the play allows fails it: the network was not the scenario's", "[player]") {
+  TamperedNetwork slow;
+  slow.set_takes = kMaxEventLateness + std::chrono::milliseconds(50);
+  auto r = play_on(slow, "late");
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.error().message, Catch::Contains("event at 100ms") && Catch::Contains("late, more than the 100ms"));
+}

@@ -46,16 +46,23 @@ class EmulatedRun {
   // Whether this object's end tears the run down.
   bool tears_down() const { return tear_down_; }
 
-  // Plays the scenario on this thread until its end or `stop` (player.h's play()).
+  // Plays the scenario on this thread until its end or `stop` (player.h's play()); an attached
+  // network (kept by `emu up` or an earlier `play --keep`) is put back to the scenario's base rates
+  // first, so the play's start line says what the links are.
   Result<PlayReport> play(EventLog& log, const std::atomic<bool>& stop, const PlayerOptions& options);
   // Plays it on a thread of its own, into `log` (which the run keeps), until finish_play(),
   // which stops it and says how it went.
   void play_in_background(EventLog log, const PlayerOptions& options);
   Result<PlayReport> finish_play();
+  // The error a background play ended with before finish_play() (the network no longer the
+  // scenario's: player.h), once it has; nullopt while it plays or when it ended well. Callable
+  // from the owner's thread while the player runs.
+  std::optional<Error> play_failed() const;
 
  private:
   EmulatedRun(const Scenario& scenario, std::string run, Network net, bool owned);
   void stop_player();
+  Result<void> restore_base();
 
   const Scenario* scenario_;
   std::string run_;
@@ -64,6 +71,7 @@ class EmulatedRun {
   bool owned_ = false;
   bool tear_down_ = false;
   std::unique_ptr<std::atomic<bool>> player_stop_ = std::make_unique<std::atomic<bool>>(false);
+  std::unique_ptr<std::atomic<bool>> play_ended_ = std::make_unique<std::atomic<bool>>(false);  // played_ is set
   std::optional<EventLog> log_;  // a background play's
   std::thread player_;
   Result<PlayReport> played_ = PlayReport{};

@@ -42,12 +42,17 @@ class EventLog {
   std::optional<Error> error_;
 };
 
+// How late a play may apply an event before the network it makes is no longer the scenario's
+// (the player applies them about 0.3 ms late on an idle machine, 15 ms on a busy one).
+inline constexpr std::chrono::milliseconds kMaxEventLateness{100};
+
 struct PlayerOptions {
   std::chrono::milliseconds sample_period{100};  // monitor period; 0 disables sampling
   bool quiet = false;                            // no progress lines on stderr
   // The scenario's time 0 on the monotonic clock (the runner hands the same to the oracle);
   // unset: when the play starts.
   std::optional<std::chrono::steady_clock::time_point> zero{};
+  std::chrono::milliseconds max_lateness = kMaxEventLateness;  // an event applied later is an error
 };
 
 struct PlayReport {
@@ -64,7 +69,10 @@ struct PlayReport {
 // an engine they are logged with "status": "skipped", and in hosts mode those whose source is on
 // another host with "status": "elsewhere". Every flow is stopped at the end, and a "flow_summary"
 // line per flow says what it achieved. A flow that cannot start is an error, and so is a log that
-// could not be written (after the play, which goes on without it). The one event loop:
+// could not be written (after the play, which goes on without it). So is a network that is no
+// longer what the scenario says: an event applied later than `max_lateness` (a paused player, a
+// stalled machine), or shaping that changed behind the player's back (a class gone, a rate it did
+// not set: ShapingWatch), checked at every sample. The one event loop:
 // `contend emu play`, `contend emu host`, the runner's cells and `contend flows` (a flow job as a
 // scenario, with NoLinks) all play through it.
 Result<PlayReport> play(const Scenario& scenario, LinkControl& net, EventLog& log, const std::atomic<bool>& stop,

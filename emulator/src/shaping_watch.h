@@ -1,0 +1,33 @@
+#pragma once
+// Private: what the player checks of the network at every sample: that the shaping it installed
+// is still there as it set it. Every class it saw must still be there, and its rate may change
+// only in the sample after the player set that link's rate; anything else (a class deleted, a
+// root qdisc replaced, a rate changed by someone else) means the network is no longer what the
+// scenario says, and the play fails naming it. Not thread-safe: the player's loop.
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "contend/common/result.h"
+#include "contend/emulator/net/network.h"
+
+namespace contend::emulator {
+
+class ShapingWatch {
+ public:
+  // The player set `link`'s rate: its classes may change by the next sample.
+  void rate_set(const std::string& link) { moved_.insert(link); }
+  // Checks a sample taken at `t_s` against the ones before; the first sample sets what is expected.
+  Result<void> check(const std::vector<LinkSample>& samples, double t_s);
+
+ private:
+  using Key = std::tuple<std::string, std::string, std::string>;  // link, node, class
+  std::optional<std::map<Key, double>> seen_;                     // the rate each class had
+  std::set<std::string> moved_;                                   // links set since the last sample
+};
+
+}  // namespace contend::emulator
