@@ -96,8 +96,21 @@ Result<sim::LinkModel> link_model(const SimOptions& o) {
   return link;
 }
 
+Error too_long_a_trace(const Spec& spec, std::size_t events) {
+  return make_error(Errc::kInvalidArgument, "--chrome-trace: " + spec.str() + " would trace " + std::to_string(events) +
+                                                " actions or more, more than the " +
+                                                std::to_string(sim::kMaxTraceEvents) +
+                                                " a trace may hold (about 150 MB); trace fewer stages or micro-batches");
+}
+
 // Simulates one schedule and writes its CSV and trace when asked.
 Result<sim::SimResult> simulate_one(const SimOptions& o, const Spec& spec, const sim::LinkModel& link) {
+  // Every micro-batch runs a forward and a backward on every stage: a trace past the cap is
+  // refused before its schedule is made.
+  const auto at_least = 2 * static_cast<std::size_t>(o.stages) * static_cast<std::size_t>(o.microbatches);
+  if (!o.chrome_trace_path.empty() && at_least > sim::kMaxTraceEvents) {
+    return too_long_a_trace(spec, at_least);
+  }
   auto schedule = schedule::make_schedule(spec, o.stages, o.microbatches);
   if (!schedule) {
     return schedule.error();
@@ -110,6 +123,15 @@ Result<sim::SimResult> simulate_one(const SimOptions& o, const Spec& spec, const
   auto config = sim::uniform_config(schedule->num_stages, schedule->chunks_per_rank(), fwd_s, bwd_s,
                                     *parse_size_bytes(o.activation), link);
   config.record_trace = !o.chrome_trace_path.empty();
+  if (config.record_trace) {
+    std::size_t events = 0;
+    for (const auto& rank : schedule::lower(*schedule).ranks) {
+      events += rank.size();
+    }
+    if (events > sim::kMaxTraceEvents) {
+      return too_long_a_trace(spec, events);
+    }
+  }
   auto result = sim::simulate(*schedule, config);
   if (!result) {
     return result.error();

@@ -70,4 +70,8 @@ mkdir -p "$tmp/dir$(printf '\xff')" && cp "$tmp/e.json" "$tmp/dir$(printf '\xff'
 refused "an experiment in a folder named with byte 0xFF" "not valid UTF-8" \
   "$contend" run "$tmp/dir$(printf '\xff')/e.json" --simulate --no-report --out "$tmp/res"
 [ ! -e "$tmp/res" ] || fail "an experiment in a non-UTF-8 folder: a results folder was made"
+# Issue 27, finding 9: a trace that would grow to gigabytes is refused before it is recorded.
+refused "a chrome trace of 1024 stages x 4096 micro-batches" "more than the 1000000 a trace may hold" \
+  "$contend" sim -p 1024 -m 4096 --fwd 1ms --chrome-trace "$tmp/huge.json"
+[ ! -e "$tmp/huge.json" ] || fail "the refused trace was written"
 echo "inputs: all refused"

@@ -150,6 +150,41 @@ TEST_CASE("a rank that fails ends the others with an error naming the peer", "[p
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(2));
 }
 
+TEST_CASE("a rank's trace keeps its last whole iterations within the cap", "[pipeline]") {
+  RunConfig c = small("1f1b", 2, 4);
+  c.backend = backends().parse("emulated").value();
+  c.emulated.forward = c.emulated.backward = std::chrono::nanoseconds(0);
+  c.executor.record_trace = true;
+  c.executor.max_trace_events = 50;  // 1F1B over 2 ranks, 4 micro-batches: 16 actions a rank and iteration
+  InProcHub hub(2);
+  auto lowered = runtime_schedule(c);
+  REQUIRE(lowered.ok());
+  std::vector<std::size_t> kept(2);
+  std::vector<int> from(2);
+  std::vector<char> ran(2, 1);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r) {
+    threads.emplace_back([&, r] {
+      auto backends = make_rank_backends(c, *lowered, r);
+      auto transport = hub.transport(r);
+      StageExecutor executor(*lowered, r, backends->stages, *transport, c.executor);
+      for (int it = 0; it < 10; ++it) {
+        ran[r] = ran[r] && executor.run_iteration(it).ok();
+      }
+      kept[r] = executor.trace().size();
+      from[r] = executor.trace_from();
+    });
+  }
+  for (auto& t : threads) {
+    t.join();
+  }
+  for (int r = 0; r < 2; ++r) {
+    REQUIRE(ran[r]);
+    CHECK(kept[r] == 3 * lowered->ranks[r].size());  // three whole iterations fit in 50
+    CHECK(from[r] == 7);
+  }
+}
+
 TEST_CASE("a receive that never comes times out naming what it waited for", "[pipeline]") {
   RunConfig c = small("1f1b", 2, 2);
   c.backend = backends().parse("emulated").value();

@@ -170,6 +170,23 @@ Result<IterationMetrics> StageExecutor::run_iteration(int iteration) {
   it.bytes_before = transport_.bytes_sent();
   it.m.start_s = now_s();
   const auto& actions = schedule_->ranks[rank_];
+  if (options_.record_trace) {
+    // The oldest iterations go while this one would not fit beside the rest.
+    std::size_t drop = 0;
+    while (drop < trace_starts_.size() && trace_.size() - trace_starts_[drop] + actions.size() > options_.max_trace_events) {
+      ++drop;
+    }
+    if (drop > 0) {
+      const std::size_t cut = drop < trace_starts_.size() ? trace_starts_[drop] : trace_.size();
+      trace_.erase(trace_.begin(), trace_.begin() + static_cast<std::ptrdiff_t>(cut));
+      trace_starts_.erase(trace_starts_.begin(), trace_starts_.begin() + static_cast<std::ptrdiff_t>(drop));
+      for (std::size_t& start : trace_starts_) {
+        start -= cut;
+      }
+      trace_from_ += static_cast<int>(drop);
+    }
+    trace_starts_.push_back(trace_.size());
+  }
   for (std::size_t i = 0; i < actions.size(); ++i) {
     const schedule::Action& a = actions[i];
     const double t0 = now_s();

@@ -1,6 +1,7 @@
 #include "contend/pipeline/exec/worker.h"
 
 #include <cmath>
+#include <cstdio>
 #include <thread>
 
 #include "contend/common/json.h"
@@ -167,6 +168,10 @@ Result<void> run_rank(const RunConfig& config, const schedule::Schedule& lowered
   }
   if (trace != nullptr) {
     *trace = executor.trace();
+    if (executor.trace_from() > 0) {
+      std::fprintf(stderr, "rank %d: the trace holds iterations %d to %d, the last that fit in %zu events\n", rank,
+                   executor.trace_from(), config.iterations - 1, options.max_trace_events);
+    }
   }
   return {};
 }

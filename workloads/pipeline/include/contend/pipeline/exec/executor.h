@@ -19,6 +19,7 @@
 #include "contend/pipeline/compute/backend.h"
 #include "contend/pipeline/transport/transport.h"
 #include "contend/schedule/schedule.h"
+#include "contend/sim/chrome_trace.h"
 #include "contend/sim/simulator.h"
 
 namespace contend::pipeline {
@@ -53,7 +54,8 @@ using StageBackends = std::map<int, ComputeBackend*>;
 
 struct ExecutorOptions {
   std::chrono::milliseconds timeout{30000};  // a receive waits at most this long
-  bool record_trace = false;                 // keep per-action times (Chrome trace)
+  bool record_trace = false;                 // keep per-action times (Chrome trace)...
+  std::size_t max_trace_events = sim::kMaxTraceEvents;  // ...of the last iterations within this many
   bool optimizer_step = true;                // false: leave the gradients accumulated (tests)
 };
 
@@ -71,8 +73,11 @@ class StageExecutor {
   // `k`: how the adaptive scheduler switches at an iteration boundary. `lowered` must outlive its
   // use.
   void use_schedule(const schedule::Schedule& lowered, int k);
-  // Per-action times so far, in the simulator's trace format (times: steady clock seconds).
+  // Per-action times so far, in the simulator's trace format (times: steady clock seconds): the
+  // last iterations' within ExecutorOptions::max_trace_events (whole iterations; the first
+  // trace_from() of them dropped).
   const std::vector<sim::TraceEvent>& trace() const { return trace_; }
+  int trace_from() const { return trace_from_; }
 
  private:
   struct Iteration;  // the tensors and counters of the iteration being run (executor.cpp)
@@ -91,6 +96,8 @@ class StageExecutor {
   Transport& transport_;
   ExecutorOptions options_;
   std::vector<sim::TraceEvent> trace_;
+  std::vector<std::size_t> trace_starts_;  // where each kept iteration's events start in trace_
+  int trace_from_ = 0;                     // the first iteration kept
 };
 
 }  // namespace contend::pipeline
