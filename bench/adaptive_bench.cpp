@@ -73,6 +73,36 @@ void BM_DecideInBand(benchmark::State& state) {
   }
 }
 
+// Rank 0's whole decision on PipeMorph's ground (experiments/pipemorph-delay.json): the joint
+// `adaptive` policy, p=8, m=24, 9/16 ms stages, 256 KiB at 5 Gbit/s, every tensor on the last link
+// stalled 10 ms (range(0) = 1) or none (0), six delegates per link.
+void BM_DecideStalled(benchmark::State& state) {
+  constexpr int kP = 8;
+  constexpr int kM = 24;
+  constexpr std::uint64_t kAct = 256u << 10;
+  contend::pipeline::SendOptions sends;
+  sends.delegates = 6;
+  auto policy = contend::pipeline::make_policy(contend::pipeline::parse_schedule_or_policy("adaptive").value(),
+                                               contend::pipeline::PolicyContext{kP, kM, std::nullopt, {}, {}, sends});
+  const double wire = 8.0 * kAct / 5e9;
+  const double stall = state.range(0) != 0 ? 0.010 : 0.0;
+  std::vector<contend::pipeline::StageReport> reports(kP);
+  for (int r = 0; r < kP; ++r) {
+    const contend::pipeline::TransferTotals t{kM * kAct, kM * wire, kM, kM * kAct, kM * wire, 0, 4 * kAct, 4 * wire, 0};
+    const contend::pipeline::SendTotals plain{kM * kAct, kM * wire, kM};
+    const contend::pipeline::SendTotals stalled{kM * kAct, kM * (wire + stall), kM};
+    reports[r] = {0.009, 0.016, 0, 0, kAct, kAct, r > 0 ? t : contend::pipeline::TransferTotals{},
+                  r + 1 < kP ? t : contend::pipeline::TransferTotals{}, r == kP - 1 ? stalled : plain,
+                  r == kP - 2 ? stalled : plain, 0.7};
+  }
+  int it = 1;
+  for (auto _ : state) {
+    auto d = (*policy)->decide(it++, reports);
+    benchmark::DoNotOptimize(d);
+    state.counters["candidates"] = d->candidates;
+  }
+}
+
 // The protocol's cost per iteration: 8 ranks as threads over the in-process transport, each
 // agreeing on k every iteration (reports gathered to rank 0, k passed back), with a fixed policy
 // so only the messages count. Reported per iteration (real time).
@@ -121,4 +151,5 @@ BENCHMARK(BM_Decide)
 
 BENCHMARK(BM_DecideInBand)->Name("adaptive/decide_in_band/p8_m64_k1-16")->Unit(benchmark::kMicrosecond);
 
+BENCHMARK(BM_DecideStalled)->Name("adaptive/decide_stalled/p8_m24")->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 BENCHMARK_MAIN();

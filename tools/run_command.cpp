@@ -237,10 +237,14 @@ int run(RunOptions& o) {
   if (!outcome) {
     return fail(outcome.error().message);
   }
-  std::cout << runner::summary_table(outcome->summary);
+  std::cout << runner::summary_table(outcome->summary) << std::flush;
+  const std::string resume = "(finished cells kept in " + outcome->dir + "; continue with --resume " + outcome->dir + ")";
+  if (outcome->unsaved) {
+    return fail((outcome->failed ? outcome->failed->message + "\n" : std::string()) +
+                "the summary could not be written: " + outcome->unsaved->message + "\n" + resume);
+  }
   if (outcome->failed) {
-    return fail(outcome->failed->message + "\n(finished cells kept in " + outcome->dir + "; continue with --resume " +
-                outcome->dir + ")");
+    return fail(outcome->failed->message + "\n" + resume);
   }
   if (outcome->stopped) {
     std::fprintf(stderr, "contend run: stopped; %zu of %zu cells done, kept in %s (continue with --resume %s)\n",

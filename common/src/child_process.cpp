@@ -91,7 +91,7 @@ Result<std::string> resolve(const std::string& argv0) {
     }
   }
   if (!o.output_path.empty()) {
-    const int fd = ::open(o.output_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    const int fd = ::open(o.output_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (fd < 0 || ::dup2(fd, 1) < 0 || ::dup2(fd, 2) < 0) {
       const int err = errno;
       (void)!::write(report, &err, sizeof err);

@@ -30,6 +30,7 @@ Result<void> write_simulated_events(const std::string& path, const emulator::Sce
                                                 {"scenario", scenario.name},
                                                 {"simulated", true},
                                                 {"steady_s", 0.0},
+                                                {"duration_s", scenario.duration_s},
                                                 {"base_rates_bps", base}}};
   for (const auto& ev : scenario.events) {
     if (ev.kind == emulator::Event::Kind::kSetRate) {

@@ -1,5 +1,7 @@
 #include "contend/runner/results_dir.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -70,6 +72,14 @@ Result<std::string> create_results_dir(const std::string& requested, const std::
 }
 
 Result<void> check_resume(const std::string& dir, const std::string& experiment, const std::string& mode) {
+  for (const char* entry : {"env.json", "cells.jsonl", "summary.json", "summary.csv", "calibration.json", "report.log",
+                            "runs", "events", "traces", "truth", "report"}) {
+    struct stat st {};
+    if (::lstat((dir + "/" + entry).c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+      return make_error(Errc::kInvalidArgument, "--resume " + dir + ": " + entry +
+                                                    " is a symbolic link: results are never written through one");
+    }
+  }
   auto env = read_json_file(dir + "/env.json");
   if (!env) {
     return make_error(Errc::kInvalidArgument, "--resume " + dir + ": not a results folder (" + env.error().message + ")");
@@ -120,12 +130,32 @@ Result<std::map<std::string, double>> finished_cells(const std::string& dir) {
   return out;
 }
 
-Result<void> record_cell(const std::string& dir, const std::string& id, double throughput) {
+Result<Fd> lock_results_dir(const std::string& dir) {
+  auto fd = Fd::open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+  if (!fd) {
+    return fd.error();
+  }
+  if (::flock(fd->get(), LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EWOULDBLOCK) {
+      return make_error(Errc::kInvalidArgument, dir + " is in use by another contend run (two runs of one folder "
+                                                      "would run the same cells); wait for it to end");
+    }
+    return errno_error(errno, "flock(" + dir + ")");
+  }
+  return fd;
+}
+
+Result<void> record_cell(const std::string& dir, const std::string& id, double throughput,
+                         const IterationSpread& spread) {
   auto log = JsonLinesWriter::open(dir + "/cells.jsonl", "contend.cell/1", JsonLinesWriter::Mode::kAppend);
   if (!log) {
     return log.error();
   }
-  return (*log)->write({{"id", id}, {"throughput", throughput}});
+  return (*log)->write({{"id", id},
+                        {"throughput", throughput},
+                        {"median_iteration_s", spread.median_s},
+                        {"slowest_iteration_s", spread.slowest_s},
+                        {"slowest_iteration", spread.slowest}});
 }
 
 }  // namespace contend::runner

@@ -1,12 +1,14 @@
 #include "contend/runner/run.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <map>
 
 #include "contend/common/json.h"
 #include "contend/common/records.h"
+#include "contend/common/units.h"
 #include "contend/runner/progress.h"
 #include "contend/runner/results.h"
 #include "contend/runner/results_dir.h"
@@ -222,6 +224,24 @@ Result<double> measure_cell(const Experiment& e, const Cell& cell, const std::st
   return cell_throughput(files.metrics, e.workload, e.measure, files.events);
 }
 
+// How even a finished cell's iterations were; an iteration many times the median is said (a
+// worker stopped, a stalled machine: the cell counts it, and its record shows it).
+IterationSpread spread_of(const std::string& metrics, const Workload& w, const std::string& id) {
+  constexpr double kStalled = 5;
+  const auto spread = iteration_spread(metrics, w);
+  if (!spread) {
+    return {};
+  }
+  if (spread->median_s > 0 && spread->slowest_s > kStalled * spread->median_s) {
+    std::fprintf(stderr,
+                 "contend run: %s: iteration %d took %s, %.0fx the median %s (was a worker stopped, or the machine "
+                 "stalled?); the cell counts it\n",
+                 id.c_str(), spread->slowest, format_seconds(spread->slowest_s).c_str(),
+                 spread->slowest_s / spread->median_s, format_seconds(spread->median_s).c_str());
+  }
+  return *spread;
+}
+
 // Runs the cells not `done` yet, in order, until one fails or `stop`; records each finished one.
 void run_cells(const Experiment& e, const std::vector<Cell>& cells, const std::string& dir, const RunOptions& o,
                const std::vector<ScenarioNetwork>& truths, std::map<std::string, double>& done, RunOutcome& out,
@@ -242,7 +262,8 @@ void run_cells(const Experiment& e, const std::vector<Cell>& cells, const std::s
       continue;
     }
     done[cell.id] = *throughput;
-    if (auto ok = record_cell(dir, cell.id, *throughput); !ok) {
+    const IterationSpread spread = spread_of(files_of(dir, e, cell).metrics, e.workload, cell.id);
+    if (auto ok = record_cell(dir, cell.id, *throughput, spread); !ok) {
       out.failed = ok.error();
     }
   }
@@ -276,6 +297,10 @@ Result<RunOutcome> run_experiment(const Experiment& e, RunOptions o, const std::
   if (!dir) {
     return dir.error();
   }
+  auto lock = lock_results_dir(*dir);  // held until the run returns
+  if (!lock) {
+    return lock.error();
+  }
   auto done = finished_cells(*dir);
   if (!done) {
     return done.error();
@@ -298,7 +323,8 @@ Result<RunOutcome> run_experiment(const Experiment& e, RunOptions o, const std::
   out.cells_done = done->size();
   out.summary = summary_of(e, cells, *done, mode_of(o));
   if (auto ok = write_summary(*dir, e, out.summary); !ok) {
-    return ok.error();
+    out.unsaved = ok.error();  // the caller still prints the table and how to resume (a full disk)
+    return out;
   }
   if (!o.simulate) {
     auto c = record_calibration(e, *dir, cells, *done, out.summary, truths);

@@ -42,8 +42,14 @@ Result<std::vector<std::pair<double, double>>> rank0_iterations(const std::strin
   return out;
 }
 
-// The steady clock at the scenario's time 0: the events log's start line.
-Result<double> scenario_zero(const std::string& events_path) {
+// The scenario's clock as the events log's start line gives it: the steady clock at its time 0,
+// and its duration (0 when the line has none).
+struct ScenarioClock {
+  double zero_s = 0;
+  double duration_s = 0;
+};
+
+Result<ScenarioClock> scenario_clock(const std::string& events_path) {
   std::ifstream in(events_path);
   std::string line;
   if (!in || !std::getline(in, line)) {
@@ -53,7 +59,27 @@ Result<double> scenario_zero(const std::string& events_path) {
   if (j.is_discarded() || !j.contains("steady_s") || !j["steady_s"].is_number()) {
     return make_error(Errc::kParse, events_path + ": the first line is not the player's start line with steady_s");
   }
-  return j["steady_s"].get<double>();
+  const bool has_duration = j.contains("duration_s") && j["duration_s"].is_number();
+  return ScenarioClock{j["steady_s"].get<double>(), has_duration ? j["duration_s"].get<double>() : 0.0};
+}
+
+// A measured iteration that ended after the scenario did ran on a network the scenario does not
+// describe (its last state, held): the cell is refused.
+Result<void> within_scenario(const std::vector<std::pair<double, double>>& its, const ScenarioClock& clock,
+                             const std::string& path) {
+  constexpr double kSlack = 0.05;  // s: the player's end line and the last iteration's end
+  double last = 0;
+  for (const auto& [start, seconds] : its) {
+    last = std::max(last, start + seconds - clock.zero_s);
+  }
+  if (clock.duration_s <= 0 || last <= clock.duration_s + kSlack) {
+    return {};
+  }
+  return make_error(Errc::kInvalidArgument, path + ": the measured iterations ran until " + format_seconds(last) +
+                                                " of the scenario's clock, past its duration (" +
+                                                format_seconds(clock.duration_s) +
+                                                "): the network after it is not one the scenario describes; "
+                                                "lengthen the scenario's duration or run fewer iterations");
 }
 
 Result<double> window_throughput(const std::vector<std::pair<double, double>>& its, const Workload& w,
@@ -103,21 +129,45 @@ Result<double> iterations_throughput(const std::vector<std::pair<double, double>
   return measured * samples_per_iteration(w) / (last_end - first_start);
 }
 
+Result<IterationSpread> iteration_spread(const std::string& path, const Workload& w) {
+  auto its = rank0_iterations(path, w.warmup);
+  if (!its) {
+    return its.error();
+  }
+  IterationSpread s;
+  std::vector<double> seconds;
+  for (std::size_t i = 0; i < its->size(); ++i) {
+    seconds.push_back((*its)[i].second);
+    if ((*its)[i].second > s.slowest_s) {
+      s.slowest_s = (*its)[i].second;
+      s.slowest = w.warmup + static_cast<int>(i);
+    }
+  }
+  if (!seconds.empty()) {
+    std::nth_element(seconds.begin(), seconds.begin() + static_cast<std::ptrdiff_t>(seconds.size() / 2), seconds.end());
+    s.median_s = seconds[seconds.size() / 2];
+  }
+  return s;
+}
+
 Result<double> cell_throughput(const std::string& path, const Workload& w, const std::optional<MeasureWindow>& window,
                                const std::string& events_path) {
   auto its = rank0_iterations(path, window ? 0 : w.warmup);
   if (!its) {
     return its.error();
   }
-  double zero = 0;
-  if (window) {
-    auto z = scenario_zero(events_path);
-    if (!z) {
-      return z.error();
+  ScenarioClock clock;
+  if (window || !events_path.empty()) {
+    auto c = scenario_clock(events_path);
+    if (!c) {
+      return c.error();
     }
-    zero = *z;
+    clock = *c;
   }
-  return iterations_throughput(*its, w, window, zero, path);
+  if (auto ok = within_scenario(*its, clock, path); !ok) {
+    return ok.error();
+  }
+  return iterations_throughput(*its, w, window, clock.zero_s, path);
 }
 
 }  // namespace contend::runner

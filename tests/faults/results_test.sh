@@ -46,4 +46,36 @@ head -1 "$tmp/sim/cells.jsonl" >"$tmp/partial/cells.jsonl"
   fail "resume: $(cat "$tmp/resumed.out")"
 [ "$(grep -c '^\[' "$tmp/resumed.out")" -eq 3 ] || fail "resume ran other than the 3 missing cells: $(cat "$tmp/resumed.out")"
 [ "$(wc -l <"$tmp/partial/cells.jsonl")" -eq 4 ] || fail "resume did not complete the matrix"
+# Issue 27, findings 8, 10 and 11: nothing written through a link, one run per folder, and a
+# summary that cannot be written still leaves the table, the failed step and the resume hint.
+cp -r "$tmp/partial" "$tmp/linked"
+head -1 "$tmp/sim/cells.jsonl" >"$tmp/linked/cells.jsonl"
+touch "$tmp/target.log"
+ln -s "$tmp/target.log" "$tmp/linked/report.log"
+refused "resume with report.log a symbolic link" "report.log is a symbolic link: results are never written through one" \
+  "$contend" run "$tmp/e.json" --simulate --resume "$tmp/linked"
+rm "$tmp/linked/report.log"
+mkdir -p "$tmp/elsewhere"
+ln -s "$tmp/elsewhere" "$tmp/linked/report"
+refused "resume with report/ a symbolic link" "report is a symbolic link" \
+  "$contend" run "$tmp/e.json" --simulate --resume "$tmp/linked"
+[ -z "$(ls "$tmp/elsewhere")" ] && [ ! -s "$tmp/target.log" ] || fail "something was written through a link"
+rm "$tmp/linked/report"
+( exec 9<"$tmp/linked" && flock 9 && exec sleep 10 ) &  # one process holds the lock
+holder=$!
+pids+=("$holder")
+poll 5 sh -c "! flock -n '$tmp/linked' true" || fail "the test's own lock was not taken"
+refused "a second run of a folder in use" "is in use by another contend run" \
+  "$contend" run "$tmp/e.json" --simulate --no-report --resume "$tmp/linked"
+kill "$holder"
+wait "$holder" 2>/dev/null || true
+rm -f "$tmp/linked/summary.json" && mkdir "$tmp/linked/summary.json"  # the summary cannot be written (as on a full disk)
+"$contend" run "$tmp/e.json" --simulate --no-report --resume "$tmp/linked" >"$tmp/unsaved.out" 2>"$tmp/unsaved.err" &&
+  fail "a run whose summary could not be written exited 0"
+grep -q "speedup" "$tmp/unsaved.out" || fail "no table when the summary could not be written: $(cat "$tmp/unsaved.out" "$tmp/unsaved.err")"
+grep -q "the summary could not be written: .*summary.json" "$tmp/unsaved.err" &&
+  grep -q "continue with --resume $tmp/linked" "$tmp/unsaved.err" ||
+  fail "the failure and the resume hint did not reach the terminal: $(cat "$tmp/unsaved.err")"
+[ "$(wc -l <"$tmp/linked/cells.jsonl")" -eq 4 ] || fail "the finished cells were not kept"
+echo "ok: no write through a link, one run per folder, and an unsaved summary still reported with how to resume"
 echo "results: all checks passed"

@@ -286,6 +286,46 @@ TEST_CASE("an iteration log whose rank-0 line lacks its numbers is refused namin
   CHECK_THAT(tp.error().message, Catch::Contains(std::string(name) + ":2"));
 }
 
+namespace {
+// A file holding `text`, removed when the value goes.
+struct TempFile {
+  explicit TempFile(const std::string& text) {
+    const int fd = ::mkstemp(name);
+    REQUIRE(fd >= 0);
+    REQUIRE(::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()));
+    ::close(fd);
+  }
+  ~TempFile() { ::unlink(name); }
+  char name[32] = "/tmp/contend-cell-XXXXXX";
+};
+}  // namespace
+
+TEST_CASE("a cell whose measured iterations ran past its scenario is refused; a stopped worker shows in its spread",
+          "[runner]") {
+  Workload w;
+  w.warmup = 1;
+  w.iterations = 3;
+  // Rank 0's iterations of 1 s from the scenario's time 0 (steady clock 100), the third 20 s long.
+  const TempFile metrics(R"({"rank": 0, "iteration": 0, "start_s": 100, "iteration_s": 1}
+{"rank": 0, "iteration": 1, "start_s": 101, "iteration_s": 1}
+{"rank": 0, "iteration": 2, "start_s": 102, "iteration_s": 20}
+{"rank": 0, "iteration": 3, "start_s": 122, "iteration_s": 1}
+)");
+  const TempFile long_enough(R"({"kind": "start", "steady_s": 100, "duration_s": 60})"
+                             "\n");
+  const TempFile too_short(R"({"kind": "start", "steady_s": 100, "duration_s": 4})"
+                           "\n");
+  CHECK(cell_throughput(metrics.name, w, std::nullopt, long_enough.name).ok());
+  auto refused = cell_throughput(metrics.name, w, std::nullopt, too_short.name);
+  REQUIRE_FALSE(refused.ok());
+  CHECK_THAT(refused.error().message, Catch::Contains("ran until 23s of the scenario's clock, past its duration (4s)"));
+  auto spread = iteration_spread(metrics.name, w);
+  REQUIRE(spread.ok());
+  CHECK(spread->median_s == 1);
+  CHECK(spread->slowest_s == 20);
+  CHECK(spread->slowest == 2);
+}
+
 TEST_CASE("on periodic preemption adaptive switches ahead of the drop it predicts; on random drops it only reacts",
           "[runner][predict]") {
   Workload w;

@@ -20,7 +20,8 @@ struct ChildOptions {
   int stop_signal = 15;  // SIGTERM
   // How long terminate() waits after stop_signal before SIGKILL.
   std::chrono::milliseconds grace{2000};
-  // When set, the child's stdout and stderr are appended to this file (created 0644).
+  // When set, the child's stdout and stderr are appended to this file (created 0644; never
+  // through a symbolic link: the spawn fails with ELOOP).
   std::string output_path;
   // The child gets SIGTERM when the thread that spawned it ends, also when its owner is killed
   // with SIGKILL or aborts before any destructor runs (Linux's parent-death signal, kept across

@@ -7,7 +7,9 @@
 #include <map>
 #include <string>
 
+#include "contend/common/fd.h"
 #include "contend/common/result.h"
+#include "contend/runner/throughput.h"
 
 namespace contend::runner {
 
@@ -18,14 +20,20 @@ namespace contend::runner {
 Result<std::string> create_results_dir(const std::string& requested, const std::string& default_path);
 
 // Checks that `dir` is a results folder of `experiment` run in `mode` ("real" or "simulated"),
-// from its env.json; kInvalidArgument saying which differs.
+// from its env.json, and that nothing it holds that a run writes is a symbolic link (results are
+// never written through one); kInvalidArgument saying which differs or which is a link.
 Result<void> check_resume(const std::string& dir, const std::string& experiment, const std::string& mode);
 
 // The cells finished in `dir` (cells.jsonl): id -> samples/s. kParse naming the file and line of
 // a damaged entry, so a resumed run never mixes in what it cannot read.
 Result<std::map<std::string, double>> finished_cells(const std::string& dir);
 
-// Appends one finished cell to `dir`/cells.jsonl.
-Result<void> record_cell(const std::string& dir, const std::string& id, double throughput);
+// Locks `dir` for this run (flock on the folder itself, released with the Fd): kInvalidArgument
+// when another run holds it (a second --resume of one folder would run its cells twice).
+Result<Fd> lock_results_dir(const std::string& dir);
+
+// Appends one finished cell to `dir`/cells.jsonl: its throughput and how even its iterations were.
+Result<void> record_cell(const std::string& dir, const std::string& id, double throughput,
+                         const IterationSpread& spread);
 
 }  // namespace contend::runner

@@ -23,6 +23,15 @@ double samples_per_iteration(const Workload& w);
 // log's start line), over its length; kInvalidArgument when the cell does not cover it.
 Result<double> cell_throughput(const std::string& metrics_path, const Workload& w,
                                const std::optional<MeasureWindow>& window = {}, const std::string& events_path = "");
+// How even rank 0's measured iterations were: a worker stopped for a while (SIGSTOP, a stalled
+// machine) shows as one iteration many times the median, which the cell's record keeps.
+struct IterationSpread {
+  double median_s = 0;
+  double slowest_s = 0;
+  int slowest = 0;  // its iteration
+};
+Result<IterationSpread> iteration_spread(const std::string& metrics_path, const Workload& w);
+
 // The same from rank 0's (start_s, iteration_s) of the iterations counted (without a window: those
 // after the warm-up), time 0 of the scenario at `zero`; `what` names them in errors.
 Result<double> iterations_throughput(const std::vector<std::pair<double, double>>& rank0, const Workload& w,
