@@ -23,6 +23,7 @@ std::string plain(std::string what) {
 // A first pass over the text that builds nothing: the limits, duplicate keys and NUL characters.
 class Checker : public nlohmann::json::json_sax_t {
  public:
+  explicit Checker(const JsonLimits& limits) : limits_(limits) {}
   std::string problem;
 
   bool null() override { return value(); }
@@ -41,7 +42,7 @@ class Checker : public nlohmann::json::json_sax_t {
       return false;
     }
     if (!keys_.back().insert(k).second) {
-      return fail("the key \"" + k.substr(0, 40) + "\" appears twice in one object");
+      return fail("the key \"" + excerpt(k) + "\" appears twice in one object");
     }
     return true;
   }
@@ -65,17 +66,18 @@ class Checker : public nlohmann::json::json_sax_t {
     return false;
   }
   bool value() {
-    return ++values_ <= kMaxJsonValues ||
-           fail("more than " + std::to_string(kMaxJsonValues) + " values, the most a file may hold");
+    return ++values_ <= limits_.values ||
+           fail("more than " + std::to_string(limits_.values) + " values, the most a file may hold");
   }
   bool open() {
-    return ++depth_ <= kMaxJsonDepth ||
-           fail("arrays and objects nested more than " + std::to_string(kMaxJsonDepth) + " deep, the most a file may");
+    return ++depth_ <= limits_.depth ||
+           fail("arrays and objects nested more than " + std::to_string(limits_.depth) + " deep, the most a file may");
   }
   bool text(const std::string& s, const char* what) {
     return s.find('\0') == std::string::npos || fail(std::string(what) + " holds a NUL character (\\u0000)");
   }
 
+  JsonLimits limits_;
   std::vector<std::set<std::string>> keys_;
   int depth_ = 0;
   std::size_t values_ = 0;
@@ -89,12 +91,12 @@ nlohmann::ordered_json json_document(const std::string& kind, int version) {
   return doc;
 }
 
-Result<nlohmann::json> parse_json(const std::string& text, const std::string& source) {
-  if (text.size() > kMaxJsonBytes) {
+Result<nlohmann::json> parse_json(const std::string& text, const std::string& source, const JsonLimits& limits) {
+  if (text.size() > limits.bytes) {
     return make_error(Errc::kParse, source + ": " + std::to_string(text.size()) + " bytes, more than the " +
-                                        std::to_string(kMaxJsonBytes) + " a file may hold");
+                                        std::to_string(limits.bytes) + " a file may hold");
   }
-  Checker checker;
+  Checker checker(limits);
   if (!nlohmann::json::sax_parse(text, &checker)) {
     return make_error(Errc::kParse, source + ": " + checker.problem);
   }
@@ -106,16 +108,7 @@ Result<nlohmann::json> parse_json(const std::string& text, const std::string& so
 }
 
 std::string quote_json(const nlohmann::json& v) {
-  constexpr std::size_t kQuote = 40;
-  std::string text = v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  if (text.size() > kQuote) {
-    std::size_t cut = kQuote;
-    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) {
-      --cut;  // not inside a character
-    }
-    text = text.substr(0, cut) + "...";
-  }
-  return text;
+  return excerpt(v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 bool valid_utf8(std::string_view s) {

@@ -219,8 +219,9 @@ Result<nlohmann::json> read_json_file(const std::string& path) {
 namespace contend {
 
 Result<nlohmann::json> parse_document(const std::string& text, const std::string& source, const std::string& kind,
-                                      int version, std::initializer_list<const char*> keys) {
-  auto json = parse_json(text, source);
+                                      int version, std::initializer_list<const char*> keys,
+                                      const JsonLimits& limits) {
+  auto json = parse_json(text, source, limits);
   if (!json) {
     return json.error();
   }

@@ -39,8 +39,12 @@ Result<void> add_file(const std::string& path, const Workload& w, Totals& t) {
     return make_error(Errc::kNotFound, path + ": cannot read the iteration log");
   }
   for (std::string line; std::getline(in, line);) {
-    const auto j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.is_object() || !j.contains("sends") || !j.contains("iteration") ||
+    const auto parsed = parse_json(line, path);
+    if (!parsed) {
+      continue;  // not one of the records
+    }
+    const nlohmann::json& j = *parsed;
+    if (!j.is_object() || !j.contains("sends") || !j.contains("iteration") ||
         !j["iteration"].is_number_integer() || j["iteration"].get<int>() < w.warmup) {
       continue;  // the warm-up, and lines of runtimes that did not measure these
     }

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "contend/common/json.h"
 #include "contend/common/units.h"
 
 namespace contend::runner {
@@ -26,10 +27,11 @@ Result<std::vector<std::pair<double, double>>> rank0_iterations(const std::strin
   int n = 0;
   for (std::string line; std::getline(in, line);) {
     ++n;
-    auto j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.is_object() || j.value("rank", nlohmann::json()) != 0) {
+    const auto parsed = parse_json(line, path);
+    if (!parsed || !parsed->is_object() || parsed->value("rank", nlohmann::json()) != 0) {
       continue;  // another rank's line, or not one of the records
     }
+    const nlohmann::json& j = *parsed;
     const auto number = [&](const char* key) { return j.contains(key) && j[key].is_number(); };
     if (!number("iteration") || !number("start_s") || !number("iteration_s")) {
       return make_error(Errc::kParse, path + ":" + std::to_string(n) +
@@ -55,8 +57,9 @@ Result<ScenarioClock> scenario_clock(const std::string& events_path) {
   if (!in || !std::getline(in, line)) {
     return make_error(Errc::kNotFound, events_path + ": cannot read the scenario's start from the events log");
   }
-  auto j = nlohmann::json::parse(line, nullptr, false);
-  if (j.is_discarded() || !j.contains("steady_s") || !j["steady_s"].is_number()) {
+  const auto parsed = parse_json(line, events_path);
+  const nlohmann::json j = parsed ? *parsed : nlohmann::json();
+  if (!j.is_object() || !j.contains("steady_s") || !j["steady_s"].is_number()) {
     return make_error(Errc::kParse, events_path + ": the first line is not the player's start line with steady_s");
   }
   const bool has_duration = j.contains("duration_s") && j["duration_s"].is_number();
@@ -164,8 +167,13 @@ Result<double> cell_throughput(const std::string& path, const Workload& w, const
     }
     clock = *c;
   }
-  if (auto ok = within_scenario(*its, clock, path); !ok) {
-    return ok.error();
+  // A window lies within every scenario (parse_experiment checks it), and only what falls in it
+  // counts: the iterations after it may outlast the scenario. Without one, every one counted must
+  // have run on the scenario's network.
+  if (!window) {
+    if (auto ok = within_scenario(*its, clock, path); !ok) {
+      return ok.error();
+    }
   }
   return iterations_throughput(*its, w, window, clock.zero_s, path);
 }

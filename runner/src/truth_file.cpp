@@ -9,7 +9,9 @@
 namespace contend::runner {
 namespace {
 
-constexpr std::size_t kMaxTruthBytes = 64u << 20;
+// A scenario may hold a million rate points (kMaxTracePoints) and the truth writes each as
+// [t, bps], about 50 bytes and 3 values: its own limits, beyond every other file's.
+constexpr JsonLimits kTruthLimits{64u << 20, kMaxJsonDepth, 8u << 20};
 
 nlohmann::ordered_json points_json(const std::vector<StallSchedule::Change>& changes) {
   auto out = nlohmann::ordered_json::array();
@@ -116,11 +118,11 @@ Result<void> write_truth(const std::string& path, const std::string& scenario, c
 }
 
 Result<NetworkTruth> read_truth(const std::string& path) {
-  auto text = read_file(path, kMaxTruthBytes);
+  auto text = read_file(path, kTruthLimits.bytes);
   if (!text) {
     return text.error();
   }
-  auto doc = parse_document(*text, path, "truth", 1, {"scenario", "links", "stalls"});
+  auto doc = parse_document(*text, path, "truth", 1, {"scenario", "links", "stalls"}, kTruthLimits);
   if (!doc) {
     return doc.error();
   }

@@ -21,13 +21,19 @@ nlohmann::ordered_json json_document(const std::string& kind, int version);
 inline constexpr std::size_t kMaxJsonBytes = 4u << 20;
 inline constexpr int kMaxJsonDepth = 32;
 inline constexpr std::size_t kMaxJsonValues = 1u << 20;
+struct JsonLimits {
+  std::size_t bytes = kMaxJsonBytes;
+  int depth = kMaxJsonDepth;
+  std::size_t values = kMaxJsonValues;
+};
 
-// Parses `text` within those limits. A syntax error, a limit passed, a key twice in one object or
-// a NUL character in a string or key becomes kParse "<source>: <what>".
-Result<nlohmann::json> parse_json(const std::string& text, const std::string& source);
+// Parses `text` within `limits` (those above unless a kind documents its own). A syntax error, a
+// limit passed, a key twice in one object or a NUL character in a string or key becomes kParse
+// "<source>: <what>".
+Result<nlohmann::json> parse_json(const std::string& text, const std::string& source, const JsonLimits& limits = {});
 
-// A value as an error message quotes it: its JSON text, at most 40 characters, then "...";
-// bytes that are not UTF-8 replaced.
+// A value as an error message quotes it: its JSON text as excerpt() cuts it (result.h), bytes
+// that are not UTF-8 replaced.
 std::string quote_json(const nlohmann::json& v);
 
 // Whether `s` is valid UTF-8 (what a JSON document can hold: a path contend records must be).

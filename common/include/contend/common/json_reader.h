@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "contend/common/json.h"
 #include "contend/common/result.h"
 
 namespace contend {
@@ -70,8 +71,10 @@ class JsonReader {
 // One of contend's files (an experiment, a scenario, a flow job), opened: `text` parsed, its keys
 // checked against `keys` (with "schema") and its schema against "contend.<kind>/<version>". The
 // value returned is what a JsonReader over it then reads. Errors name `source` as JsonReader's do.
+// Held to `limits` (parse_json's).
 Result<nlohmann::json> parse_document(const std::string& text, const std::string& source, const std::string& kind,
-                                      int version, std::initializer_list<const char*> keys);
+                                      int version, std::initializer_list<const char*> keys,
+                                      const JsonLimits& limits = {});
 
 // The text of one of contend's JSON files, `what` it is ("an experiment file"): at most
 // kMaxJsonBytes (a device that never ends is cut there), kInvalidArgument "<path>: more than 4MiB,
