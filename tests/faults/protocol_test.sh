@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Strangers on the workers' ports (issue 27, finding 6), over loopback, no root: a listener
 # squatting a rank's port fails the rank that connects to it by its connect timeout, naming it; an
-# idle connection and 32 random bytes on a rank's port are ignored and the pipeline finishes; a
+# idle connection, 32 random bytes and a byte every 1.5 s on a rank's port are ignored and the
+# pipeline finishes (the greeting has one deadline, not one per read); a
 # forged greeting (no token) that announces an 8 GiB tensor is refused without allocating it; the
 # workers listen on loopback when their peers are there.
 # Usage: protocol_test.sh PATH/TO/contend
@@ -35,6 +36,10 @@ for _ in range(200):
         time.sleep(0.05)
 if mode == "noise":
     c.sendall(os.urandom(32))
+elif mode == "drip":  # a byte every 1.5 s: each within a per-read timeout, the greeting never whole
+    for _ in range(20):
+        c.sendall(b"C")
+        time.sleep(1.5)
 elif mode == "forge":  # a greeting as rank 0 of 2 without the token, then an 8 GiB activation
     c.sendall(struct.pack("<IBBHIIQII", 0x444E5443, 2, 0, 0, 0, 2, 0, 0, 0))
     c.recv(32)
@@ -62,8 +67,9 @@ grep -q "accepted the connection but nothing there greeted as this run's worker"
 kill "${pids[-1]}"
 echo "ok: a squatter on rank 1's port: rank 0 gave up after $took s, naming it"
 
-# An idle connection, then 32 random bytes, on rank 1's port: ignored; the pipeline finishes.
-for mode in idle noise; do
+# An idle connection, 32 random bytes, and a byte now and then, on rank 1's port: ignored; the
+# pipeline finishes.
+for mode in idle noise drip; do
   rm -f "$tmp"/m*.jsonl
   worker 1
   w1=$!

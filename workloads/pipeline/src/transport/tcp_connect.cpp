@@ -34,20 +34,35 @@ Result<void> hello(TcpSocket& s, const TcpOptions& o) {
   return s.send_all(&h, sizeof h);
 }
 
+// Reads `n` bytes within one deadline for all of them (a stranger sending a byte now and then
+// cannot hold the acceptor past `wait`): true; false when they did not come in time or the
+// connection closed first.
+Result<bool> read_within(TcpSocket& s, void* data, std::size_t n, std::chrono::milliseconds wait) {
+  const auto deadline = Clock::now() + wait;
+  char* p = static_cast<char*>(data);
+  for (std::size_t got = 0; got < n;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    auto readable = s.wait_readable(std::max(left, std::chrono::milliseconds(0)));
+    if (!readable || !*readable) {
+      return readable ? Result<bool>(false) : readable.error();
+    }
+    auto r = s.recv_some(p + got, n - got);
+    if (!r || !*r || **r == 0) {
+      return r ? Result<bool>(false) : r.error();
+    }
+    got += **r;
+  }
+  return true;
+}
+
 // Reads a connection's greeting within `wait`: the rank it is, one of `from`, in a world of the
 // same size. std::nullopt when it is no greeting of this run (nothing in time, another program's
 // bytes, another run's token): a stranger's connection, for the caller to close and ignore. An
 // error when it is this run's worker with another configuration.
 Result<std::optional<int>> expect_hello(TcpSocket& s, const TcpOptions& o, const std::vector<int>& from,
                                         std::chrono::milliseconds wait) {
-  if (auto ok = s.set_receive_timeout(std::max(wait, std::chrono::milliseconds(1))); !ok) {
-    return ok.error();
-  }
   FrameHeader h;
-  auto got = s.recv_exact(&h, sizeof h);
-  if (auto ok = s.set_receive_timeout(std::chrono::milliseconds(0)); !ok) {
-    return ok.error();
-  }
+  auto got = read_within(s, &h, sizeof h, wait);
   if (!got || !*got || h.magic != kFrameMagic || h.kind != kHello || (o.token != 0 && hello_token(h) != o.token)) {
     return std::optional<int>();
   }

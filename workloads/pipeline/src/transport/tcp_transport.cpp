@@ -90,7 +90,7 @@ Result<void> check_options(const TcpOptions& o) {
 
 std::string new_run_token() {
   std::random_device random;
-  const std::uint64_t token = (static_cast<std::uint64_t>(random()) << 32) ^ random() ^ 1;  // never 0
+  const std::uint64_t token = (static_cast<std::uint64_t>(random()) << 32 | random()) | 1;  // never 0
   char text[17];
   std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(token));
   return text;
