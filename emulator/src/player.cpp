@@ -220,7 +220,7 @@ class Player {
       return ok;
     }
     const double applied = since(t0_);
-    watch_.rate_set(e.link);
+    watch_.rate_set(e.link, e.rate_bps);
     report_.applied++;
     report_.max_lateness_s = std::max(report_.max_lateness_s, applied - e.at_s);
     log_.write({{"kind", "rate"},

@@ -6,18 +6,33 @@
 
 namespace contend::emulator {
 
+namespace {
+
+// Whether a class shows `set`: within 0.1% (the kernel keeps rates in bytes per second, and a
+// discipline may round), and unchecked for a rate it cannot hold (unlimited).
+bool shows(double rate_bps, double set) { return !std::isfinite(set) || std::abs(rate_bps - set) <= 1e-3 * set + 8; }
+
+}  // namespace
+
 Result<void> ShapingWatch::check(const std::vector<LinkSample>& samples, double t_s) {
   std::map<Key, double> now;
+  const std::map<std::string, double> moved = std::move(moved_);
+  moved_.clear();
+  const std::string when = "at " + format_seconds(t_s) + " of the scenario";
   for (const LinkSample& s : samples) {
     now[{s.link, s.node, s.stats.name}] = s.stats.rate_bps;
+    const auto set = moved.find(s.link);
+    if (set != moved.end() && s.stats.link_level && !shows(s.stats.rate_bps, set->second)) {
+      return make_error(Errc::kIo, "link " + s.link + ": class " + s.stats.name + " on node " + s.node + " shapes at " +
+                                       format_rate(s.stats.rate_bps) + " " + when + ", not the " +
+                                       format_rate(set->second) +
+                                       " the scenario set: the network is not what the scenario says");
+    }
   }
-  const std::set<std::string> moved = std::move(moved_);
-  moved_.clear();
   if (!seen_) {
     seen_ = std::move(now);
     return {};
   }
-  const std::string when = "at " + format_seconds(t_s) + " of the scenario";
   for (const auto& [key, rate] : *seen_) {
     const auto& [link, node, name] = key;
     const auto found = now.find(key);

@@ -1,13 +1,14 @@
 #pragma once
 // Private: what the player checks of the network at every sample: that the shaping it installed
 // is still there as it set it. Every class it saw must still be there, and its rate may change
-// only in the sample after the player set that link's rate; anything else (a class deleted, a
-// root qdisc replaced, a rate changed by someone else) means the network is no longer what the
-// scenario says, and the play fails naming it. Not thread-safe: the player's loop.
+// only in the sample after the player set that link's rate, when the link's own class (the one
+// at the whole link's rate) must show the rate it set; anything else (a class deleted, a root
+// qdisc replaced, a rate changed by someone else or not to what was asked) means the network is
+// no longer what the scenario says, and the play fails naming it. Not thread-safe: the player's
+// loop.
 
 #include <map>
 #include <optional>
-#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -19,15 +20,16 @@ namespace contend::emulator {
 
 class ShapingWatch {
  public:
-  // The player set `link`'s rate: its classes may change by the next sample.
-  void rate_set(const std::string& link) { moved_.insert(link); }
+  // The player set `link`'s rate to `rate_bps`: its classes may change by the next sample, and
+  // its link-level classes must then be at that rate.
+  void rate_set(const std::string& link, double rate_bps) { moved_[link] = rate_bps; }
   // Checks a sample taken at `t_s` against the ones before; the first sample sets what is expected.
   Result<void> check(const std::vector<LinkSample>& samples, double t_s);
 
  private:
   using Key = std::tuple<std::string, std::string, std::string>;  // link, node, class
   std::optional<std::map<Key, double>> seen_;                     // the rate each class had
-  std::set<std::string> moved_;                                   // links set since the last sample
+  std::map<std::string, double> moved_;                           // links set since the last sample
 };
 
 }  // namespace contend::emulator

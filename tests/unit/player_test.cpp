@@ -180,15 +180,16 @@ TEST_CASE("an event log is created exclusively: an existing file or a link is ne
 
 namespace {
 // A network whose shaping can be changed behind the player's back: its one class shapes at the
-// rate last set, unless `removed` or `tampered` after `after` samples.
+// rate last set, unless `removed` or `tampered` after `after` samples, or `halved` (a rate set to
+// half of what was asked, as a kernel that clamped it).
 class TamperedNetwork : public LinkControl {
  public:
-  enum class What { kNothing, kRemoved, kTampered } what = What::kNothing;
+  enum class What { kNothing, kRemoved, kTampered, kHalved } what = What::kNothing;
   int after = 2;
   std::chrono::milliseconds set_takes{0};
   Result<void> set_rate(const std::string&, double rate_bps) override {
     std::this_thread::sleep_for(set_takes);
-    rate_ = rate_bps;
+    rate_ = what == What::kHalved ? rate_bps / 2 : rate_bps;
     return {};
   }
   Result<std::vector<LinkSample>> sample() override {
@@ -197,6 +198,7 @@ class TamperedNetwork : public LinkControl {
     }
     ClassStats s;
     s.name = "link";
+    s.link_level = true;
     s.rate_bps = samples_ > after && what == What::kTampered ? 2 * rate_ : rate_;
     return std::vector<LinkSample>{{"a", "n0", s}};
   }
@@ -230,6 +232,12 @@ TEST_CASE("a play fails once the shaping it installed is gone or changed behind 
   auto t = play_on(tampered, "tampered");
   REQUIRE_FALSE(t.ok());
   CHECK_THAT(t.error().message, Catch::Contains("shapes at 2Gbit") && Catch::Contains("not the 1Gbit contend set"));
+  TamperedNetwork halved;
+  halved.what = TamperedNetwork::What::kHalved;
+  auto h = play_on(halved, "halved");
+  REQUIRE_FALSE(h.ok());
+  CHECK_THAT(h.error().message, Catch::Contains("link a: class link on node n0 shapes at") &&
+                                    Catch::Contains("the scenario set"));
 }
 
 TEST_CASE("an event applied later than the play allows fails it: the network was not the scenario's", "[player]") {
@@ -237,5 +245,5 @@ TEST_CASE("an event applied later than the play allows fails it: the network was
   slow.set_takes = kMaxEventLateness + std::chrono::milliseconds(50);
   auto r = play_on(slow, "late");
   REQUIRE_FALSE(r.ok());
-  CHECK_THAT(r.error().message, Catch::Contains("event at 100ms") && Catch::Contains("late, more than the 100ms"));
+  CHECK_THAT(r.error().message, Catch::Contains("event at 100ms") && Catch::Contains("late, more than the 500ms"));
 }

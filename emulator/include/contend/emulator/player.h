@@ -43,8 +43,9 @@ class EventLog {
 };
 
 // How late a play may apply an event before the network it makes is no longer the scenario's
-// (the player applies them about 0.3 ms late on an idle machine, 15 ms on a busy one).
-inline constexpr std::chrono::milliseconds kMaxEventLateness{100};
+// (the player applies them about 0.3 ms late on an idle machine, and was seen 113 ms late on two
+// cores beside a CPU-bound process: a bound load cannot cross, that a stopped player does).
+inline constexpr std::chrono::milliseconds kMaxEventLateness{500};
 
 struct PlayerOptions {
   std::chrono::milliseconds sample_period{100};  // monitor period; 0 disables sampling
