@@ -105,7 +105,7 @@ Result<void> run_cell_hosts(const Experiment& e, const Cell& cell, const CellFil
     if (stop.load()) {
       return make_error(Errc::kIo, "stopped");
     }
-    return make_error(Errc::kIo, "ansible-playbook experiment.yml for " + cell.id + " exited with " +
+    return make_error(Errc::kIo, "ansible-playbook experiment.yml exited with " +
                                      std::to_string(*code) + "; " + log + " ends:\n" + file_tail(log, 1500));
   }
   return {};

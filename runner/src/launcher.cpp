@@ -172,11 +172,18 @@ std::string ending(int code) {
   return code > 128 ? "was killed by signal " + std::to_string(code - 128) : "exited with " + std::to_string(code);
 }
 
+// "the workers' log PATH ends:\n..." or, when they wrote nothing (a worker killed at once), says so.
+std::string log_ending(const std::string& log) {
+  const std::string tail = file_tail(log, 900);
+  return tail.empty() ? "the workers' log " + log + " is empty (no worker wrote anything before this)"
+                      : "the workers' log " + log + " ends:\n" + tail;
+}
+
 // Waits until every worker has ended: an error naming the first that failed (the others usually
 // fail because it did, and their errors say so), on `stop`, at the deadline, or as soon as
 // `invalid` says why the cell can no longer be measured (the workers are killed as they go out of
 // scope).
-Result<void> wait_workers(std::vector<ChildProcess>& workers, const Cell& cell, const CellFiles& files,
+Result<void> wait_workers(std::vector<ChildProcess>& workers, const CellFiles& files,
                           const LaunchOptions& o, const std::atomic<bool>& stop,
                           const std::function<std::optional<Error>()>& invalid = {}) {
   const auto deadline = std::chrono::steady_clock::now() + o.timeout;
@@ -190,9 +197,8 @@ Result<void> wait_workers(std::vector<ChildProcess>& workers, const Cell& cell, 
       if (!code) {
         ++running;
       } else if (*code != 0) {
-        return make_error(Errc::kIo, "worker " + std::to_string(r) + " of " + cell.id + " " + ending(*code) +
-                                         " (the first to fail); the workers' log " + files.log + " ends:\n" +
-                                         file_tail(files.log, 900));
+        return make_error(Errc::kIo, "worker " + std::to_string(r) + " " + ending(*code) + " (the first to fail); " +
+                                         log_ending(files.log));
       }
     }
     if (running == 0) {
@@ -203,12 +209,12 @@ Result<void> wait_workers(std::vector<ChildProcess>& workers, const Cell& cell, 
     }
     if (invalid) {
       if (auto why = invalid()) {
-        return with_context(*why, cell.id + ": the scenario player (the cell is not measured)");
+        return with_context(*why, "the scenario player (the cell is not measured)");
       }
     }
     if (std::chrono::steady_clock::now() > deadline) {
       return make_error(Errc::kTimeout,
-                        cell.id + " took longer than " + std::to_string(o.timeout.count()) + " s; see " + files.log);
+                        "the cell took longer than " + std::to_string(o.timeout.count()) + " s; see " + files.log);
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
@@ -247,11 +253,11 @@ Result<void> run_cell(const Experiment& e, const Cell& cell, const CellFiles& fi
   if (!workers) {
     return workers.error();
   }
-  if (auto ok = wait_workers(*workers, cell, files, o, stop, [&] { return net->play_failed(); }); !ok) {
+  if (auto ok = wait_workers(*workers, files, o, stop, [&] { return net->play_failed(); }); !ok) {
     return ok;
   }
   if (auto played = net->finish_play(); !played) {
-    return with_context(played.error(), cell.id + ": the scenario player");
+    return with_context(played.error(), "the scenario player");
   }
   return {};
 }
@@ -266,7 +272,7 @@ Result<void> run_cell_loopback(const Experiment& e, const Cell& cell, const Cell
   if (!workers) {
     return workers.error();
   }
-  return wait_workers(*workers, cell, files, o, stop);
+  return wait_workers(*workers, files, o, stop);
 }
 
 }  // namespace contend::runner

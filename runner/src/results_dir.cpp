@@ -133,6 +133,10 @@ Result<std::map<std::string, double>> finished_cells(const std::string& dir) {
 Result<Fd> lock_results_dir(const std::string& dir) {
   auto fd = Fd::open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
   if (!fd) {
+    if (fd.error().os_errno == ELOOP) {
+      return make_error(Errc::kInvalidArgument,
+                        dir + " is a symbolic link: results are never written through one (name the folder itself)");
+    }
     return fd.error();
   }
   if (::flock(fd->get(), LOCK_EX | LOCK_NB) != 0) {

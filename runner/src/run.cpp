@@ -297,7 +297,7 @@ Result<RunOutcome> run_experiment(const Experiment& e, RunOptions o, const std::
   if (!dir) {
     return dir.error();
   }
-  auto lock = lock_results_dir(*dir);  // held until the run returns
+  auto lock = lock_results_dir(*dir);  // held by the outcome, through the caller's report
   if (!lock) {
     return lock.error();
   }
@@ -315,6 +315,7 @@ Result<RunOutcome> run_experiment(const Experiment& e, RunOptions o, const std::
   }
   RunOutcome out;
   out.dir = *dir;
+  out.lock = std::move(*lock);
   const std::vector<Cell> cells = expand(e);
   out.cells_total = cells.size();
   announce(e, o, cells.size(), *dir);

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "contend/common/fd.h"
 #include "contend/common/result.h"
 #include "contend/runner/calibration.h"
 #include "contend/runner/experiment.h"
@@ -44,6 +45,9 @@ struct RunOutcome {
   // A real run: the calibration recorded in calibration.json, or why there is none.
   std::optional<Calibration> calibration;
   std::string calibration_missing;
+  // The results folder's lock (lock_results_dir), held as long as the outcome is: the caller's
+  // report is drawn under it, so no second run of the folder starts in between.
+  Fd lock;
 };
 
 // Runs `e` as described above. Errors before the first cell: a backend this host cannot run (a
