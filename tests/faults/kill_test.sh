@@ -5,11 +5,7 @@
 # inside one of the run's namespaces is left. Root; runs in a mount namespace of its own with a
 # private /run/netns, so `down --all` sees only this test's run.
 # Usage: kill_test.sh PATH/TO/contend
-if [ "$(id -u)" -eq 0 ] && [ -z "${CONTEND_FAULTS_PRIVATE_NETNS:-}" ]; then
-  export CONTEND_FAULTS_PRIVATE_NETNS=1
-  exec unshare --mount --propagation private bash -c 'mkdir -p /run/netns && mount -t tmpfs contend-faults /run/netns &&
-    exec bash "$0" "$@"' "$0" "$@"
-fi
+source "$(dirname "$0")/private_netns.sh"
 source "$(dirname "$0")/../integration/lib.sh"
 source "$(dirname "$0")/lib.sh"
 need_root

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# A cell is published only when the network was the scenario's (issue 27, findings 1 and 2), seen
+# from `contend run` itself: the shaping of a link deleted mid-cell (`tc qdisc del ... root`) fails
+# the run, naming the link and node, with no number recorded for that cell; a worker stopped for
+# 3 s mid-cell leaves a cell that counts it, and its record and the terminal say which iteration
+# and how much slower than the median. Root; a private /run/netns, as kill_test.sh.
+# Usage: validity_test.sh PATH/TO/contend
+source "$(dirname "$0")/private_netns.sh"
+source "$(dirname "$0")/../integration/lib.sh"
+source "$(dirname "$0")/lib.sh"
+need_root
+src=$(cd "$(dirname "$0")/../.." && pwd)  # the shipped scenarios (lib.sh's experiment)
+
+# 4 stages over a 4-node chain, about 0.4 s an iteration: a cell lasts about 8 s.
+experiment "$tmp/e.json" '"workload": {"iterations": 20, "fwd": "20ms", "bwd": "40ms"}'
+iteration_logged() { [ -n "$(cat "$1"/runs/*.jsonl 2>/dev/null | head -c 1)" ]; }
+# The PID of rank R's `contend worker` writing under folder D.
+worker_pid() {
+  local p
+  for p in /proc/[0-9]*; do
+    tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -q "^[^ ]*contend worker --rank $1 .*--metrics $2/" && echo "${p#/proc/}"
+  done
+  return 0
+}
+
+# Finding 1: the shaping of link n1-n2 deleted on node n1 while the cell runs.
+"$contend" run "$tmp/e.json" --out "$tmp/deleted" --no-report >"$tmp/deleted.out" 2>&1 &
+runner=$!
+pids+=("$runner")
+poll 60 iteration_logged "$tmp/deleted" || fail "no iteration logged within 60 s: $(tail -5 "$tmp/deleted.out")"
+node=$(ls /run/netns | grep -E '^contend-.*\.n1$')
+dev=$(ip netns exec "$node" ip -o link show | awk -F': ' '{print $2}' | sed 's/@.*//' | grep -E '^c[0-9]+-n2$')
+[ -n "$dev" ] || fail "no interface of n1 towards n2 in $node"
+ip netns exec "$node" tc qdisc del dev "$dev" root || fail "could not delete the shaping to test"
+rc=0
+wait "$runner" || rc=$?
+[ "$rc" -ne 0 ] || fail "a run whose shaping was deleted mid-cell exited 0: $(tail -5 "$tmp/deleted.out")"
+grep -q "link n1-n2: its shaping on node n1 .* is gone" "$tmp/deleted.out" ||
+  fail "the error does not name the deleted shaping: $(tail -5 "$tmp/deleted.out")"
+[ ! -s "$tmp/deleted/cells.jsonl" ] || fail "a number was recorded for the unshaped cell: $(cat "$tmp/deleted/cells.jsonl")"
+echo "ok: shaping deleted mid-cell: the run failed, naming link and node, and recorded nothing for it"
+
+# Finding 2: rank 1 stopped for 3 s (SIGSTOP, then SIGCONT) in the middle of the cell.
+"$contend" run "$tmp/e.json" --out "$tmp/stopped" --no-report >"$tmp/stopped.out" 2>&1 &
+runner=$!
+pids+=("$runner")
+poll 60 iteration_logged "$tmp/stopped" || fail "no iteration logged within 60 s: $(tail -5 "$tmp/stopped.out")"
+sleep 1
+rank1=$(worker_pid 1 "$tmp/stopped")
+[ -n "$rank1" ] || fail "rank 1's worker not found"
+kill -STOP "$rank1"
+sleep 3
+kill -CONT "$rank1"
+wait "$runner" || fail "the run with a stopped worker failed: $(tail -5 "$tmp/stopped.out")"
+python3 - "$tmp/stopped/cells.jsonl" <<'PY' || fail "the cell's record does not show the stop"
+import json, sys
+cell = [json.loads(l) for l in open(sys.argv[1])][0]
+print(f"slowest iteration {cell['slowest_iteration']}: {cell['slowest_iteration_s']:.2f} s, "
+      f"median {cell['median_iteration_s']:.2f} s")
+assert cell["slowest_iteration_s"] >= 2.5 and cell["slowest_iteration_s"] > 3 * cell["median_iteration_s"], cell
+PY
+grep -q "the median .*was a worker stopped" "$tmp/stopped.out" ||
+  fail "the terminal did not say an iteration was many times the median: $(tail -5 "$tmp/stopped.out")"
+echo "ok: a worker stopped for 3 s: the cell's record shows its slowest iteration, and the terminal says so"
+echo "validity: all checks passed"
