@@ -328,6 +328,32 @@ TEST_CASE("fixed keeps its k and the oracle decides from the scenario's truth, n
   CHECK(d->link_bps[0] == Approx(400e6));
 }
 
+TEST_CASE("the oracle fits the runtime's latency on the truth it decides on, not on the rates it measured",
+          "[policy]") {
+  constexpr double kTrue = 400e6;
+  double now = 10;
+  OracleTruth truth;
+  truth.now_s = [&] { return now; };
+  for (int r = 0; r < kP - 1; ++r) {
+    truth.links.push_back(RateTrace::constant(kTrue));
+  }
+  // The iteration took what 1F1B takes at the true rate with 2 ms per transfer; the links were
+  // measured at that rate, or at 70% of it (TCP losing some of what the shaper allows).
+  const auto fitted = [&](double measured_bps) {
+    auto oracle = policy("oracle:knobs=k,zb=off", truth);
+    REQUIRE(oracle->decide(0, {}).ok());
+    std::vector<StageReport> reports = reports_at(measured_bps);
+    reports.front().iteration_s = one_f_one_b_s(kTrue, 2e-3);
+    auto d = oracle->decide(1, reports);
+    REQUIRE(d.ok());
+    return d->latency_s;
+  };
+  CHECK(fitted(kTrue) == Approx(2e-3).epsilon(0.02));
+  // Fitted on the measured 70%, the slower links would explain the time and the latency vanish,
+  // and the truth it then decides on would predict iterations too short.
+  CHECK(fitted(0.7 * kTrue) == Approx(2e-3).epsilon(0.02));
+}
+
 namespace {
 // A policy at rank 0 that records every report list it is given and runs kFkB with the k `choose`
 // gives.

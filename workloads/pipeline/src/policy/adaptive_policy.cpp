@@ -138,7 +138,7 @@ class AdaptivePolicy : public KPolicy {
     Measurements m = links_.measurements(reports);
     m.blocking_sends = sends_.wait;
     m.stall_slots = sends_.delegates;
-    if (auto ok = fit_latency(reports, m); !ok) {
+    if (auto ok = fit_latency(reports, iteration, m); !ok) {
       return ok.error();
     }
     const bool predicted = foresee(m, iteration);
@@ -153,10 +153,18 @@ class AdaptivePolicy : public KPolicy {
   }
 
  private:
-  // Fits the runtime's latency to rank 0's measured iteration (when steady) and applies it.
-  Result<void> fit_latency(const std::vector<StageReport>& reports, Measurements& m) {
-    if (reports.front().iteration_s > 0 && LatencyFit::steady(reports)) {
-      auto fitted = controller_.fit_latency(m, reports.front().iteration_s);
+  // Fits the runtime's latency to rank 0's measured iteration (when steady) and applies it. The
+  // oracle fits it on the truth over that iteration, what it decides on: what the truth leaves out
+  // (TCP's losses around a change, the sockets' waiting) is then in the latency, not dropped with
+  // the measured rates it replaces.
+  Result<void> fit_latency(const std::vector<StageReport>& reports, int iteration, Measurements& m) {
+    const double measured_s = reports.front().iteration_s;
+    if (measured_s > 0 && LatencyFit::steady(reports)) {
+      Measurements seen = m;
+      if (truth_) {
+        apply_truth(seen, truth_->now_s() - measured_s, iteration - 1);
+      }
+      auto fitted = controller_.fit_latency(seen, measured_s);
       if (!fitted) {
         return fitted.error();
       }
@@ -185,18 +193,24 @@ class AdaptivePolicy : public KPolicy {
       }
     }
     if (truth_) {
-      const double now = truth_->now_s();
-      for (std::size_t r = 0; r < truth_->links.size(); ++r) {
-        m.link_traces.push_back(truth_->links[r].from(now));
-        if (truth_->burst_bytes) {
-          m.links[r].burst_bytes = truth_->burst_bytes(truth_->links[r].rate_at(now));
-        }
-        m.links[r].stall_s = r < truth_->stalls.size() ? truth_->stalls[r].at(now, iteration) : 0;
-      }
+      apply_truth(m, truth_->now_s(), iteration);
     } else if (!predicted) {
       drops_.apply(m);
     }
     return predicted;
+  }
+
+  // The oracle's links for an iteration starting at `start_s` on the scenario's clock: the
+  // truth's rates from then on, its token bucket and its stalls, in place of the measured ones.
+  void apply_truth(Measurements& m, double start_s, int iteration) const {
+    m.link_traces.clear();
+    for (std::size_t r = 0; r < truth_->links.size() && r < m.links.size(); ++r) {
+      m.link_traces.push_back(truth_->links[r].from(start_s));
+      if (truth_->burst_bytes) {
+        m.links[r].burst_bytes = truth_->burst_bytes(truth_->links[r].rate_at(start_s));
+      }
+      m.links[r].stall_s = r < truth_->stalls.size() ? truth_->stalls[r].at(start_s, std::max(0, iteration)) : 0;
+    }
   }
 
   AdaptiveController controller_;
