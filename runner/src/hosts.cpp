@@ -84,10 +84,15 @@ Result<void> run_cell_hosts(const Experiment& e, const Cell& cell, const CellFil
                       "hosts mode runs ansible-playbook, which is not on PATH "
                       "(apt-get install ansible-core)");
   }
+  // Ansible starts the workers host by host as its forks reach them, seconds apart on a busy
+  // control machine or a large cluster: the first waits for the last for up to two minutes (the
+  // single-host default of 30 s was passed under load).
+  std::vector<std::string> args = worker_options(e, cell);
+  args.insert(args.end(), {"--connect-timeout", "120s"});
   nlohmann::json vars = {{"contend_cell", cell.id},
                          {"contend_scenario", e.scenario_files[cell.scenario]},
                          {"contend_results", o.results},
-                         {"contend_worker_args", worker_options(e, cell)},
+                         {"contend_worker_args", args},
                          {"contend_trace", !files.trace_prefix.empty()},
                          {"contend_nccl", transport_environment(e.workload.transport)}};
   const std::string vars_file = o.results + "/runs/" + cell.id + ".vars.json";

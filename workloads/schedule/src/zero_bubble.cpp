@@ -78,7 +78,7 @@ Result<Schedule> interleaved_zero_bubble(int ranks, int microbatches, int v, con
   std::vector<int> warmups(p);
   for (int r = 0; r < p; ++r) {
     // One hop per rank below, not two: the I that comes back is half a backward.
-    const long long more = extra.empty() ? 0 : extra[r];
+    const long long more = r < static_cast<int>(extra.size()) ? extra[r] : 0;  // a short list is refused below
     warmups[r] = static_cast<int>(std::min<long long>(order.steps(), (v - 1) * (m / rounds) + (p - 1 - r) + more));
   }
   if (const std::string why = extra.empty() ? "" : zb_slack_refusal(p, order.steps(), extra, warmups); !why.empty()) {
