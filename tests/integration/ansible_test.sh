@@ -61,8 +61,11 @@ assert any(e.get("kind") == "rate" and e["link"] == "b" for e in events), "the t
 # The background flow: sourced by n0 on its timeline, sunk by n1, both logged in the cell's events.
 starts = {e["status"] for e in events if e.get("kind") == "flow_start"}
 assert starts == {"applied", "elsewhere"}, starts
+# What it carries depends on how soon n1's sink is up in a cell of a few seconds (155 KiB seen on a
+# busy machine, megabytes on an idle one): that it reached the sink is what is asserted; its rate
+# is flows_test.sh's.
 received = max(e["bytes_received"] for e in events if e.get("kind") == "flow_sample")
-assert received > 1 << 20, f"the flow's sink on n1 received {received} bytes"
+assert received > 0, f"the flow's sink on n1 received {received} bytes"
 PY
 "$contend" report "$tmp/res" >/dev/null 2>&1 || fail "the report cannot read the collected results"
 [ -s "$tmp/res/report/throughput.png" ] || fail "no throughput figure from hosts-mode results"
