@@ -13,13 +13,7 @@ src=$(cd "$(dirname "$0")/../.." && pwd)  # the shipped scenarios (lib.sh's expe
 
 gone() { [ ! -e "/proc/$1" ] || grep -q '^State:[[:space:]]*Z' "/proc/$1/status"; }
 # PIDs of the `contend worker` processes of this test's run (their metrics go under $tmp/res).
-workers() {
-  local p
-  for p in /proc/[0-9]*; do
-    tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -q "worker .*--metrics $tmp/res/" && echo "${p#/proc/}"
-  done
-  return 0
-}
+workers() { pids_running "worker .*--metrics $tmp/res/"; }
 all_gone() { local p; for p in "$@"; do gone "$p" || return 1; done; }
 # The inodes of the network namespaces every thread of every process is in, one per line.
 netns_in_use() { readlink /proc/[0-9]*/task/*/ns/net 2>/dev/null | sed 's/[^0-9]//g' | sort -u; }

@@ -42,3 +42,13 @@ e["workload"].update(extra.get("workload", {}))
 json.dump(e, open(path, "w"))
 PY
 }
+
+# pids_running PATTERN: the PIDs of the processes whose command line (arguments joined by spaces)
+# matches PATTERN (grep), one per line.
+pids_running() {
+  local p
+  for p in /proc/[0-9]*; do
+    tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -q "$1" && echo "${p#/proc/}"
+  done
+  return 0
+}

@@ -15,13 +15,7 @@ src=$(cd "$(dirname "$0")/../.." && pwd)  # the shipped scenarios (lib.sh's expe
 experiment "$tmp/e.json" '"workload": {"iterations": 20, "fwd": "20ms", "bwd": "40ms"}'
 iteration_logged() { [ -n "$(cat "$1"/runs/*.jsonl 2>/dev/null | head -c 1)" ]; }
 # The PID of rank R's `contend worker` writing under folder D.
-worker_pid() {
-  local p
-  for p in /proc/[0-9]*; do
-    tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -q "^[^ ]*contend worker --rank $1 .*--metrics $2/" && echo "${p#/proc/}"
-  done
-  return 0
-}
+worker_pid() { pids_running "^[^ ]*contend worker --rank $1 .*--metrics $2/"; }
 
 # Finding 1: the shaping of link n1-n2 deleted on node n1 while the cell runs.
 "$contend" run "$tmp/e.json" --out "$tmp/deleted" --no-report >"$tmp/deleted.out" 2>&1 &
