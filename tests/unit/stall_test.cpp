@@ -1,6 +1,7 @@
 // Stalls (PipeMorph's stragglers): how scenarios make them, how a schedule of them answers, and
 // that the transport and the simulator apply them to one link's messages, one after another.
 
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <map>
@@ -17,6 +18,17 @@ using namespace contend;
 using namespace contend::emulator;
 
 namespace {
+
+// Rank `rank` of `world` TCP ranks on loopback, rank r listening at port base + r.
+pipeline::TcpOptions on_loopback(int rank, int world, int base) {
+  pipeline::TcpOptions o;
+  o.rank = rank;
+  o.world_size = world;
+  for (int r = 0; r < world; ++r) {
+    o.peers.push_back("127.0.0.1:" + std::to_string(base + r));
+  }
+  return o;
+}
 
 std::map<std::string, std::string> files;
 
@@ -128,15 +140,13 @@ TEST_CASE("the TCP transport stalls one link's messages one after another, both 
   constexpr double kStall = 0.04;
   std::vector<double> took(3, 0);  // rank 0 -> 1, 1 -> 0, 1 -> 2: first send to last arrival
   std::vector<std::string> errors(3);
+  // When rank 0 starts sending: rank 1 may finish connecting later, so its own clock would miss
+  // some of the stalls rank 0's messages have already waited.
+  std::atomic<double> rank0_sends{0};
   std::vector<std::thread> threads;
   for (int r = 0; r < 3; ++r) {
     threads.emplace_back([&, r] {
-      pipeline::TcpOptions o;
-      o.rank = r;
-      o.world_size = 3;
-      o.peers = {"127.0.0.1:" + std::to_string(kBase), "127.0.0.1:" + std::to_string(kBase + 1),
-                 "127.0.0.1:" + std::to_string(kBase + 2)};
-      auto t = pipeline::connect_tcp(o);
+      auto t = pipeline::connect_tcp(on_loopback(r, 3, kBase));
       if (!t) {
         errors[r] = t.error().message;
         return;
@@ -163,13 +173,15 @@ TEST_CASE("the TCP transport stalls one link's messages one after another, both 
         }
       };
       if (r == 0) {
+        rank0_sends = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
         send_all(1, pipeline::Kind::kActivation);
         receive_all(1, pipeline::Kind::kGradient);
       } else if (r == 1) {
         send_all(0, pipeline::Kind::kGradient);
         send_all(2, pipeline::Kind::kActivation);
         receive_all(0, pipeline::Kind::kActivation);
-        took[0] = since();
+        took[0] = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count() -
+                  rank0_sends.load();
         REQUIRE((*t)->flush().ok());
       } else {
         receive_all(1, pipeline::Kind::kActivation);
@@ -257,11 +269,7 @@ TEST_CASE("with delegates, that many tensors to one peer wait out their stalls a
     std::string error;
     double took = 0;
     std::thread peer([&] {
-      pipeline::TcpOptions o;
-      o.rank = 1;
-      o.world_size = 2;
-      o.peers = {"127.0.0.1:" + std::to_string(kBase), "127.0.0.1:" + std::to_string(kBase + 1)};
-      auto t = pipeline::connect_tcp(o);
+      auto t = pipeline::connect_tcp(on_loopback(1, 2, kBase));
       const auto start = std::chrono::steady_clock::now();
       for (int i = 0; t && i < kCount; ++i) {
         if (!(*t)->recv(0, pipeline::Tag{pipeline::Kind::kActivation, 0, i, 0}, start + std::chrono::seconds(30))) {
@@ -271,10 +279,7 @@ TEST_CASE("with delegates, that many tensors to one peer wait out their stalls a
       }
       took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     });
-    pipeline::TcpOptions o;
-    o.world_size = 2;
-    o.peers = {"127.0.0.1:" + std::to_string(kBase), "127.0.0.1:" + std::to_string(kBase + 1)};
-    auto t = pipeline::connect_tcp(o);
+    auto t = pipeline::connect_tcp(on_loopback(0, 2, kBase));
     REQUIRE(t.ok());
     pipeline::SendOptions options;
     options.delegates = delegates;
@@ -322,19 +327,12 @@ TEST_CASE("a waiting send returns once its tensor is out, its stall included; an
     double send_took = 0;
     std::string error;
     std::thread peer([&] {
-      pipeline::TcpOptions o;
-      o.rank = 1;
-      o.world_size = 2;
-      o.peers = {"127.0.0.1:" + std::to_string(kBase), "127.0.0.1:" + std::to_string(kBase + 1)};
-      auto t = pipeline::connect_tcp(o);
+      auto t = pipeline::connect_tcp(on_loopback(1, 2, kBase));
       if (!t || !(*t)->recv(0, pipeline::Tag{}, std::chrono::steady_clock::now() + std::chrono::seconds(30))) {
         error = "rank 1 did not receive";
       }
     });
-    pipeline::TcpOptions o;
-    o.world_size = 2;
-    o.peers = {"127.0.0.1:" + std::to_string(kBase), "127.0.0.1:" + std::to_string(kBase + 1)};
-    auto t = pipeline::connect_tcp(o);
+    auto t = pipeline::connect_tcp(on_loopback(0, 2, kBase));
     REQUIRE(t.ok());
     pipeline::SendOptions options;
     options.wait = wait;
