@@ -3,6 +3,7 @@
 #include "dpdk_command.h"
 #include "emu_command.h"
 #include "flows_command.h"
+#include "job_rank_command.h"
 #include "list_command.h"
 #include "report_command.h"
 #include "run_command.h"
@@ -40,6 +41,10 @@ const Registry<CommandKind>& commands() {
       {{"", "worker",
         "Run one pipeline stage over TCP or NCCL (one process per stage)", {}},
        CommandKind{add_worker_command}},
+      {{"", "job-rank",
+        "Run one rank of a user's job as `contend run` does: its output timestamped into a rank "
+        "log, its whole process tree ended with it", {}},
+       CommandKind{add_job_rank_command}},
       {{"", "list",
         "List what this build registers: schedules, policies, compute backends, transports, "
         "shaping disciplines, timeline patterns and subcommands, with their parameters "

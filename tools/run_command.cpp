@@ -29,7 +29,7 @@ struct RunOptions {
   std::string out;
   std::string resume;
   std::string compare;
-  std::string tolerance = "5%";
+  std::string tolerance;  // default 5% of a speedup, 2% of a command experiment's throughput
   bool simulate = false;
   std::string calibration;  // --simulate: FILE or "host"
   bool no_report = false;
@@ -161,7 +161,7 @@ Result<runner::Experiment> load(const RunOptions& o) {
 // --simulate's runtime costs: a recorded calibration, one measured here, or none; said on stderr.
 Result<std::optional<runner::Calibration>> calibration_of(const RunOptions& o, const runner::Experiment& e,
                                                          const runner::LaunchOptions& launch) {
-  if (!o.simulate) {
+  if (!o.simulate || e.job) {  // a command experiment is refused further on, never simulated
     return std::optional<runner::Calibration>{};
   }
   if (o.calibration.empty()) {
@@ -203,6 +203,9 @@ int run(RunOptions& o) {
   if (!e) {
     return fail(e.error().message);
   }
+  if (o.tolerance.empty()) {
+    o.tolerance = e->job ? "2%" : "5%";
+  }
   auto tolerance = parse_fraction(o.tolerance);
   if (!tolerance) {
     return fail("--tolerance: " + tolerance.error().message);
@@ -213,7 +216,7 @@ int run(RunOptions& o) {
     if (!s) {
       return fail(s.error().message);
     }
-    runner::Summary mine{e->name, e->baseline, o.simulate ? "simulated" : "real", {}};
+    runner::Summary mine{e->name, e->baseline, o.simulate ? "simulated" : "real", {}, "", false};
     if (auto ok = runner::check_comparable(mine, *s, o.compare); !ok) {
       return fail("--compare: " + ok.error().message);
     }
@@ -275,7 +278,8 @@ std::function<int()> add_run_command(CLI::App& sub) {
   r->add_option("--out", o->out, "Results directory, must not exist (default results/NAME-TIMESTAMP)");
   r->add_option("--resume", o->resume, "Continue an interrupted run in this directory, skipping finished cells");
   r->add_flag("--simulate", o->simulate, "Run the matrix in the simulator (no root, any scale) instead of for real");
-  r->add_option("--compare", o->compare, "Reference summary.json: exit 3 when a speedup fell by more than --tolerance");
+  r->add_option("--compare", o->compare, "Reference summary.json: exit 3 when a speedup (a command experiment's throughput) fell by more "
+                "than --tolerance");
   r->add_option("--hosts", o->hosts,
                 "Run on cluster hosts: an Ansible inventory whose `nodes` group lists them in pipeline order "
                 "(ansible/README.md)")
@@ -287,7 +291,8 @@ std::function<int()> add_run_command(CLI::App& sub) {
       ->needs(r->get_option("--simulate"));
   r->add_flag("--no-report", o->no_report, "Do not draw the figures at the end (contend report DIR does)");
   r->add_option("--tolerance", o->tolerance,
-                "Allowed fall of a speedup for --compare (percent or fraction; default 5%)");
+                "Allowed fall for --compare (percent or fraction; default 5% of a speedup, 2% of a command "
+                "experiment's throughput, which must also fall beyond the runs' 95% intervals)");
   r->get_option("--out")->excludes(r->get_option("--resume"));
   r->get_option("--hosts")->excludes(r->get_option("--simulate"));
   return [o] {

@@ -82,6 +82,12 @@ Result<std::string> resolve(const std::string& argv0) {
 
 // In the child, between fork and exec: only async-signal-safe calls. Reports a failure through
 // `report` (the errno) and exits 127.
+[[noreturn]] void fail_child(int report) {
+  const int err = errno;
+  (void)!::write(report, &err, sizeof err);
+  ::_exit(127);
+}
+
 [[noreturn]] void exec_child(const std::string& program, char* const* args, char* const* env, const ChildOptions& o,
                              pid_t parent, int report) {
   if (o.die_with_parent) {
@@ -93,15 +99,16 @@ Result<std::string> resolve(const std::string& argv0) {
   if (!o.output_path.empty()) {
     const int fd = ::open(o.output_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (fd < 0 || ::dup2(fd, 1) < 0 || ::dup2(fd, 2) < 0) {
-      const int err = errno;
-      (void)!::write(report, &err, sizeof err);
-      ::_exit(127);
+      fail_child(report);
     }
+  } else if ((o.stdout_fd >= 0 && ::dup2(o.stdout_fd, 1) < 0) || (o.stderr_fd >= 0 && ::dup2(o.stderr_fd, 2) < 0)) {
+    fail_child(report);
+  }
+  if (!o.working_dir.empty() && ::chdir(o.working_dir.c_str()) != 0) {
+    fail_child(report);
   }
   ::execve(program.c_str(), args, env);
-  const int err = errno;
-  (void)!::write(report, &err, sizeof err);
-  ::_exit(127);
+  fail_child(report);
 }
 
 }  // namespace
@@ -155,7 +162,8 @@ Result<ChildProcess> ChildProcess::spawn(const std::vector<std::string>& argv, C
   if (n == static_cast<ssize_t>(sizeof err)) {
     int status = 0;
     ::waitpid(pid, &status, 0);
-    return errno_error(err, "spawn " + argv[0] + (options.output_path.empty() ? "" : " > " + options.output_path));
+    return errno_error(err, "spawn " + argv[0] + (options.output_path.empty() ? "" : " > " + options.output_path) +
+                                (options.working_dir.empty() ? "" : " in " + options.working_dir));
   }
   return ChildProcess(pid, options);
 }

@@ -237,4 +237,19 @@ Result<nlohmann::json> parse_document(const std::string& text, const std::string
   return json;
 }
 
+Result<void> read_count(const JsonReader& r, const std::string& key, long long lo, long long hi, int& out) {
+  auto v = r.optional_integer(key);
+  if (!v) {
+    return v.error();
+  }
+  if (*v) {
+    if (**v < lo || **v > hi) {
+      return r.error_at(key, "expected " + std::to_string(lo) + " to " + std::to_string(hi) + ", got " +
+                                 std::to_string(**v));
+    }
+    out = static_cast<int>(**v);
+  }
+  return {};
+}
+
 }  // namespace contend

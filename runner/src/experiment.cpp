@@ -16,22 +16,6 @@
 namespace contend::runner {
 namespace {
 
-// The optional integer `key` into `out`, refused outside [lo, hi] before it is narrowed.
-Result<void> read_count(const JsonReader& r, const char* key, long long lo, long long hi, int& out) {
-  auto v = r.optional_integer(key);
-  if (!v) {
-    return v.error();
-  }
-  if (*v) {
-    if (**v < lo || **v > hi) {
-      return r.error_at(key, "expected " + std::to_string(lo) + " to " + std::to_string(hi) + ", got " +
-                                 std::to_string(**v));
-    }
-    out = static_cast<int>(**v);
-  }
-  return {};
-}
-
 // The optional duration `key` into `out`, refused outside (0, 1 h].
 Result<void> read_duration(const JsonReader& r, const char* key, std::chrono::nanoseconds& out) {
   auto v = r.optional_duration(key);
@@ -132,9 +116,13 @@ Result<void> parse_scenarios(const JsonReader& r, Experiment& e) {
     if (!s) {
       return entry.error(s.error().message);
     }
+    if (e.workload.stages == 0) {
+      e.workload.stages = static_cast<int>(s->nodes.size());  // a job's ranks: one per node
+    }
     if (static_cast<int>(s->nodes.size()) != e.workload.stages) {
       return entry.error("scenario \"" + s->name + "\" has " + std::to_string(s->nodes.size()) +
-                         " nodes; the workload has " + std::to_string(e.workload.stages) + " stages (one per node)");
+                         " nodes; the workload has " + std::to_string(e.workload.stages) +
+                         (e.job ? " ranks" : " stages") + " (one per node)");
     }
     for (const auto& earlier : e.scenarios) {
       if (earlier.name == s->name) {
@@ -266,12 +254,23 @@ Result<void> parse_header(const JsonReader& r, Experiment& e) {
                       "ansible/), got \"" +
                           e.topology + "\"");
   }
-  for (const char* key : {"workload", "scenarios", "schedules"}) {
+  // A command workload's axis is "variants" (job.h); contend's pipeline's is "schedules".
+  const bool job = r.has("workload") && r.at("workload").has("command");
+  const char* axis = job ? "schedules" : "variants";
+  if (r.has(axis)) {
+    return r.error_at(axis, job ? "a command workload runs \"variants\", not \"schedules\""
+                                : "\"variants\" are a command workload's (\"workload\": {\"command\": [...]})");
+  }
+  std::vector<const char*> lists = {"scenarios"};
+  if (!job) {
+    lists.push_back("schedules");
+  }
+  for (const char* key : {"workload", "scenarios", lists.back()}) {
     if (!r.has(key)) {
       return r.error(std::string("missing \"") + key + "\"");
     }
   }
-  for (const char* key : {"scenarios", "schedules"}) {
+  for (const char* key : lists) {
     if (auto ok = r.at(key).expect_array(); !ok) {
       return ok;
     }
@@ -287,6 +286,14 @@ Result<void> parse_baseline(const JsonReader& r, Experiment& e) {
   auto text = r.optional_string("baseline");
   if (!text) {
     return text.error();
+  }
+  if (e.job) {  // a variant's name; the first by default
+    const auto& vs = e.job->variants;
+    e.baseline = text->value_or(vs.front().name);
+    if (std::none_of(vs.begin(), vs.end(), [&](const JobVariant& v) { return v.name == e.baseline; })) {
+      return r.error_at("baseline", "\"" + e.baseline + "\" is not one of the variants");
+    }
+    return {};
   }
   if (*text) {
     // A spec names its canonical entry ("kfkb:2" is "kfkb:k=2"); anything else, an entry's name.
@@ -327,12 +334,33 @@ Result<void> parse_measure(const JsonReader& r, Experiment& e) {
   return {};
 }
 
+// A command workload (job.h) and its variants; its ranks, when it does not say, are the first
+// scenario's nodes (parse_scenarios), and the rank whose output is read one of them.
+Result<void> parse_job(const JsonReader& r, Experiment& e) {
+  static const nlohmann::json kNone;
+  const JsonReader variants = r.has("variants") ? r.at("variants") : JsonReader(kNone, e.source, "/variants");
+  auto job = parse_command_job(r.at("workload"), variants, std::filesystem::path(e.source).parent_path().string());
+  if (!job) {
+    return job.error();
+  }
+  e.workload.stages = job->ranks;
+  e.job = std::move(*job);
+  if (auto ok = parse_scenarios(r, e); !ok) {
+    return ok;
+  }
+  e.job->ranks = e.workload.stages;
+  if (e.job->output_rank >= e.job->ranks) {
+    return r.at("workload").error_at("output_rank", "expected a rank below " + std::to_string(e.job->ranks));
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<Experiment> parse_experiment(const std::string& text, const std::string& source) {
   auto json = parse_document(text, source, "experiment", 1,
-                             {"name", "description", "topology", "scenarios", "workload", "schedules", "repetitions",
-                              "baseline", "measure"});
+                             {"name", "description", "topology", "scenarios", "workload", "schedules", "variants",
+                              "repetitions", "baseline", "measure"});
   if (!json) {
     return json.error();
   }
@@ -342,12 +370,23 @@ Result<Experiment> parse_experiment(const std::string& text, const std::string& 
   if (auto ok = parse_header(r, e); !ok) {
     return ok.error();
   }
-  auto workload = parse_workload(r.at("workload"));
-  if (!workload) {
-    return workload.error();
+  if (r.at("workload").has("command")) {
+    if (auto ok = parse_job(r, e); !ok) {
+      return ok.error();
+    }
+  } else {
+    auto workload = parse_workload(r.at("workload"));
+    if (!workload) {
+      return workload.error();
+    }
+    e.workload = *workload;
+    for (const auto& part : {parse_scenarios, parse_schedules}) {
+      if (auto ok = part(r, e); !ok) {
+        return ok.error();
+      }
+    }
   }
-  e.workload = *workload;
-  for (const auto& part : {parse_scenarios, parse_schedules, parse_baseline, parse_measure}) {
+  for (const auto& part : {parse_baseline, parse_measure}) {
     if (auto ok = part(r, e); !ok) {
       return ok.error();
     }
@@ -364,17 +403,27 @@ Result<Experiment> load_experiment(const std::string& path) {
 }
 
 std::vector<Cell> expand(const Experiment& e) {
+  // The second axis: the schedules, or a command job's variants (a schedule-less cell each).
+  std::vector<Cell> axis;
+  for (const ScheduleEntry& entry : e.schedules) {
+    axis.push_back({0, entry.schedule, 0, "", entry.transport.value_or(e.workload.transport), entry.name});
+  }
+  for (std::size_t v = 0; e.job && v < e.job->variants.size(); ++v) {
+    axis.push_back({0, Spec(), 0, "", e.workload.transport, e.job->variants[v].name, static_cast<int>(v)});
+  }
   std::vector<Cell> out;
   for (std::size_t s = 0; s < e.scenarios.size(); ++s) {
-    for (const ScheduleEntry& entry : e.schedules) {
+    for (const Cell& entry : axis) {
       std::string safe;
       for (char c : entry.name) {
         safe += std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' ? c : '-';
       }
       for (int rep = 0; rep < e.repetitions; ++rep) {
-        out.push_back({static_cast<int>(s), entry.schedule, rep,
-                       e.scenarios[s].name + "." + safe + ".r" + std::to_string(rep + 1),
-                       entry.transport.value_or(e.workload.transport), entry.name});
+        Cell cell = entry;
+        cell.scenario = static_cast<int>(s);
+        cell.repetition = rep;
+        cell.id = e.scenarios[s].name + "." + safe + ".r" + std::to_string(rep + 1);
+        out.push_back(std::move(cell));
       }
     }
   }

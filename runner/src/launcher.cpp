@@ -14,6 +14,7 @@
 #include "contend/emulator/emulated_run.h"
 #include "contend/pipeline/transport/tcp_transport.h"
 #include "contend/runner/traffic.h"
+#include "cell_wait.h"
 
 namespace contend::runner {
 namespace {
@@ -22,29 +23,33 @@ std::string seconds_text(std::chrono::nanoseconds d) {
   return std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(d).count()) + "us";
 }
 
-// Rank r's address: its end of the link from node r-1 (node 0: its end of the link to node 1).
-Result<std::vector<std::string>> rank_addresses(const emulator::Scenario& s, const emulator::TopologyPlan& plan) {
-  std::vector<std::string> out;
+}  // namespace
+
+std::string cell_run_name(const Cell& cell) {
+  return "r" + std::to_string(::getpid() % 100000) + "-" + std::to_string(cell.repetition) +
+         std::to_string(std::chrono::steady_clock::now().time_since_epoch().count() % 1000);
+}
+
+Result<std::vector<RankEnd>> rank_ends(const emulator::Scenario& s, const emulator::TopologyPlan& plan) {
+  std::vector<RankEnd> out;
   for (std::size_t r = 0; r < s.nodes.size(); ++r) {
     const std::string& other = s.nodes[r == 0 ? 1 : r - 1];
-    std::string address;
+    RankEnd found;
     for (const auto& l : plan.links) {
       for (const auto* end : {&l.from, &l.to}) {
         const auto* peer = end == &l.from ? &l.to : &l.from;
         if (end->node == s.nodes[r] && peer->node == other) {
-          address = emulator::strip_prefix_length(end->address);
+          found = {emulator::strip_prefix_length(end->address), end->ifname};
         }
       }
     }
-    if (address.empty()) {
+    if (found.address.empty()) {
       return make_error(Errc::kInvalidArgument, "no link between " + s.nodes[r] + " and " + other);
     }
-    out.push_back(address);
+    out.push_back(std::move(found));
   }
   return out;
 }
-
-}  // namespace
 
 std::vector<std::string> worker_options(const Experiment& e, const Cell& cell) {
   const Workload& w = e.workload;
@@ -167,57 +172,9 @@ Result<std::vector<ChildProcess>> start_workers(const Experiment& e, const Cell&
   return spawn_workers(commands, files.log);
 }
 
-// How a worker ended, for people: "exited with 1", "was killed by signal 9".
-std::string ending(int code) {
-  return code > 128 ? "was killed by signal " + std::to_string(code - 128) : "exited with " + std::to_string(code);
-}
-
-// "the workers' log PATH ends:\n..." or, when they wrote nothing (a worker killed at once), says so.
-std::string log_ending(const std::string& log) {
-  const std::string tail = file_tail(log, 900);
-  return tail.empty() ? "the workers' log " + log + " is empty (no worker wrote anything before this)"
-                      : "the workers' log " + log + " ends:\n" + tail;
-}
-
-// Waits until every worker has ended: an error naming the first that failed (the others usually
-// fail because it did, and their errors say so), on `stop`, at the deadline, or as soon as
-// `invalid` says why the cell can no longer be measured (the workers are killed as they go out of
-// scope).
-Result<void> wait_workers(std::vector<ChildProcess>& workers, const CellFiles& files,
-                          const LaunchOptions& o, const std::atomic<bool>& stop,
-                          const std::function<std::optional<Error>()>& invalid = {}) {
-  const auto deadline = std::chrono::steady_clock::now() + o.timeout;
-  for (;;) {
-    int running = 0;
-    for (std::size_t r = 0; r < workers.size(); ++r) {
-      if (!workers[r].running()) {
-        continue;
-      }
-      auto code = workers[r].wait(std::chrono::milliseconds(0));
-      if (!code) {
-        ++running;
-      } else if (*code != 0) {
-        return make_error(Errc::kIo, "worker " + std::to_string(r) + " " + ending(*code) + " (the first to fail); " +
-                                         log_ending(files.log));
-      }
-    }
-    if (running == 0) {
-      return {};
-    }
-    if (stop.load()) {
-      return make_error(Errc::kIo, "stopped");
-    }
-    if (invalid) {
-      if (auto why = invalid()) {
-        return with_context(*why, "the scenario player (the cell is not measured)");
-      }
-    }
-    if (std::chrono::steady_clock::now() > deadline) {
-      return make_error(Errc::kTimeout,
-                        "the cell took longer than " + std::to_string(o.timeout.count()) + " s; see " + files.log);
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+// The workers share one log.
+CellProcesses workers_of(const CellFiles& files) {
+  return {"worker", [log = files.log](std::size_t) { return log; }};
 }
 
 }  // namespace
@@ -225,16 +182,19 @@ Result<void> wait_workers(std::vector<ChildProcess>& workers, const CellFiles& f
 Result<void> run_cell(const Experiment& e, const Cell& cell, const CellFiles& files, const LaunchOptions& o,
                       const std::atomic<bool>& stop) {
   const emulator::Scenario& scenario = e.scenarios[cell.scenario];
-  const std::string run = "r" + std::to_string(::getpid() % 100000) + "-" + std::to_string(cell.repetition) +
-                          std::to_string(std::chrono::steady_clock::now().time_since_epoch().count() % 1000);
+  const std::string run = cell_run_name(cell);
   // The run owner tears the network down whatever happens next, also after a failure half-way.
   auto net = emulator::EmulatedRun::up(scenario, run, e.scenario_files[cell.scenario], &stop);
   if (!net) {
     return net.error();
   }
-  auto addresses = rank_addresses(scenario, net->plan());
-  if (!addresses) {
-    return addresses.error();
+  auto ends = rank_ends(scenario, net->plan());
+  if (!ends) {
+    return ends.error();
+  }
+  std::vector<std::string> addresses;
+  for (const RankEnd& end : *ends) {
+    addresses.push_back(end.address);
   }
   auto log = emulator::EventLog::open(files.events);
   if (!log) {
@@ -248,12 +208,13 @@ Result<void> run_cell(const Experiment& e, const Cell& cell, const CellFiles& fi
   const auto zero = std::chrono::steady_clock::now();
   const double start_s = std::chrono::duration<double>(zero.time_since_epoch()).count();
   net->play_in_background(std::move(*log), emulator::PlayerOptions{std::chrono::milliseconds(100), true, zero});
-  auto workers = start_workers(e, cell, files, o, net->plan(), *addresses, reach_options(*pairs, net->plan(), o.port),
+  auto workers = start_workers(e, cell, files, o, net->plan(), addresses, reach_options(*pairs, net->plan(), o.port),
                                start_s);
   if (!workers) {
     return workers.error();
   }
-  if (auto ok = wait_workers(*workers, files, o, stop, [&] { return net->play_failed(); }); !ok) {
+  if (auto ok = wait_processes(*workers, workers_of(files), o.timeout, stop, [&] { return net->play_failed(); });
+      !ok) {
     return ok;
   }
   if (auto played = net->finish_play(); !played) {
@@ -272,7 +233,7 @@ Result<void> run_cell_loopback(const Experiment& e, const Cell& cell, const Cell
   if (!workers) {
     return workers.error();
   }
-  return wait_workers(*workers, files, o, stop);
+  return wait_processes(*workers, workers_of(files), o.timeout, stop);
 }
 
 }  // namespace contend::runner

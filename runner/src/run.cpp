@@ -9,6 +9,8 @@
 #include "contend/common/json.h"
 #include "contend/common/records.h"
 #include "contend/common/units.h"
+#include "contend/runner/job_cell.h"
+#include "contend/runner/job_log.h"
 #include "contend/runner/progress.h"
 #include "contend/runner/results.h"
 #include "contend/runner/results_dir.h"
@@ -82,7 +84,7 @@ Result<void> run_one(const Experiment& e, const Cell& cell, const CellFiles& fil
   if (o.hosts) {
     return run_cell_hosts(e, cell, files, *o.hosts, stop);
   }
-  return run_cell(e, cell, files, o.launch, stop);
+  return e.job ? run_job_cell(e, cell, files, o.launch, stop) : run_cell(e, cell, files, o.launch, stop);
 }
 
 // The summary of the cells finished in `done`, in the matrix's order.
@@ -102,8 +104,12 @@ Summary summary_of(const Experiment& e, const std::vector<Cell>& cells, const st
     }
   }
   Summary s = summarize(e.name, e.baseline, mode, order, throughput);
+  if (e.job) {
+    s.unit = output_unit(e.job->output);
+    s.compare_throughput = true;
+  }
   for (CellSummary& c : s.cells) {
-    if (pipeline::reads_truth(*specs[c.schedule])) {
+    if (!e.job && pipeline::reads_truth(*specs[c.schedule])) {
       c.note = "oracle: reads the scenario's ground truth; a bound for comparison, not a real scheduler";
     }
   }
@@ -126,6 +132,9 @@ std::string truth_path(const std::string& dir, const Experiment& e, int scenario
 // Whether the workers of a scenario's cells are told its network: an oracle among the schedules
 // reads its rates, and every rank's transport applies its stalls.
 bool needs_truth(const Experiment& e, int scenario) {
+  if (e.job) {
+    return false;  // a user's job reads no truth, and only contend's transport applies stalls
+  }
   return e.scenarios[scenario].has_stalls() ||
          std::any_of(e.schedules.begin(), e.schedules.end(),
                      [](const ScheduleEntry& s) { return pipeline::reads_truth(s.schedule); });
@@ -168,6 +177,9 @@ Result<void> write_truths(const std::string& dir, const Experiment& e, const std
 Result<Calibration> record_calibration(const Experiment& e, const std::string& dir, const std::vector<Cell>& cells,
                                        const std::map<std::string, double>& done, const Summary& summary,
                                        const std::vector<ScenarioNetwork>& truths) {
+  if (e.job) {
+    return make_error(Errc::kUnsupported, "a user's job is not contend's pipeline, which the simulator models");
+  }
   std::vector<std::string> metrics;
   for (const Cell& cell : cells) {
     if (cell.name == e.baseline && done.count(cell.id) != 0) {
@@ -197,8 +209,21 @@ Result<Calibration> record_calibration(const Experiment& e, const std::string& d
   return c;
 }
 
-// A real run on this host needs what its backend needs here (cuda: a device), before anything.
+// A real run on this host needs what its backend needs here (cuda: a device), before anything; a
+// user's job runs only for real.
 Result<void> check_backend_here(const Experiment& e, const RunOptions& o) {
+  if (e.job && o.simulate) {
+    return make_error(Errc::kInvalidArgument, e.source + ": a command experiment runs a user's job, which the "
+                                              "simulator cannot model; run it without --simulate");
+  }
+  if (e.job && o.hosts) {
+    return make_error(Errc::kUnsupported,
+                      e.source + ": --hosts runs contend's own pipeline on cluster hosts; a command experiment runs "
+                                 "on this host's emulated nodes (docs/own-job.md#on-cluster-hosts)");
+  }
+  if (e.job) {
+    return {};
+  }
   const auto& available = pipeline::backends().find(e.workload.backend)->kind.available;
   if (!available || o.simulate || o.hosts) {
     return {};
@@ -221,7 +246,8 @@ Result<double> measure_cell(const Experiment& e, const Cell& cell, const std::st
   if (auto ok = run_one(e, cell, files, o, truth, stop); !ok) {
     return ok.error();
   }
-  return cell_throughput(files.metrics, e.workload, e.measure, files.events);
+  return e.job ? job_throughput(*e.job, files.log, e.measure, files.events)
+               : cell_throughput(files.metrics, e.workload, e.measure, files.events);
 }
 
 // How even a finished cell's iterations were; an iteration many times the median is said (a
@@ -276,6 +302,16 @@ void announce(const Experiment& e, const RunOptions& o, std::size_t cells, const
                dir.c_str());
   for (const std::string& warning : unshaped_traffic(e)) {
     std::fprintf(stderr, "contend run: note: %s\n", warning.c_str());
+  }
+  for (std::size_t s = 0; e.job && s < e.scenarios.size(); ++s) {
+    const auto pairs = unlinked_rank_pairs(e.scenarios[s]);
+    if (!pairs.empty()) {
+      std::fprintf(stderr,
+                   "contend run: note: scenario %s: %s share no link, so their ranks cannot reach each other (only "
+                   "link neighbours are routed); a job whose ranks all talk (an all-reduce) needs a link between "
+                   "every pair\n",
+                   e.scenarios[s].name.c_str(), pairs.front().c_str());
+    }
   }
 }
 

@@ -84,6 +84,8 @@ nlohmann::ordered_json summary_json(const Summary& s) {
   doc["experiment"] = s.experiment;
   doc["mode"] = s.mode;
   doc["baseline"] = s.baseline;
+  doc["unit"] = s.unit;
+  doc["compared"] = s.compare_throughput ? "throughput" : "speedup";
   doc["cells"] = nlohmann::ordered_json::array();
   for (const CellSummary& c : s.cells) {
     nlohmann::ordered_json j;
@@ -143,7 +145,7 @@ std::string summary_csv(const Summary& s) {
 std::string summary_table(const Summary& s) {
   TableWriter table({{"scenario", "", -16, "", nullptr},
                      {"schedule", "", -22, "", nullptr},
-                     {"throughput_median", "samples/s", 14, "%.1f", nullptr},
+                     {"throughput_median", s.unit, 14, "%.1f", nullptr},
                      {"throughput_ci95", "+/-95%", 10, "%.1f", nullptr},
                      {"speedup_median", "speedup vs " + s.baseline, 18, "",
                       [](const nlohmann::ordered_json& r) {
@@ -176,6 +178,13 @@ Result<Summary> read_summary(const std::string& path) {
   s.baseline = *baseline;
   s.experiment = *experiment;
   s.mode = *mode;
+  auto unit = r.optional_string("unit");
+  auto compared = r.optional_string("compared");
+  if (auto e = first_error(unit, compared)) {
+    return *e;
+  }
+  s.unit = unit->value_or(s.unit);
+  s.compare_throughput = compared->value_or("speedup") == "throughput";
   if (!r.has("cells") || !r.at("cells").json().is_array()) {
     return r.error("expected an array \"cells\"");
   }
@@ -200,6 +209,11 @@ Result<Summary> read_summary(const std::string& path) {
     cell.schedule = *schedule;
     cell.speedup = *speedup;
     cell.stats.median = *median;
+    auto ci95 = c.at("throughput").optional_number("ci95");
+    if (!ci95) {
+      return ci95.error();
+    }
+    cell.stats.ci95 = ci95->value_or(0);
     cell.stats.n = c.has("repetitions") && c.json()["repetitions"].is_number_integer()
                        ? c.json()["repetitions"].get<int>()
                        : 1;
@@ -229,11 +243,17 @@ std::vector<Regression> compare(const Summary& now, const Summary& reference, do
         cur = &c;
       }
     }
+    const bool by_throughput = reference.compare_throughput;
+    const double was = by_throughput ? ref.stats.median : ref.speedup;
     if (cur == nullptr || cur->stats.n == 0) {
-      out.push_back({ref.scenario, ref.schedule, ref.speedup, 0, "missing"});
-    } else if (ref.speedup > 0 && cur->speedup < ref.speedup * (1 - tolerance)) {
-      out.push_back({ref.scenario, ref.schedule, ref.speedup, cur->speedup,
-                     "slower by " + fmt("%.1f%%", 100 * (1 - cur->speedup / ref.speedup))});
+      out.push_back({ref.scenario, ref.schedule, was, 0, "missing"});
+      continue;
+    }
+    const double is = by_throughput ? cur->stats.median : cur->speedup;
+    const bool beyond_noise = !by_throughput || was - is > std::hypot(ref.stats.ci95, cur->stats.ci95);
+    if (was > 0 && is < was * (1 - tolerance) && beyond_noise) {
+      out.push_back({ref.scenario, ref.schedule, was, is,
+                     (by_throughput ? "throughput lower by " : "slower by ") + fmt("%.1f%%", 100 * (1 - is / was))});
     }
   }
   return out;
@@ -246,7 +266,7 @@ std::string regression_table(const std::vector<Regression>& regressions) {
   out << line;
   for (const Regression& r : regressions) {
     std::snprintf(line, sizeof line, "%-16s %-22s %10.3f %10.3f  %s\n", r.scenario.c_str(), r.schedule.c_str(),
-                  r.baseline_speedup, r.speedup, r.what.c_str());
+                  r.reference, r.now, r.what.c_str());
     out << line;
   }
   return out.str();

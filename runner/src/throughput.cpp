@@ -66,14 +66,23 @@ Result<ScenarioClock> scenario_clock(const std::string& events_path) {
   return ScenarioClock{j["steady_s"].get<double>(), has_duration ? j["duration_s"].get<double>() : 0.0};
 }
 
-// A measured iteration that ended after the scenario did ran on a network the scenario does not
+// Rank 0's iterations as intervals of the samples each carries.
+std::vector<Interval> intervals_of(const std::vector<std::pair<double, double>>& its, const Workload& w) {
+  std::vector<Interval> out;
+  out.reserve(its.size());
+  for (const auto& [start, seconds] : its) {
+    out.push_back({start, seconds, samples_per_iteration(w)});
+  }
+  return out;
+}
+
+// A measured interval that ended after the scenario did ran on a network the scenario does not
 // describe (its last state, held): the cell is refused.
-Result<void> within_scenario(const std::vector<std::pair<double, double>>& its, const ScenarioClock& clock,
-                             const std::string& path) {
+Result<void> within_scenario(const std::vector<Interval>& counted, const ScenarioClock& clock, const std::string& path) {
   constexpr double kSlack = 0.05;  // s: the player's end line and the last iteration's end
   double last = 0;
-  for (const auto& [start, seconds] : its) {
-    last = std::max(last, start + seconds - clock.zero_s);
+  for (const Interval& i : counted) {
+    last = std::max(last, i.start_s + i.seconds - clock.zero_s);
   }
   if (clock.duration_s <= 0 || last <= clock.duration_s + kSlack) {
     return {};
@@ -85,51 +94,79 @@ Result<void> within_scenario(const std::vector<std::pair<double, double>>& its, 
                                                 "lengthen the scenario's duration or run fewer iterations");
 }
 
-Result<double> window_throughput(const std::vector<std::pair<double, double>>& its, const Workload& w,
-                                 const MeasureWindow& window, double zero, const std::string& path) {
-  double samples = 0;
+Result<double> window_throughput(const std::vector<Interval>& counted, const MeasureWindow& window, double zero,
+                                 const std::string& path) {
+  double amount = 0;
   double first = std::numeric_limits<double>::infinity();
   double last = 0;
-  for (const auto& [start_abs, seconds] : its) {
-    const double start = start_abs - zero;
+  for (const Interval& i : counted) {
+    const double start = i.start_s - zero;
     first = std::min(first, start);
-    last = std::max(last, start + seconds);
-    const double inside = std::min(start + seconds, window.to_s) - std::max(start, window.from_s);
-    if (inside > 0 && seconds > 0) {
-      samples += samples_per_iteration(w) * inside / seconds;
+    last = std::max(last, start + i.seconds);
+    const double inside = std::min(start + i.seconds, window.to_s) - std::max(start, window.from_s);
+    if (inside > 0 && i.seconds > 0) {
+      amount += i.amount * inside / i.seconds;
     }
   }
-  if (its.empty() || first > window.from_s || last < window.to_s) {
+  if (counted.empty() || first > window.from_s || last < window.to_s) {
     return make_error(Errc::kInvalidArgument,
-                      path + ": rank 0 ran from " + format_seconds(its.empty() ? 0 : first) + " to " +
+                      path + ": rank 0 ran from " + format_seconds(counted.empty() ? 0 : first) + " to " +
                           format_seconds(last) + " of the scenario's clock, not over the measure window (" +
                           format_seconds(window.from_s) + " to " + format_seconds(window.to_s) +
                           "): raise the workload's iterations or narrow the window");
   }
-  return samples / (window.to_s - window.from_s);
+  return amount / (window.to_s - window.from_s);
 }
 
 }  // namespace
 
-Result<double> iterations_throughput(const std::vector<std::pair<double, double>>& its, const Workload& w,
-                                     const std::optional<MeasureWindow>& window, double zero, const std::string& what) {
+Result<double> intervals_throughput(const std::vector<Interval>& counted, const std::optional<MeasureWindow>& window,
+                                    double zero, std::size_t at_least, const std::string& what) {
   if (window) {
-    return window_throughput(its, w, *window, zero, what);
+    return window_throughput(counted, *window, zero, what);
   }
   double first_start = -1;
   double last_end = 0;
-  for (const auto& [start, seconds] : its) {
-    if (first_start < 0 || start < first_start) {
-      first_start = start;
+  double amount = 0;
+  for (const Interval& i : counted) {
+    if (first_start < 0 || i.start_s < first_start) {
+      first_start = i.start_s;
     }
-    last_end = std::max(last_end, start + seconds);
+    last_end = std::max(last_end, i.start_s + i.seconds);
+    amount += i.amount;
   }
-  const int measured = static_cast<int>(its.size());
-  if (measured < w.iterations || last_end <= first_start) {
-    return make_error(Errc::kParse, what + ": " + std::to_string(measured) + " measured iterations of rank 0, " +
-                                        "expected " + std::to_string(w.iterations));
+  if (counted.size() < at_least || counted.empty() || last_end <= first_start) {
+    return make_error(Errc::kParse, what + ": " + std::to_string(counted.size()) + " measured (iterations of rank 0, " +
+                                        "or steps of a job), expected at least " + std::to_string(at_least));
   }
-  return measured * samples_per_iteration(w) / (last_end - first_start);
+  return amount / (last_end - first_start);
+}
+
+Result<double> iterations_throughput(const std::vector<std::pair<double, double>>& its, const Workload& w,
+                                     const std::optional<MeasureWindow>& window, double zero, const std::string& what) {
+  return intervals_throughput(intervals_of(its, w), window, zero, static_cast<std::size_t>(w.iterations), what);
+}
+
+Result<double> measured_throughput(const std::vector<Interval>& counted, std::size_t at_least,
+                                   const std::optional<MeasureWindow>& window, const std::string& events_path,
+                                   const std::string& what) {
+  ScenarioClock clock;
+  if (window || !events_path.empty()) {
+    auto c = scenario_clock(events_path);
+    if (!c) {
+      return c.error();
+    }
+    clock = *c;
+  }
+  // A window lies within every scenario (parse_experiment checks it), and only what falls in it
+  // counts: the intervals after it may outlast the scenario. Without one, every one counted must
+  // have run on the scenario's network.
+  if (!window) {
+    if (auto ok = within_scenario(counted, clock, what); !ok) {
+      return ok.error();
+    }
+  }
+  return intervals_throughput(counted, window, clock.zero_s, at_least, what);
 }
 
 Result<IterationSpread> iteration_spread(const std::string& path, const Workload& w) {
@@ -159,23 +196,7 @@ Result<double> cell_throughput(const std::string& path, const Workload& w, const
   if (!its) {
     return its.error();
   }
-  ScenarioClock clock;
-  if (window || !events_path.empty()) {
-    auto c = scenario_clock(events_path);
-    if (!c) {
-      return c.error();
-    }
-    clock = *c;
-  }
-  // A window lies within every scenario (parse_experiment checks it), and only what falls in it
-  // counts: the iterations after it may outlast the scenario. Without one, every one counted must
-  // have run on the scenario's network.
-  if (!window) {
-    if (auto ok = within_scenario(*its, clock, path); !ok) {
-      return ok.error();
-    }
-  }
-  return iterations_throughput(*its, w, window, clock.zero_s, path);
+  return measured_throughput(intervals_of(*its, w), static_cast<std::size_t>(w.iterations), window, events_path, path);
 }
 
 }  // namespace contend::runner

@@ -1,6 +1,6 @@
-// The emulator's registries and their documentation agree: every shaping discipline and every
-// timeline pattern registered has its row in docs/scenario-format.md, and every row names a
-// registered one, so neither can change without the other.
+// The registries and their documentation agree: every shaping discipline and every timeline
+// pattern registered has its row in docs/scenario-format.md, every output parser its row in
+// docs/own-job.md, and every row names a registered one, so neither can change without the other.
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <map>
@@ -11,15 +11,16 @@
 #include "contend/emulator/net/discipline_registry.h"
 #include "contend/emulator/scenario/pattern_registry.h"
 #include "contend/emulator/scenario/scenario.h"
+#include "contend/runner/job_output.h"
 
 using namespace contend::emulator;
 
 namespace {
 
-// The table rows under the heading `heading` of docs/scenario-format.md, by the name in the
-// first cell's backticks: "| `htb` | ... |" -> {"htb": its cells}.
-std::map<std::string, std::vector<std::string>> doc_rows(const std::string& heading) {
-  std::ifstream in(std::string(CONTEND_SOURCE_DIR) + "/docs/scenario-format.md");
+// The table rows under the heading `heading` of `doc` (docs/scenario-format.md), by the name in
+// the first cell's backticks: "| `htb` | ... |" -> {"htb": its cells}.
+std::map<std::string, std::vector<std::string>> doc_rows(const std::string& doc, const std::string& heading) {
+  std::ifstream in(std::string(CONTEND_SOURCE_DIR) + "/" + doc);
   REQUIRE(in.good());
   std::map<std::string, std::vector<std::string>> rows;
   bool inside = false;
@@ -44,11 +45,12 @@ std::map<std::string, std::vector<std::string>> doc_rows(const std::string& head
 
 using Row = std::vector<std::string>;
 
-// The rows under `heading` and the registry agree: each of `registered` has a row, which
+// The rows under `heading` of `doc` and the registry agree: each of `registered` has a row, which
 // `check_row` (name, its cells) checks further, and each row names one of `registered`.
 template <typename Items, typename Name, typename CheckRow>
-void check_agreement(const std::string& heading, const Items& registered, Name name, CheckRow check_row) {
-  const auto rows = doc_rows(heading);
+void check_agreement(const std::string& doc, const std::string& heading, const Items& registered, Name name,
+                     CheckRow check_row) {
+  const auto rows = doc_rows(doc, heading);
   REQUIRE_FALSE(rows.empty());
   std::set<std::string> names;
   for (const auto& info : registered) {
@@ -68,7 +70,8 @@ void check_agreement(const std::string& heading, const Items& registered, Name n
 
 TEST_CASE("every registered shaping discipline is documented and every documented one registered", "[registry]") {
   check_agreement(
-      "## Shaping disciplines (`qdisc`)", disciplines().items(), [](const DisciplineItem& d) { return d.entry.name; },
+      "docs/scenario-format.md", "## Shaping disciplines (`qdisc`)", disciplines().items(),
+      [](const DisciplineItem& d) { return d.entry.name; },
       [](const DisciplineItem& item, const Row& cells) {
         // | name | help | lowest rate | highest rate | preemption classes | netem |
         const DisciplineKind& d = item.kind;
@@ -90,11 +93,32 @@ TEST_CASE("the default discipline is registered and tbf's highest rate is libnl'
 
 TEST_CASE("every registered timeline pattern is documented and every documented one registered", "[registry]") {
   check_agreement(
-      "### Timeline patterns", timeline_patterns().items(), [](const PatternItem& p) { return p.entry.name; },
+      "docs/scenario-format.md", "### Timeline patterns", timeline_patterns().items(),
+      [](const PatternItem& p) { return p.entry.name; },
       [](const PatternItem& p, const Row& cells) {
         // | key | help | example | expands to |
         REQUIRE(cells.size() >= 3);
         CHECK_THAT(cells[1], Catch::Contains(p.entry.help));
         CHECK_THAT(cells[2], Catch::Contains("\"" + p.entry.name + "\":"));  // its example uses it
+      });
+}
+
+TEST_CASE("every registered output parser is documented and every documented one registered", "[registry]") {
+  using contend::runner::OutputParserKind;
+  using Item = contend::Registry<OutputParserKind>::Item;
+  check_agreement(
+      "docs/own-job.md", "## Output parsers", contend::runner::output_parsers().items(),
+      [](const Item& p) { return p.entry.name; },
+      [](const Item& p, const Row& cells) {
+        // | parser | what it reads | keys besides parser and unit | unit when unit is absent |
+        REQUIRE(cells.size() >= 4);
+        CHECK_THAT(cells[1], Catch::Contains(p.entry.help));
+        if (p.entry.params.empty()) {
+          CHECK_THAT(cells[2], Catch::StartsWith("none"));
+        }
+        for (const contend::ParamDef& param : p.entry.params) {
+          CHECK_THAT(cells[2], Catch::Contains("`" + param.key + "`"));
+        }
+        CHECK_THAT(cells[3], Catch::StartsWith(p.kind.unit));
       });
 }

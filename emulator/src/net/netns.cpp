@@ -12,6 +12,7 @@
 #include <functional>
 #include <thread>
 
+#include "contend/common/fd.h"
 #include "threads.h"
 
 namespace contend::emulator {
@@ -157,7 +158,28 @@ Result<void> remove_netns(const std::string& name) {
   if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
     return errno_error(errno, "unlink " + path);
   }
+  const std::string etc = netns_etc_dir(name);
+  if (::unlink((etc + "/hosts").c_str()) != 0 && errno != ENOENT && errno != ENOTDIR) {
+    return errno_error(errno, "unlink " + etc + "/hosts");
+  }
+  if (::rmdir(etc.c_str()) != 0 && errno != ENOENT && errno != ENOTEMPTY && errno != ENOTDIR) {
+    return errno_error(errno, "rmdir " + etc);
+  }
   return {};
+}
+
+std::string netns_etc_dir(const std::string& name) {
+  return "/etc/netns/" + name;
+}
+
+Result<void> write_netns_hosts(const std::string& name, const std::string& content) {
+  const std::string etc = netns_etc_dir(name);
+  for (const std::string& dir : {std::string("/etc/netns"), etc}) {
+    if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+      return errno_error(errno, "mkdir " + dir);
+    }
+  }
+  return write_file_atomic(etc + "/hosts", content);
 }
 
 }  // namespace contend::emulator

@@ -31,6 +31,13 @@ struct ChildOptions {
   // "NAME=VALUE" entries the child gets on top of this process's environment (replacing a
   // variable of the same name): what it must not see on its command line, such as a run's token.
   std::vector<std::string> environment;
+  // When >= 0 and output_path is empty, the child's stdout (stderr) is this descriptor, duplicated
+  // in the child; the caller keeps its own (a pipe's write end it reads the child's lines from).
+  int stdout_fd = -1;
+  int stderr_fd = -1;
+  // When set, the child starts in this folder (the spawn fails naming the program and the errno
+  // when it cannot).
+  std::string working_dir{};
 };
 
 class ChildProcess {

@@ -68,6 +68,10 @@ class JsonReader {
   std::string path_;
 };
 
+// The optional integer member `key` of `r` into `out` (left as it is when absent), refused outside
+// [lo, hi] before it is narrowed: "expected 1 to 64, got 65".
+Result<void> read_count(const JsonReader& r, const std::string& key, long long lo, long long hi, int& out);
+
 // One of contend's files (an experiment, a scenario, a flow job), opened: `text` parsed, its keys
 // checked against `keys` (with "schema") and its schema against "contend.<kind>/<version>". The
 // value returned is what a JsonReader over it then reads. Errors name `source` as JsonReader's do.

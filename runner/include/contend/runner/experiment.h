@@ -16,6 +16,7 @@
 #include "contend/pipeline/compute/model.h"
 #include "contend/pipeline/policy/policy.h"
 #include "contend/pipeline/transport/transport.h"
+#include "contend/runner/job.h"
 
 namespace contend::runner {
 
@@ -64,6 +65,10 @@ struct Experiment {
   std::string baseline = "1f1b";  // the name of one of the schedules
 
   std::optional<MeasureWindow> measure;  // unset: the iterations after the warm-up
+  // A user's own job (job.h): set when the workload has a "command"; then `schedules` is empty,
+  // the job's variants are the matrix's second axis, `baseline` names one of them and
+  // `workload.stages` is its number of ranks.
+  std::optional<CommandJob> job;
 };
 
 // One run: a scenario, a schedule (with its transport), a repetition.
@@ -73,16 +78,18 @@ struct Cell {
   int repetition = 0;
   std::string id;  // file-name safe and unique: "periodic.kfkb-k-2.r1"
   Spec transport;  // the entry's, else the workload's
-  std::string name;  // the entry's name (ScheduleEntry::name)
+  std::string name;  // the entry's name (ScheduleEntry::name), or a command job's variant's
+  int variant = -1;  // a command job's: index into CommandJob::variants
 };
 
 // Parses `text`; scenario paths are relative to `source`'s directory. Every schedule, backend and
 // transport is parsed by its registry, every scenario must have `stages` nodes, and the baseline
-// must be one of the schedules.
+// must be one of the schedules. A workload with a "command" is a user's job (job.h): "variants"
+// in place of "schedules", one rank per node.
 Result<Experiment> parse_experiment(const std::string& text, const std::string& source);
 Result<Experiment> load_experiment(const std::string& path);
 
-// The matrix, scenario-major, then schedule, then repetition.
+// The matrix, scenario-major, then schedule (or variant), then repetition.
 std::vector<Cell> expand(const Experiment& e);
 
 // The model a workload's cpu (or cuda) stages train.

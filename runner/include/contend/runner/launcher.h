@@ -32,6 +32,19 @@ struct LaunchOptions {
   int port = 29500;                   // every worker listens on its own address at this port
 };
 
+// A new run name for `cell`'s network (its namespaces are contend-<name>.<node>): short, and
+// unlike any other process's or cell's.
+std::string cell_run_name(const Cell& cell);
+
+// Where rank r of a cell is reached: its node's end of the link from node r-1 (node 0: of the link
+// to node 1), its address ("198.18.0.1") and that link's interface in its namespace.
+struct RankEnd {
+  std::string address;
+  std::string ifname;
+};
+// kInvalidArgument naming the nodes when such a link is missing.
+Result<std::vector<RankEnd>> rank_ends(const emulator::Scenario& s, const emulator::TopologyPlan& plan);
+
 // The options every worker of `cell` gets (schedule, micro-batches, iterations, backend and its
 // durations or model, timeout): what hosts mode hands to ansible/ with rank and peers left to it.
 std::vector<std::string> worker_options(const Experiment& e, const Cell& cell);

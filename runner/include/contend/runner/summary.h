@@ -39,6 +39,10 @@ struct Summary {
   std::string baseline;
   std::string mode;  // "real" or "simulated"
   std::vector<CellSummary> cells;
+  std::string unit = "samples/s";  // of every throughput: a user's job's output says its own
+  // What --compare compares: each cell's speedup over the baseline (contend's pipeline: machines
+  // differ, ratios do not), or its throughput (a user's job, checked against its own earlier runs).
+  bool compare_throughput = false;
 };
 
 // One cell per (scenario, schedule) in the order given. `throughput` maps (scenario, schedule) to
@@ -60,15 +64,18 @@ Result<Summary> read_summary(const std::string& path);
 struct Regression {
   std::string scenario;
   std::string schedule;
-  double baseline_speedup = 0;  // in the reference summary
-  double speedup = 0;           // now; 0 when the cell is missing
-  std::string what;             // "slower by 7.2%" or "missing"
+  double reference = 0;  // the speedup (or throughput) in the reference summary
+  double now = 0;        // now; 0 when the cell is missing
+  std::string what;      // "slower by 7.2%" or "missing"
 };
 // kInvalidArgument when `reference` is of another experiment or mode (simulated against real):
 // their speedups do not compare.
 Result<void> check_comparable(const Summary& now, const Summary& reference, const std::string& reference_path);
 // Cells whose speedup fell by more than `tolerance` (0.05: 5%) against `reference`, and cells of
-// the reference missing now. Ratios are compared, not absolute times: machines differ.
+// the reference missing now. Ratios are compared, not absolute times: machines differ. A summary
+// that compares throughput (compare_throughput) flags a cell whose median throughput fell by more
+// than `tolerance` and by more than the two runs' 95% intervals together (the root of the sum of
+// their squares): a fall within the repetitions' noise is not a regression.
 std::vector<Regression> compare(const Summary& now, const Summary& reference, double tolerance);
 std::string regression_table(const std::vector<Regression>& regressions);
 

@@ -37,4 +37,25 @@ Result<IterationSpread> iteration_spread(const std::string& metrics_path, const 
 Result<double> iterations_throughput(const std::vector<std::pair<double, double>>& rank0, const Workload& w,
                                      const std::optional<MeasureWindow>& window, double zero, const std::string& what);
 
+// A stretch of work something reported: `amount` (samples, or a job's own unit) done from
+// `start_s` (steady clock, as the events log's) over `seconds`. Rank 0's iterations and a
+// command job's steps (job_log.h) alike.
+struct Interval {
+  double start_s = 0;
+  double seconds = 0;
+  double amount = 0;
+};
+
+// Amount per second of the intervals counted: without a window, all of them from the first start
+// to the last end (kParse when fewer than `at_least`); with one, what falls inside it on the
+// scenario's clock (time 0 at `zero`), an interval straddling an end counted in proportion
+// (kInvalidArgument when they do not cover it). `what` names them in errors.
+Result<double> intervals_throughput(const std::vector<Interval>& counted, const std::optional<MeasureWindow>& window,
+                                    double zero, std::size_t at_least, const std::string& what);
+// The same with the scenario's clock read from the cell's events log, and a cell whose counted
+// intervals (without a window) ran past the scenario's end refused, as cell_throughput does.
+Result<double> measured_throughput(const std::vector<Interval>& counted, std::size_t at_least,
+                                   const std::optional<MeasureWindow>& window, const std::string& events_path,
+                                   const std::string& what);
+
 }  // namespace contend::runner

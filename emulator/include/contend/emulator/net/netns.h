@@ -39,8 +39,16 @@ Result<Fd> create_netns(const std::string& name);
 // Opens an existing named namespace; kNotFound when there is none.
 Result<Fd> open_netns(const std::string& name);
 // Unmounts and unlinks the name; the namespace, its interfaces and qdiscs go when the last
-// reference (process, socket, fd) closes. Succeeds when the name does not exist.
+// reference (process, socket, fd) closes. Succeeds when the name does not exist. The namespace's
+// hosts file (write_netns_hosts) goes with it.
 Result<void> remove_netns(const std::string& name);
+
+// Writes /etc/netns/<name>/hosts, which `ip netns exec <name>` mounts over /etc/hosts (iproute2's
+// convention): names that resolve to the node's addresses for programs run in the namespace
+// (gloo and Open MPI look up this machine's hostname). Replaced atomically; remove_netns removes
+// it and its folder (left when it holds a file of someone else's).
+Result<void> write_netns_hosts(const std::string& name, const std::string& content);
+std::string netns_etc_dir(const std::string& name);  // "/etc/netns/<name>"
 bool netns_exists(const std::string& name);
 
 // Moves the calling thread (only it) into the namespace `netns_fd` refers to, for good: its new

@@ -1,0 +1,42 @@
+#pragma once
+// A command job's rank log (docs/own-job.md#the-rank-logs): every line the rank's processes wrote
+// to stdout or stderr, as it was read, after the steady clock's time (the scenario's clock's
+// base, as the events log's "steady_s") and the stream:
+//   1234.567890 out {"schema": "contend.step/1", "samples": 32, "seconds": 0.41}
+//   1234.601223 err [rank0]: warning: ...
+// Written by `contend job-rank` (rank_guard.h), read here into the steps the job reported.
+// Pure but for job_steps, which reads the file. Thread-safe.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "contend/common/result.h"
+#include "contend/runner/job.h"
+#include "contend/runner/throughput.h"
+
+namespace contend::runner {
+
+// A line longer than this is written in pieces of it (a runaway line is not held in memory).
+inline constexpr std::size_t kMaxLogLine = 64 * 1024;
+
+// One rank log line for `text` (without its newline) read at `steady_s` from stderr or stdout.
+std::string log_line(double steady_s, bool from_stderr, std::string_view text);
+
+// The steps rank `job.output_rank`'s log reports, as intervals of the steady clock: a step with
+// its own time ends when its line was read; a rate-only step (torchtitan's) covers the time since
+// the previous step's line (the first such step, with nothing before it, is left out). kNotFound
+// naming the log when it cannot be read; lines not in the log's form are skipped.
+Result<std::vector<Interval>> job_steps(const std::string& log_path, const OutputSpec& output);
+
+// The rank log of rank `rank` of a cell whose log is `cell_log` ("runs/ID.log" -> "runs/ID.rank2.log").
+std::string rank_log_path(const std::string& cell_log, int rank);
+
+// A command cell's throughput in its output's unit: the output rank's steps after the warm-up (or
+// within the measure window), at least `job.steps` of them, on the scenario's clock from the
+// events log. The error says how many steps the parser found and, when none, that it matched no
+// line of the log.
+Result<double> job_throughput(const CommandJob& job, const std::string& cell_log,
+                              const std::optional<MeasureWindow>& window, const std::string& events_path);
+
+}  // namespace contend::runner

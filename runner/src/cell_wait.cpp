@@ -1,0 +1,84 @@
+#include "cell_wait.h"
+
+#include <signal.h>
+
+#include <thread>
+
+#include "contend/common/fd.h"
+
+namespace contend::runner {
+
+std::string ending(int code) {
+  return code > 128 ? "was killed by signal " + std::to_string(code - 128) : "exited with " + std::to_string(code);
+}
+
+std::string log_ending(const std::string& log) {
+  const std::string tail = file_tail(log, 900);
+  return tail.empty() ? "the log " + log + " is empty (nothing was written to it before this)"
+                      : "the log " + log + " ends:\n" + tail;
+}
+
+namespace {
+
+// "2 (n2), 3" style list of the processes still running.
+std::string still_running(const std::vector<ChildProcess>& processes, const CellProcesses& names) {
+  std::string out;
+  for (std::size_t i = 0; i < processes.size(); ++i) {
+    if (processes[i].running()) {
+      out += (out.empty() ? "" : ", ") + std::to_string(i);
+    }
+  }
+  return names.what + (out.find(',') == std::string::npos ? " " : "s ") + out + " still running";
+}
+
+}  // namespace
+
+Result<void> wait_processes(std::vector<ChildProcess>& processes, const CellProcesses& names,
+                            std::chrono::seconds timeout, const std::atomic<bool>& stop,
+                            const std::function<std::optional<Error>()>& invalid) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    int running = 0;
+    for (std::size_t i = 0; i < processes.size(); ++i) {
+      if (!processes[i].running()) {
+        continue;
+      }
+      auto code = processes[i].wait(std::chrono::milliseconds(0));
+      if (!code) {
+        ++running;
+      } else if (*code != 0) {
+        return make_error(Errc::kIo, names.what + " " + std::to_string(i) + " " + ending(*code) +
+                                         " (the first to fail); " + log_ending(names.log(i)));
+      }
+    }
+    if (running == 0) {
+      return {};
+    }
+    if (stop.load()) {
+      return make_error(Errc::kIo, "stopped");
+    }
+    if (invalid) {
+      if (auto why = invalid()) {
+        return with_context(*why, "the scenario player (the cell is not measured)");
+      }
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      return make_error(Errc::kTimeout, "the cell took longer than " + std::to_string(timeout.count()) + " s (" +
+                                            still_running(processes, names) + "); see " + names.log(0));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+void end_all(std::vector<ChildProcess>& processes) {
+  for (const ChildProcess& p : processes) {
+    if (p.running()) {
+      ::kill(p.pid(), SIGTERM);
+    }
+  }
+  for (ChildProcess& p : processes) {
+    p.terminate();
+  }
+}
+
+}  // namespace contend::runner

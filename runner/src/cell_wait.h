@@ -1,0 +1,43 @@
+#pragma once
+// Waiting for the processes of one cell (contend's workers, or a user's job's rank guards) and
+// saying why a cell ended early: the first process that failed with the end of its log, a stop,
+// the deadline with the processes still running, or the scenario player's failure. Private to
+// the runner. Not thread-safe: the cell's owner thread.
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "contend/common/child_process.h"
+#include "contend/common/result.h"
+
+namespace contend::runner {
+
+// How a cell's processes are named in errors: "worker" or "rank", and the log process i wrote.
+struct CellProcesses {
+  std::string what;
+  std::function<std::string(std::size_t)> log;
+};
+
+// How a process ended, for people: "exited with 1", "was killed by signal 9".
+std::string ending(int code);
+
+// "the log PATH ends:\n..." or, when it is empty (a process killed at once), says so.
+std::string log_ending(const std::string& log);
+
+// Waits until every process has ended: an error naming the first that failed (the others usually
+// fail because it did, and their errors say so), on `stop`, after `timeout` (naming those still
+// running), or as soon as `invalid` says why the cell can no longer be measured. The caller ends
+// what is left (the processes' destructors, or end_all).
+Result<void> wait_processes(std::vector<ChildProcess>& processes, const CellProcesses& names,
+                            std::chrono::seconds timeout, const std::atomic<bool>& stop,
+                            const std::function<std::optional<Error>()>& invalid = {});
+
+// Ends every process still running: the stop signal to all first, then each waited for (SIGKILL
+// after its grace), so ending n processes takes one grace period, not n.
+void end_all(std::vector<ChildProcess>& processes);
+
+}  // namespace contend::runner

@@ -1,0 +1,185 @@
+#include "contend/runner/job_cell.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "contend/emulator/emulated_run.h"
+#include "contend/emulator/net/netns.h"
+#include "contend/runner/job_log.h"
+#include "../cell_wait.h"
+
+namespace contend::runner {
+namespace {
+
+std::string this_hostname() {
+  char name[256] = {};
+  return ::gethostname(name, sizeof name - 1) == 0 ? std::string(name) : std::string();
+}
+
+// Every rank's place in the network that is up.
+Result<std::vector<RankPlace>> rank_places(const emulator::Scenario& s, const emulator::TopologyPlan& plan,
+                                           const std::string& out) {
+  auto ends = rank_ends(s, plan);
+  if (!ends) {
+    return ends.error();
+  }
+  std::vector<RankPlace> places;
+  RankPlace common;
+  common.world = static_cast<int>(s.nodes.size());
+  common.nodes = s.nodes;
+  common.out = out;
+  for (const RankEnd& end : *ends) {
+    common.addresses.push_back(end.address);
+  }
+  for (int r = 0; r < common.world; ++r) {
+    RankPlace p = common;
+    p.rank = r;
+    p.node = s.nodes[r];
+    p.address = (*ends)[r].address;
+    p.ifname = (*ends)[r].ifname;
+    places.push_back(std::move(p));
+  }
+  return places;
+}
+
+// Each node namespace's hosts file (removed with the namespace).
+Result<void> write_hosts_files(const emulator::TopologyPlan& plan, const std::vector<RankPlace>& places) {
+  const std::string hostname = this_hostname();
+  for (std::size_t r = 0; r < places.size(); ++r) {
+    const std::string& netns = plan.nodes[r].second;
+    if (auto ok = emulator::write_netns_hosts(netns, job_hosts_file(hostname, places[r].node, places[r].nodes,
+                                                                    places[r].addresses));
+        !ok) {
+      return ok;
+    }
+  }
+  return {};
+}
+
+// One rank's guard: `ip netns exec NS contend job-rank --log L --cwd D -- COMMAND`, with its
+// environment; what it runs is written to the cell's log first.
+Result<ChildProcess> start_rank(const CommandJob& job, const JobVariant& variant, const RankPlace& place,
+                                const std::string& netns, const std::string& rank_log, const LaunchOptions& o,
+                                std::ofstream& cell_log) {
+  auto command = rank_command(job, variant, place);
+  if (!command) {
+    return with_context(command.error(), "rank " + std::to_string(place.rank) + ": /workload/command");
+  }
+  auto env = rank_environment(job, variant, place);
+  if (!env) {
+    return with_context(env.error(), "rank " + std::to_string(place.rank) + ": /workload/env");
+  }
+  cell_log << "rank " << place.rank << " on " << place.node << " (" << netns << "), in " << job.workdir
+           << ", log " << rank_log << "\n  environment:";
+  for (const std::string& e : *env) {
+    cell_log << ' ' << e;
+  }
+  cell_log << "\n  command:";
+  for (const std::string& a : *command) {
+    cell_log << " '" << a << "'";
+  }
+  cell_log << '\n' << std::flush;
+  std::vector<std::string> argv = {"ip", "netns", "exec", netns, o.contend, "job-rank", "--log", rank_log,
+                                   "--cwd", job.workdir, "--"};
+  argv.insert(argv.end(), command->begin(), command->end());
+  ChildOptions co;
+  co.output_path = rank_log;  // the guard's own complaints, if any, beside the rank's lines
+  co.environment = std::move(*env);
+  co.grace = std::chrono::milliseconds(3000);  // the guard's 1.5 s for the rank's tree, and its exit
+  return ChildProcess::spawn(argv, co);
+}
+
+// Every rank started, in rank order; stops at the first that cannot be.
+Result<std::vector<ChildProcess>> start_ranks(const Experiment& e, const Cell& cell, const CellFiles& files,
+                                              const LaunchOptions& o, const emulator::TopologyPlan& plan,
+                                              const std::vector<RankPlace>& places) {
+  std::ofstream cell_log(files.log, std::ios::app);
+  std::vector<ChildProcess> ranks;
+  for (const RankPlace& place : places) {
+    const std::string rank_log = rank_log_path(files.log, place.rank);
+    std::error_code ec;
+    std::filesystem::remove(rank_log, ec);  // an interrupted attempt's
+    auto guard = start_rank(*e.job, e.job->variants[cell.variant], place, plan.nodes[place.rank].second, rank_log, o,
+                            cell_log);
+    if (!guard) {
+      end_all(ranks);
+      return guard.error();
+    }
+    ranks.push_back(std::move(*guard));
+  }
+  return ranks;
+}
+
+}  // namespace
+
+std::string job_hosts_file(const std::string& hostname, const std::string& node, const std::vector<std::string>& nodes,
+                           const std::vector<std::string>& addresses) {
+  std::string out = "# contend: this node's hosts file (removed with its namespace)\n127.0.0.1\tlocalhost\n"
+                    "::1\tlocalhost ip6-localhost ip6-loopback\n";
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    out += addresses[i] + "\t" + nodes[i];
+    if (nodes[i] == node && !hostname.empty() && hostname != node) {
+      out += " " + hostname;
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+std::vector<std::string> unlinked_rank_pairs(const emulator::Scenario& s) {
+  std::vector<std::string> out;
+  for (std::size_t a = 0; a < s.nodes.size(); ++a) {
+    for (std::size_t b = a + 1; b < s.nodes.size(); ++b) {
+      const bool linked = std::any_of(s.links.begin(), s.links.end(), [&](const emulator::LinkSpec& l) {
+        return (l.from == s.nodes[a] && l.to == s.nodes[b]) || (l.from == s.nodes[b] && l.to == s.nodes[a]);
+      });
+      if (!linked) {
+        out.push_back(s.nodes[a] + " and " + s.nodes[b]);
+      }
+    }
+  }
+  return out;
+}
+
+Result<void> run_job_cell(const Experiment& e, const Cell& cell, const CellFiles& files, const LaunchOptions& o,
+                          const std::atomic<bool>& stop) {
+  const emulator::Scenario& scenario = e.scenarios[cell.scenario];
+  auto net = emulator::EmulatedRun::up(scenario, cell_run_name(cell), e.scenario_files[cell.scenario], &stop);
+  if (!net) {
+    return net.error();
+  }
+  const std::string out = files.log.substr(0, files.log.size() - 4) + ".out";
+  std::error_code ec;
+  std::filesystem::create_directories(out, ec);
+  auto places = rank_places(scenario, net->plan(), std::filesystem::absolute(out).string());
+  if (!places) {
+    return places.error();
+  }
+  if (auto ok = write_hosts_files(net->plan(), *places); !ok) {
+    return ok;
+  }
+  auto log = emulator::EventLog::open(files.events);
+  if (!log) {
+    return log.error();
+  }
+  net->play_in_background(std::move(*log),
+                          emulator::PlayerOptions{std::chrono::milliseconds(100), true, std::chrono::steady_clock::now()});
+  auto ranks = start_ranks(e, cell, files, o, net->plan(), *places);
+  if (!ranks) {
+    return ranks.error();
+  }
+  const CellProcesses names{"rank", [&](std::size_t r) { return rank_log_path(files.log, static_cast<int>(r)); }};
+  auto ok = wait_processes(*ranks, names, e.job->timeout, stop, [&] { return net->play_failed(); });
+  end_all(*ranks);  // the others of a rank that failed would wait for it
+  if (!ok) {
+    return ok;
+  }
+  if (auto played = net->finish_play(); !played) {
+    return with_context(played.error(), "the scenario player");
+  }
+  return {};
+}
+
+}  // namespace contend::runner

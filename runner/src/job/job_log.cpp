@@ -1,0 +1,105 @@
+#include "contend/runner/job_log.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+
+namespace contend::runner {
+namespace {
+
+struct LogLine {
+  double steady_s = 0;
+  std::string_view text;
+};
+
+// "<seconds> out|err <text>"; nullopt for anything else.
+std::optional<LogLine> read_log_line(std::string_view line) {
+  const std::size_t space = line.find(' ');
+  if (space == std::string_view::npos || space == 0 || space > 32) {
+    return std::nullopt;
+  }
+  const std::string number(line.substr(0, space));
+  char* end = nullptr;
+  const double t = std::strtod(number.c_str(), &end);
+  if (end != number.c_str() + number.size() || !(t >= 0)) {
+    return std::nullopt;
+  }
+  const std::string_view rest = line.substr(space + 1);
+  for (const std::string_view stream : {"out", "err"}) {
+    if (rest.substr(0, stream.size()) == stream && (rest.size() == stream.size() || rest[stream.size()] == ' ')) {
+      return LogLine{t, rest.size() == stream.size() ? std::string_view() : rest.substr(stream.size() + 1)};
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string log_line(double steady_s, bool from_stderr, std::string_view text) {
+  char stamp[48];
+  std::snprintf(stamp, sizeof stamp, "%.6f %s ", steady_s, from_stderr ? "err" : "out");
+  std::string out(stamp);
+  out.append(text);
+  out += '\n';
+  return out;
+}
+
+Result<std::vector<Interval>> job_steps(const std::string& log_path, const OutputSpec& output) {
+  std::ifstream in(log_path);
+  if (!in) {
+    return make_error(Errc::kNotFound, log_path + ": cannot read the rank's log");
+  }
+  const auto parser = make_output_parser(output);
+  std::vector<Interval> out;
+  double previous = -1;  // the steady time of the last step's line
+  for (std::string line; std::getline(in, line);) {
+    const auto read = read_log_line(line);
+    if (!read) {
+      continue;
+    }
+    const auto step = parser->parse(read->text);
+    if (!step) {
+      continue;
+    }
+    if (step->seconds > 0) {
+      out.push_back({read->steady_s - step->seconds, step->seconds, step->amount});
+    } else if (step->rate > 0 && previous >= 0 && read->steady_s > previous) {
+      const double seconds = read->steady_s - previous;
+      out.push_back({previous, seconds, step->rate * seconds});
+    }
+    previous = read->steady_s;
+  }
+  return out;
+}
+
+std::string rank_log_path(const std::string& cell_log, int rank) {
+  const std::string stem = cell_log.size() > 4 && cell_log.substr(cell_log.size() - 4) == ".log"
+                               ? cell_log.substr(0, cell_log.size() - 4)
+                               : cell_log;
+  return stem + ".rank" + std::to_string(rank) + ".log";
+}
+
+Result<double> job_throughput(const CommandJob& job, const std::string& cell_log,
+                              const std::optional<MeasureWindow>& window, const std::string& events_path) {
+  const std::string log = rank_log_path(cell_log, job.output_rank);
+  auto steps = job_steps(log, job.output);
+  if (!steps) {
+    return steps.error();
+  }
+  if (steps->empty()) {
+    return make_error(Errc::kParse, "rank " + std::to_string(job.output_rank) + ": the \"" + job.output.parser +
+                                        "\" parser matched no line of " + log +
+                                        " (is that the job's output format? docs/own-job.md#output-parsers)");
+  }
+  std::vector<Interval> counted = *steps;
+  if (!window) {
+    const std::size_t skip = std::min(counted.size(), static_cast<std::size_t>(job.warmup));
+    counted.erase(counted.begin(), counted.begin() + static_cast<std::ptrdiff_t>(skip));
+  }
+  return measured_throughput(counted, static_cast<std::size_t>(job.steps), window, events_path,
+                             log + " (rank " + std::to_string(job.output_rank) + ", " +
+                                 std::to_string(steps->size()) + " steps parsed, " + std::to_string(job.warmup) +
+                                 " of them warm-up)");
+}
+
+}  // namespace contend::runner

@@ -1,0 +1,130 @@
+#include "contend/runner/rank_guard.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "contend/common/child_process.h"
+#include "contend/common/fd.h"
+#include "contend/common/process_tree.h"
+#include "contend/runner/job_log.h"
+
+namespace contend::runner {
+namespace {
+
+double steady_now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// One stream of the command: its pipe's read end and the line it has begun.
+struct Stream {
+  Fd fd;
+  bool from_stderr = false;
+  std::string partial;
+};
+
+// Appends whole lines (and runaway pieces of kMaxLogLine) to the log; keeps the rest.
+void emit_lines(Stream& s, const Fd& log, bool flush_partial) {
+  std::string out;
+  std::size_t start = 0;
+  for (std::size_t nl; (nl = s.partial.find('\n', start)) != std::string::npos; start = nl + 1) {
+    out += log_line(steady_now(), s.from_stderr, std::string_view(s.partial).substr(start, nl - start));
+  }
+  s.partial.erase(0, start);
+  while (s.partial.size() >= kMaxLogLine || (flush_partial && !s.partial.empty())) {
+    const std::size_t n = std::min(s.partial.size(), kMaxLogLine);
+    out += log_line(steady_now(), s.from_stderr, std::string_view(s.partial).substr(0, n));
+    s.partial.erase(0, n);
+  }
+  if (!out.empty() && ::write(log.get(), out.data(), out.size()) < 0) {
+    std::perror("contend job-rank: write to the rank log");
+  }
+}
+
+// Reads what the streams have within `timeout`; a stream at its end is closed.
+void pump(std::vector<Stream>& streams, const Fd& log, int timeout_ms) {
+  std::vector<pollfd> fds;
+  for (const Stream& s : streams) {
+    fds.push_back({s.fd.get(), s.fd.valid() ? short(POLLIN) : short(0), 0});
+  }
+  if (::poll(fds.data(), fds.size(), timeout_ms) <= 0) {
+    return;
+  }
+  char buf[16384];
+  for (std::size_t i = 0; i < streams.size(); ++i) {
+    if (!streams[i].fd.valid() || fds[i].revents == 0) {
+      continue;
+    }
+    const ssize_t n = ::read(streams[i].fd.get(), buf, sizeof buf);
+    if (n > 0) {
+      streams[i].partial.append(buf, static_cast<std::size_t>(n));
+      emit_lines(streams[i], log, false);
+    } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+      emit_lines(streams[i], log, true);
+      streams[i].fd.reset();
+    }
+  }
+}
+
+bool open_streams(const std::vector<Stream>& streams) {
+  return std::any_of(streams.begin(), streams.end(), [](const Stream& s) { return s.fd.valid(); });
+}
+
+// After the command or the guard's stop: the tree ended, then what is left in the pipes read
+// (a second's worth at most: a process outside the tree may hold a pipe open).
+void finish(std::vector<Stream>& streams, const Fd& log, std::chrono::milliseconds grace) {
+  end_descendants(::getpid(), grace);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  while (open_streams(streams) && std::chrono::steady_clock::now() < deadline) {
+    pump(streams, log, 50);
+  }
+  for (Stream& s : streams) {
+    emit_lines(s, log, true);
+  }
+}
+
+}  // namespace
+
+int run_rank_guard(const RankGuardOptions& o, const std::atomic<bool>& stop) {
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+  auto log = Fd::open(o.log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
+  auto out = Fd::pipe();
+  auto err = Fd::pipe();
+  if (!log || !out || !err) {
+    const Error& e = !log ? log.error() : !out ? out.error() : err.error();
+    std::fprintf(stderr, "contend job-rank: %s\n", e.message.c_str());
+    return 127;
+  }
+  ChildOptions co;
+  co.stdout_fd = out->second.get();
+  co.stderr_fd = err->second.get();
+  co.working_dir = o.working_dir;
+  co.grace = o.grace;
+  auto child = ChildProcess::spawn(o.command, co);
+  out->second.reset();
+  err->second.reset();
+  if (!child) {
+    const std::string line = log_line(steady_now(), true, "contend job-rank: " + child.error().message);
+    (void)!::write(log->get(), line.data(), line.size());
+    std::fprintf(stderr, "contend job-rank: %s\n", child.error().message.c_str());
+    return 127;
+  }
+  std::vector<Stream> streams;
+  streams.push_back({std::move(out->first), false, {}});
+  streams.push_back({std::move(err->first), true, {}});
+  int code = 130;
+  while (!stop.load()) {
+    pump(streams, *log, 50);
+    if (auto ended = child->wait(std::chrono::milliseconds(0))) {
+      code = *ended;
+      break;
+    }
+  }
+  finish(streams, *log, o.grace);
+  return code;
+}
+
+}  // namespace contend::runner

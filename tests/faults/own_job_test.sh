@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# A user's own job (issue 25) that goes wrong: a bad template, an unknown placeholder, a parser
+# that matches no line, a rank that exits non-zero, a rank that hangs past the cell's timeout, a
+# runner stopped with Ctrl-C or killed. Each is a clear error naming the rank and the cause, and
+# within 5 s of it every process of the job, every namespace and every hosts file is gone. The
+# parse-time refusals need no root; the rest skips (77) without it. Runs in a mount namespace of
+# its own with a private /run/netns.
+# Usage: own_job_test.sh PATH/TO/contend
+source "$(dirname "$0")/private_netns.sh"
+source "$(dirname "$0")/../integration/lib.sh"
+source "$(dirname "$0")/lib.sh"
+
+# A marker no other process has: every process of the jobs below runs `sleep $marker...`.
+marker=$((4000 + $$ % 1000))
+# job FILE COMMAND_JSON [WORKLOAD_EXTRA]: a two-rank command experiment over a 200 Mbit/s link.
+job() {
+  two_nodes "$tmp/two.json" 200Mbit
+  cat >"$1" <<JSON
+{"schema": "contend.experiment/1", "name": "ownjob", "scenarios": ["two.json"], "repetitions": 1,
+ "workload": {"command": $2${3:+, $3}}}
+JSON
+}
+
+job "$tmp/e.json" '["sh", "-c", "echo {rank"]'
+refused "an unclosed placeholder" "e\.json: /workload/command/2: \"echo \{rank\": a '\{' without its '\}'" \
+  "$contend" run "$tmp/e.json" --no-report --out "$tmp/r0"
+job "$tmp/e.json" '["sh", "-c", "echo {rnak}"]'
+refused "an unknown placeholder" 'e\.json: /workload/command/2: .*unknown placeholder \{rnak\}; known placeholders: \{rank\}' \
+  "$contend" run "$tmp/e.json" --no-report --out "$tmp/r0"
+job "$tmp/e.json" '["true"]' '"output": {"parser": "regex", "pattern": "no group"}'
+refused "a regex without a group" 'e\.json: /workload/output/pattern: ' "$contend" run "$tmp/e.json" --no-report --out "$tmp/r0"
+
+need_root
+job_processes() { pids_running "sleep $marker"; }
+hosts_files() { ls -d /etc/netns/contend-* 2>/dev/null || true; }
+nothing_left() { [ -z "$(job_processes)" ] && [ -z "$(runner_namespaces)" ] && [ -z "$(hosts_files)" ]; }
+left() { echo "processes: $(job_processes | tr '\n' ' ') namespaces: $(runner_namespaces | tr '\n' ' ') hosts: $(hosts_files)"; }
+
+# fails_clearly WHAT PATTERN: running $tmp/e.json fails, its error matches PATTERN, and within 5 s
+# of the run's end nothing of it is left.
+fails_clearly() {
+  rm -rf "$tmp/res"
+  if "$contend" run "$tmp/e.json" --no-report --out "$tmp/res" >"$tmp/run.out" 2>&1; then
+    fail "$1: the run succeeded: $(tail -5 "$tmp/run.out")"
+  fi
+  grep -qE -- "$2" "$tmp/run.out" || fail "$1: unclear error (wanted /$2/): $(tail -8 "$tmp/run.out")"
+  poll 5 nothing_left || fail "$1: left 5 s after the run: $(left)"
+  echo "ok: $1: $(grep -m1 -E -- "$2" "$tmp/run.out" | head -c 200)"
+}
+
+# Each rank starts a child that would outlive it and prints a line no parser reads as a step.
+busy="sleep $marker & echo 'step 1 done'; sleep 0.5"
+job "$tmp/e.json" "[\"sh\", \"-c\", \"$busy\"]" '"output": {"parser": "jsonl"}, "timeout": "20s"'
+fails_clearly "a parser that matches no line" \
+  'rank 0: the "jsonl" parser matched no line of .*ownjob.*rank0\.log|rank 0: the "jsonl" parser matched no line'
+
+# Rank 1 fails while rank 0 waits for its child, as a collective waits for a dead peer.
+job "$tmp/e.json" "[\"sh\", \"-c\", \"$busy; [ {rank} = 1 ] && exit 3; wait\"]" '"timeout": "60s"'
+fails_clearly "rank 1 exiting with 3" 'rank 1 exited with 3 \(the first to fail\); the log .*\.rank1\.log ends'
+
+job "$tmp/e.json" "[\"sh\", \"-c\", \"$busy; wait\"]" '"timeout": "3s"'
+fails_clearly "a job that hangs past its timeout" \
+  'the cell took longer than 3 s \(ranks 0, 1 still running\)'
+
+# Ctrl-C and SIGKILL of the runner mid-cell: the job's processes go with it.
+for signal in INT KILL; do
+  rm -rf "$tmp/res"
+  "$contend" run "$tmp/e.json" --no-report --out "$tmp/res" >"$tmp/run.out" 2>&1 &
+  runner=$!
+  pids+=("$runner")
+  started() { [ "$(job_processes | wc -l)" -ge 2 ]; }
+  poll 30 started || fail "the job did not start within 30 s: $(tail -5 "$tmp/run.out")"
+  kill -"$signal" "$runner"
+  wait "$runner" 2>/dev/null || true
+  if [ "$signal" = KILL ]; then
+    gone() { [ -z "$(job_processes)" ]; }
+    poll 5 gone || fail "SIGKILL: the job's processes outlived the runner by 5 s: $(job_processes)"
+    "$contend" emu down --all >/dev/null 2>&1 || fail "contend emu down --all failed"
+  fi
+  poll 5 nothing_left || fail "SIG$signal: left 5 s after the runner ended: $(left)"
+  echo "ok: SIG$signal of the runner mid-cell: the job's processes and namespaces are gone"
+done
