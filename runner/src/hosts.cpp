@@ -42,8 +42,8 @@ Result<int> playbook(const std::string& book, const HostsOptions& o, const std::
   ChildOptions co;
   co.output_path = log;
   co.grace = std::chrono::milliseconds(10000);
-  // The cell's token, which the workload role hands every worker in its environment (over SSH,
-  // never on a command line).
+  // The cell's token, which the workload role hands every worker as a file (0600, removed as the
+  // worker starts; never on a command line).
   co.environment = {std::string(pipeline::kRunTokenVariable) + "=" + pipeline::new_run_token()};
   auto child = ChildProcess::spawn(argv, co);
   if (!child) {

@@ -129,3 +129,60 @@ run_namespaces_now() { ls /run/netns 2>/dev/null | grep -E "^contend-$run(\.|\$)
 no_leftovers() {
   [ -z "$(run_namespaces_now)" ] || fail "namespaces left: $(run_namespaces_now)"
 }
+
+# For ansible_test.sh and ansible_ssh_test.sh, which run one experiment across star_hosts 3's
+# stand-ins n0-n2 (198.18.200.1-3), each host's scratch folder $tmp/work/nI.
+# hosts_experiment: $tmp/three.json (a chain n0 -> n1 -> n2 at 200 Mbit/s, link b down to 100
+# Mbit/s at 1 s, a 50 Mbit/s background flow n0 -> n1) and $tmp/exp.json (3 stages, two cells).
+hosts_experiment() {
+  cat >"$tmp/three.json" <<JSON
+{"schema": "contend.scenario/1", "name": "three", "duration": "60s", "nodes": ["n0", "n1", "n2"],
+ "links": [{"name": "a", "from": "n0", "to": "n1", "rate": "200Mbit"},
+           {"name": "b", "from": "n1", "to": "n2", "rate": "200Mbit"}],
+ "timeline": [{"at": "1s", "link": "b", "rate": "100Mbit"},
+              {"at": "0s", "flow": {"name": "bulk", "from": "n0", "to": "n1", "rate": "50Mbit"}}]}
+JSON
+  cat >"$tmp/exp.json" <<JSON
+{"schema": "contend.experiment/1", "name": "hosts", "scenarios": ["three.json"],
+ "workload": {"stages": 3, "microbatches": 8, "iterations": 3, "warmup": 1, "fwd": "2ms", "bwd": "4ms",
+              "activation": "1MiB"},
+ "schedules": ["1f1b", "kfkb:k=2"], "repetitions": 1, "baseline": "1f1b"}
+JSON
+}
+
+# check_hosts_results: the results `contend run $tmp/exp.json --hosts ... --out $tmp/res` collected
+# (every rank's lines, shaping in force, the timeline played, the flow received, a report), and
+# nothing left on the hosts (qdisc, pid or token file, worker or shaper).
+check_hosts_results() {
+  python3 - "$tmp/res" <<'PY' || fail "hosts-mode results"
+import json, sys
+d = sys.argv[1]
+s = json.load(open(f"{d}/summary.json"))
+assert len(s["cells"]) == 2 and all(c["repetitions"] == 1 for c in s["cells"]), s["cells"]
+lines = [json.loads(l) for l in open(f"{d}/runs/three.1f1b.r1.jsonl")]
+assert sorted({l["rank"] for l in lines}) == [0, 1, 2] and len(lines) == 12, len(lines)
+# 8 x 1 MiB each way through links of at most 200 Mbit/s: at least 0.35 s an iteration (unshaped,
+# the veths carry that in a few ms and compute takes 0.06 s): the hosts' shaping was in force.
+assert all(l["iteration_s"] > 0.35 for l in lines), [round(l["iteration_s"], 3) for l in lines]
+events = [json.loads(l) for l in open(f"{d}/events/three.1f1b.r1.jsonl")]
+peers = [e for e in events if e.get("kind") == "sample" and e["class"].startswith("peer")]
+assert peers and max(e["bytes"] for e in peers) > 8 << 20, "no traffic through the per-peer classes"
+assert any(e.get("kind") == "rate" and e["link"] == "b" for e in events), "the timeline was not played"
+# The background flow: sourced by n0 on its timeline, sunk by n1, both logged in the cell's events.
+starts = {e["status"] for e in events if e.get("kind") == "flow_start"}
+assert starts == {"applied", "elsewhere"}, starts
+# What it carries depends on how soon n1's sink is up in a cell of a few seconds (155 KiB seen on a
+# busy machine, megabytes on an idle one): that it reached the sink is what is asserted; its rate
+# is flows_test.sh's.
+received = max(e["bytes_received"] for e in events if e.get("kind") == "flow_sample")
+assert received > 0, f"the flow's sink on n1 received {received} bytes"
+PY
+  "$contend" report "$tmp/res" >/dev/null 2>&1 || fail "the report cannot read the collected results"
+  [ -s "$tmp/res/report/throughput.png" ] || fail "no throughput figure from hosts-mode results"
+  local i
+  for i in 0 1 2; do
+    ! tc -n "hs$run-$i" qdisc show dev eth0 | grep -q htb || fail "n$i: shaping left on eth0"
+    ! ls "$tmp/work/n$i"/*.pid "$tmp/work/n$i"/*.token >/dev/null 2>&1 || fail "n$i: pid or token files left"
+  done
+  ! pgrep -f "contend.* (worker|emu host).*$tmp" >/dev/null || fail "processes left: $(pgrep -af "contend.*$tmp")"
+}

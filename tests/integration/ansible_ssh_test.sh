@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# ansible/ over SSH, as on a real cluster: ansible_test.sh's experiment, but each stand-in host
+# (a namespace on one bridge) runs its own sshd with a host key made here, and `contend run --hosts`
+# runs in a fourth namespace on the bridge (the control node), reaching them with a key made here,
+# checked against a known_hosts written here: no connection local, no contend_netns. n0 logs in as
+# root; n1 and n2 as a user made for the test that becomes root through sudo (NOPASSWD, its own
+# sudoers.d file). Checked besides ansible_test.sh's results: each sshd let the key in for the user
+# the inventory names, the run token was on no command line (Ansible's EXEC lines), teardown.yml
+# changes nothing, contend_netns over SSH is refused with its reason, and site.yml's checkout (a
+# bundle of the control node's checkout, copied over SSH) works with become, changes nothing the
+# second time and brings over a new commit. Not built here: the build runs the same commands
+# whatever the connection (ansible_test.sh builds). The user, its sudoers file, the sshds (by PID)
+# and Ansible's open SSH connections are removed by the trap, also on failure.
+source "$(dirname "$0")/lib.sh"
+need_root
+command -v ansible-playbook >/dev/null || skip "needs ansible-playbook (scripts/install-deps.sh installs ansible-core)"
+for tool in /usr/sbin/sshd ssh ssh-keygen sudo visudo useradd userdel; do
+  command -v "$tool" >/dev/null || skip "needs $tool (scripts/install-deps.sh installs openssh-server, openssh-client, sudo)"
+done
+src=$(cd "$(dirname "$0")/../.." && pwd)
+user="cit$$" sudoers="/etc/sudoers.d/contend-it-$$" ctl="hs$run-3" sshds=() user_made=false privsep_made=false
+
+ssh_cleanup() {
+  local rc=$? f sock pid
+  set +e # every step, whatever the one before did; lib.sh's cleanup exits with rc
+  for f in "$tmp"/work/*/*.pid; do # what a cell stopped midway left (teardown removes these files)
+    [ -e "$f" ] && kill -KILL "$(cat "$f")" 2>/dev/null
+  done
+  for sock in "$tmp"/cp/*; do # Ansible's ControlPersist masters
+    [ -S "$sock" ] && ip netns exec "$ctl" ssh -F /dev/null -o ControlPath="$sock" -O exit n >/dev/null 2>&1
+  done
+  for pid in "${sshds[@]}"; do
+    # shellcheck disable=SC2046
+    kill $(pgrep -P "$pid") "$pid" 2>/dev/null # its sessions, then the sshd
+    wait "$pid" 2>/dev/null
+  done
+  if $user_made; then
+    poll 5 sh -c "! pgrep -u $user"
+    userdel "$user" || echo "cleanup: userdel $user failed" >&2
+  fi
+  rm -f "$sudoers"
+  if $privsep_made; then rmdir /run/sshd; fi
+  (exit "$rc")
+  cleanup
+}
+trap ssh_cleanup EXIT
+
+star_hosts 4 # hs$run-0..2: n0-n2 at 198.18.200.1-3; hs$run-3: the control node at 198.18.200.4
+mkdir -m 700 "$tmp/ssh" "$tmp/cp"
+useradd --create-home --home-dir "$tmp/home" --shell /bin/sh --password '*' "$user" # '*': no password, not locked
+user_made=true
+echo "$user ALL=(ALL:ALL) NOPASSWD: ALL" >"$tmp/sudoers"
+visudo -cqf "$tmp/sudoers" || fail "sudoers entry rejected"
+install -m 0440 "$tmp/sudoers" "$sudoers"
+ssh-keygen -q -t ed25519 -N '' -C "contend-it" -f "$tmp/ssh/id"
+install -m 0644 "$tmp/ssh/id.pub" "$tmp/authorized_keys"
+if [ ! -d /run/sshd ]; then # sshd's privilege-separation folder
+  mkdir -m 0755 /run/sshd
+  privsep_made=true
+fi
+for i in 0 1 2; do
+  ssh-keygen -q -t ed25519 -N '' -C "n$i" -f "$tmp/ssh/host$i"
+  echo "198.18.200.$((i + 1)) $(cut -d' ' -f1,2 "$tmp/ssh/host$i.pub")" >>"$tmp/ssh/known_hosts"
+  # StrictModes off: the authorized keys are under /tmp, which is world-writable.
+  ip netns exec "hs$run-$i" /usr/sbin/sshd -D -e -f /dev/null -o ListenAddress="198.18.200.$((i + 1)):22" \
+    -o HostKey="$tmp/ssh/host$i" -o PidFile=none -o AuthorizedKeysFile="$tmp/authorized_keys" -o StrictModes=no \
+    -o AuthenticationMethods=publickey -o PermitRootLogin=prohibit-password -o AllowUsers="root $user" \
+    -o UsePAM=no -o Subsystem="sftp internal-sftp" 2>"$tmp/sshd$i.log" &
+  sshds+=("$!")
+done
+for i in 0 1 2; do wait_for_port "hs$run-$i" 22; done
+
+hosts=""
+for i in 0 1 2; do
+  hosts+="        n$i: {ansible_host: 198.18.200.$((i + 1)), contend_address: 198.18.200.$((i + 1)), contend_work_dir: $tmp/work/n$i"
+  if [ "$i" = 0 ]; then hosts+=", ansible_user: root}"$'\n'; else hosts+=", ansible_user: $user, ansible_become: true}"$'\n'; fi
+done
+cat >"$tmp/inventory.yml" <<YAML
+all:
+  children:
+    control:
+      hosts:
+        localhost: {ansible_connection: local, ansible_python_interpreter: /usr/bin/python3}
+    nodes:
+      hosts:
+$hosts
+      vars:
+        ansible_connection: ssh
+        ansible_ssh_private_key_file: $tmp/ssh/id
+        ansible_ssh_common_args: -F /dev/null -o StrictHostKeyChecking=yes -o UserKnownHostsFile=$tmp/ssh/known_hosts
+        ansible_control_path_dir: $tmp/cp
+        ansible_async_dir: $tmp/async
+        contend_iface: eth0
+        contend_bin: $contend # the hosts share this machine's file system
+YAML
+hosts_experiment
+in_control() { ip netns exec "$ctl" env ANSIBLE_CONFIG="$src/ansible/ansible.cfg" "$@"; }
+ANSIBLE_VERBOSITY=3 in_control "$contend" run "$tmp/exp.json" --hosts "$tmp/inventory.yml" --out "$tmp/res" \
+  --no-report >"$tmp/out.txt" 2>"$tmp/err.txt" ||
+  fail "run --hosts over SSH: $(cat "$tmp/err.txt"; tail -40 "$tmp"/res/runs/*.ansible 2>/dev/null)"
+cat "$tmp/out.txt"
+check_hosts_results
+grep -q "Accepted publickey for root from 198.18.200.4" "$tmp/sshd0.log" || fail "n0: no key login as root: $(tail -5 "$tmp/sshd0.log")"
+for i in 1 2; do
+  grep -q "Accepted publickey for $user from 198.18.200.4" "$tmp/sshd$i.log" ||
+    fail "n$i: no key login as $user: $(tail -5 "$tmp/sshd$i.log")"
+done
+# The token travels in a file: neither ssh's command line here nor the shell's on a host has it.
+grep -q "<198.18.200.2> SSH: EXEC" "$tmp"/res/runs/*.ansible || fail "no EXEC lines in the Ansible log (verbosity 3)"
+! grep -h "EXEC" "$tmp"/res/runs/*.ansible | grep -qE "CONTEND_RUN_TOKEN=[0-9a-f]{16}" || fail "the run token was on a command line"
+
+in_control ansible-playbook -i "$tmp/inventory.yml" "$src/ansible/teardown.yml" >"$tmp/teardown.txt" 2>&1 ||
+  fail "teardown.yml: $(tail -20 "$tmp/teardown.txt")"
+[ "$(grep -Ec '^n[0-2] +: ok=[0-9]+ +changed=0 +unreachable=0 +failed=0' "$tmp/teardown.txt")" = 3 ] ||
+  fail "teardown.yml changed something: $(tail "$tmp/teardown.txt")"
+! in_control ansible-playbook -i "$tmp/inventory.yml" "$src/ansible/teardown.yml" -e contend_netns="hs$run-0" \
+  >"$tmp/netns.txt" 2>&1 || fail "contend_netns was accepted over SSH"
+grep -q "contend_netns is for hosts reached with connection local" "$tmp/netns.txt" ||
+  fail "contend_netns over SSH: $(tail -20 "$tmp/netns.txt")"
+
+# site.yml's checkout on n1 (become) from a checkout on the control node (a clone of this one):
+# the second pass changes nothing; after a commit, the third brings it over.
+git clone -q "$src" "$tmp/origin"
+for pass in 1 2 3; do
+  if [ "$pass" = 3 ]; then
+    git -C "$tmp/origin" -c user.name=it -c user.email=it@contend.invalid commit -q --allow-empty -m "a push"
+  fi
+  in_control ansible-playbook -i "$tmp/inventory.yml" "$src/ansible/site.yml" --limit n1 --tags checkout \
+    -e contend_dir="$tmp/src" -e contend_repo="$tmp/origin" >"$tmp/site$pass.txt" 2>&1 ||
+    fail "site.yml pass $pass: $(tail -30 "$tmp/site$pass.txt")"
+  [ "$(git -C "$tmp/src" rev-parse HEAD)" = "$(git -C "$tmp/origin" rev-parse HEAD)" ] ||
+    fail "site.yml pass $pass checked out $(git -C "$tmp/src" rev-parse HEAD), not the control node's HEAD"
+done
+grep -Eq "n1 +: ok=[0-9]+ +changed=0 +unreachable=0 +failed=0" "$tmp/site2.txt" ||
+  fail "site.yml over SSH is not idempotent: $(grep -B2 changed: "$tmp/site2.txt" | head -20; tail -3 "$tmp/site2.txt")"
+echo "ansible over ssh: ok"
