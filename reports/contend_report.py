@@ -3,8 +3,9 @@
 
 Usage: contend_report.py RESULTS_DIR [--out DIR]   (run through `contend report`)
 
-Reads summary.json, runs/*.jsonl (iteration logs), events/*.jsonl (the player's ground truth) and
-traces/*.json (Chrome traces of repetition 1, when recorded). Writes PNG and SVG figures and
+Reads summary.json, runs/*.jsonl (iteration logs; a user's job's steps in runs/*.steps.jsonl),
+events/*.jsonl (the player's ground truth) and traces/*.json (Chrome traces of repetition 1, when
+recorded). Writes PNG and SVG figures and
 index.html into RESULTS_DIR/report (or --out). A figure whose data is missing is not drawn: the
 index says which and why, and so does stderr.
 """
@@ -76,6 +77,13 @@ class Results:
         path = os.path.join(self.root, "runs", self.cell_id(scenario, schedule, rep) + ".jsonl")
         return read_jsonl(path) if os.path.exists(path) else None
 
+    def unit(self):
+        return self.summary.get("unit", "samples/s")
+
+    def job_steps(self, scenario, variant, rep=1):
+        path = os.path.join(self.root, "runs", self.cell_id(scenario, variant, rep) + ".steps.jsonl")
+        return read_jsonl(path) if os.path.exists(path) else None
+
     def events(self, scenario, schedule, rep=1):
         path = os.path.join(self.root, "events", self.cell_id(scenario, schedule, rep) + ".jsonl")
         return read_jsonl(path) if os.path.exists(path) else None
@@ -112,7 +120,7 @@ def fig_throughput(r, out, made, missing):
     ax.set_xticks(range(len(r.scenarios)))
     ax.set_xticklabels(r.scenarios)
     ax.set_xlabel("scenario")
-    ax.set_ylabel("throughput (samples/s, median, 95% CI)")
+    ax.set_ylabel(f"throughput ({r.unit()}, median, 95% CI)")
     mode = r.summary.get("mode", "real")
     ax.set_title(f"{r.summary.get('experiment', '')} ({mode}): speedup over {r.summary.get('baseline')} on each bar")
     ax.legend(fontsize=8, ncol=min(4, len(r.schedules)))
@@ -190,6 +198,40 @@ def fig_adaptive(r, out, made, missing):
         save(fig, out, f"adaptive-{scenario}", made)
 
 
+def fig_job(r, out, made, missing):
+    """(7) A user's job: every variant's throughput step by step (repetition 1) beneath the links'
+    rates, on the scenario's clock (runs/CELL.steps.jsonl)."""
+    if r.summary.get("compared") != "throughput":
+        return  # contend's own pipeline: fig_adaptive draws its iterations
+    for scenario in r.scenarios:
+        steps = {v: r.job_steps(scenario, v) for v in r.schedules}
+        events = r.events(scenario, r.schedules[0])
+        if not any(steps.values()) or not events or link_rates(events) is None:
+            missing.append((f"job-{scenario}", "no steps or event log for repetition 1"))
+            continue
+        _, series, end = link_rates(events)
+        fig, (ax_bw, ax_t) = plt.subplots(2, 1, figsize=(8, 6), sharex=True)
+        last = 0.0
+        for variant, rows in steps.items():
+            if rows:
+                ax_t.plot([s["t_s"] + s["seconds"] for s in rows], [s["rate"] for s in rows], marker=".",
+                          label=variant)
+                last = max(last, rows[-1]["t_s"] + rows[-1]["seconds"])
+        for name, pts in series.items():
+            xs = [p[0] for p in pts] + [max(last, pts[-1][0])]
+            ax_bw.step(xs, [p[1] for p in pts] + [pts[-1][1]], where="post", label=name)
+        ax_bw.set_xlim(0, max(last, 1.0) * 1.02)
+        ax_bw.set_ylabel("link rate (Mbit/s)")
+        ax_bw.legend(fontsize=7, ncol=4)
+        ax_bw.set_title(f"{scenario}: the network and the job's throughput, step by step (repetition 1)")
+        ax_t.set_ylabel(f"{r.unit()} per step")
+        ax_t.set_xlabel("time since the scenario started (s)")
+        ax_t.legend(fontsize=7, ncol=3)
+        for ax in (ax_bw, ax_t):
+            ax.grid(alpha=0.3)
+        save(fig, out, f"job-{scenario}", made)
+
+
 def fig_timeline(r, out, made, missing):
     """(3) A pipeline timeline: forwards and backwards per rank over the last iteration, from traces."""
     trace_dir = os.path.join(r.root, "traces")
@@ -242,7 +284,7 @@ def fig_bandwidth(r, out, made, missing):
             ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=schedule)
     ax.set_xscale("log")
     ax.set_xlabel("link rate (Mbit/s, log scale)")
-    ax.set_ylabel("throughput (samples/s, median)")
+    ax.set_ylabel(f"throughput ({r.unit()}, median)")
     ax.set_title("throughput against link bandwidth")
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3, which="both")
@@ -371,7 +413,7 @@ def write_index(r, out, made, missing):
 table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:3px 8px;text-align:right}}</style></head><body>
 <h1>{html.escape(r.summary.get('experiment', ''))} ({html.escape(r.summary.get('mode', ''))})</h1>
 <p>{env}</p>
-<table><tr><th>scenario</th><th>schedule</th><th>reps</th><th>samples/s</th><th>95% CI</th><th>speedup vs {html.escape(r.summary.get('baseline', ''))}</th></tr>{rows}</table>
+<table><tr><th>scenario</th><th>schedule</th><th>reps</th><th>{html.escape(r.unit())}</th><th>95% CI</th><th>speedup vs {html.escape(r.summary.get('baseline', ''))}</th></tr>{rows}</table>
 {figs}
 <h2>Not drawn</h2><ul>{gaps or '<li>every figure was drawn</li>'}</ul>
 </body></html>
@@ -391,7 +433,7 @@ def main():
         sys.exit(f"contend report: {out} is a symbolic link: results are never written through one")
     os.makedirs(out, exist_ok=True)
     made, missing = [], []
-    for fig in (fig_throughput, fig_adaptive, fig_timeline, fig_bandwidth, fig_memory, fig_schedules, fig_stalls):
+    for fig in (fig_throughput, fig_job, fig_adaptive, fig_timeline, fig_bandwidth, fig_memory, fig_schedules, fig_stalls):
         fig(r, out, made, missing)
     write_index(r, out, made, missing)
     for name, why in missing:

@@ -13,6 +13,12 @@ packages=(
   libdpdk-dev
   # integration tests: namespaces (ip, only in tests), an independent rate measurement, setpriv
   iproute2 iperf3 util-linux
+  # integration tests: Ansible over SSH (ansible_ssh_test.sh runs an sshd in each namespace that
+  # stands in for a host; sudo for the hosts it reaches as an unprivileged user with become)
+  openssh-server openssh-client sudo
+  # users' own jobs in the tests and examples (experiments/jobs/, docs/own-job.md): PyTorch 1.13
+  # with gloo, and an MPI job, for /usr/bin/python3
+  python3-torch openmpi-bin python3-mpi4py
   # reports (contend report), clusters (ansible/)
   python3-matplotlib ansible-core ansible-lint
 )

@@ -246,8 +246,16 @@ Result<double> measure_cell(const Experiment& e, const Cell& cell, const std::st
   if (auto ok = run_one(e, cell, files, o, truth, stop); !ok) {
     return ok.error();
   }
-  return e.job ? job_throughput(*e.job, files.log, e.measure, files.events)
-               : cell_throughput(files.metrics, e.workload, e.measure, files.events);
+  if (!e.job) {
+    return cell_throughput(files.metrics, e.workload, e.measure, files.events);
+  }
+  auto throughput = job_throughput(*e.job, files.log, e.measure, files.events);
+  if (throughput) {
+    if (auto ok = write_job_steps(*e.job, files.log, files.events, job_steps_path(files.log)); !ok) {
+      return ok.error();
+    }
+  }
+  return throughput;
 }
 
 // How even a finished cell's iterations were; an iteration many times the median is said (a

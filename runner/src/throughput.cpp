@@ -44,28 +44,6 @@ Result<std::vector<std::pair<double, double>>> rank0_iterations(const std::strin
   return out;
 }
 
-// The scenario's clock as the events log's start line gives it: the steady clock at its time 0,
-// and its duration (0 when the line has none).
-struct ScenarioClock {
-  double zero_s = 0;
-  double duration_s = 0;
-};
-
-Result<ScenarioClock> scenario_clock(const std::string& events_path) {
-  std::ifstream in(events_path);
-  std::string line;
-  if (!in || !std::getline(in, line)) {
-    return make_error(Errc::kNotFound, events_path + ": cannot read the scenario's start from the events log");
-  }
-  const auto parsed = parse_json(line, events_path);
-  const nlohmann::json j = parsed ? *parsed : nlohmann::json();
-  if (!j.is_object() || !j.contains("steady_s") || !j["steady_s"].is_number()) {
-    return make_error(Errc::kParse, events_path + ": the first line is not the player's start line with steady_s");
-  }
-  const bool has_duration = j.contains("duration_s") && j["duration_s"].is_number();
-  return ScenarioClock{j["steady_s"].get<double>(), has_duration ? j["duration_s"].get<double>() : 0.0};
-}
-
 // Rank 0's iterations as intervals of the samples each carries.
 std::vector<Interval> intervals_of(const std::vector<std::pair<double, double>>& its, const Workload& w) {
   std::vector<Interval> out;
@@ -119,6 +97,21 @@ Result<double> window_throughput(const std::vector<Interval>& counted, const Mea
 }
 
 }  // namespace
+
+Result<ScenarioClock> scenario_clock(const std::string& events_path) {
+  std::ifstream in(events_path);
+  std::string line;
+  if (!in || !std::getline(in, line)) {
+    return make_error(Errc::kNotFound, events_path + ": cannot read the scenario's start from the events log");
+  }
+  const auto parsed = parse_json(line, events_path);
+  const nlohmann::json j = parsed ? *parsed : nlohmann::json();
+  if (!j.is_object() || !j.contains("steady_s") || !j["steady_s"].is_number()) {
+    return make_error(Errc::kParse, events_path + ": the first line is not the player's start line with steady_s");
+  }
+  const bool has_duration = j.contains("duration_s") && j["duration_s"].is_number();
+  return ScenarioClock{j["steady_s"].get<double>(), has_duration ? j["duration_s"].get<double>() : 0.0};
+}
 
 Result<double> intervals_throughput(const std::vector<Interval>& counted, const std::optional<MeasureWindow>& window,
                                     double zero, std::size_t at_least, const std::string& what) {

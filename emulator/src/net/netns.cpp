@@ -109,9 +109,33 @@ bool netns_exists(const std::string& name) {
   return ::access(netns_path(name).c_str(), F_OK) == 0;
 }
 
-Result<Fd> create_netns(const std::string& name) {
+namespace {
+
+// /run/netns as `ip netns add` leaves it: a shared mount of its own (bound onto itself the first
+// time). Were it a plain folder, the first `ip netns add` after ours would bind it over our
+// namespaces' mounts, hiding them from their own removal (unlink: EBUSY) until the next boot.
+Result<void> ensure_netns_dir() {
   if (::mkdir("/run/netns", 0755) != 0 && errno != EEXIST) {
     return errno_error(errno, "mkdir(/run/netns)");
+  }
+  if (::mount("", "/run/netns", "none", MS_SHARED | MS_REC, nullptr) == 0) {
+    return {};
+  }
+  if (errno != EINVAL) {
+    return errno_error(errno, "mount --make-shared /run/netns");
+  }
+  if (::mount("/run/netns", "/run/netns", "none", MS_BIND | MS_REC, nullptr) != 0 ||
+      ::mount("", "/run/netns", "none", MS_SHARED | MS_REC, nullptr) != 0) {
+    return errno_error(errno, "mount --bind /run/netns /run/netns (as `ip netns add` does)");
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<Fd> create_netns(const std::string& name) {
+  if (auto ok = ensure_netns_dir(); !ok) {
+    return ok.error();
   }
   const std::string path = netns_path(name);
   {
@@ -156,7 +180,13 @@ Result<void> remove_netns(const std::string& name) {
     return errno_error(errno, "umount " + path);
   }
   if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
-    return errno_error(errno, "unlink " + path);
+    const int err = errno;
+    Error e = errno_error(err, "unlink " + path);
+    if (err == EBUSY) {
+      e.message += " (still mounted in another mount namespace: a long-lived process started by `ip netns exec` "
+                   "or unshare while the namespace existed holds a copy; `contend emu down` again once it ends)";
+    }
+    return e;
   }
   const std::string etc = netns_etc_dir(name);
   if (::unlink((etc + "/hosts").c_str()) != 0 && errno != ENOENT && errno != ENOTDIR) {

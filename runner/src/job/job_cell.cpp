@@ -98,6 +98,9 @@ Result<std::vector<ChildProcess>> start_ranks(const Experiment& e, const Cell& c
   std::ofstream cell_log(files.log, std::ios::app);
   std::vector<ChildProcess> ranks;
   for (const RankPlace& place : places) {
+    if (e.job->launch_rank0_only && place.rank != 0) {
+      break;
+    }
     const std::string rank_log = rank_log_path(files.log, place.rank);
     std::error_code ec;
     std::filesystem::remove(rank_log, ec);  // an interrupted attempt's

@@ -3,6 +3,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "contend/common/fd.h"
 
 namespace contend::runner {
 namespace {
@@ -72,11 +75,41 @@ Result<std::vector<Interval>> job_steps(const std::string& log_path, const Outpu
   return out;
 }
 
+namespace {
+
+// "runs/ID.log" -> "runs/ID"
+std::string log_stem(const std::string& cell_log) {
+  return cell_log.size() > 4 && cell_log.substr(cell_log.size() - 4) == ".log" ? cell_log.substr(0, cell_log.size() - 4)
+                                                                               : cell_log;
+}
+
+}  // namespace
+
 std::string rank_log_path(const std::string& cell_log, int rank) {
-  const std::string stem = cell_log.size() > 4 && cell_log.substr(cell_log.size() - 4) == ".log"
-                               ? cell_log.substr(0, cell_log.size() - 4)
-                               : cell_log;
-  return stem + ".rank" + std::to_string(rank) + ".log";
+  return log_stem(cell_log) + ".rank" + std::to_string(rank) + ".log";
+}
+
+std::string job_steps_path(const std::string& cell_log) {
+  return log_stem(cell_log) + ".steps.jsonl";
+}
+
+Result<void> write_job_steps(const CommandJob& job, const std::string& cell_log, const std::string& events_path,
+                             const std::string& out_path) {
+  auto steps = job_steps(rank_log_path(cell_log, job.output_rank), job.output);
+  auto clock = scenario_clock(events_path);
+  if (!steps || !clock) {
+    return steps ? clock.error() : steps.error();
+  }
+  std::string text;
+  for (const Interval& step : *steps) {
+    nlohmann::ordered_json j;
+    j["t_s"] = step.start_s - clock->zero_s;
+    j["seconds"] = step.seconds;
+    j["amount"] = step.amount;
+    j["rate"] = step.amount / step.seconds;
+    text += j.dump() + "\n";
+  }
+  return write_file_atomic(out_path, text);
 }
 
 Result<double> job_throughput(const CommandJob& job, const std::string& cell_log,

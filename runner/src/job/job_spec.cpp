@@ -165,7 +165,7 @@ Result<void> read_variants(const JsonReader& r, CommandJob& job) {
 
 Result<CommandJob> parse_command_job(const JsonReader& r, const JsonReader& variants, const std::string& workdir) {
   if (auto ok = r.check_keys({"command", "env", "output", "ranks", "output_rank", "warmup", "steps", "timeout", "port",
-                              "workdir"});
+                              "workdir", "launch"});
       !ok) {
     return ok.error();
   }
@@ -191,10 +191,21 @@ Result<CommandJob> parse_command_job(const JsonReader& r, const JsonReader& vari
   }
   job.output = std::move(*output);
   auto dir = r.optional_string("workdir");
-  if (!dir) {
-    return dir.error();
+  auto launch = r.optional_string("launch");
+  if (auto e = first_error(dir, launch)) {
+    return *e;
   }
-  job.workdir = std::filesystem::absolute(std::filesystem::path(workdir) / dir->value_or(".")).lexically_normal().string();
+  if (launch->value_or("every-rank") != "every-rank" && **launch != "rank-0") {
+    return r.error_at("launch", "expected \"every-rank\" (the command on each node) or \"rank-0\" (only on the "
+                                "first node: a launcher such as mpirun that starts the other ranks), got \"" +
+                                    **launch + "\"");
+  }
+  job.launch_rank0_only = launch->value_or("every-rank") == "rank-0";
+  if (job.launch_rank0_only && job.output_rank != 0) {
+    return r.error_at("output_rank", "with \"launch\": \"rank-0\" only rank 0 runs, and its output is read");
+  }
+  auto folder = std::filesystem::absolute(std::filesystem::path(workdir) / dir->value_or(".")).lexically_normal();
+  job.workdir = (folder.has_filename() ? folder : folder.parent_path()).string();  // "experiments", not "experiments/"
   if (auto ok = read_variants(variants, job); !ok) {
     return ok.error();
   }

@@ -36,6 +36,9 @@ struct CommandJob {
   std::chrono::seconds timeout{600}; // a cell running longer fails, every rank's processes ended
   int port = 29400;                  // MASTER_PORT, and {master_port}
   std::string workdir;               // each rank's working directory: the experiment's folder
+  // "launch": "rank-0": only rank 0's command runs, a launcher (mpirun through scripts/netns-rsh)
+  // that starts the other ranks in their namespaces itself, below rank 0's guard.
+  bool launch_rank0_only = false;
   std::vector<JobVariant> variants;
 };
 

@@ -39,4 +39,11 @@ std::string rank_log_path(const std::string& cell_log, int rank);
 Result<double> job_throughput(const CommandJob& job, const std::string& cell_log,
                               const std::optional<MeasureWindow>& window, const std::string& events_path);
 
+// runs/ID.steps.jsonl of a measured command cell, for the report and for users: one record per
+// step the output rank reported, {"t_s": its start on the scenario's clock, "seconds", "amount",
+// "rate": amount / seconds}, warm-up steps included.
+Result<void> write_job_steps(const CommandJob& job, const std::string& cell_log, const std::string& events_path,
+                             const std::string& out_path);
+std::string job_steps_path(const std::string& cell_log);  // "runs/ID.log" -> "runs/ID.steps.jsonl"
+
 }  // namespace contend::runner

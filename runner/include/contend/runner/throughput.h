@@ -37,6 +37,14 @@ Result<IterationSpread> iteration_spread(const std::string& metrics_path, const 
 Result<double> iterations_throughput(const std::vector<std::pair<double, double>>& rank0, const Workload& w,
                                      const std::optional<MeasureWindow>& window, double zero, const std::string& what);
 
+// The scenario's clock as a cell's events log's start line gives it: the steady clock at its
+// time 0, and its duration (0 when the line has none). kNotFound / kParse naming the file.
+struct ScenarioClock {
+  double zero_s = 0;
+  double duration_s = 0;
+};
+Result<ScenarioClock> scenario_clock(const std::string& events_path);
+
 // A stretch of work something reported: `amount` (samples, or a job's own unit) done from
 // `start_s` (steady clock, as the events log's) over `seconds`. Rank 0's iterations and a
 // command job's steps (job_log.h) alike.
