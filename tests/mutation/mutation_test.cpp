@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -25,6 +26,7 @@
 #include "contend/runner/throughput.h"
 #include "contend/runner/calibration.h"
 #include "contend/runner/experiment.h"
+#include "contend/runner/job_log.h"
 #include "contend/runner/launcher.h"
 #include "contend/runner/results_dir.h"
 #include "contend/runner/summary.h"
@@ -217,6 +219,36 @@ TEST_CASE("a flow job, mutated, parses or is refused", "[mutation]") {
    {"name": "video", "from": "n2", "to": "n1", "protocol": "udp", "rate": "200Mbit", "on": "2s", "off": "1s"}
  ]})";  // docs/flows.md's example
   survive("docs/flows.md job", job, [&](const std::string& text) { return emulator::parse_flow_job(text, "job.json", *run).ok(); });
+}
+
+TEST_CASE("a user's job's rank log, mutated, is read into steps by every output parser", "[mutation]") {
+  Scratch scratch;
+  const std::vector<std::pair<runner::OutputSpec, std::string>> outputs = {
+      {{"jsonl", "", "rate", 0, ""}, R"({"schema": "contend.step/1", "step": 3, "samples": 64, "seconds": 0.1834})"},
+      {{"megatron", "", "rate", 0, ""},
+       " [2024-05-01 10:00:00] iteration       20/     500 | consumed samples:          640 | elapsed time per "
+       "iteration (ms): 1234.5 | learning rate: 1.000000E-04 | global batch size:    32 | lm loss: 7.100000E+00 |"},
+      {{"torchtitan", "", "rate", 0, ""},
+       "[titan] 2025-07-15 13:49:37,123 - root - INFO - \x1b[31mstep: 10  loss:  9.12340  memory: 12.34GiB(15.67%)  "
+       "tps: 1,234  tflops: 56.78\x1b[39m"},
+      {{"regex", "step time: ([0-9.]+) ms", "milliseconds", 32, ""}, "step time: 412.5 ms"}};
+  for (const auto& [output, line] : outputs) {
+    std::string log;
+    for (int i = 0; i < 4; ++i) {
+      log += runner::log_line(100.0 + i, i == 2, i == 2 ? "warning: slow" : line);
+    }
+    // A log is never refused: a line that is no longer a step is skipped. Every step read is a
+    // real one, and a mutant that lost a step line counts as refused.
+    const std::size_t whole = output.parser == "torchtitan" ? 2 : 3;  // a rate needs a step line before it
+    survive("rank log of " + output.parser, log, [&](const std::string& text) {
+      const auto steps = runner::job_steps(scratch.write("rank0.log", text), output);
+      REQUIRE(steps.ok());
+      for (const runner::Interval& step : *steps) {
+        CHECK((std::isfinite(step.seconds) && step.seconds > 0 && std::isfinite(step.amount) && step.amount > 0));
+      }
+      return steps->size() == whole;
+    });
+  }
 }
 
 TEST_CASE("schedule CSVs, mutated, parse or are refused, and what parses validates or is refused", "[mutation]") {

@@ -1,5 +1,6 @@
 #include "contend/runner/job_log.h"
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -24,7 +25,7 @@ std::optional<LogLine> read_log_line(std::string_view line) {
   const std::string number(line.substr(0, space));
   char* end = nullptr;
   const double t = std::strtod(number.c_str(), &end);
-  if (end != number.c_str() + number.size() || !(t >= 0)) {
+  if (end != number.c_str() + number.size() || !(t >= 0) || !std::isfinite(t)) {
     return std::nullopt;
   }
   const std::string_view rest = line.substr(space + 1);
@@ -66,7 +67,8 @@ Result<std::vector<Interval>> job_steps(const std::string& log_path, const Outpu
     }
     if (step->seconds > 0) {
       out.push_back({read->steady_s - step->seconds, step->seconds, step->amount});
-    } else if (step->rate > 0 && previous >= 0 && read->steady_s > previous) {
+    } else if (step->rate > 0 && previous >= 0 && read->steady_s > previous &&
+               std::isfinite(step->rate * (read->steady_s - previous))) {
       const double seconds = read->steady_s - previous;
       out.push_back({previous, seconds, step->rate * seconds});
     }
