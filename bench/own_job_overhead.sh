@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# What contend adds to a user's job (issue 25's goal: at most 1% of its throughput): the same
+# PyTorch DDP job (experiments/jobs/ddp_train.py, 2 ranks, gloo) on one unshaped veth between two
+# namespaces, its ranks started bare (`ip netns exec NS python3 ...` with the environment contend
+# would give) and under contend's rank guard (`ip netns exec NS contend job-rank --log ... --
+# python3 ...`: the pipes, the timestamped rank log, the process-tree guard), alternated ROUNDS
+# times in one run (bare then guarded, guarded then bare, ...). Throughput: the job's own steps (rank 0's
+# contend.step/1 lines), samples over seconds. Prints each round, the median ratio guarded / bare
+# and its range. Root; needs python3-torch for /usr/bin/python3.
+# Run: bash bench/own_job_overhead.sh build/default/bin/contend   (ROUNDS=6 STEPS=40 by default)
+set -euo pipefail
+contend=$(realpath "${1:-build/default/bin/contend}")
+src=$(cd "$(dirname "$0")/.." && pwd)
+rounds=${ROUNDS:-6}
+steps=${STEPS:-40}
+tmp=$(mktemp -d)
+run=ob$$
+export CONTEND_STATE_DIR=$tmp
+trap '"$contend" emu down --run $run >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
+cat >"$tmp/s.json" <<JSON
+{"schema": "contend.scenario/1", "name": "$run", "duration": "1h", "nodes": ["a", "b"],
+ "links": [{"name": "a-b", "from": "a", "to": "b", "rate": "10Gbit"}]}
+JSON
+"$contend" emu up "$tmp/s.json" >/dev/null
+for n in a b; do ip netns exec "contend-$run.$n" tc qdisc del dev "c0-$([ $n = a ] && echo b || echo a)" root; done
+echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# once MODE PORT: runs both ranks, bare or guarded; prints rank 0's samples/s over its steps.
+once() {
+  local mode=$1 port=$2 r pids=()
+  for r in 0 1; do
+    local ns="contend-$run.$([ $r = 0 ] && echo a || echo b)" ifname="c0-$([ $r = 0 ] && echo b || echo a)"
+    local job=(/usr/bin/python3 "$src/experiments/jobs/ddp_train.py" --steps "$steps" --warmup-steps 2)
+    local env=(env RANK=$r WORLD_SIZE=2 LOCAL_RANK=0 MASTER_ADDR=198.18.0.1 MASTER_PORT=$port
+               GLOO_SOCKET_IFNAME=$ifname PYTHONUNBUFFERED=1)
+    rm -f "$tmp/rank$r.log"
+    if [ "$mode" = bare ]; then
+      ip netns exec "$ns" "${env[@]}" "${job[@]}" >"$tmp/rank$r.log" 2>/dev/null &
+    else
+      ip netns exec "$ns" "${env[@]}" "$contend" job-rank --log "$tmp/rank$r.log" -- "${job[@]}" >/dev/null 2>&1 &
+    fi
+    pids+=($!)
+  done
+  wait "${pids[@]}"
+  python3 - "$tmp/rank0.log" <<'PY'
+import json, sys
+samples = seconds = 0.0
+for line in open(sys.argv[1]):
+    i = line.find("{")
+    if i < 0:
+        continue
+    try:
+        s = json.loads(line[i:])
+    except ValueError:
+        continue
+    if s.get("schema") == "contend.step/1":
+        samples += s["samples"]
+        seconds += s["seconds"]
+print(f"{samples / seconds:.2f}")
+PY
+}
+
+ratios=()
+for i in $(seq 1 "$rounds"); do
+  if [ $((i % 2)) = 1 ]; then  # the order alternates too: neither side always runs on a warmer machine
+    bare=$(once bare $((29600 + 2 * i)))
+    guarded=$(once guarded $((29601 + 2 * i)))
+  else
+    guarded=$(once guarded $((29601 + 2 * i)))
+    bare=$(once bare $((29600 + 2 * i)))
+  fi
+  ratio=$(python3 -c "print(f'{$guarded / $bare:.4f}')")
+  ratios+=("$ratio")
+  echo "round $i: bare $bare samples/s, under contend's guard $guarded samples/s: ratio $ratio"
+done
+python3 - "${ratios[@]}" <<'PY'
+import statistics, sys
+r = sorted(float(x) for x in sys.argv[1:])
+print(f"guarded / bare: median {statistics.median(r):.4f} (range {r[0]:.4f}-{r[-1]:.4f}, {len(r)} rounds); "
+      f"overhead {100 * (1 - statistics.median(r)):.2f}%")
+PY
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
