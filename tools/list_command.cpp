@@ -12,6 +12,7 @@
 #include "contend/pipeline/compute/backend.h"
 #include "contend/pipeline/policy/policy.h"
 #include "contend/pipeline/transport/transport.h"
+#include "contend/runner/job_output.h"
 #include "contend/schedule/registry.h"
 
 namespace contend::tools {
@@ -30,6 +31,7 @@ std::vector<Family> families() {
           {"transports", pipeline::transports().entries(), pipeline::transports().not_built()},
           {"disciplines", emulator::disciplines().entries(), {}},
           {"patterns", emulator::timeline_patterns().entries(), {}},
+          {"output parsers", runner::output_parsers().entries(), {}},
           {"commands", commands().entries(), {}}};
 }
 

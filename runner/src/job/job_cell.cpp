@@ -153,7 +153,7 @@ Result<void> run_job_cell(const Experiment& e, const Cell& cell, const CellFiles
   if (!net) {
     return net.error();
   }
-  const std::string out = files.log.substr(0, files.log.size() - 4) + ".out";
+  const std::string out = job_out_dir(files.log);
   std::error_code ec;
   std::filesystem::create_directories(out, ec);
   auto places = rank_places(scenario, net->plan(), std::filesystem::absolute(out).string());

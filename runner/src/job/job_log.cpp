@@ -95,6 +95,10 @@ std::string job_steps_path(const std::string& cell_log) {
   return log_stem(cell_log) + ".steps.jsonl";
 }
 
+std::string job_out_dir(const std::string& cell_log) {
+  return log_stem(cell_log) + ".out";
+}
+
 Result<void> write_job_steps(const CommandJob& job, const std::string& cell_log, const std::string& events_path,
                              const std::string& out_path) {
   auto steps = job_steps(rank_log_path(cell_log, job.output_rank), job.output);

@@ -45,5 +45,6 @@ Result<double> job_throughput(const CommandJob& job, const std::string& cell_log
 Result<void> write_job_steps(const CommandJob& job, const std::string& cell_log, const std::string& events_path,
                              const std::string& out_path);
 std::string job_steps_path(const std::string& cell_log);  // "runs/ID.log" -> "runs/ID.steps.jsonl"
+std::string job_out_dir(const std::string& cell_log);     // "runs/ID.log" -> "runs/ID.out" ({out})
 
 }  // namespace contend::runner
