@@ -72,12 +72,10 @@ std::vector<pid_t> descendants(pid_t root) {
   return out;
 }
 
-void reap_children_except(pid_t keep) {
+void reap_ended_children() {
   for (const pid_t pid : descendants(::getpid())) {
-    if (pid != keep) {
-      int status = 0;
-      ::waitpid(pid, &status, WNOHANG);  // not a child of ours (a grandchild): ECHILD, nothing done
-    }
+    int status = 0;
+    ::waitpid(pid, &status, WNOHANG);  // not a child of ours (a grandchild): ECHILD, nothing done
   }
 }
 
@@ -86,7 +84,7 @@ int end_descendants(pid_t root, std::chrono::milliseconds grace) {
   const auto deadline = std::chrono::steady_clock::now() + grace;
   while (std::chrono::steady_clock::now() < deadline) {
     if (root == ::getpid()) {
-      reap_children_except(-1);
+      reap_ended_children();
     }
     if (descendants(root).empty()) {
       return signalled;
@@ -96,7 +94,7 @@ int end_descendants(pid_t root, std::chrono::milliseconds grace) {
   signalled += signal_all(root, SIGKILL);
   if (root == ::getpid()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    reap_children_except(-1);
+    reap_ended_children();
   }
   return signalled;
 }

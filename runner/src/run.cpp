@@ -209,9 +209,9 @@ Result<Calibration> record_calibration(const Experiment& e, const std::string& d
   return c;
 }
 
-// A real run on this host needs what its backend needs here (cuda: a device), before anything; a
-// user's job runs only for real.
-Result<void> check_backend_here(const Experiment& e, const RunOptions& o) {
+// Before anything: a real run on this host needs what its backend needs here (cuda: a device); a
+// user's job runs only for real, and only on this host.
+Result<void> check_runnable_here(const Experiment& e, const RunOptions& o) {
   if (e.job && o.simulate) {
     return make_error(Errc::kInvalidArgument, e.source + ": a command experiment runs a user's job, which the "
                                               "simulator cannot model; run it without --simulate");
@@ -326,7 +326,7 @@ void announce(const Experiment& e, const RunOptions& o, std::size_t cells, const
 }  // namespace
 
 Result<RunOutcome> run_experiment(const Experiment& e, RunOptions o, const std::atomic<bool>& stop) {
-  if (auto ok = check_backend_here(e, o); !ok) {
+  if (auto ok = check_runnable_here(e, o); !ok) {
     return ok.error();
   }
   std::vector<ScenarioNetwork> truths;

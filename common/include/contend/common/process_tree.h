@@ -21,7 +21,7 @@ std::vector<pid_t> descendants(pid_t root);
 // Children of the caller among them are reaped. Returns how many processes were signalled.
 int end_descendants(pid_t root, std::chrono::milliseconds grace);
 
-// Reaps the caller's children that have ended, except `keep` (a child whose owner reaps it).
-void reap_children_except(pid_t keep);
+// Reaps the caller's children that have ended (orphans a subreaper adopted among them).
+void reap_ended_children();
 
 }  // namespace contend
