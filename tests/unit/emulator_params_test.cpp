@@ -110,7 +110,7 @@ TEST_CASE("the topology plan gives unique addresses and interface names that fit
     CHECK(addresses.insert(p.address).second);
   }
   CHECK(plan.links[0].from.address == "198.18.0.1/30");
-  CHECK(plan.links[0].to.background_address == "198.19.0.2/30");
+  CHECK(plan.links[0].to.background_address == "198.19.0.2/32");
   CHECK(plan.links[65].from.address == "198.18.1.5/30");
   CHECK(plan.nodes[3].second == "contend-a-long-run-name-24chars.node3");
   CHECK(plan.namespaces().back() == "contend-a-long-run-name-24chars");
@@ -131,7 +131,15 @@ TEST_CASE("the topology plan gives unique addresses and interface names that fit
   REQUIRE(route_in(plan.links[1].to.netns, "198.18.0.2/32") != nullptr);
   CHECK(route_in(plan.links[1].to.netns, "198.18.0.2/32")->via == "198.18.0.5");
   CHECK(route_in(plan.links[0].from.netns, "198.18.0.6/32") == nullptr);  // node2: not node0's neighbour
-  CHECK(plan.routes.size() == 2 * 198);  // each inner link end reaches one address beyond
+  CHECK(r->source.empty());
+  // Each end reaches the other's background address through their link, from its own.
+  const RoutePlan* bg = route_in(plan.links[0].to.netns, "198.19.0.1/32");
+  REQUIRE(bg != nullptr);
+  CHECK(bg->via == "198.18.0.1");
+  CHECK(bg->ifname == plan.links[0].to.ifname);
+  CHECK(bg->source == "198.19.0.2");
+  // Each inner link end reaches one workload address beyond; every link end its peer's background.
+  CHECK(plan.routes.size() == 2 * 198 + 2 * 199);
   CHECK(strip_prefix_length(plan.links[0].from.address) == "198.18.0.1");
   CHECK(strip_prefix_length("198.18.0.1") == "198.18.0.1");
   CHECK_FALSE(valid_run_name("has space"));

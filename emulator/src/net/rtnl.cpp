@@ -54,8 +54,8 @@ Result<void> add_address(nl_sock* sock, const std::string& ifname, const std::st
   return {};
 }
 
-Result<void> add_route(nl_sock* sock, const std::string& destination, const std::string& via,
-                       const std::string& ifname) {
+Result<void> add_route(nl_sock* sock, const std::string& destination, const std::string& via, const std::string& ifname,
+                       const std::string& source) {
   auto index = ifindex_of(sock, ifname);
   if (!index) {
     return index.error();
@@ -69,9 +69,18 @@ Result<void> add_route(nl_sock* sock, const std::string& destination, const std:
     nl_addr_put(dst);
     return nl_error(rc, "nl_addr_parse(" + via + ")");
   }
+  nl_addr* preferred = nullptr;
+  if (int rc = source.empty() ? 0 : nl_addr_parse(source.c_str(), AF_INET, &preferred); rc < 0) {
+    nl_addr_put(dst);
+    nl_addr_put(gateway);
+    return nl_error(rc, "nl_addr_parse(" + source + ")");
+  }
   rtnl_route* route = rtnl_route_alloc();
   rtnl_route_set_family(route, AF_INET);
   rtnl_route_set_dst(route, dst);
+  if (preferred != nullptr) {
+    rtnl_route_set_pref_src(route, preferred);
+  }
   rtnl_nexthop* hop = rtnl_route_nh_alloc();
   rtnl_route_nh_set_ifindex(hop, *index);
   rtnl_route_nh_set_gateway(hop, gateway);
@@ -80,6 +89,9 @@ Result<void> add_route(nl_sock* sock, const std::string& destination, const std:
   rtnl_route_put(route);
   nl_addr_put(dst);
   nl_addr_put(gateway);
+  if (preferred != nullptr) {
+    nl_addr_put(preferred);
+  }
   if (rc < 0) {
     return nl_error(rc, "rtnl_route_add(" + destination + " via " + via + " dev " + ifname + ")");
   }

@@ -83,23 +83,27 @@ TopologyPlan plan_topology(const Scenario& scenario, const std::string& run) {
   for (std::size_t i = 0; i < scenario.links.size(); ++i) {
     const LinkSpec& spec = scenario.links[i];
     const std::string net = std::to_string(i / 64) + "." + std::to_string((i % 64) * 4);
-    const auto addr = [&](const char* prefix, int host) {
+    const auto addr = [&](const char* prefix, int host, const char* length) {
       const std::size_t dot = net.find('.');
       return std::string(prefix) + net.substr(0, dot) + "." + std::to_string(std::stoi(net.substr(dot + 1)) + host) +
-             "/30";
+             length;
     };
     LinkPlan l;
     l.link = spec.name;
-    l.from = {spec.from, ns_of(spec.from), "c" + std::to_string(i) + "-" + spec.to, addr("198.18.", 1),
-              addr("198.19.", 1)};
-    l.to = {spec.to, ns_of(spec.to), "c" + std::to_string(i) + "-" + spec.from, addr("198.18.", 2), addr("198.19.", 2)};
+    l.from = {spec.from, ns_of(spec.from), "c" + std::to_string(i) + "-" + spec.to, addr("198.18.", 1, "/30"),
+              addr("198.19.", 1, "/32")};
+    l.to = {spec.to, ns_of(spec.to), "c" + std::to_string(i) + "-" + spec.from, addr("198.18.", 2, "/30"),
+            addr("198.19.", 2, "/32")};
     l.shape_from = spec.direction != Direction::kBackward;
     l.shape_to = spec.direction != Direction::kForward;
     plan.links.push_back(std::move(l));
   }
-  // Through link l, each end reaches the other end's addresses on its other links.
+  // Through link l, each end reaches the other end's background address, from its own, and the
+  // other end's workload addresses on its other links.
   for (const LinkPlan& l : plan.links) {
     for (const auto& [self, peer] : {std::pair{&l.from, &l.to}, std::pair{&l.to, &l.from}}) {
+      plan.routes.push_back({self->netns, peer->background_address, strip_prefix_length(peer->address), self->ifname,
+                             strip_prefix_length(self->background_address)});
       for (const LinkPlan& other : plan.links) {
         for (const InterfacePlan* far : {&other.from, &other.to}) {
           const InterfacePlan* near = far == &other.from ? &other.to : &other.from;
@@ -107,7 +111,7 @@ TopologyPlan plan_topology(const Scenario& scenario, const std::string& run) {
             continue;  // the shared link, or another link between the same two nodes: connected
           }
           plan.routes.push_back({self->netns, strip_prefix_length(far->address) + "/32",
-                                 strip_prefix_length(peer->address), self->ifname});
+                                 strip_prefix_length(peer->address), self->ifname, ""});
         }
       }
     }
@@ -120,6 +124,8 @@ TopologyPlan plan_topology(const Scenario& scenario, const std::string& run) {
 }
 
 namespace {
+
+const std::string kLoopback = "lo";
 
 class Builder {
  public:
@@ -148,7 +154,7 @@ class Builder {
       }
     }
     for (const RoutePlan& r : plan_.routes) {
-      if (auto ok = detail::add_route(socks_.at(r.netns).get(), r.destination, r.via, r.ifname); !ok) {
+      if (auto ok = detail::add_route(socks_.at(r.netns).get(), r.destination, r.via, r.ifname, r.source); !ok) {
         return with_context(ok.error(), r.netns);
       }
     }
@@ -243,9 +249,12 @@ class Builder {
 
   Result<void> configure(const InterfacePlan& end) {
     nl_sock* sock = socks_.at(end.netns).get();
-    for (const std::string* cidr : {&end.address, &end.background_address}) {
+    // The background address lives on lo, not on the link: a program that lists its interfaces
+    // (Open MPI) then sees one address per link and never takes the background one for a peer's.
+    for (const auto& [cidr, ifname] :
+         {std::pair{&end.address, &end.ifname}, std::pair{&end.background_address, &kLoopback}}) {
       if (!cidr->empty()) {
-        if (auto ok = detail::add_address(sock, end.ifname, *cidr); !ok) {
+        if (auto ok = detail::add_address(sock, *ifname, *cidr); !ok) {
           return with_context(ok.error(), end.netns);
         }
       }

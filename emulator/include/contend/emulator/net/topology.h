@@ -3,12 +3,14 @@
 // pair per scenario link, and a bridge "switch" in its own namespace (contend-<run>) with a port
 // per node for any-to-any traffic. Neither run nor node names may contain '.', so a namespace
 // names one node of one run (run "foo"'s node "bar-n0" is contend-foo.bar-n0, run "foo-bar"'s
-// node "n0" contend-foo-bar.n0), and the switch's name, without a '.', is no node's. Addresses come from 198.18.0.0/15 (RFC 2544's
-// benchmarking range): link i joins <198.18.a.b/30> (workload) and <198.19.a.b/30> (background)
-// with a = i / 64, b = 4 (i mod 64); node j is 198.18.255.(j+1)/24 on the switch. Each node routes
-// its link neighbours' other workload addresses through the link they share (host routes), so a
-// program that listens on any of a node's addresses (NCCL picks one interface for all its peers) is
-// reachable from every neighbour, through the shaped link.
+// node "n0" contend-foo-bar.n0), and the switch's name, without a '.', is no node's. Addresses come from 198.18.0.0/15
+// (RFC 2544's benchmarking range): link i joins <198.18.a.b/30> (workload, on the veth) with a = i / 64, b = 4 (i mod
+// 64); each end also holds a background address 198.19.a.b/32 on lo, reached from the other end by a host route through
+// the link, from its own background address (so background flows take the shaped link, and programs that list
+// interfaces, Open MPI, see one address per link); node j is 198.18.255.(j+1)/24 on the switch. Each node routes its
+// link neighbours' other workload addresses through the link they share (host routes), so a program that listens on any
+// of a node's addresses (NCCL picks one interface for all its peers) is reachable from every
+// neighbour, through the shaped link.
 // Created through libnl and setns, never by forking `ip`.
 
 #include <atomic>
@@ -27,7 +29,7 @@ struct InterfacePlan {
   std::string netns;
   std::string ifname;
   std::string address;             // "198.18.0.1/30"
-  std::string background_address;  // "198.19.0.1/30"; empty on switch ports
+  std::string background_address;  // "198.19.0.1/32", on lo; empty on switch ports
 };
 
 struct LinkPlan {
@@ -38,12 +40,14 @@ struct LinkPlan {
   bool shape_to = true;    // shape to's egress (traffic to -> from)
 };
 
-// A host route in `netns`: `destination` (a /32) via `via` on `ifname`.
+// A host route in `netns`: `destination` (a /32) via `via` on `ifname`, from `source` (empty: the
+// kernel picks).
 struct RoutePlan {
   std::string netns;
   std::string destination;
   std::string via;
   std::string ifname;
+  std::string source;
 };
 
 struct TopologyPlan {
@@ -52,7 +56,7 @@ struct TopologyPlan {
   std::string switch_netns;
   std::vector<LinkPlan> links;
   std::vector<InterfacePlan> switch_ports;  // node ends of the switch veths ("cbr0")
-  std::vector<RoutePlan> routes;            // neighbours' other workload addresses
+  std::vector<RoutePlan> routes;            // peers' background and other workload addresses
 
   // Every namespace the plan creates, nodes first, the switch last.
   std::vector<std::string> namespaces() const;
