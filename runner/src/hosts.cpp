@@ -7,6 +7,8 @@
 #include "contend/common/child_process.h"
 #include "contend/common/fd.h"
 #include "contend/pipeline/transport/tcp_transport.h"
+#include "contend/runner/job.h"
+#include "contend/runner/job_hosts.h"
 
 namespace contend::runner {
 namespace {
@@ -66,10 +68,8 @@ bool transport_environment(const Spec& transport) {
   return kind != nullptr && static_cast<bool>(kind->kind.environment);
 }
 
-}  // namespace
-
-Result<void> run_cell_hosts(const Experiment& e, const Cell& cell, const CellFiles& files, const HostsOptions& o,
-                            const std::atomic<bool>& stop) {
+// The variables of a cell of contend's own pipeline: the workers' options.
+Result<nlohmann::json> pipeline_vars(const Experiment& e, const Cell& cell, const CellFiles& files) {
   if (pipeline::reads_truth(cell.schedule)) {
     return make_error(Errc::kUnsupported,
                       "the oracle reads the player's clock, which is one host's: single-host runs only");
@@ -79,24 +79,44 @@ Result<void> run_cell_hosts(const Experiment& e, const Cell& cell, const CellFil
                                               ": stalls are applied by the workers on the player's clock, which is "
                                               "one host's: single-host runs only");
   }
-  if (!on_path("ansible-playbook")) {
-    return make_error(Errc::kNotFound,
-                      "hosts mode runs ansible-playbook, which is not on PATH "
-                      "(apt-get install ansible-core)");
-  }
   // Ansible starts the workers host by host as its forks reach them, seconds apart on a busy
   // control machine or a large cluster: the first waits for the last for up to two minutes (the
   // single-host default of 30 s was passed under load).
   std::vector<std::string> args = worker_options(e, cell);
   args.insert(args.end(), {"--connect-timeout", "120s"});
-  nlohmann::json vars = {{"contend_cell", cell.id},
-                         {"contend_scenario", e.scenario_files[cell.scenario]},
-                         {"contend_results", o.results},
-                         {"contend_worker_args", args},
-                         {"contend_trace", !files.trace_prefix.empty()},
-                         {"contend_nccl", transport_environment(e.workload.transport)}};
+  return nlohmann::json{{"contend_worker_args", args},
+                        {"contend_trace", !files.trace_prefix.empty()},
+                        {"contend_nccl", transport_environment(e.workload.transport)}};
+}
+
+// The variables of a command cell: each rank's command line and environment (job_hosts.h).
+Result<nlohmann::json> command_vars(const Experiment& e, const Cell& cell) {
+  if (e.job->output_rank != 0) {
+    return make_error(Errc::kUnsupported,
+                      e.source + ": /workload/output_rank: on cluster hosts the output is read from rank 0, whose "
+                                 "host's clock times the scenario (its event log comes first)");
+  }
+  return job_hosts_vars(e, cell);
+}
+
+}  // namespace
+
+Result<void> run_cell_hosts(const Experiment& e, const Cell& cell, const CellFiles& files, const HostsOptions& o,
+                            const std::atomic<bool>& stop) {
+  auto vars = e.job ? command_vars(e, cell) : pipeline_vars(e, cell, files);
+  if (!vars) {
+    return vars.error();
+  }
+  if (!on_path("ansible-playbook")) {
+    return make_error(Errc::kNotFound,
+                      "hosts mode runs ansible-playbook, which is not on PATH "
+                      "(apt-get install ansible-core)");
+  }
+  vars->update({{"contend_cell", cell.id},
+                {"contend_scenario", e.scenario_files[cell.scenario]},
+                {"contend_results", o.results}});
   const std::string vars_file = o.results + "/runs/" + cell.id + ".vars.json";
-  if (auto ok = write_file_atomic(vars_file, vars.dump(2)); !ok) {
+  if (auto ok = write_file_atomic(vars_file, vars->dump(2)); !ok) {
     return ok.error();
   }
   const std::string log = files.log + ".ansible";

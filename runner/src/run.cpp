@@ -210,16 +210,11 @@ Result<Calibration> record_calibration(const Experiment& e, const std::string& d
 }
 
 // Before anything: a real run on this host needs what its backend needs here (cuda: a device); a
-// user's job runs only for real, and only on this host.
+// user's job runs only for real.
 Result<void> check_runnable_here(const Experiment& e, const RunOptions& o) {
   if (e.job && o.simulate) {
     return make_error(Errc::kInvalidArgument, e.source + ": a command experiment runs a user's job, which the "
                                               "simulator cannot model; run it without --simulate");
-  }
-  if (e.job && o.hosts) {
-    return make_error(Errc::kUnsupported,
-                      e.source + ": --hosts runs contend's own pipeline on cluster hosts; a command experiment runs "
-                                 "on this host's emulated nodes (docs/own-job.md#on-cluster-hosts)");
   }
   if (e.job) {
     return {};
@@ -311,7 +306,7 @@ void announce(const Experiment& e, const RunOptions& o, std::size_t cells, const
   for (const std::string& warning : unshaped_traffic(e)) {
     std::fprintf(stderr, "contend run: note: %s\n", warning.c_str());
   }
-  for (std::size_t s = 0; e.job && s < e.scenarios.size(); ++s) {
+  for (std::size_t s = 0; e.job && !o.hosts && s < e.scenarios.size(); ++s) {  // hosts reach each other
     const auto pairs = unlinked_rank_pairs(e.scenarios[s]);
     if (!pairs.empty()) {
       std::fprintf(stderr,

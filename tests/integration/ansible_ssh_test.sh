@@ -109,6 +109,37 @@ done
 grep -q "<198.18.200.2> SSH: EXEC" "$tmp"/res/runs/*.ansible || fail "no EXEC lines in the Ansible log (verbosity 3)"
 ! grep -h "EXEC" "$tmp"/res/runs/*.ansible | grep -qE "CONTEND_RUN_TOKEN=[0-9a-f]{16}" || fail "the run token was on a command line"
 
+# A command experiment over the same SSH: PyTorch's DDP (gloo) on the three hosts, each rank's
+# command and environment rendered by its host (its rank, address, interface, the peers'), the
+# user's literal braces untouched by Ansible's templating; the job's steps read from rank 0's log.
+if /usr/bin/python3 -c 'import torch.distributed' 2>/dev/null; then
+  cat >"$tmp/job.json" <<JSON
+{"schema": "contend.experiment/1", "name": "hosts-job", "scenarios": ["three.json"], "repetitions": 1,
+ "workload": {"command": ["/bin/sh", "-c",
+   "echo \\"rank {rank} of {world_size} on \$CONTEND_NODE at {addr} on \$GLOO_SOCKET_IFNAME, master {master_addr}, peers {peers}, {{{{x}}}}\\"; exec /usr/bin/python3 $src/experiments/jobs/ddp_train.py --steps 12 --hidden 128"],
+   "timeout": "120s", "warmup": 2}}
+JSON
+  in_control "$contend" run "$tmp/job.json" --hosts "$tmp/inventory.yml" --out "$tmp/job" --no-report \
+    >"$tmp/job.txt" 2>&1 || fail "a command experiment over SSH: $(tail -20 "$tmp/job.txt"; tail -40 "$tmp"/job/runs/*.ansible)"
+  cat "$tmp/job.txt"
+  peers=198.18.200.1,198.18.200.2,198.18.200.3
+  for i in 0 1 2; do
+    grep -q "out rank $i of 3 on n$i at 198.18.200.$((i + 1)) on eth0, master 198.18.200.1, peers $peers, {{x}}" \
+      "$tmp/job/runs/three.job.r1.rank$i.log" || fail "rank $i's command as n$i ran it: $(head -3 "$tmp/job/runs/three.job.r1.rank$i.log")"
+  done
+  python3 - "$tmp/job/summary.json" <<'PY' || fail "the command cell's throughput"
+import json, sys
+cells = json.load(open(sys.argv[1]))["cells"]
+assert len(cells) == 1 and cells[0]["throughput"]["median"] > 0, cells
+print(f"ok: a PyTorch DDP job on three hosts over SSH: {cells[0]['throughput']['median']:.0f} samples/s")
+PY
+  for i in 0 1 2; do
+    ! ls "$tmp/work/n$i"/*.pid "$tmp/work/n$i"/*.env >/dev/null 2>&1 || fail "n$i: pid or environment files left"
+  done
+else
+  echo "SKIP (command experiment): needs python3-torch for /usr/bin/python3 (scripts/install-deps.sh installs it)"
+fi
+
 in_control ansible-playbook -i "$tmp/inventory.yml" "$src/ansible/teardown.yml" >"$tmp/teardown.txt" 2>&1 ||
   fail "teardown.yml: $(tail -20 "$tmp/teardown.txt")"
 [ "$(grep -Ec '^n[0-2] +: ok=[0-9]+ +changed=0 +unreachable=0 +failed=0' "$tmp/teardown.txt")" = 3 ] ||

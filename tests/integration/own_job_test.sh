@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Real jobs under contend (issue 25): Debian's PyTorch 1.13 (gloo) runs a data-parallel job and a
 # pipeline over torch.distributed send/receive as one command experiment on two emulated nodes,
-# under a 200 -> 50 Mbit/s rate step, and each job's own step times (from its output, on the
-# scenario's clock) follow the shaped rate; then `--compare` on a command experiment exits 3 on a
-# 3% loss of throughput and 0 on a rerun of the same job. Skips (77) without root or without
-# python3-torch for /usr/bin/python3.
+# and Open MPI's mpirun (in rank 0's namespace, daemons through scripts/netns-rsh) an mpi4py
+# all-reduce as another, each under a 200 -> 50 Mbit/s rate step, and each job's own step times
+# (from its output, on the scenario's clock) follow the shaped rate; then `--compare` on a command
+# experiment exits 3 on a 3% loss of throughput and 0 on a rerun of the same job. Skips (77)
+# without root or without python3-torch for /usr/bin/python3; the MPI part skips alone (says so)
+# without mpirun or mpi4py.
 # Usage: own_job_test.sh PATH/TO/contend
 source "$(dirname "$0")/lib.sh"
 need_root
@@ -24,10 +26,11 @@ JSON
 "$contend" run "$tmp/torch.json" --out "$tmp/torch" --no-report >"$tmp/torch.out" 2>&1 ||
   fail "the torch jobs failed: $(tail -15 "$tmp/torch.out")"
 cat "$tmp/torch.out"
-# follows VARIANT LOW HIGH: the median step time after the step (from 1 s after it) over the one
-# before it lies in [LOW, HIGH]: 4x less bandwidth makes the communication 4x longer.
+# follows OUT VARIANT LOW HIGH: in results folder OUT, the median step time after the step (from
+# 1 s after it) over the one before it lies in [LOW, HIGH]: 4x less bandwidth makes the
+# communication 4x longer.
 follows() {
-  python3 - "$tmp/torch/runs/$run.$1.r1.steps.jsonl" "$1" "$2" "$3" <<'PY'
+  python3 - "$1/runs/$run.$2.r1.steps.jsonl" "$2" "$3" "$4" <<'PY'
 import json, statistics, sys
 path, name, low, high = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
 steps = [json.loads(line) for line in open(path)]
@@ -44,9 +47,28 @@ PY
 }
 # DDP all-reduces 4 MiB a step, most of the step at 200 Mbit/s (x3.9 measured, x4 at most); the
 # pipeline's 8 micro-batches are half compute (x2.2 measured).
-follows ddp 2.5 4.6 || fail "ddp does not follow the rate"
-follows pipeline 1.5 4.6 || fail "the pipeline does not follow the rate"
+follows "$tmp/torch" ddp 2.5 4.6 || fail "ddp does not follow the rate"
+follows "$tmp/torch" pipeline 1.5 4.6 || fail "the pipeline does not follow the rate"
 [ -z "$(runner_namespaces)" ] || fail "namespaces left: $(runner_namespaces)"
+
+# Open MPI: one mpirun in rank 0's namespace starts both ranks; 2 MiB all-reduced a step, nothing
+# else, so the step time follows the rate as DDP's does.
+if command -v mpirun >/dev/null && /usr/bin/python3 -c 'import mpi4py' 2>/dev/null; then
+  cat >"$tmp/mpi.json" <<JSON
+{"schema": "contend.experiment/1", "name": "mpi-job", "scenarios": ["step.json"], "repetitions": 1,
+ "workload": {"command": ["mpirun", "--allow-run-as-root", "--host", "{peers}", "-np", "{world_size}",
+   "--mca", "plm_rsh_agent", "$src/scripts/netns-rsh", "--mca", "plm_rsh_no_tree_spawn", "1",
+   "/usr/bin/python3", "$src/experiments/jobs/mpi_allreduce.py", "--mib", "2", "--steps", "70"],
+   "launch": "rank-0", "timeout": "150s", "warmup": 0},
+ "variants": [{"name": "allreduce", "args": []}]}
+JSON
+  "$contend" run "$tmp/mpi.json" --out "$tmp/mpi" --no-report >"$tmp/mpi.out" 2>&1 ||
+    fail "the MPI job failed: $(tail -15 "$tmp/mpi.out")"
+  follows "$tmp/mpi" allreduce 2.5 4.6 || fail "the MPI job does not follow the rate"
+  [ -z "$(runner_namespaces)" ] || fail "namespaces left: $(runner_namespaces)"
+else
+  echo "SKIP (MPI part): needs mpirun and mpi4py for /usr/bin/python3 (scripts/install-deps.sh installs them)"
+fi
 
 # --compare: a job whose steps sleep 100 ms, its reference, a rerun (noise) and a 3% slower one.
 sleepy() {  # sleepy FILE SECONDS

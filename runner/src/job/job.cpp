@@ -117,11 +117,8 @@ Result<std::vector<std::string>> rank_environment(const CommandJob& job, const J
       "MASTER_PORT=" + std::to_string(job.port),
       "GLOO_SOCKET_IFNAME=" + place.ifname,
       "NCCL_SOCKET_IFNAME=" + place.ifname,
-      // Open MPI matches these against the addresses of every node, so a subnet: the links'
-      // workload addresses (198.18.0.0-198.18.127.255; the switch's 198.18.255.x and the
-      // background traffic's 198.19.x.x are outside it).
-      "OMPI_MCA_btl_tcp_if_include=198.18.0.0/17",
-      "OMPI_MCA_oob_tcp_if_include=198.18.0.0/17",
+      "OMPI_MCA_btl_tcp_if_include=" + place.mpi_networks,
+      "OMPI_MCA_oob_tcp_if_include=" + place.mpi_networks,
       "PYTHONUNBUFFERED=1",
       "CONTEND_NODE=" + place.node,
   };

@@ -52,6 +52,9 @@ struct RankPlace {
   std::vector<std::string> addresses;  // every rank's address, in rank order
   std::vector<std::string> nodes;      // every rank's node name, in rank order
   std::string out;                     // a folder of the cell's for the job's own files
+  // What Open MPI's btl/oob_tcp_if_include get: the links' workload subnet on one host (the
+  // switch's and the background addresses outside it), the interface on cluster hosts.
+  std::string mpi_networks = "198.18.0.0/17";
 };
 
 // The placeholders a template may use, for help and errors: "{rank}", "{world_size}", ...
