@@ -18,83 +18,29 @@ for tool in /usr/sbin/sshd ssh ssh-keygen sudo visudo useradd userdel; do
   command -v "$tool" >/dev/null || skip "needs $tool (scripts/install-deps.sh installs openssh-server, openssh-client, sudo)"
 done
 src=$(cd "$(dirname "$0")/../.." && pwd)
-user="cit$$" sudoers="/etc/sudoers.d/contend-it-$$" ctl="hs$run-3" sshds=() user_made=false privsep_made=false
+user="cit$$" sudoers="/etc/sudoers.d/contend-it-$$" user_made=false
 
-ssh_cleanup() {
-  local rc=$? f sock pid
+ssh_test_cleanup() {
+  local rc=$?
   set +e # every step, whatever the one before did; lib.sh's cleanup exits with rc
-  for f in "$tmp"/work/*/*.pid; do # what a cell stopped midway left (teardown removes these files)
-    [ -e "$f" ] && kill -KILL "$(cat "$f")" 2>/dev/null
-  done
-  for sock in "$tmp"/cp/*; do # Ansible's ControlPersist masters
-    [ -S "$sock" ] && ip netns exec "$ctl" ssh -F /dev/null -o ControlPath="$sock" -O exit n >/dev/null 2>&1
-  done
-  for pid in "${sshds[@]}"; do
-    # shellcheck disable=SC2046
-    kill $(pgrep -P "$pid") "$pid" 2>/dev/null # its sessions, then the sshd
-    wait "$pid" 2>/dev/null
-  done
+  ssh_hosts_stop
   if $user_made; then
     poll 5 sh -c "! pgrep -u $user"
     userdel "$user" || echo "cleanup: userdel $user failed" >&2
   fi
   rm -f "$sudoers"
-  if $privsep_made; then rmdir /run/sshd; fi
   (exit "$rc")
   cleanup
 }
-trap ssh_cleanup EXIT
+trap ssh_test_cleanup EXIT
 
-star_hosts 4 # hs$run-0..2: n0-n2 at 198.18.200.1-3; hs$run-3: the control node at 198.18.200.4
-mkdir -m 700 "$tmp/ssh" "$tmp/cp"
 useradd --create-home --home-dir "$tmp/home" --shell /bin/sh --password '*' "$user" # '*': no password, not locked
 user_made=true
 echo "$user ALL=(ALL:ALL) NOPASSWD: ALL" >"$tmp/sudoers"
 visudo -cqf "$tmp/sudoers" || fail "sudoers entry rejected"
 install -m 0440 "$tmp/sudoers" "$sudoers"
-ssh-keygen -q -t ed25519 -N '' -C "contend-it" -f "$tmp/ssh/id"
-install -m 0644 "$tmp/ssh/id.pub" "$tmp/authorized_keys"
-if [ ! -d /run/sshd ]; then # sshd's privilege-separation folder
-  mkdir -m 0755 /run/sshd
-  privsep_made=true
-fi
-for i in 0 1 2; do
-  ssh-keygen -q -t ed25519 -N '' -C "n$i" -f "$tmp/ssh/host$i"
-  echo "198.18.200.$((i + 1)) $(cut -d' ' -f1,2 "$tmp/ssh/host$i.pub")" >>"$tmp/ssh/known_hosts"
-  # StrictModes off: the authorized keys are under /tmp, which is world-writable.
-  ip netns exec "hs$run-$i" /usr/sbin/sshd -D -e -f /dev/null -o ListenAddress="198.18.200.$((i + 1)):22" \
-    -o HostKey="$tmp/ssh/host$i" -o PidFile=none -o AuthorizedKeysFile="$tmp/authorized_keys" -o StrictModes=no \
-    -o AuthenticationMethods=publickey -o PermitRootLogin=prohibit-password -o AllowUsers="root $user" \
-    -o UsePAM=no -o Subsystem="sftp internal-sftp" 2>"$tmp/sshd$i.log" &
-  sshds+=("$!")
-done
-for i in 0 1 2; do wait_for_port "hs$run-$i" 22; done
-
-hosts=""
-for i in 0 1 2; do
-  hosts+="        n$i: {ansible_host: 198.18.200.$((i + 1)), contend_address: 198.18.200.$((i + 1)), contend_work_dir: $tmp/work/n$i"
-  if [ "$i" = 0 ]; then hosts+=", ansible_user: root}"$'\n'; else hosts+=", ansible_user: $user, ansible_become: true}"$'\n'; fi
-done
-cat >"$tmp/inventory.yml" <<YAML
-all:
-  children:
-    control:
-      hosts:
-        localhost: {ansible_connection: local, ansible_python_interpreter: /usr/bin/python3}
-    nodes:
-      hosts:
-$hosts
-      vars:
-        ansible_connection: ssh
-        ansible_ssh_private_key_file: $tmp/ssh/id
-        ansible_ssh_common_args: -F /dev/null -o StrictHostKeyChecking=yes -o UserKnownHostsFile=$tmp/ssh/known_hosts
-        ansible_control_path_dir: $tmp/cp
-        ansible_async_dir: $tmp/async
-        contend_iface: eth0
-        contend_bin: $contend # the hosts share this machine's file system
-YAML
+ssh_hosts 3 "$user" # n0-n2 at 198.18.200.1-3; the control node hs$run-3 at 198.18.200.4
 hosts_experiment
-in_control() { ip netns exec "$ctl" env ANSIBLE_CONFIG="$src/ansible/ansible.cfg" "$@"; }
 ANSIBLE_VERBOSITY=3 in_control "$contend" run "$tmp/exp.json" --hosts "$tmp/inventory.yml" --out "$tmp/res" \
   --no-report >"$tmp/out.txt" 2>"$tmp/err.txt" ||
   fail "run --hosts over SSH: $(cat "$tmp/err.txt"; tail -40 "$tmp"/res/runs/*.ansible 2>/dev/null)"

@@ -120,6 +120,79 @@ star_hosts() {
   done
 }
 
+# ssh_hosts N [USER]: star_hosts N+1 as a cluster reached over SSH. Hosts n0..n(N-1)
+# (hs$run-0.., 198.18.200.(i+1)) each run their own sshd with a host key made here (checked
+# against $tmp/ssh/known_hosts); the last namespace, hs$run-N, is the control node ($ctl), which
+# logs in with a key made here as root, or from n1 on as USER (made by the caller) who becomes
+# root through sudo. Writes $tmp/inventory.yml (each host's scratch $tmp/work/nI, contend_bin
+# this machine's: the hosts share its file system). in_control runs a command on the control node
+# with the repository's ansible.cfg. ssh_hosts_stop (call it from the caller's trap) ends the
+# sshds and their sessions by PID and Ansible's open connections.
+sshds=() ssh_privsep_made=false ctl=""
+lib_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ssh_hosts() {
+  local n=$1 user=${2:-} i hosts=""
+  ctl="hs$run-$n"
+  star_hosts $((n + 1))
+  mkdir -m 700 "$tmp/ssh" "$tmp/cp"
+  ssh-keygen -q -t ed25519 -N '' -C "contend-it" -f "$tmp/ssh/id"
+  install -m 0644 "$tmp/ssh/id.pub" "$tmp/authorized_keys"
+  if [ ! -d /run/sshd ]; then # sshd's privilege-separation folder
+    mkdir -m 0755 /run/sshd
+    ssh_privsep_made=true
+  fi
+  for i in $(seq 0 $((n - 1))); do
+    ssh-keygen -q -t ed25519 -N '' -C "n$i" -f "$tmp/ssh/host$i"
+    echo "198.18.200.$((i + 1)) $(cut -d' ' -f1,2 "$tmp/ssh/host$i.pub")" >>"$tmp/ssh/known_hosts"
+    # StrictModes off: the authorized keys are under /tmp, which is world-writable.
+    ip netns exec "hs$run-$i" /usr/sbin/sshd -D -e -f /dev/null -o ListenAddress="198.18.200.$((i + 1)):22" \
+      -o HostKey="$tmp/ssh/host$i" -o PidFile=none -o AuthorizedKeysFile="$tmp/authorized_keys" -o StrictModes=no \
+      -o AuthenticationMethods=publickey -o PermitRootLogin=prohibit-password -o AllowUsers="root ${user:-root}" \
+      -o UsePAM=no -o Subsystem="sftp internal-sftp" 2>"$tmp/sshd$i.log" &
+    sshds+=("$!")
+  done
+  for i in $(seq 0 $((n - 1))); do wait_for_port "hs$run-$i" 22; done
+  for i in $(seq 0 $((n - 1))); do
+    hosts+="        n$i: {ansible_host: 198.18.200.$((i + 1)), contend_address: 198.18.200.$((i + 1)), contend_work_dir: $tmp/work/n$i"
+    if [ "$i" = 0 ] || [ -z "$user" ]; then hosts+=", ansible_user: root}"$'\n'; else hosts+=", ansible_user: $user, ansible_become: true}"$'\n'; fi
+  done
+  cat >"$tmp/inventory.yml" <<YAML
+all:
+  children:
+    control:
+      hosts:
+        localhost: {ansible_connection: local, ansible_python_interpreter: /usr/bin/python3}
+    nodes:
+      hosts:
+$hosts
+      vars:
+        ansible_connection: ssh
+        ansible_ssh_private_key_file: $tmp/ssh/id
+        ansible_ssh_common_args: -F /dev/null -o StrictHostKeyChecking=yes -o UserKnownHostsFile=$tmp/ssh/known_hosts
+        ansible_control_path_dir: $tmp/cp
+        ansible_async_dir: $tmp/async
+        contend_iface: eth0
+        contend_bin: $contend # the hosts share this machine's file system
+YAML
+}
+in_control() { ip netns exec "$ctl" env ANSIBLE_CONFIG="$lib_dir/../../ansible/ansible.cfg" "$@"; }
+ssh_hosts_stop() {
+  local f sock pid
+  for f in "$tmp"/work/*/*.pid; do # what a cell stopped midway left (teardown removes these files)
+    [ -e "$f" ] && kill -KILL "$(cat "$f")" 2>/dev/null
+  done
+  for sock in "$tmp"/cp/*; do # Ansible's ControlPersist masters
+    [ -S "$sock" ] && ip netns exec "$ctl" ssh -F /dev/null -o ControlPath="$sock" -O exit n >/dev/null 2>&1
+  done
+  for pid in "${sshds[@]}"; do
+    # shellcheck disable=SC2046
+    kill $(pgrep -P "$pid") "$pid" 2>/dev/null # its sessions, then the sshd
+    wait "$pid" 2>/dev/null
+  done
+  if $ssh_privsep_made; then rmdir /run/sshd; fi
+  return 0
+}
+
 # Namespaces of `contend run` cells (contend-r<pid>-...) present now, one per line.
 runner_namespaces() { ls /run/netns 2>/dev/null | grep '^contend-r[0-9]' || true; }
 
