@@ -1,5 +1,8 @@
 #include "emu_host_command.h"
 
+#include <unistd.h>
+
+#include <atomic>
 #include <cstdio>
 #include <thread>
 
@@ -27,9 +30,21 @@ struct HostOptions {
   int flow_port = 41000;
   std::string log = "-";
   std::string default_rate = "100Gbit";
+  std::string start_when;  // the timeline waits until this file exists
   bool hold = false;
   bool down = false;
 };
+
+// Until `path` exists (true) or `stop` (false); an empty path is there already.
+bool wait_for_start(const std::string& path, const std::atomic<bool>& stop) {
+  while (!path.empty() && ::access(path.c_str(), F_OK) != 0) {
+    if (stop.load()) {
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
 
 int fail(const std::string& message) {
   std::fprintf(stderr, "contend emu host: %s\n", message.c_str());
@@ -115,6 +130,9 @@ int run(const HostOptions& o) {
   }
   std::fprintf(stderr, "contend emu host: %s shapes %zu link(s) on %s\n", o.node.c_str(), links->links().size(),
                o.iface.c_str());
+  if (!wait_for_start(o.start_when, stop)) {
+    return 128 + stop_signal();  // stopped before the workload started: nothing was played
+  }
   auto report = play(*scenario, *links, *log, stop, PlayerOptions{std::chrono::milliseconds(100), true}, flows->get());
   if (!report) {
     return fail(report.error().message);
@@ -149,6 +167,10 @@ std::function<int()> add_emu_host_command(CLI::App& emu) {
   h->add_option("--log", o->log, "Event log, contend.events/1 JSON lines (default: stdout)");
   h->add_option("--default-rate", o->default_rate, "Rate for traffic to anyone else (default 100Gbit)")
       ->check(rate_check());
+  h->add_option("--start-when", o->start_when,
+                "Shape at the base rates now, and start the timeline (the scenario's clock) and the flows' sources "
+                "when this file exists: when the workload starts (ansible/ creates it as it starts the workers or "
+                "ranks)");
   h->add_flag("--hold", o->hold, "Keep the shaping after the timeline until SIGINT/SIGTERM (then remove it)");
   h->add_flag("--down", o->down, "Remove the root qdisc of --iface (what a crashed run left) and exit");
   return [o, h] { return h->parsed() ? run(*o) : -1; };

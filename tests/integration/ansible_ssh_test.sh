@@ -82,6 +82,20 @@ PY
   for i in 0 1 2; do
     ! ls "$tmp/work/n$i"/*.pid "$tmp/work/n$i"/*.env >/dev/null 2>&1 || fail "n$i: pid or environment files left"
   done
+  # The scenario's clock starts with the ranks (--start-when), not with the shaping: the first
+  # step within the ranks' start-up (PyTorch's seconds), however long Ansible took before them.
+  python3 - "$tmp/job/runs/three.job.r1.steps.jsonl" <<'PY' || fail "the scenario's clock did not start with the ranks"
+import json, sys
+first = json.loads(open(sys.argv[1]).readline())["t_s"]
+assert first < 20, f"the job's first step at {first:.1f} s on the scenario's clock"
+print(f"ok: the job's first step at {first:.1f} s on the scenario's clock")
+PY
+  # A rank that fails is named, with its log collected.
+  sed 's|exec /usr/bin/python3[^"]*"|[ {rank} != 1 ] \|\| exit 3"|' "$tmp/job.json" >"$tmp/bad.json"
+  ! in_control "$contend" run "$tmp/bad.json" --hosts "$tmp/inventory.yml" --out "$tmp/bad" --no-report \
+    >"$tmp/bad.txt" 2>&1 || fail "a rank that exits 3 did not fail the run"
+  grep -q "rank 1 (n1) exited with 3" "$tmp/bad.txt" || fail "the failed rank is not named: $(tail -20 "$tmp/bad.txt")"
+  grep -q "out rank 1 of 3" "$tmp/bad/runs/three.job.r1.rank1.log" || fail "the failed rank's log was not collected"
 else
   echo "SKIP (command experiment): needs python3-torch for /usr/bin/python3 (scripts/install-deps.sh installs it)"
 fi
