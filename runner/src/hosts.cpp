@@ -7,7 +7,6 @@
 #include "contend/common/child_process.h"
 #include "contend/common/fd.h"
 #include "contend/pipeline/transport/tcp_transport.h"
-#include "contend/runner/job.h"
 #include "contend/runner/job_hosts.h"
 
 namespace contend::runner {

@@ -6,7 +6,9 @@
 # root; n1 and n2 as a user made for the test that becomes root through sudo (NOPASSWD, its own
 # sudoers.d file). Checked besides ansible_test.sh's results: each sshd let the key in for the user
 # the inventory names, the run token was on no command line (Ansible's EXEC lines), teardown.yml
-# changes nothing, contend_netns over SSH is refused with its reason, and site.yml's checkout (a
+# changes nothing, contend_netns over SSH is refused with its reason, a command experiment (PyTorch
+# DDP) runs with each rank's command rendered by its host, its scenario clock started with the
+# ranks and a failing rank named with its log collected, and site.yml's checkout (a
 # bundle of the control node's checkout, copied over SSH) works with become, changes nothing the
 # second time and brings over a new commit. Not built here: the build runs the same commands
 # whatever the connection (ansible_test.sh builds). The user, its sudoers file, the sshds (by PID)

@@ -3,14 +3,15 @@
 // pair per scenario link, and a bridge "switch" in its own namespace (contend-<run>) with a port
 // per node for any-to-any traffic. Neither run nor node names may contain '.', so a namespace
 // names one node of one run (run "foo"'s node "bar-n0" is contend-foo.bar-n0, run "foo-bar"'s
-// node "n0" contend-foo-bar.n0), and the switch's name, without a '.', is no node's. Addresses come from 198.18.0.0/15
-// (RFC 2544's benchmarking range): link i joins <198.18.a.b/30> (workload, on the veth) with a = i / 64, b = 4 (i mod
-// 64); each end also holds a background address 198.19.a.b/32 on lo, reached from the other end by a host route through
-// the link, from its own background address (so background flows take the shaped link, and programs that list
-// interfaces, Open MPI, see one address per link); node j is 198.18.255.(j+1)/24 on the switch. Each node routes its
-// link neighbours' other workload addresses through the link they share (host routes), so a program that listens on any
-// of a node's addresses (NCCL picks one interface for all its peers) is reachable from every
-// neighbour, through the shaped link.
+// node "n0" contend-foo-bar.n0), and the switch's name, without a '.', is no node's. Addresses
+// come from 198.18.0.0/15 (RFC 2544's benchmarking range): link i joins <198.18.a.b/30>
+// (workload, on the veth) with a = i / 64, b = 4 (i mod 64); each end also holds a background
+// address 198.19.a.b/32 on lo, reached from the other end by a host route through the link, from
+// its own background address (so background flows take the shaped link, and programs that list
+// interfaces, Open MPI, see one address per link); node j is 198.18.255.(j+1)/24 on the switch.
+// Each node routes its link neighbours' other workload addresses through the link they share
+// (host routes), so a program that listens on any of a node's addresses (NCCL picks one
+// interface for all its peers) is reachable from every neighbour, through the shaped link.
 // Created through libnl and setns, never by forking `ip`.
 
 #include <atomic>
