@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -21,6 +22,8 @@ namespace {
 
 constexpr double kMaxLatencyS = 0.05;
 constexpr double kUnlimitedBps = 1e15;  // loopback, as the simulator sees it
+constexpr double kMinLineBps = 1e8;     // the line rates fit_line_rate tries
+constexpr double kMaxLineBps = 1e12;
 
 // Sums over every measured rank line of the files: the calibration's inputs.
 struct Totals {
@@ -143,7 +146,9 @@ namespace {
 Result<double> simulated_at(const Workload& w, const Calibration& c, const Spec& schedule, const ScenarioNetwork& links,
                             double latency_s, const std::optional<MeasureWindow>& window) {
   const Workload calibrated = calibrated_workload(w, c);
-  auto run = simulate_cell(calibrated, schedule, links, RuntimeModel{c.runtime.costs, latency_s, c.runtime.line_bps});
+  RuntimeModel runtime = c.runtime;
+  runtime.latency_s = latency_s;
+  auto run = simulate_cell(calibrated, schedule, links, runtime);
   if (!run) {
     return run.error();
   }
@@ -185,11 +190,12 @@ Result<double> best_fit(const Workload& w, const Calibration& c, const Spec& bas
 
 Result<Calibration> calibrate_from_run(const Workload& w, const Spec& baseline, const std::vector<std::string>& metrics,
                                        const std::vector<MeasuredScenario>& medians,
-                                       const std::optional<MeasureWindow>& window) {
+                                       const std::optional<MeasureWindow>& window, double start_s) {
   auto c = measured_costs(w, metrics);
   if (!c) {
     return c.error();
   }
+  c->runtime.start_s = start_s;
   std::vector<double> latencies;
   std::string fitted;
   for (const MeasuredScenario& s : medians) {
@@ -213,16 +219,27 @@ Result<Calibration> calibrate_from_run(const Workload& w, const Spec& baseline, 
   return c;
 }
 
-Result<Calibration> measure_on_host(const Experiment& e, const LaunchOptions& launch) {
-  if (pipeline::transports().find(e.workload.transport)->kind.needs_device ||
-      pipeline::backends().find(e.workload.backend)->kind.needs_device) {
-    return make_error(Errc::kInvalidArgument, "a calibration on this host runs stages and a transport that need "
-                                              "no device (" + e.workload.backend.str() + " over " +
-                                              e.workload.transport.str() + " do); record one with a real run instead");
+namespace {
+
+// Tensors this small cross loopback in microseconds: a probe with them times the runtime's fixed
+// cost per transfer alone.
+constexpr std::uint64_t kSmallTensorBytes = 4096;
+
+PipelineLinks loopback_links(int stages, double bps) {
+  PipelineLinks links;
+  for (int r = 0; r + 1 < stages; ++r) {
+    links.emplace(std::pair{r, r + 1}, RateTrace::constant(bps));
   }
+  return links;
+}
+
+// `e`'s workload with `activation_bytes` tensors, run as 1F1B by stage-many workers over loopback
+// for a few iterations in a scratch folder (removed after).
+Result<LoopbackProbe> probe_loopback(const Experiment& e, std::uint64_t activation_bytes, const LaunchOptions& launch) {
   Experiment probe = e;
   probe.workload.warmup = 1;
   probe.workload.iterations = 5;
+  probe.workload.activation_bytes = activation_bytes;
   const Cell cell{0, pipeline::parse_schedule_or_policy("1f1b").value(), 0, "calibration", e.workload.transport, "1f1b"};
   char dir_template[] = "/tmp/contend-calibration-XXXXXX";
   if (::mkdtemp(dir_template) == nullptr) {
@@ -238,25 +255,91 @@ Result<Calibration> measure_on_host(const Experiment& e, const LaunchOptions& la
   } remove{dir};
   const CellFiles files{dir + "/metrics.jsonl", "", dir + "/workers.log", "", ""};
   const std::atomic<bool> never{false};
+  const double launched = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
   if (auto ok = run_cell_loopback(probe, cell, files, launch, never); !ok) {
     return with_context(ok.error(), "calibrating on this host");
   }
   auto c = measured_costs(probe.workload, {files.metrics});
   auto measured = cell_throughput(files.metrics, probe.workload);
-  if (!c || !measured) {
-    return !c ? c.error() : measured.error();
+  auto start = first_iteration_s(files.metrics, launched);
+  if (!c || !measured || !start) {
+    return !c ? c.error() : !measured ? measured.error() : start.error();
   }
-  PipelineLinks loopback;
-  for (int r = 0; r + 1 < probe.workload.stages; ++r) {
-    loopback.emplace(std::pair{r, r + 1}, RateTrace::constant(kUnlimitedBps));
+  c->runtime.start_s = std::max(0.0, *start);  // the workers' start-up: a real cell's, but for the shaper
+  return LoopbackProbe{probe.workload, std::move(*c), *measured};
+}
+
+}  // namespace
+
+Result<double> fit_line_rate(const std::function<Result<double>(double)>& throughput_at, double measured) {
+  auto fastest = throughput_at(kMaxLineBps);
+  if (!fastest) {
+    return fastest.error();
   }
-  auto latency = fit_cell(probe.workload, *c, cell.schedule, loopback, *measured, std::nullopt);
+  if (*fastest <= measured) {
+    return 0.0;
+  }
+  double lo = std::log(kMinLineBps);
+  double hi = std::log(kMaxLineBps);
+  for (int i = 0; i < 40 && hi - lo > 1e-4; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    auto at = throughput_at(std::exp(mid));
+    if (!at) {
+      return at.error();
+    }
+    (*at < measured ? lo : hi) = mid;
+  }
+  return std::exp(0.5 * (lo + hi));
+}
+
+Result<Calibration> fit_loopback(const LoopbackProbe& small, const LoopbackProbe& full) {
+  const Spec one_f_one_b = pipeline::parse_schedule_or_policy("1f1b").value();
+  const int stages = full.workload.stages;
+  auto latency = fit_cell(small.workload, small.costs, one_f_one_b, loopback_links(stages, kUnlimitedBps),
+                          small.throughput, std::nullopt);
   if (!latency) {
     return latency.error();
   }
-  c->runtime.latency_s = *latency;
-  c->source = "measured on this host: 1F1B over loopback, " + std::to_string(probe.workload.stages) + " ranks, " +
-              std::to_string(probe.workload.iterations) + " iterations";
+  Calibration c = full.costs;
+  c.runtime.latency_s = *latency;
+  auto line = fit_line_rate(
+      [&](double bps) {
+        Calibration at = c;
+        at.runtime.line_bps = bps;
+        return simulated_at(full.workload, at, one_f_one_b, loopback_links(stages, bps), *latency, std::nullopt);
+      },
+      full.throughput);
+  if (!line) {
+    return line.error();
+  }
+  c.runtime.line_bps = *line;
+  return c;
+}
+
+Result<Calibration> measure_on_host(const Experiment& e, const LaunchOptions& launch) {
+  if (pipeline::transports().find(e.workload.transport)->kind.needs_device ||
+      pipeline::backends().find(e.workload.backend)->kind.needs_device) {
+    return make_error(Errc::kInvalidArgument,
+                      "a calibration on this host runs stages and a transport that need "
+                      "no device (" +
+                          e.workload.backend.str() + " over " + e.workload.transport.str() +
+                          " do); record one with a real run instead");
+  }
+  auto small = probe_loopback(e, std::min(kSmallTensorBytes, e.workload.activation_bytes), launch);
+  if (!small) {
+    return small.error();
+  }
+  auto full = probe_loopback(e, e.workload.activation_bytes, launch);
+  if (!full) {
+    return full.error();
+  }
+  auto c = fit_loopback(*small, *full);
+  if (!c) {
+    return with_context(c.error(), "calibrating on this host");
+  }
+  c->source = "measured on this host: 1F1B over loopback, " + std::to_string(e.workload.stages) + " ranks, " +
+              std::to_string(full->workload.iterations) + " iterations with " + format_size(kSmallTensorBytes) +
+              " tensors (the latency) and with the workload's (loopback's rate for them, the line rate)";
   return c;
 }
 
@@ -270,6 +353,7 @@ Result<void> write_calibration(const std::string& path, const Calibration& c) {
   doc["iteration_cost_s"] = c.runtime.costs.iteration_s;
   doc["latency_s"] = c.runtime.latency_s;
   doc["line_bps"] = c.runtime.line_bps;
+  doc["start_s"] = c.runtime.start_s;
   return write_json_document(path, doc);
 }
 
@@ -280,7 +364,7 @@ Result<Calibration> read_calibration(const std::string& path, const Workload& w)
   }
   auto json = parse_document(*text, path, "calibration", 1,
                              {"source", "workload", "forward_s", "backward_s", "send_s", "iteration_cost_s",
-                              "latency_s", "line_bps"});
+                              "latency_s", "line_bps", "start_s"});
   if (!json) {
     return json.error();
   }
@@ -314,6 +398,16 @@ Result<Calibration> read_calibration(const std::string& path, const Workload& w)
       return r.error_at("line_bps", "expected bits per second from 0 (unlimited) to 1e15");
     }
     c.runtime.line_bps = *v;
+  }
+  if (r.has("start_s")) {
+    auto v = r.number("start_s");
+    if (!v) {
+      return v.error();
+    }
+    if (!std::isfinite(*v) || *v < 0 || *v > 3600) {
+      return r.error_at("start_s", "expected seconds from 0 to 3600");
+    }
+    c.runtime.start_s = *v;
   }
   if (c.workload != workload_key(w)) {
     return make_error(Errc::kInvalidArgument, path + " was measured for another workload (" + c.workload +

@@ -110,7 +110,9 @@ Summary summary_of(const Experiment& e, const std::vector<Cell>& cells, const st
   }
   for (CellSummary& c : s.cells) {
     if (!e.job && pipeline::reads_truth(*specs[c.schedule])) {
-      c.note = "oracle: reads the scenario's ground truth; a bound for comparison, not a real scheduler";
+      c.note =
+          "oracle: reads the scenario's ground truth; a reference for comparison (not a bound on a real run), not a "
+          "real scheduler";
     }
   }
   return s;
@@ -181,9 +183,16 @@ Result<Calibration> record_calibration(const Experiment& e, const std::string& d
     return make_error(Errc::kUnsupported, "a user's job is not contend's pipeline, which the simulator models");
   }
   std::vector<std::string> metrics;
+  std::vector<double> starts;  // of the baseline's cells, on the scenario's clock
   for (const Cell& cell : cells) {
     if (cell.name == e.baseline && done.count(cell.id) != 0) {
-      metrics.push_back(files_of(dir, e, cell).metrics);
+      const CellFiles files = files_of(dir, e, cell);
+      metrics.push_back(files.metrics);
+      auto clock = scenario_clock(files.events);
+      auto start = clock ? first_iteration_s(files.metrics, clock->zero_s) : Result<double>(clock.error());
+      if (start) {
+        starts.push_back(*start);
+      }
     }
   }
   std::vector<MeasuredScenario> medians;
@@ -198,7 +207,7 @@ Result<Calibration> record_calibration(const Experiment& e, const std::string& d
                                  [&](const ScheduleEntry& s) { return s.name == e.baseline; });
   Workload w = e.workload;
   w.transport = base->transport.value_or(w.transport);
-  auto c = calibrate_from_run(w, base->schedule, metrics, medians, e.measure);
+  auto c = calibrate_from_run(w, base->schedule, metrics, medians, e.measure, stats_of(starts).median);
   if (!c) {
     return c.error();
   }

@@ -98,6 +98,17 @@ Result<double> window_throughput(const std::vector<Interval>& counted, const Mea
 
 }  // namespace
 
+Result<double> first_iteration_s(const std::string& metrics_path, double zero_s) {
+  auto its = rank0_iterations(metrics_path, 0);
+  if (!its) {
+    return its.error();
+  }
+  if (its->empty()) {
+    return make_error(Errc::kParse, metrics_path + ": no iteration of rank 0");
+  }
+  return its->front().first - zero_s;
+}
+
 Result<ScenarioClock> scenario_clock(const std::string& events_path) {
   std::ifstream in(events_path);
   std::string line;

@@ -15,14 +15,15 @@
 namespace contend::runner {
 namespace {
 
-// The goodput the pipeline's TCP gets on `link` over the scenario's clock: its rate as the timeline
-// sets it, less what the link's background flows take under its preemption policy.
-Result<RateTrace> link_goodput(const emulator::Scenario& s, const emulator::LinkSpec& link) {
+// The goodput the pipeline's TCP gets on `link` from node `from` to node `to` over the scenario's
+// clock: its rate as the timeline sets it, less what the background flows sent that way take
+// under its preemption policy (a flow the other way leaves this way alone but for its TCP acks,
+// about 1/30 of its rate, not counted).
+Result<RateTrace> link_goodput(const emulator::Scenario& s, const emulator::LinkSpec& link, const std::string& from,
+                               const std::string& to) {
   double rate = link.rate_bps;
-  std::map<std::string, double> flows;  // running on this link, by name
-  const auto on_link = [&](const emulator::FlowSpec& f) {
-    return (f.from == link.from && f.to == link.to) || (f.from == link.to && f.to == link.from);
-  };
+  std::map<std::string, double> flows;  // running on this link this way, by name
+  const auto on_link = [&](const emulator::FlowSpec& f) { return f.from == from && f.to == to; };
   const auto current = [&] {
     double total = 0;
     bool unpaced = false;
@@ -112,18 +113,23 @@ PipelineStalls pipeline_stalls(const emulator::Scenario& s) {
 
 Result<ScenarioNetwork> scenario_network(const emulator::Scenario& s) {
   auto links = pipeline_links(s);
-  if (!links) {
-    return links.error();
+  auto back = pipeline_links(s, true);
+  if (!links || !back) {
+    return !links ? links.error() : back.error();
   }
-  return ScenarioNetwork{std::move(*links), pipeline_stalls(s)};
+  ScenarioNetwork out{std::move(*links), pipeline_stalls(s)};
+  out.back = std::move(*back);
+  return out;
 }
 
-Result<PipelineLinks> pipeline_links(const emulator::Scenario& s) {
+Result<PipelineLinks> pipeline_links(const emulator::Scenario& s, bool back) {
   PipelineLinks out;
   for (const auto& link : s.links) {
     const int a = s.node_index(link.from);
     const int b = s.node_index(link.to);
-    auto trace = link_goodput(s, link);
+    const std::string& lower = a < b ? link.from : link.to;
+    const std::string& higher = a < b ? link.to : link.from;
+    auto trace = back ? link_goodput(s, link, higher, lower) : link_goodput(s, link, lower, higher);
     if (!trace) {
       return trace.error();
     }
@@ -195,19 +201,24 @@ sim::SimConfig iteration_config(const Workload& w, const ScenarioNetwork& net, d
   config.blocking_sends = sends.wait;
   config.default_link.latency_s = runtime.latency_s;
   for (const auto& [pair, trace] : net.links) {
-    sim::LinkModel link;
-    link.rate = trace.from(now);
-    link.burst_bytes = shaper_burst_bytes(trace.rate_at(now));
-    link.latency_s = runtime.latency_s;
-    if (runtime.line_bps > 0) {
-      link.line_bps = runtime.line_bps;
-    }
-    if (const auto stall = net.stalls.find(pair); stall != net.stalls.end()) {
-      link.stall_s = stall_over(stall->second, now, iteration);
-      link.stall_slots = sends.delegates;
-    }
-    config.links[{pair.first, pair.second}] = link;
-    config.links[{pair.second, pair.first}] = link;
+    const auto back = net.back.find(pair);
+    const auto stall = net.stalls.find(pair);
+    const auto model = [&](const RateTrace& way) {
+      sim::LinkModel link;
+      link.rate = way.from(now);
+      link.burst_bytes = shaper_burst_bytes(way.rate_at(now));
+      link.latency_s = runtime.latency_s;
+      if (runtime.line_bps > 0) {
+        link.line_bps = runtime.line_bps;
+      }
+      if (stall != net.stalls.end()) {
+        link.stall_s = stall_over(stall->second, now, iteration);
+        link.stall_slots = sends.delegates;
+      }
+      return link;
+    };
+    config.links[{pair.first, pair.second}] = model(trace);
+    config.links[{pair.second, pair.first}] = model(back == net.back.end() ? trace : back->second);
   }
   return config;
 }
@@ -336,7 +347,7 @@ Result<SimCell> simulate_cell(const Workload& w, const Spec& schedule, const Sce
     const auto it = net.stalls.find({r, r + 1});
     stalls.push_back(it == net.stalls.end() ? StallSchedule{} : it->second);
   }
-  double now = 0;
+  double now = runtime.start_s;
   auto runner = sim_runner(w, schedule, *first, *links, stalls, now, runtime);
   if (!runner) {
     return runner.error();

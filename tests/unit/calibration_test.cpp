@@ -129,16 +129,19 @@ TEST_CASE("a real run's calibration fits one latency over its scenarios and roun
     out << R"({"rank":0,"iteration":1,"forward_s":0.02,"backward_s":0.04,"send_wait_s":0,"flush_s":0,"sends":4,"step_s":0})"
         << "\n";
   }
-  auto c = calibrate_from_run(w, kOneFOneB, {metrics}, {{"fast", &fast, fast_tp}, {"slow", &slow, slow_tp}});
+  auto c = calibrate_from_run(w, kOneFOneB, {metrics}, {{"fast", &fast, fast_tp}, {"slow", &slow, slow_tp}},
+                              std::nullopt, 0.15);
   std::remove(metrics.c_str());
   REQUIRE(c.ok());
   CHECK(c->runtime.latency_s == Approx(0.0004).margin(2e-6));
+  CHECK(c->runtime.start_s == 0.15);
   CHECK(c->source.find("fast") != std::string::npos);
   const std::string file = temp_path("calibration.json");
   REQUIRE(write_calibration(file, *c).ok());
   auto back = read_calibration(file, w);
   REQUIRE(back.ok());
   CHECK(back->runtime.latency_s == Approx(c->runtime.latency_s));
+  CHECK(back->runtime.start_s == Approx(0.15));
   CHECK(back->forward_s == Approx(c->forward_s));
   Workload other = w;
   other.activation_bytes *= 2;
@@ -175,4 +178,47 @@ TEST_CASE("a noisy scenario's latency fit is outvoted by the fit that explains e
   REQUIRE(c.ok());
   CHECK(c->runtime.latency_s == Approx(0.0004).margin(5e-6));
   CHECK_THAT(c->source, Catch::Contains("explains all of them best"));
+}
+
+TEST_CASE(
+    "a host's calibration keeps loopback's time per byte out of the latency, so a shaped link does not "
+    "pay it twice",
+    "[calibration]") {
+  // A host whose runtime has a fixed 150 us per transfer and carries tensors at 20 Gbit/s over
+  // loopback; the probes' throughputs are what that host would measure.
+  Workload w = small_workload();
+  w.stages = 4;
+  w.microbatches = 16;
+  w.activation_bytes = 4 << 20;
+  const RuntimeModel truth{sim::RuntimeCosts{0.0001, 0.00015}, 0.00015, 20e9};
+  const auto throughput = [&](const Workload& work, const ScenarioNetwork& links, const RuntimeModel& runtime) {
+    return *simulated_throughput(*simulate_cell(work, kOneFOneB, links, runtime), work);
+  };
+  Calibration costs;
+  costs.runtime.costs = truth.costs;
+  Workload small = w;
+  small.activation_bytes = 4096;
+  const LoopbackProbe small_probe{small, costs, throughput(small, chain(4, 20e9), truth)};
+  const LoopbackProbe full_probe{w, costs, throughput(w, chain(4, 20e9), truth)};
+  auto c = fit_loopback(small_probe, full_probe);
+  REQUIRE(c.ok());
+  CHECK(c->runtime.latency_s == Approx(0.00015).margin(5e-6));
+  CHECK(c->runtime.line_bps == Approx(20e9).epsilon(0.05));
+  // On a shaped link (1 Gbit/s of goodput, HTB's burst) the calibration predicts the host.
+  const ScenarioNetwork shaped = chain(4, 1e9);
+  const double real = throughput(w, shaped, truth);
+  CHECK(throughput(w, shaped, c->runtime) == Approx(real).epsilon(0.01));
+  // One latency fitted to the workload's tensors with loopback unlimited, as the calibration did
+  // before: it holds their 0.4 ms on loopback, and the shaped link pays it again.
+  auto one = fit_latency(
+      [&](double l) {
+        return Result<double>(throughput(w, chain(4, 1e15), {truth.costs, l, 0}));
+      },
+      full_probe.throughput);
+  REQUIRE(one.ok());
+  CHECK(*one > 0.0004);
+  CHECK(throughput(w, shaped, {truth.costs, *one, 0}) < 0.97 * real);
+  // A probe no faster than 1 Tbit/s loopback explains: the line is unlimited (0).
+  auto unlimited = fit_line_rate([](double) -> Result<double> { return 10.0; }, 11.0);
+  CHECK(*unlimited == 0);
 }

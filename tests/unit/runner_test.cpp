@@ -4,10 +4,11 @@
 #include <random>
 #include <unistd.h>
 
-#include "contend/runner/throughput.h"
+#include "contend/runner/calibration.h"
 #include "contend/runner/experiment.h"
 #include "contend/runner/launcher.h"
 #include "contend/runner/summary.h"
+#include "contend/runner/throughput.h"
 #include "contend/runner/truth.h"
 
 using namespace contend;
@@ -128,6 +129,39 @@ TEST_CASE("the workload's share of a link follows the scenario's rate changes an
   CHECK((*rates)[1].rate_at(11) == Approx(kTcpGoodput * 500e6));
 }
 
+TEST_CASE("a background flow takes from its own direction of a link only: each end shapes what it sends", "[runner]") {
+  // A paced 600 Mbit/s flow from b to a, against the activations, with the gradients.
+  auto s = emulator::parse_scenario(
+      R"({"schema": "contend.scenario/1", "name": "t", "duration": "20s", "nodes": ["a", "b"],
+          "links": [{"name": "ab", "from": "a", "to": "b", "rate": "1Gbit"}],
+          "timeline": [{"at": "0s", "flow": {"name": "f", "from": "b", "to": "a", "protocol": "udp",
+                                               "rate": "600Mbit"}}]})",
+      "t.json", nullptr);
+  REQUIRE(s.ok());
+  auto net = scenario_network(*s);
+  REQUIRE(net.ok());
+  CHECK(net->links.at({0, 1}).rate_at(1) == Approx(kTcpGoodput * 1e9));   // a -> b: untouched
+  CHECK(net->back.at({0, 1}).rate_at(1) == Approx(kTcpGoodput * 400e6));  // b -> a: what the flow leaves
+  CHECK((*workload_rates(*s))[0].rate_at(1) == Approx(kTcpGoodput * 1e9));
+  // Simulated, the flow slows the gradients alone: between the link fast both ways and slow both.
+  Workload w;
+  w.stages = 2;
+  w.microbatches = 8;
+  w.iterations = 3;
+  w.warmup = 0;
+  w.forward = std::chrono::milliseconds(2);
+  w.backward = std::chrono::milliseconds(4);
+  w.activation_bytes = 1 << 20;
+  const Spec one_f_one_b = pipeline::parse_schedule_or_policy("1f1b").value();
+  const auto throughput = [&](const ScenarioNetwork& n) {
+    return *simulated_throughput(*simulate_cell(w, one_f_one_b, n), w);
+  };
+  const ScenarioNetwork fast(PipelineLinks{{{0, 1}, RateTrace::constant(kTcpGoodput * 1e9)}});
+  const ScenarioNetwork slow(PipelineLinks{{{0, 1}, RateTrace::constant(kTcpGoodput * 400e6)}});
+  CHECK(throughput(*net) < 0.97 * throughput(fast));
+  CHECK(throughput(*net) > 1.03 * throughput(slow));
+}
+
 TEST_CASE("simulated cells follow the clock: a step slows 1F1B and adaptive moves k", "[runner]") {
   Workload w;
   w.stages = 4;
@@ -141,8 +175,15 @@ TEST_CASE("simulated cells follow the clock: a step slows 1F1B and adaptive move
     links.insert_or_assign({r, r + 1}, step);
   }
   const auto spec = [](const char* text) { return pipeline::parse_schedule_or_policy(text).value(); };
+  // A cell whose first iteration starts late (a real cell's start-up) meets the step sooner.
+  RuntimeModel late;
+  late.start_s = 4.5;
+  auto late_cell = simulate_cell(w, spec("1f1b"), links, late);
+  REQUIRE(late_cell.ok());
+  CHECK(late_cell->iterations.front().start_s == 4.5);
   auto one_cell = simulate_cell(w, spec("1f1b"), links);
   REQUIRE(one_cell.ok());
+  CHECK(late_cell->iterations.at(2).iteration_s > 1.2 * one_cell->iterations.at(2).iteration_s);
   const auto* one = &one_cell->iterations;
   CHECK_FALSE(one_cell->last.trace.empty());
   CHECK(one->back().peak_activation_bytes == 4u * 256 * 1024);  // 1F1B: p in flight on stage 0

@@ -31,7 +31,7 @@ struct CellSummary {
   Stats stats;
   double speedup = 0;       // median over the baseline's median
   double speedup_ci95 = 0;  // delta-method half-width from both cells' relative standard errors
-  std::string note;         // shown with the cell (the oracle: a bound, not a scheduler)
+  std::string note;         // shown with the cell (the oracle: a reference, not a scheduler)
 };
 
 struct Summary {

@@ -23,6 +23,10 @@ double samples_per_iteration(const Workload& w);
 // log's start line), over its length; kInvalidArgument when the cell does not cover it.
 Result<double> cell_throughput(const std::string& metrics_path, const Workload& w,
                                const std::optional<MeasureWindow>& window = {}, const std::string& events_path = "");
+// When rank 0 started its first iteration (the warm-up's), in seconds after `zero_s` on its clock
+// (the steady clock): a real cell's start-up (the workers, their connections, a policy's probe).
+Result<double> first_iteration_s(const std::string& metrics_path, double zero_s);
+
 // How even rank 0's measured iterations were: a worker stopped for a while (SIGSTOP, a stalled
 // machine) shows as one iteration many times the median, which the cell's record keeps.
 struct IterationSpread {

@@ -28,16 +28,20 @@ namespace contend::runner {
 // exactly this ratio of the shaped rate, docs/emulator.md).
 inline constexpr double kTcpGoodput = 1448.0 / 1514.0;
 
-// One trace per link between consecutive nodes (p - 1 of them). A background flow on a link takes
-// what its preemption policy gives it (background-first: its rate, all of it when unpaced; fair:
-// up to half; split: the background share). kInvalidArgument when consecutive nodes have no link.
+// One trace per link between consecutive nodes (p - 1 of them), from the lower node to the higher
+// (the activations' way). A background flow on a link takes what its preemption policy gives it
+// (background-first: its rate, all of it when unpaced; fair: up to half; split: the background
+// share), in its own direction only: each end shapes what it sends. kInvalidArgument when
+// consecutive nodes have no link.
 Result<std::vector<RateTrace>> workload_rates(const emulator::Scenario& scenario);
 
 // The goodput between every pair of nodes a scenario link joins, by node index (a < b), computed as
 // workload_rates does: the simulated network of any schedule, a looped one's ring included (pairs
 // no link joins cross the unshaped switch: no limit).
+// `back`: the other way, from the higher node to the lower (the gradients'), which background
+// flows from b to a take from.
 using PipelineLinks = std::map<std::pair<int, int>, RateTrace>;
-Result<PipelineLinks> pipeline_links(const emulator::Scenario& scenario);
+Result<PipelineLinks> pipeline_links(const emulator::Scenario& scenario, bool back = false);
 // workload_rates from the scenario's pipeline_links, computed already.
 Result<std::vector<RateTrace>> chain_rates(const emulator::Scenario& scenario, const PipelineLinks& links);
 // The links r -> r+1 of a pipeline of `stages`; kInvalidArgument naming the ranks no link joins.
@@ -48,12 +52,13 @@ Result<std::vector<RateTrace>> chain_of(const PipelineLinks& links, int stages);
 using PipelineStalls = std::map<std::pair<int, int>, StallSchedule>;
 PipelineStalls pipeline_stalls(const emulator::Scenario& scenario);
 
-// What the simulator runs a scenario's cells on: every linked pair's goodput and every stalled
-// link's stalls (a network of rates alone converts).
+// What the simulator runs a scenario's cells on: every linked pair's goodput (both ways alike
+// unless `back` has the pair) and every stalled link's stalls (a network of rates alone converts).
 struct ScenarioNetwork {
   ScenarioNetwork() = default;
   ScenarioNetwork(PipelineLinks l, PipelineStalls s = {}) : links(std::move(l)), stalls(std::move(s)) {}  // NOLINT
-  PipelineLinks links;
+  PipelineLinks links;  // from the lower node to the higher
+  PipelineLinks back;   // from the higher node to the lower, where it differs
   PipelineStalls stalls;
 };
 Result<ScenarioNetwork> scenario_network(const emulator::Scenario& scenario);
@@ -101,6 +106,7 @@ struct RuntimeModel {
   sim::RuntimeCosts costs;
   double latency_s = 0;  // per transfer, on every link
   double line_bps = 0;   // how fast a shaper's burst passes (sim::LinkModel::line_bps); 0: at once
+  double start_s = 0;    // when the first iteration starts on the scenario's clock (the cell's start-up)
 };
 
 // Simulates `w.warmup + w.iterations` iterations of `schedule` (a static schedule or a policy)

@@ -84,7 +84,9 @@ PolicyItem adaptra_policy() {
 }
 
 PolicyItem oracle_policy() {
-  return {{"", "oracle", "chooses k and slack from the scenario's ground truth (experiments only: a bound)",
+  return {{"", "oracle",
+           "chooses k and slack from the scenario's ground truth (experiments only: a reference, not a bound on a real "
+           "run)",
            adaptive_params("0", true)},
           PolicyKind{.reads_truth = true, .check = check_adaptive, .make = make_oracle}};
 }
