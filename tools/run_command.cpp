@@ -15,6 +15,7 @@
 #include "contend/common/fd.h"
 #include "contend/common/json.h"
 #include "contend/common/units.h"
+#include "contend/runner/fidelity.h"
 #include "contend/runner/run.h"
 #include "contend/runner/truth.h"
 #include "signals.h"
@@ -116,6 +117,26 @@ void draw_report(const std::string& dir) {
 }
 
 // ansible/: $CONTEND_ANSIBLE_DIR, else the source tree this binary was built from.
+// The fidelity suite's measurements --simulate quotes (CONTEND_FIDELITY overrides the source tree's).
+std::string fidelity_file() {
+  const char* file = std::getenv("CONTEND_FIDELITY");
+  return file != nullptr ? file : CONTEND_SOURCE_DIR "/experiments/fidelity/measured.json";
+}
+
+// --simulate's note beside the table: how far the simulator was off on the suite's nearest cells.
+void print_fidelity(const RunOptions& o, const runner::Experiment& e) {
+  if (!o.simulate || e.job) {
+    return;
+  }
+  auto table = runner::load_fidelity(fidelity_file());
+  if (!table) {
+    std::printf("how far to trust it: unknown (no fidelity measurements: %s)\n", table.error().message.c_str());
+    return;
+  }
+  const std::string kind = o.calibration.empty() ? "ideal" : o.calibration == "host" ? "host" : "own";
+  std::cout << runner::fidelity_note(*table, e, kind) << std::flush;
+}
+
 std::string ansible_dir() {
   const char* dir = std::getenv("CONTEND_ANSIBLE_DIR");
   return dir != nullptr ? dir : CONTEND_SOURCE_DIR "/ansible";
@@ -179,10 +200,12 @@ Result<std::optional<runner::Calibration>> calibration_of(const RunOptions& o, c
   }
   std::fprintf(stderr,
                "contend run: calibration %s: compute per micro-batch fwd %s, bwd %s; per send %s, per iteration %s, "
-               "latency %s per transfer\n",
+               "latency %s per transfer%s, first iteration at %s\n",
                c->source.c_str(), format_seconds(c->forward_s).c_str(), format_seconds(c->backward_s).c_str(),
                format_seconds(c->runtime.costs.send_s).c_str(), format_seconds(c->runtime.costs.iteration_s).c_str(),
-               format_seconds(c->runtime.latency_s).c_str());
+               format_seconds(c->runtime.latency_s).c_str(),
+               c->runtime.line_bps > 0 ? (", line rate " + format_rate(c->runtime.line_bps)).c_str() : "",
+               format_seconds(c->runtime.start_s).c_str());
   return std::optional<runner::Calibration>{std::move(*c)};
 }
 
@@ -241,6 +264,7 @@ int run(RunOptions& o) {
     return fail(outcome.error().message);
   }
   std::cout << runner::summary_table(outcome->summary) << std::flush;
+  print_fidelity(o, *e);
   const std::string resume = "(finished cells kept in " + outcome->dir + "; continue with --resume " + outcome->dir + ")";
   if (outcome->unsaved) {
     return fail((outcome->failed ? outcome->failed->message + "\n" : std::string()) +

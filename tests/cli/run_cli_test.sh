@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # contend run --simulate and contend report, without root: bad experiment files fail precisely and
 # create nothing; a simulated matrix gives a summary in the documented shape; results are never
-# overwritten; the report draws every figure the data allows, says which it could not, and its
-# index references every figure; a recorded real run (tests/data/recorded-run) draws them all.
+# overwritten; a simulated run says how far to trust it (the fidelity suite's nearest cell); the
+# report draws every figure the data allows, says which it could not, and its index references
+# every figure; a recorded real run (tests/data/recorded-run) draws them all.
 # Usage: run_cli_test.sh CONTEND SOURCE_DIR
 set -euo pipefail
 contend=$1
@@ -45,6 +46,19 @@ fi
 grep -q "tolerance" "$tmp/err.txt" || fail "unclear --tolerance error: $(cat "$tmp/err.txt")"
 "$contend" run --help | grep -q -- "--simulate" || fail "run --help"
 "$contend" report --help | grep -q -- "--out" || fail "report --help"
+
+# --simulate says how far to trust its table: per cell, the fidelity suite's nearest measured cell
+# (for one of the suite's own cells, that cell) and its simulated / real under the calibration used.
+"$contend" run "$src/experiments/fidelity-two.json" --simulate --no-report --out "$tmp/fid" >"$tmp/fid.txt" 2>&1 ||
+  fail "simulating the fidelity suite's two-stage experiment: $(cat "$tmp/fid.txt")"
+grep -q "how far to trust it: simulated / real of the nearest cell measured in the fidelity suite (ideal; " \
+  "$tmp/fid.txt" || fail "no fidelity note: $(cat "$tmp/fid.txt")"
+grep -Eq "two-5Gbit +kfkb:k=4 +[01]\.[0-9]{3} +nearest: fidelity-two.json two-5Gbit / kfkb:k=4 \(2 stages" \
+  "$tmp/fid.txt" || fail "the note's line for a suite cell: $(cat "$tmp/fid.txt")"
+CONTEND_FIDELITY=$tmp/none.json "$contend" run "$src/experiments/fidelity-two.json" --simulate --no-report \
+  --out "$tmp/fid-none" >"$tmp/fid.txt" 2>&1 || fail "simulating without fidelity measurements"
+grep -q "how far to trust it: unknown (no fidelity measurements: .*none.json" "$tmp/fid.txt" ||
+  fail "no measurements, not said: $(cat "$tmp/fid.txt")"
 
 # The tiny experiment of tests/integration/runner_test.sh (which runs it for real), simulated.
 "$contend" run "$src/tests/data/tiny/experiment.json" --simulate --no-report --out "$tmp/tiny" >/dev/null 2>&1 ||

@@ -1,9 +1,9 @@
 // Every file parser against thousands of mutated copies of the files contend ships (scenarios and
 // their traces, experiments, a flow job, schedule CSVs, a results folder's summary, cells and
-// iteration logs, a calibration): each copy must parse or be refused with an error, never crash,
-// hang or allocate without bound. Run it under the asan preset too (ASan and UBSan see what a
-// plain build would not). Deterministic: the seed is fixed, and a failure names the file and the
-// mutation's index, so `--seed` is not needed to reproduce it.
+// iteration logs, a calibration, the fidelity suite's measurements): each copy must parse or be
+// refused with an error, never crash, hang or allocate without bound. Run it under the asan preset
+// too (ASan and UBSan see what a plain build would not). Deterministic: the seed is fixed, and a
+// failure names the file and the mutation's index, so `--seed` is not needed to reproduce it.
 #define CATCH_CONFIG_MAIN
 #include <catch2/catch.hpp>
 
@@ -23,13 +23,14 @@
 #include "contend/common/rate_trace.h"
 #include "contend/emulator/flows/flow_job.h"
 #include "contend/emulator/scenario/scenario.h"
-#include "contend/runner/throughput.h"
 #include "contend/runner/calibration.h"
 #include "contend/runner/experiment.h"
+#include "contend/runner/fidelity.h"
 #include "contend/runner/job_log.h"
 #include "contend/runner/launcher.h"
 #include "contend/runner/results_dir.h"
 #include "contend/runner/summary.h"
+#include "contend/runner/throughput.h"
 #include "contend/runner/truth.h"
 #include "contend/schedule/csv.h"
 #include "contend/schedule/validation.h"
@@ -327,4 +328,9 @@ TEST_CASE("the oracle's ground truth, mutated, is read or refused", "[mutation]"
   survive("truth.json", text_of(scratch.dir + "/original.json"), [&](const std::string& text) {
     return runner::read_truth(scratch.write("truth.json", text)).ok();
   });
+}
+
+TEST_CASE("the fidelity suite's measurements, mutated, are read or refused", "[mutation]") {
+  const std::string path = kSource + "/experiments/fidelity/measured.json";
+  survive(path, text_of(path), [&](const std::string& text) { return runner::parse_fidelity(text, path).ok(); });
 }
