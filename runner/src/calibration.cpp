@@ -377,37 +377,33 @@ Result<Calibration> read_calibration(const std::string& path, const Workload& w)
     }
     *out = *v;
   }
-  for (auto [key, out] : {std::pair{"forward_s", &c.forward_s}, std::pair{"backward_s", &c.backward_s},
-                          std::pair{"send_s", &c.runtime.costs.send_s}, std::pair{"iteration_cost_s", &c.runtime.costs.iteration_s},
-                          std::pair{"latency_s", &c.runtime.latency_s}}) {
-    auto v = r.number(key);
+  struct Field {
+    const char* key;
+    double* out;
+    bool required;
+    double max;
+    const char* expected;
+  };
+  constexpr const char* kSeconds = "expected seconds from 0 to 3600";
+  for (const Field& f : {Field{"forward_s", &c.forward_s, true, 3600, kSeconds},
+                         Field{"backward_s", &c.backward_s, true, 3600, kSeconds},
+                         Field{"send_s", &c.runtime.costs.send_s, true, 3600, kSeconds},
+                         Field{"iteration_cost_s", &c.runtime.costs.iteration_s, true, 3600, kSeconds},
+                         Field{"latency_s", &c.runtime.latency_s, true, 3600, kSeconds},
+                         Field{"line_bps", &c.runtime.line_bps, false, 1e15,
+                               "expected bits per second from 0 (unlimited) to 1e15"},
+                         Field{"start_s", &c.runtime.start_s, false, 3600, kSeconds}}) {
+    if (!f.required && !r.has(f.key)) {
+      continue;
+    }
+    auto v = r.number(f.key);
     if (!v) {
       return v.error();
     }
-    if (!std::isfinite(*v) || *v < 0 || *v > 3600) {
-      return r.error_at(key, "expected seconds from 0 to 3600");
+    if (!std::isfinite(*v) || *v < 0 || *v > f.max) {
+      return r.error_at(f.key, f.expected);
     }
-    *out = *v;
-  }
-  if (r.has("line_bps")) {
-    auto v = r.number("line_bps");
-    if (!v) {
-      return v.error();
-    }
-    if (!std::isfinite(*v) || *v < 0 || *v > 1e15) {
-      return r.error_at("line_bps", "expected bits per second from 0 (unlimited) to 1e15");
-    }
-    c.runtime.line_bps = *v;
-  }
-  if (r.has("start_s")) {
-    auto v = r.number("start_s");
-    if (!v) {
-      return v.error();
-    }
-    if (!std::isfinite(*v) || *v < 0 || *v > 3600) {
-      return r.error_at("start_s", "expected seconds from 0 to 3600");
-    }
-    c.runtime.start_s = *v;
+    *f.out = *v;
   }
   if (c.workload != workload_key(w)) {
     return make_error(Errc::kInvalidArgument, path + " was measured for another workload (" + c.workload +
