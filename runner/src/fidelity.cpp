@@ -15,18 +15,6 @@
 namespace contend::runner {
 namespace {
 
-std::string preemption_name(emulator::Preemption p) {
-  switch (p) {
-    case emulator::Preemption::kFair:
-      return "fair";
-    case emulator::Preemption::kSplit:
-      return "split";
-    case emulator::Preemption::kBackgroundFirst:
-      break;
-  }
-  return "background-first";
-}
-
 // The lowest goodput any link gives the workload either way over the scenario (its share where
 // flows run).
 double slowest_bps(const emulator::Scenario& s) {
@@ -57,7 +45,7 @@ void add_events(const emulator::Scenario& s, const std::vector<emulator::Event>&
       (e.flow.protocol == emulator::Protocol::kTcp ? c.tcp_flow : c.udp_flow) = true;
       for (const emulator::LinkSpec& link : s.links) {
         if ((link.from == e.flow.from && link.to == e.flow.to) || (link.from == e.flow.to && link.to == e.flow.from)) {
-          c.preemption = preemption_name(link.preemption);
+          c.preemption = emulator::preemption_name(link.preemption);
         }
       }
     }

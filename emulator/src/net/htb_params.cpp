@@ -106,9 +106,7 @@ std::string rate_problem(const LinkSpec& link, double rate_bps) {
     return "";
   }
   const DisciplineKind& d = find_discipline(link.qdisc)->kind;
-  const char* policy = link.preemption == Preemption::kSplit ? "split"
-                       : link.preemption == Preemption::kFair ? "fair"
-                                                              : "background-first";
+  const char* policy = preemption_name(link.preemption);
   char share[32];
   std::snprintf(share, sizeof share, "%.3g", smallest_share(link));
   const std::string why = d.preemption_classes ? "each class at least " + format_rate(d.min_rate_bps) + "; under " +

@@ -181,7 +181,7 @@ Result<LinkSpec> parse_link(const JsonReader& r, const Scenario& s) {
   auto loss = parse_loss(r);
   auto direction = parse_choice(r, "direction", {"both", "forward", "backward"});
   auto qdisc = parse_choice(r, "qdisc", discipline_names());
-  auto preemption = parse_choice(r, "preemption", {"background-first", "fair", "split"});
+  auto preemption = parse_choice(r, "preemption", {kPreemptionNames.begin(), kPreemptionNames.end()});
   if (auto e = first_error(delay, loss, direction, qdisc, preemption)) {
     return *e;
   }

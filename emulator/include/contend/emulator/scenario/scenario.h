@@ -4,6 +4,7 @@
 // parse_scenario(); patterns (periodic, random, ramp, trace, loop) are expanded there into plain
 // timed events, so the player only applies a sorted list. Plain values; thread-safe to read.
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -22,6 +23,11 @@ enum class Preemption {
   kFair,             // both guaranteed half, either may borrow the other's idle half
   kSplit,            // fixed guaranteed split, no borrowing: workload_share for the workload
 };
+// The names scenario files give them ("preemption"), in the enum's order.
+inline constexpr std::array<const char*, 3> kPreemptionNames = {"background-first", "fair", "split"};
+inline const char* preemption_name(Preemption p) {
+  return kPreemptionNames[static_cast<std::size_t>(p)];
+}
 // Which directions a link's rate shapes: both ends' egress, or only from->to / to->from.
 enum class Direction { kBoth, kForward, kBackward };
 
