@@ -44,7 +44,7 @@ fails_clearly() {
     fail "$1: the run succeeded: $(tail -5 "$tmp/run.out")"
   fi
   grep -qE -- "$2" "$tmp/run.out" || fail "$1: unclear error (wanted /$2/): $(tail -8 "$tmp/run.out")"
-  poll 5 nothing_left || fail "$1: left 5 s after the run: $(left)"
+  poll 5 nothing_left || fail "$1: left 5 s after the run: $(left); the run ended: $(tail -4 "$tmp/run.out")"
   echo "ok: $1: $(grep -m1 -E -- "$2" "$tmp/run.out" | head -c 200)"
 }
 

@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "contend/common/fd.h"
+#include "contend/emulator/net/netns.h"
 #include "contend/emulator/net/run_state.h"
 #include "contend/emulator/net/topology.h"
 
@@ -40,6 +41,19 @@ TEST_CASE("tearing a run down removes its state, and only namespaces that exist 
   REQUIRE(again.ok());
   CHECK(again->namespaces == 0);
   CHECK(remove_namespaces({}).value() == 0);
+}
+
+TEST_CASE("a hosts file goes with its run also when its namespace is already gone", "[run_state]") {
+  if (::geteuid() != 0) {
+    WARN("skipped: writing /etc/netns needs root");
+    return;
+  }
+  const std::string name = "contend-nosuchrun" + std::to_string(::getpid()) + ".a";
+  REQUIRE(write_netns_hosts(name, "198.18.0.1\ta\n").ok());
+  REQUIRE(::access((netns_etc_dir(name) + "/hosts").c_str(), F_OK) == 0);
+  REQUIRE_FALSE(netns_exists(name));
+  CHECK(remove_namespaces({name}).value() == 0);
+  CHECK(::access(netns_etc_dir(name).c_str(), F_OK) != 0);
 }
 
 TEST_CASE("a run's state is recorded once: a second record of a run that is up is refused", "[run_state]") {

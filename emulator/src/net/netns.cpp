@@ -176,18 +176,23 @@ Result<Fd> open_netns(const std::string& name) {
 
 Result<void> remove_netns(const std::string& name) {
   const std::string path = netns_path(name);
+  Result<void> out;
   if (::umount2(path.c_str(), MNT_DETACH) != 0 && errno != EINVAL && errno != ENOENT) {
-    return errno_error(errno, "umount " + path);
-  }
-  if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+    out = errno_error(errno, "umount " + path);
+  } else if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
     const int err = errno;
     Error e = errno_error(err, "unlink " + path);
     if (err == EBUSY) {
       e.message += " (still mounted in another mount namespace: a long-lived process started by `ip netns exec` "
                    "or unshare while the namespace existed holds a copy; `contend emu down` again once it ends)";
     }
-    return e;
+    out = e;
   }
+  auto hosts = remove_netns_hosts(name);  // whatever became of the namespace
+  return out.ok() ? hosts : out;
+}
+
+Result<void> remove_netns_hosts(const std::string& name) {
   const std::string etc = netns_etc_dir(name);
   if (::unlink((etc + "/hosts").c_str()) != 0 && errno != ENOENT && errno != ENOTDIR) {
     return errno_error(errno, "unlink " + etc + "/hosts");

@@ -302,6 +302,9 @@ Result<std::size_t> remove_namespaces(const std::vector<std::string>& namespaces
   Result<void> first;
   for (auto it = namespaces.rbegin(); it != namespaces.rend(); ++it) {
     if (!netns_exists(*it)) {
+      if (auto ok = remove_netns_hosts(*it); !ok) {  // a hosts file outlives its namespace's name
+        first = first.ok() ? ok : first;
+      }
       continue;
     }
     if (auto ok = remove_netns(*it); !ok) {

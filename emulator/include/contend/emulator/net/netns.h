@@ -40,7 +40,7 @@ Result<Fd> create_netns(const std::string& name);
 Result<Fd> open_netns(const std::string& name);
 // Unmounts and unlinks the name; the namespace, its interfaces and qdiscs go when the last
 // reference (process, socket, fd) closes. Succeeds when the name does not exist. The namespace's
-// hosts file (write_netns_hosts) goes with it.
+// hosts file (write_netns_hosts) goes with it, also when the name could not be removed.
 Result<void> remove_netns(const std::string& name);
 
 // Writes /etc/netns/<name>/hosts, which `ip netns exec <name>` mounts over /etc/hosts (iproute2's
@@ -49,6 +49,8 @@ Result<void> remove_netns(const std::string& name);
 // it and its folder (left when it holds a file of someone else's).
 Result<void> write_netns_hosts(const std::string& name, const std::string& content);
 std::string netns_etc_dir(const std::string& name);  // "/etc/netns/<name>"
+// Removes what write_netns_hosts wrote for `name`; succeeds when there is none.
+Result<void> remove_netns_hosts(const std::string& name);
 bool netns_exists(const std::string& name);
 
 // Moves the calling thread (only it) into the namespace `netns_fd` refers to, for good: its new

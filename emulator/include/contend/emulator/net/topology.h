@@ -114,7 +114,8 @@ class Topology {
 
 // The one teardown (Topology's destructor, tear_down_run in run_state.h): removes each of
 // `namespaces` that exists, last first; everything a run made lives in them, so its interfaces,
-// bridge and qdiscs go with them. Tries all; returns how many it removed, or the first failure.
+// bridge and qdiscs go with them. Each name's hosts file goes too, whether or not its namespace is
+// still there. Tries all; returns how many namespaces it removed, or the first failure.
 Result<std::size_t> remove_namespaces(const std::vector<std::string>& namespaces);
 
 }  // namespace contend::emulator
