@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 
 #include "contend/emulator/net/htb_params.h"
@@ -18,9 +19,15 @@ namespace {
 // The goodput the pipeline's TCP gets on `link` from node `from` to node `to` over the scenario's
 // clock: its rate as the timeline sets it, less what the background flows sent that way take
 // under its preemption policy (a flow the other way leaves this way alone but for its TCP acks,
-// about 1/30 of its rate, not counted).
+// about 1/30 of its rate, not counted). A way the link's `direction` leaves unshaped crosses as
+// the unshaped switch does: no limit.
 Result<RateTrace> link_goodput(const emulator::Scenario& s, const emulator::LinkSpec& link, const std::string& from,
                                const std::string& to) {
+  const bool forward = from == link.from;
+  if ((forward && link.direction == emulator::Direction::kBackward) ||
+      (!forward && link.direction == emulator::Direction::kForward)) {
+    return RateTrace::constant(std::numeric_limits<double>::infinity());
+  }
   double rate = link.rate_bps;
   std::map<std::string, double> flows;  // running on this link this way, by name
   const auto on_link = [&](const emulator::FlowSpec& f) { return f.from == from && f.to == to; };
@@ -185,6 +192,17 @@ RateTrace stall_over(const StallSchedule& s, double now, int iteration) {
   return RateTrace::from_points(std::move(points)).value();
 }
 
+// What crosses no shaper (a pair no link joins, a way a link's `direction` leaves alone): the
+// runtime's latency, and its line rate where one was measured, else no limit.
+sim::LinkModel unshaped_link(const RuntimeModel& runtime) {
+  sim::LinkModel link;
+  link.latency_s = runtime.latency_s;
+  if (runtime.line_bps > 0) {
+    link.rate = RateTrace::constant(runtime.line_bps);
+  }
+  return link;
+}
+
 // The simulator's pipeline for iteration `iteration` starting at `now` on the scenario's clock:
 // `stages` stages (ranks x chunks: each chunk 1/chunks of its rank's time and stash, a whole
 // tensor), every linked pair of ranks at its goodput from `now`, with its stalls.
@@ -199,17 +217,18 @@ sim::SimConfig iteration_config(const Workload& w, const ScenarioNetwork& net, d
   config.costs = {runtime.costs};
   const pipeline::SendOptions sends = pipeline::send_options_of(w.transport);
   config.blocking_sends = sends.wait;
-  config.default_link.latency_s = runtime.latency_s;
+  config.default_link = unshaped_link(runtime);
   for (const auto& [pair, trace] : net.links) {
     const auto back = net.back.find(pair);
     const auto stall = net.stalls.find(pair);
     const auto model = [&](const RateTrace& way) {
-      sim::LinkModel link;
-      link.rate = way.from(now);
-      link.burst_bytes = shaper_burst_bytes(way.rate_at(now));
-      link.latency_s = runtime.latency_s;
-      if (runtime.line_bps > 0) {
-        link.line_bps = runtime.line_bps;
+      sim::LinkModel link = unshaped_link(runtime);
+      if (way.points().size() > 1 || std::isfinite(way.points().front().rate_bps)) {  // shaped this way
+        link.rate = way.from(now);
+        link.burst_bytes = shaper_burst_bytes(way.rate_at(now));
+        if (runtime.line_bps > 0) {
+          link.line_bps = runtime.line_bps;
+        }
       }
       if (stall != net.stalls.end()) {
         link.stall_s = stall_over(stall->second, now, iteration);

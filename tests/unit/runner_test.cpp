@@ -162,6 +162,45 @@ TEST_CASE("a background flow takes from its own direction of a link only: each e
   CHECK(throughput(*net) > 1.03 * throughput(slow));
 }
 
+TEST_CASE("a link shaped one way only leaves the other way to the unshaped path", "[runner]") {
+  const auto scenario = [](const char* direction) {
+    return emulator::parse_scenario(
+        std::string(R"({"schema": "contend.scenario/1", "name": "t", "duration": "20s", "nodes": ["a", "b"],
+          "links": [{"name": "ab", "from": "a", "to": "b", "rate": "200Mbit", "direction": ")") +
+            direction + R"("}]})",
+        "t.json", nullptr);
+  };
+  auto forward = scenario("forward");
+  auto backward = scenario("backward");
+  auto both = scenario("both");
+  REQUIRE((forward.ok() && backward.ok() && both.ok()));
+  auto net = scenario_network(*forward);
+  REQUIRE(net.ok());
+  CHECK(net->links.at({0, 1}).rate_at(1) == Approx(kTcpGoodput * 200e6));   // a -> b: shaped
+  CHECK(std::isinf(net->back.at({0, 1}).rate_at(1)));                       // b -> a: not
+  CHECK(std::isinf((*workload_rates(*backward))[0].rate_at(1)));
+  // Simulated, the gradients cross at the measured line rate: one way shaped lies between both
+  // ways and neither.
+  Workload w;
+  w.stages = 2;
+  w.microbatches = 8;
+  w.iterations = 3;
+  w.warmup = 0;
+  w.forward = std::chrono::milliseconds(2);
+  w.backward = std::chrono::milliseconds(4);
+  w.activation_bytes = 1 << 20;
+  RuntimeModel runtime;
+  runtime.line_bps = 10e9;
+  const Spec one_f_one_b = pipeline::parse_schedule_or_policy("1f1b").value();
+  const auto throughput = [&](const emulator::Scenario& s) {
+    return *simulated_throughput(*simulate_cell(w, one_f_one_b, *scenario_network(s), runtime), w);
+  };
+  CHECK(throughput(*forward) > 1.05 * throughput(*both));  // 1.10 here: the ways overlap
+  CHECK(throughput(*backward) == Approx(throughput(*forward)).epsilon(0.05));
+  const ScenarioNetwork line(PipelineLinks{{{0, 1}, RateTrace::constant(runtime.line_bps)}});
+  CHECK(throughput(*forward) < 0.9 * *simulated_throughput(*simulate_cell(w, one_f_one_b, line, runtime), w));
+}
+
 TEST_CASE("simulated cells follow the clock: a step slows 1F1B and adaptive moves k", "[runner]") {
   Workload w;
   w.stages = 4;

@@ -105,7 +105,7 @@ Result<Workload> simulated_workload(const Workload& w, int repeats = 5);
 struct RuntimeModel {
   sim::RuntimeCosts costs;
   double latency_s = 0;  // per transfer, on every link
-  double line_bps = 0;   // how fast a shaper's burst passes (sim::LinkModel::line_bps); 0: at once
+  double line_bps = 0;   // the unshaped path's rate: a shaper's burst and what crosses no shaper; 0: at once
   double start_s = 0;    // when the first iteration starts on the scenario's clock (the cell's start-up)
 };
 

@@ -45,7 +45,8 @@ sim::SimConfig simulator_config(const Measurements& m, int stages, int chunks, s
       link.rate = m.link_traces[r];
       config.links[{r, r + 1}] = link;
       config.links[{r + 1, r}] = link;
-      link_bps.push_back(link.rate.rate_at(0));
+      const double now = link.rate.rate_at(0);
+      link_bps.push_back(std::isfinite(now) ? now : 0.0);  // 0: unlimited, as an unmeasured link
       continue;
     }
     link.rate = RateTrace::constant(l.goodput_bps > 0 ? l.goodput_bps : unlimited);
