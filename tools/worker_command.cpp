@@ -65,7 +65,7 @@ Result<void> apply_truth(WorkerOptions& o) {
       stalls.push_back(it == truth->stalls.end() ? StallSchedule{} : it->second);
     }
     c.oracle = pipeline::OracleTruth{std::move(truth->links), [zero, steady_s] { return steady_s() - zero; },
-                                     runner::shaper_burst_bytes, std::move(stalls)};
+                                     runner::shaper_burst_bytes, std::move(stalls), std::move(truth->back)};
   }
   return {};
 }

@@ -162,12 +162,13 @@ Result<void> write_truths(const std::string& dir, const Experiment& e, const std
       continue;
     }
     auto links = chain_rates(e.scenarios[s], truths[s].links);
-    if (!links) {
-      return links.error();
+    auto back = chain_rates(e.scenarios[s], back_links(truths[s]));
+    if (!links || !back) {
+      return !links ? links.error() : back.error();
     }
     std::error_code ec;
     std::filesystem::create_directories(dir + "/truth", ec);
-    const NetworkTruth truth{std::move(*links), truths[s].stalls};
+    const NetworkTruth truth{std::move(*links), truths[s].stalls, std::move(*back)};
     if (auto ok = write_truth(truth_path(dir, e, static_cast<int>(s)), e.scenarios[s].name, truth); !ok) {
       return ok;
     }

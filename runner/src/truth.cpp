@@ -129,6 +129,14 @@ Result<ScenarioNetwork> scenario_network(const emulator::Scenario& s) {
   return out;
 }
 
+PipelineLinks back_links(const ScenarioNetwork& net) {
+  PipelineLinks out = net.links;
+  for (const auto& [pair, trace] : net.back) {
+    out.insert_or_assign(pair, trace);
+  }
+  return out;
+}
+
 Result<PipelineLinks> pipeline_links(const emulator::Scenario& s, bool back) {
   PipelineLinks out;
   for (const auto& link : s.links) {
@@ -243,39 +251,42 @@ sim::SimConfig iteration_config(const Workload& w, const ScenarioNetwork& net, d
 }
 
 // What each rank would have measured in band over iteration `iteration` from `now` lasting
-// `seconds`: the links' mean goodput, their last quarter standing for the iteration's last frames,
-// and on the senders' clocks each tensor's wire time and its link's stall.
+// `seconds`: each way of each chain link its mean goodput (`links` the activations', `back` the
+// gradients'), their last quarter standing for the iteration's last frames, and on the senders'
+// clocks each tensor's wire time and its link's stall.
 std::vector<pipeline::StageReport> inband_reports(const Workload& w, const std::vector<RateTrace>& links,
+                                                  const std::vector<RateTrace>& back,
                                                   const std::vector<StallSchedule>& stalls, double now, int iteration,
                                                   double seconds, const sim::RuntimeCosts& costs) {
-  // The chain's links (r -> r+1): the ones a rank's reports time.
   const double fwd = std::chrono::duration<double>(w.forward).count();
   const double bwd = std::chrono::duration<double>(w.backward).count();
   std::vector<pipeline::StageReport> reports(
       w.stages,
       pipeline::StageReport{fwd, bwd, costs.send_s, costs.iteration_s, w.activation_bytes, w.activation_bytes});
   const auto bytes = static_cast<std::uint64_t>(w.microbatches) * w.activation_bytes;
-  for (int r = 0; r + 1 < w.stages; ++r) {
-    const double bps = std::max(links[r].bits_between(now, now + seconds) / seconds, 1.0);
-    const double transfer_s = 8.0 * static_cast<double>(bytes) / bps;
-    const double recent_bps =
-        std::max(links[r].bits_between(now + 0.75 * seconds, now + seconds) / (0.25 * seconds), 1.0);
+  const auto received = [&](const RateTrace& way) {
+    const double bps = std::max(way.bits_between(now, now + seconds) / seconds, 1.0);
+    const double recent_bps = std::max(way.bits_between(now + 0.75 * seconds, now + seconds) / (0.25 * seconds), 1.0);
     const auto recent_bytes = bytes / 4;
-    const pipeline::TransferTotals t{bytes,
-                                     transfer_s,
-                                     w.microbatches,
-                                     bytes,
-                                     transfer_s,
-                                     static_cast<double>(shaper_burst_bytes(links[r].rate_at(now))),
-                                     recent_bytes,
-                                     8.0 * static_cast<double>(recent_bytes) / recent_bps,
-                                     static_cast<double>(shaper_burst_bytes(links[r].rate_at(now + seconds)))};
-    reports[r + 1].from_prev = t;
-    reports[r].from_next = t;
+    return pipeline::TransferTotals{bytes,
+                                    8.0 * static_cast<double>(bytes) / bps,
+                                    w.microbatches,
+                                    bytes,
+                                    8.0 * static_cast<double>(bytes) / bps,
+                                    static_cast<double>(shaper_burst_bytes(way.rate_at(now))),
+                                    recent_bytes,
+                                    8.0 * static_cast<double>(recent_bytes) / recent_bps,
+                                    static_cast<double>(shaper_burst_bytes(way.rate_at(now + seconds)))};
+  };
+  for (int r = 0; r + 1 < w.stages; ++r) {
     const double stall = r < static_cast<int>(stalls.size()) ? stalls[r].at(now, iteration) : 0.0;
-    const pipeline::SendTotals sent{bytes, transfer_s + w.microbatches * stall, w.microbatches};
-    reports[r].to_next = sent;
-    reports[r + 1].to_prev = sent;
+    const auto sent = [&](const pipeline::TransferTotals& t) {
+      return pipeline::SendTotals{bytes, t.seconds + w.microbatches * stall, w.microbatches};
+    };
+    reports[r + 1].from_prev = received(links[r]);
+    reports[r].to_next = sent(reports[r + 1].from_prev);
+    reports[r].from_next = received(r < static_cast<int>(back.size()) ? back[r] : links[r]);
+    reports[r + 1].to_prev = sent(reports[r].from_next);
   }
   for (pipeline::StageReport& r : reports) {
     r.iteration_s = seconds;
@@ -295,17 +306,20 @@ std::vector<pipeline::StageMeasurement> known_stages(const Workload& w, const si
 // What the ranks' probe of the links before iteration 0 reports (the links only, no compute), the
 // time it takes added to `now`: pipeline::kProbeFrames tensors each way, every link at once.
 std::vector<pipeline::StageReport> probe_reports(const Workload& w, const std::vector<RateTrace>& links,
+                                                 const std::vector<RateTrace>& back,
                                                  const std::vector<StallSchedule>& stalls, double& now,
                                                  const sim::RuntimeCosts& costs) {
   const double bits = 8.0 * pipeline::kProbeFrames * static_cast<double>(pipeline::probe_frame_bytes(w.activation_bytes));
   double seconds = 1e-6;
-  for (const RateTrace& link : links) {
-    if (const double bps = link.rate_at(now); bps > 0 && std::isfinite(bps)) {
-      seconds = std::max(seconds, bits / bps);
+  for (const auto* ways : {&links, &back}) {
+    for (const RateTrace& link : *ways) {
+      if (const double bps = link.rate_at(now); bps > 0 && std::isfinite(bps)) {
+        seconds = std::max(seconds, bits / bps);
+      }
     }
   }
   std::vector<pipeline::StageReport> reports =
-      inband_reports(w, links, stalls, now, pipeline::kProbeIteration, seconds, costs);
+      inband_reports(w, links, back, stalls, now, pipeline::kProbeIteration, seconds, costs);
   for (pipeline::StageReport& r : reports) {
     r.forward_s = 0;
     r.backward_s = 0;
@@ -327,8 +341,8 @@ struct SimRunner {
 };
 
 Result<SimRunner> sim_runner(const Workload& w, const Spec& schedule, const schedule::Schedule& first,
-                             const std::vector<RateTrace>& links, const std::vector<StallSchedule>& stalls, double& now,
-                             const RuntimeModel& runtime) {
+                             const std::vector<RateTrace>& links, const std::vector<RateTrace>& back,
+                             const std::vector<StallSchedule>& stalls, double& now, const RuntimeModel& runtime) {
   SimRunner out;
   if (!pipeline::is_policy(schedule)) {
     out.fixed = schedule::lower(first);
@@ -336,7 +350,7 @@ Result<SimRunner> sim_runner(const Workload& w, const Spec& schedule, const sche
   }
   const std::function<double()> clock = [&now] { return now; };
   const pipeline::PolicyContext context{w.stages, w.microbatches,
-                                        pipeline::OracleTruth{links, clock, shaper_burst_bytes, stalls}, clock,
+                                        pipeline::OracleTruth{links, clock, shaper_burst_bytes, stalls, back}, clock,
                                         known_stages(w, runtime.costs), pipeline::send_options_of(w.transport)};
   auto made = pipeline::make_policy(schedule, context);
   if (!made) {
@@ -344,7 +358,7 @@ Result<SimRunner> sim_runner(const Workload& w, const Spec& schedule, const sche
   }
   out.policy = std::move(*made);
   if (pipeline::probes_links(schedule)) {
-    out.reports = probe_reports(w, links, stalls, now, runtime.costs);
+    out.reports = probe_reports(w, links, back, stalls, now, runtime.costs);
   }
   return out;
 }
@@ -354,8 +368,9 @@ Result<SimRunner> sim_runner(const Workload& w, const Spec& schedule, const sche
 Result<SimCell> simulate_cell(const Workload& w, const Spec& schedule, const ScenarioNetwork& net,
                               const RuntimeModel& runtime) {
   auto links = chain_of(net.links, w.stages);  // the oracle's truth and what ranks time in band
-  if (!links) {
-    return links.error();
+  auto back = chain_of(back_links(net), w.stages);
+  if (!links || !back) {
+    return !links ? links.error() : back.error();
   }
   auto first = schedule::make_schedule(pipeline::first_schedule(schedule, w.stages, w.microbatches), w.stages, w.microbatches);
   if (!first) {
@@ -367,7 +382,7 @@ Result<SimCell> simulate_cell(const Workload& w, const Spec& schedule, const Sce
     stalls.push_back(it == net.stalls.end() ? StallSchedule{} : it->second);
   }
   double now = runtime.start_s;
-  auto runner = sim_runner(w, schedule, *first, *links, stalls, now, runtime);
+  auto runner = sim_runner(w, schedule, *first, *links, *back, stalls, now, runtime);
   if (!runner) {
     return runner.error();
   }
@@ -396,7 +411,7 @@ Result<SimCell> simulate_cell(const Workload& w, const Spec& schedule, const Sce
     for (const sim::RankStats& rank : result->ranks) {
       row.peak_activation_bytes = std::max(row.peak_activation_bytes, rank.peak_memory_bytes);
     }
-    runner->reports = inband_reports(w, *links, stalls, now, it, row.iteration_s, runtime.costs);
+    runner->reports = inband_reports(w, *links, *back, stalls, now, it, row.iteration_s, runtime.costs);
     now += row.iteration_s;
     out.iterations.push_back(std::move(row));
     out.last = std::move(*result);

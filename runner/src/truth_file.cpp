@@ -1,5 +1,8 @@
 // contend.truth/1: a scenario's network as the workers are told it (truth.h).
 
+#include <cmath>
+#include <limits>
+
 #include "contend/common/fd.h"
 #include "contend/common/json.h"
 #include "contend/common/json_reader.h"
@@ -41,10 +44,14 @@ Result<std::vector<std::pair<double, double>>> read_points(const JsonReader& r, 
   return out;
 }
 
+// A link's way: its points, or none for a way nothing shapes (no limit; JSON has no infinity).
 Result<RateTrace> read_link(const JsonReader& r, std::size_t& budget) {
   auto points = read_points(r, budget);
   if (!points) {
     return points.error();
+  }
+  if (points->empty()) {
+    return RateTrace::constant(std::numeric_limits<double>::infinity());
   }
   std::vector<RateTrace::Point> out;
   for (const auto& [t, bps] : *points) {
@@ -98,15 +105,24 @@ Result<std::pair<std::pair<int, int>, StallSchedule>> read_stall(const JsonReade
 Result<void> write_truth(const std::string& path, const std::string& scenario, const NetworkTruth& truth) {
   auto doc = json_document("truth", 1);
   doc["scenario"] = scenario;
-  auto links = nlohmann::ordered_json::array();
-  for (const RateTrace& t : truth.links) {
-    auto points = nlohmann::ordered_json::array();
-    for (const RateTrace::Point& p : t.points()) {
-      points.push_back({p.time_s, p.rate_bps});
+  const auto ways = [](const std::vector<RateTrace>& traces) {
+    auto out = nlohmann::ordered_json::array();
+    for (const RateTrace& t : traces) {
+      auto points = nlohmann::ordered_json::array();
+      const bool unlimited = t.points().size() == 1 && std::isinf(t.points().front().rate_bps);
+      for (const RateTrace::Point& p : t.points()) {
+        if (!unlimited) {  // a way nothing shapes: no points
+          points.push_back({p.time_s, p.rate_bps});
+        }
+      }
+      out.push_back(std::move(points));
     }
-    links.push_back(std::move(points));
+    return out;
+  };
+  doc["links"] = ways(truth.links);
+  if (!truth.back.empty()) {
+    doc["back"] = ways(truth.back);
   }
-  doc["links"] = std::move(links);
   auto stalls = nlohmann::ordered_json::array();
   for (const auto& [nodes, schedule] : truth.stalls) {
     stalls.push_back({{"nodes", {nodes.first, nodes.second}},
@@ -122,7 +138,7 @@ Result<NetworkTruth> read_truth(const std::string& path) {
   if (!text) {
     return text.error();
   }
-  auto doc = parse_document(*text, path, "truth", 1, {"scenario", "links", "stalls"}, kTruthLimits);
+  auto doc = parse_document(*text, path, "truth", 1, {"scenario", "links", "back", "stalls"}, kTruthLimits);
   if (!doc) {
     return doc.error();
   }
@@ -132,13 +148,25 @@ Result<NetworkTruth> read_truth(const std::string& path) {
   }
   NetworkTruth out;
   std::size_t budget = kMaxTracePoints;
-  const JsonReader links = r.at("links");
-  for (std::size_t i = 0; i < links.json().size(); ++i) {
-    auto trace = read_link(links.at(i), budget);
-    if (!trace) {
-      return trace.error();
+  for (auto [key, traces] : {std::pair{"links", &out.links}, std::pair{"back", &out.back}}) {
+    if (!r.has(key)) {
+      continue;
     }
-    out.links.push_back(std::move(*trace));
+    const JsonReader ways = r.at(key);
+    if (auto ok = ways.expect_array(); !ok) {
+      return ok.error();
+    }
+    for (std::size_t i = 0; i < ways.json().size(); ++i) {
+      auto trace = read_link(ways.at(i), budget);
+      if (!trace) {
+        return trace.error();
+      }
+      traces->push_back(std::move(*trace));
+    }
+  }
+  if (!out.back.empty() && out.back.size() != out.links.size()) {
+    return r.error_at("back", "expected one list of points per link, as \"links\" has (" +
+                                  std::to_string(out.links.size()) + ")");
   }
   if (r.has("stalls")) {
     const JsonReader stalls = r.at("stalls");

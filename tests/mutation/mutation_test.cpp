@@ -16,6 +16,7 @@
 #include <functional>
 #include <sys/resource.h>
 #include <random>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -320,7 +321,8 @@ TEST_CASE("the oracle's ground truth, mutated, is read or refused", "[mutation]"
   REQUIRE(scenario.ok());
   auto links = runner::workload_rates(*scenario);
   REQUIRE(links.ok());
-  runner::NetworkTruth truth{std::move(*links), {}};
+  runner::NetworkTruth truth{*links, {}, *links};
+  truth.back[0] = RateTrace::constant(std::numeric_limits<double>::infinity());  // a way nothing shapes
   truth.stalls[{0, 1}].add_at_time(1.5, 0.03);
   truth.stalls[{0, 1}].add_at_iteration(7, 0.06);
   Scratch scratch;

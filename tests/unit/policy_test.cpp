@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <random>
 #include <thread>
 
@@ -326,6 +327,29 @@ TEST_CASE("fixed keeps its k and the oracle decides from the scenario's truth, n
   auto d = oracle->decide(2, reports_at(400e9));
   CHECK(d->k > 1);
   CHECK(d->link_bps[0] == Approx(400e6));
+}
+
+TEST_CASE("the oracle models each way of a link as the truth has it", "[policy]") {
+  double now = 0;
+  OracleTruth truth;
+  truth.now_s = [&] { return now; };
+  for (int r = 0; r < kP - 1; ++r) {
+    truth.links.push_back(RateTrace::constant(400e6));
+  }
+  const auto predicted_k1 = [&](const OracleTruth& t) {
+    auto d = policy("oracle:knobs=k", t)->decide(1, reports_at(400e6));
+    REQUIRE(d.ok());
+    REQUIRE_FALSE(d->predicted_s.empty());
+    REQUIRE(d->predicted_s.front().first == 1);
+    return d->predicted_s.front().second;
+  };
+  const double both = predicted_k1(truth);
+  OracleTruth slow_back = truth;
+  slow_back.back.assign(kP - 1, RateTrace::constant(40e6));  // the gradients' way at a tenth
+  OracleTruth free_back = truth;
+  free_back.back.assign(kP - 1, RateTrace::constant(std::numeric_limits<double>::infinity()));
+  CHECK(predicted_k1(slow_back) > 1.5 * both);
+  CHECK(predicted_k1(free_back) < both);
 }
 
 TEST_CASE("the oracle fits the runtime's latency on the truth it decides on, not on the rates it measured",

@@ -1,6 +1,8 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <fstream>
+#include <limits>
 #include <random>
 #include <unistd.h>
 
@@ -487,6 +489,21 @@ TEST_CASE("a scenario's network is written once and read back as the same rates 
   CHECK(back.at(1.5, 0) == 0.03);
   CHECK(back.at(0.5, 20) == 0.02);
   CHECK(back.at(0.5, 90) == 0);
+  CHECK(read->back.empty());  // none written: the other way is as `links`
+  // The other way where it differs, a way nothing shapes among them (JSON holds no infinity).
+  truth.back = {RateTrace::constant(std::numeric_limits<double>::infinity()), RateTrace::constant(50e6)};
+  REQUIRE(write_truth(path, "periodic", truth).ok());
+  read = read_truth(path);
+  REQUIRE(read.ok());
+  REQUIRE(read->back.size() == 2);
+  CHECK(std::isinf(read->back[0].rate_at(1)));
+  CHECK(read->back[1].rate_at(1) == 50e6);
+  std::ofstream(path) << R"({"schema": "contend.truth/1", "scenario": "s", "links": [[[0, 1e9]], [[0, 1e9]]],
+                            "back": [[[0, 1e9]]]})";
+  read = read_truth(path);
+  std::remove(path.c_str());
+  REQUIRE_FALSE(read.ok());
+  CHECK_THAT(read.error().message, Catch::Contains("/back") && Catch::Contains("one list of points per link"));
   CHECK_THAT(read_truth("/nonexistent/truth.json").error().message, Catch::Contains("/nonexistent/truth.json"));
   // A scenario's traces may hold a million points: its truth file is past the 4 MiB and 2^20
   // values other files are held to, and still read back (its own limits).

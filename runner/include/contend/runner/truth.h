@@ -62,16 +62,22 @@ struct ScenarioNetwork {
   PipelineStalls stalls;
 };
 Result<ScenarioNetwork> scenario_network(const emulator::Scenario& scenario);
+// Every linked pair's other way (from the higher node to the lower): `back` where it has the
+// pair, else `links`.
+PipelineLinks back_links(const ScenarioNetwork& network);
 
 // A scenario's network as the workers are told it, resolved once by the runner (schema
 // contend.truth/1, docs/experiment-format.md#the-results-folder): the workload's goodput on each
-// chain link (workload_rates; the oracle's), and every stalled link's stalls (the transports'):
+// chain link (workload_rates; the oracle's), the same the other way (`back`, optional: as
+// `links` when absent), and every stalled link's stalls (the transports'):
 //   {"schema": "contend.truth/1", "scenario": "periodic", "links": [[[0, 956e6], [2, 95.6e6]], ...],
+//    "back": [[[0, 956e6]], ...],
 //    "stalls": [{"nodes": [6, 7], "at_time": [[0, 0.03]], "at_iteration": [[15, 0.03], [85, 0]]}]}
 // At most kMaxTracePoints points in all. Errors name the file and the JSON pointer.
 struct NetworkTruth {
   std::vector<RateTrace> links;
   PipelineStalls stalls;
+  std::vector<RateTrace> back{};  // empty: as links
 };
 Result<void> write_truth(const std::string& path, const std::string& scenario, const NetworkTruth& truth);
 Result<NetworkTruth> read_truth(const std::string& path);

@@ -44,6 +44,9 @@ sim::SimConfig simulator_config(const Measurements& m, int stages, int chunks, s
     if (r < static_cast<int>(m.link_traces.size())) {
       link.rate = m.link_traces[r];
       config.links[{r, r + 1}] = link;
+      if (r < static_cast<int>(m.link_traces_back.size())) {
+        link.rate = m.link_traces_back[r];
+      }
       config.links[{r + 1, r}] = link;
       const double now = link.rate.rate_at(0);
       link_bps.push_back(std::isfinite(now) ? now : 0.0);  // 0: unlimited, as an unmeasured link
@@ -62,8 +65,9 @@ sim::SimConfig simulator_config(const Measurements& m, int stages, int chunks, s
 double round_trip_s(const Measurements& m, int r) {
   const LinkMeasurement& l = m.links[r];
   const RateTrace* trace = r < static_cast<int>(m.link_traces.size()) ? &m.link_traces[r] : nullptr;
+  const RateTrace* back = r < static_cast<int>(m.link_traces_back.size()) ? &m.link_traces_back[r] : trace;
   const double forward = trace != nullptr ? trace->rate_at(0) : l.goodput_bps;
-  const double backward = trace != nullptr ? forward : (l.backward_bps > 0 ? l.backward_bps : l.goodput_bps);
+  const double backward = back != nullptr ? back->rate_at(0) : (l.backward_bps > 0 ? l.backward_bps : l.goodput_bps);
   return 2 * (l.latency_s + l.stall_s) + message_s(m, r, forward) + message_s(m, r, backward);
 }
 

@@ -204,8 +204,12 @@ class AdaptivePolicy : public KPolicy {
   // truth's rates from then on, its token bucket and its stalls, in place of the measured ones.
   void apply_truth(Measurements& m, double start_s, int iteration) const {
     m.link_traces.clear();
+    m.link_traces_back.clear();
     for (std::size_t r = 0; r < truth_->links.size() && r < m.links.size(); ++r) {
       m.link_traces.push_back(truth_->links[r].from(start_s));
+      if (r < truth_->back.size()) {
+        m.link_traces_back.push_back(truth_->back[r].from(start_s));
+      }
       if (truth_->burst_bytes) {
         m.links[r].burst_bytes = truth_->burst_bytes(truth_->links[r].rate_at(start_s));
       }

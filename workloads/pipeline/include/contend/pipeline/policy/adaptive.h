@@ -45,6 +45,8 @@ struct Measurements {
   // The oracle only: each link's rate over the coming iteration (time 0 = its start), used
   // instead of the links' constant rates. Empty for in-band decisions.
   std::vector<RateTrace> link_traces;
+  // The same for the other way (r+1 -> r) where the oracle knows it; empty: as link_traces.
+  std::vector<RateTrace> link_traces_back;
   // Per link (r -> r+1), the rate of a drop seen recently (the lowest measured); empty: none seen.
   // Among the candidates about as fast as the fastest now, the one fastest at these rates wins
   // before the leanest: when preemption recurs, being ready for it costs memory, not time.

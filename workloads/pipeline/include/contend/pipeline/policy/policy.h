@@ -45,6 +45,8 @@ struct OracleTruth {
   std::function<std::uint64_t(double rate_bps)> burst_bytes;
   // Each link's stalls (empty: none); the oracle models the one in force for the coming iteration.
   std::vector<StallSchedule> stalls{};
+  // The other way of each link (r+1 -> r, the gradients'), where it differs; empty: as `links`.
+  std::vector<RateTrace> back{};
 };
 
 class KPolicy {
