@@ -6,7 +6,7 @@
 # (contend.fidelity/1: what `contend run --simulate` quotes; copy it to experiments/fidelity/ to
 # publish it) and prints the table of simulated / real per cell.
 # Run: bash bench/fidelity_suite.sh build/default/bin/contend [OUT] [EXPERIMENT ...]
-#      (all seven experiments: about 45 minutes here). With REUSE_REAL=1, an experiment whose real
+#      (all eight experiments: about 40 minutes here). With REUSE_REAL=1, an experiment whose real
 #      results are already in OUT is only summarized, calibrated (--resume) and simulated again,
 #      by this build (after a change to the simulator or the calibration).
 set -euo pipefail
