@@ -17,6 +17,19 @@ using namespace contend;
 using namespace contend::runner;
 
 namespace {
+// Two emulated stages whose 1 MiB tensors weigh more than their compute on a shaped link.
+Workload two_stages() {
+  Workload w;
+  w.stages = 2;
+  w.microbatches = 8;
+  w.iterations = 3;
+  w.warmup = 0;
+  w.forward = std::chrono::milliseconds(2);
+  w.backward = std::chrono::milliseconds(4);
+  w.activation_bytes = 1 << 20;
+  return w;
+}
+
 // An experiment "in" experiments/, so scenario paths resolve against the repository's.
 Result<Experiment> parse(const std::string& body) {
   return parse_experiment(R"({"schema": "contend.experiment/1", "name": "t", )" + body + "}",
@@ -146,14 +159,7 @@ TEST_CASE("a background flow takes from its own direction of a link only: each e
   CHECK(net->back.at({0, 1}).rate_at(1) == Approx(kTcpGoodput * 400e6));  // b -> a: what the flow leaves
   CHECK((*workload_rates(*s))[0].rate_at(1) == Approx(kTcpGoodput * 1e9));
   // Simulated, the flow slows the gradients alone: between the link fast both ways and slow both.
-  Workload w;
-  w.stages = 2;
-  w.microbatches = 8;
-  w.iterations = 3;
-  w.warmup = 0;
-  w.forward = std::chrono::milliseconds(2);
-  w.backward = std::chrono::milliseconds(4);
-  w.activation_bytes = 1 << 20;
+  const Workload w = two_stages();
   const Spec one_f_one_b = pipeline::parse_schedule_or_policy("1f1b").value();
   const auto throughput = [&](const ScenarioNetwork& n) {
     return *simulated_throughput(*simulate_cell(w, one_f_one_b, n), w);
@@ -183,14 +189,7 @@ TEST_CASE("a link shaped one way only leaves the other way to the unshaped path"
   CHECK(std::isinf((*workload_rates(*backward))[0].rate_at(1)));
   // Simulated, the gradients cross at the measured line rate: one way shaped lies between both
   // ways and neither.
-  Workload w;
-  w.stages = 2;
-  w.microbatches = 8;
-  w.iterations = 3;
-  w.warmup = 0;
-  w.forward = std::chrono::milliseconds(2);
-  w.backward = std::chrono::milliseconds(4);
-  w.activation_bytes = 1 << 20;
+  const Workload w = two_stages();
   RuntimeModel runtime;
   runtime.line_bps = 10e9;
   const Spec one_f_one_b = pipeline::parse_schedule_or_policy("1f1b").value();
