@@ -35,6 +35,10 @@ Result<RateTrace> RateTrace::from_points(std::vector<Point> points) {
   return RateTrace(std::move(points));
 }
 
+bool RateTrace::is_unlimited() const {
+  return points_.size() == 1 && std::isinf(points_.front().rate_bps);
+}
+
 double RateTrace::rate_at(double time_s) const {
   auto it =
       std::upper_bound(points_.begin(), points_.end(), time_s, [](double t, const Point& p) { return t < p.time_s; });

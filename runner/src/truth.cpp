@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <map>
 
 #include "contend/emulator/net/htb_params.h"
@@ -26,7 +25,7 @@ Result<RateTrace> link_goodput(const emulator::Scenario& s, const emulator::Link
   const bool forward = from == link.from;
   if ((forward && link.direction == emulator::Direction::kBackward) ||
       (!forward && link.direction == emulator::Direction::kForward)) {
-    return RateTrace::constant(std::numeric_limits<double>::infinity());
+    return RateTrace::unlimited();
   }
   double rate = link.rate_bps;
   std::map<std::string, double> flows;  // running on this link this way, by name
@@ -231,7 +230,7 @@ sim::SimConfig iteration_config(const Workload& w, const ScenarioNetwork& net, d
     const auto stall = net.stalls.find(pair);
     const auto model = [&](const RateTrace& way) {
       sim::LinkModel link = unshaped_link(runtime);
-      if (way.points().size() > 1 || std::isfinite(way.points().front().rate_bps)) {  // shaped this way
+      if (!way.is_unlimited()) {  // shaped this way
         link.rate = way.from(now);
         link.burst_bytes = shaper_burst_bytes(way.rate_at(now));
         if (runtime.line_bps > 0) {

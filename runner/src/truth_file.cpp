@@ -1,8 +1,5 @@
 // contend.truth/1: a scenario's network as the workers are told it (truth.h).
 
-#include <cmath>
-#include <limits>
-
 #include "contend/common/fd.h"
 #include "contend/common/json.h"
 #include "contend/common/json_reader.h"
@@ -51,7 +48,7 @@ Result<RateTrace> read_link(const JsonReader& r, std::size_t& budget) {
     return points.error();
   }
   if (points->empty()) {
-    return RateTrace::constant(std::numeric_limits<double>::infinity());
+    return RateTrace::unlimited();
   }
   std::vector<RateTrace::Point> out;
   for (const auto& [t, bps] : *points) {
@@ -109,9 +106,8 @@ Result<void> write_truth(const std::string& path, const std::string& scenario, c
     auto out = nlohmann::ordered_json::array();
     for (const RateTrace& t : traces) {
       auto points = nlohmann::ordered_json::array();
-      const bool unlimited = t.points().size() == 1 && std::isinf(t.points().front().rate_bps);
       for (const RateTrace::Point& p : t.points()) {
-        if (!unlimited) {  // a way nothing shapes: no points
+        if (!t.is_unlimited()) {  // a way nothing shapes: no points
           points.push_back({p.time_s, p.rate_bps});
         }
       }

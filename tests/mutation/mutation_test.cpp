@@ -322,7 +322,7 @@ TEST_CASE("the oracle's ground truth, mutated, is read or refused", "[mutation]"
   auto links = runner::workload_rates(*scenario);
   REQUIRE(links.ok());
   runner::NetworkTruth truth{*links, {}, *links};
-  truth.back[0] = RateTrace::constant(std::numeric_limits<double>::infinity());  // a way nothing shapes
+  truth.back[0] = RateTrace::unlimited();  // a way nothing shapes
   truth.stalls[{0, 1}].add_at_time(1.5, 0.03);
   truth.stalls[{0, 1}].add_at_iteration(7, 0.06);
   Scratch scratch;

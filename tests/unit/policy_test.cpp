@@ -347,7 +347,7 @@ TEST_CASE("the oracle models each way of a link as the truth has it", "[policy]"
   OracleTruth slow_back = truth;
   slow_back.back.assign(kP - 1, RateTrace::constant(40e6));  // the gradients' way at a tenth
   OracleTruth free_back = truth;
-  free_back.back.assign(kP - 1, RateTrace::constant(std::numeric_limits<double>::infinity()));
+  free_back.back.assign(kP - 1, RateTrace::unlimited());
   CHECK(predicted_k1(slow_back) > 1.5 * both);
   CHECK(predicted_k1(free_back) < both);
 }

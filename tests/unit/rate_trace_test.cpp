@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <limits>
 
 #include "contend/common/rate_trace.h"
 
@@ -25,7 +26,15 @@ TEST_CASE("a trace that ends at rate 0 never delivers what is left", "[trace]") 
   auto t = RateTrace::from_points({{0, 1e6}, {1, 0}});
   REQUIRE(t.ok());
   CHECK(std::isinf(t->finish_time(0, 2e6)));
-  CHECK(RateTrace::constant(std::numeric_limits<double>::infinity()).finish_time(3, 1e12) == 3);
+  CHECK(RateTrace::unlimited().finish_time(3, 1e12) == 3);
+}
+
+TEST_CASE("only a trace of one point at no limit is unlimited", "[trace]") {
+  CHECK(RateTrace::unlimited().is_unlimited());
+  CHECK_FALSE(RateTrace::constant(1e9).is_unlimited());
+  auto later = RateTrace::from_points({{0, 1e6}, {1, std::numeric_limits<double>::infinity()}});
+  REQUIRE(later.ok());
+  CHECK_FALSE(later->is_unlimited());  // limited until t = 1
 }
 
 TEST_CASE("trace CSV accepts units, bare bits per second, a header and comments", "[trace]") {

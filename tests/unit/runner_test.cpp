@@ -490,7 +490,7 @@ TEST_CASE("a scenario's network is written once and read back as the same rates 
   CHECK(back.at(0.5, 90) == 0);
   CHECK(read->back.empty());  // none written: the other way is as `links`
   // The other way where it differs, a way nothing shapes among them (JSON holds no infinity).
-  truth.back = {RateTrace::constant(std::numeric_limits<double>::infinity()), RateTrace::constant(50e6)};
+  truth.back = {RateTrace::unlimited(), RateTrace::constant(50e6)};
   REQUIRE(write_truth(path, "periodic", truth).ok());
   read = read_truth(path);
   REQUIRE(read.ok());

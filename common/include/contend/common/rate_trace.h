@@ -21,11 +21,15 @@ class RateTrace {
 
   // A constant rate; +infinity means "no bandwidth limit".
   static RateTrace constant(double rate_bps);
+  // No bandwidth limit: constant(+infinity).
+  static RateTrace unlimited() { return constant(std::numeric_limits<double>::infinity()); }
   // Requires: non-empty, first time 0, times strictly increasing, rates >= 0. Returns
   // kInvalidArgument naming the offending point otherwise.
   static Result<RateTrace> from_points(std::vector<Point> points);
 
   const std::vector<Point>& points() const { return points_; }
+  // True for a trace that never limits: one point at +infinity, as unlimited() makes.
+  bool is_unlimited() const;
   double rate_at(double time_s) const;
   // The time at which `bits` sent from `start_s` have crossed the link, integrating the rate.
   // +infinity when the trace ends at rate 0 before they have.

@@ -25,7 +25,7 @@ struct StageCost {
 
 struct LinkModel {
   // Serialisation rate over time; +infinity (the default) means transfers take no time.
-  RateTrace rate = RateTrace::constant(std::numeric_limits<double>::infinity());
+  RateTrace rate = RateTrace::unlimited();
   double latency_s = 0;  // added to every transfer's arrival; does not occupy the link
   // Token-bucket depth, as HTB and TBF have: after the link idles, up to this many bytes pass at
   // once, then the rate holds. 0: a pure rate. The bucket starts full.
