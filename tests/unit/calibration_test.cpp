@@ -180,6 +180,39 @@ TEST_CASE("a noisy scenario's latency fit is outvoted by the fit that explains e
   CHECK_THAT(c->source, Catch::Contains("explains all of them best"));
 }
 
+TEST_CASE("a real run's calibration fits the line rate a shaper's burst crosses at when one latency cannot explain "
+          "its scenarios",
+          "[calibration]") {
+  // At 2 Gbit/s HTB's burst (4 ms of the rate) holds a whole 1 MiB tensor: it crosses at the
+  // line rate, not at once; at 200 Mbit/s the burst is a fifth of it.
+  Workload w = small_workload();
+  w.stages = 4;
+  w.microbatches = 8;
+  const ScenarioNetwork fast = chain(4, 2e9);
+  const ScenarioNetwork slow = chain(4, 2e8);
+  const RuntimeModel truth{sim::RuntimeCosts{0, 0}, 0.0001, 8e9};
+  const auto at = [&](const ScenarioNetwork& links, const RuntimeModel& runtime) {
+    return *simulated_throughput(*simulate_cell(w, kOneFOneB, links, runtime), w);
+  };
+  const std::string metrics = temp_path("line.jsonl");
+  {
+    std::ofstream out(metrics);
+    out << R"({"rank":0,"iteration":1,"forward_s":0.04,"backward_s":0.08,"send_wait_s":0,"flush_s":0,"sends":8,"step_s":0})"
+        << "\n";
+  }
+  auto c = calibrate_from_run(w, kOneFOneB, {metrics}, {{"fast", &fast, at(fast, truth)}, {"slow", &slow, at(slow, truth)}});
+  std::remove(metrics.c_str());
+  REQUIRE(c.ok());
+  CHECK(c->runtime.line_bps == Approx(8e9).epsilon(0.35));  // the grid's step: 8 a decade
+  CHECK(at(fast, c->runtime) == Approx(at(fast, truth)).epsilon(0.005));
+  CHECK(at(slow, c->runtime) == Approx(at(slow, truth)).epsilon(0.005));
+  CHECK_THAT(c->source, Catch::Contains("at the line rate that does"));
+  // A latency alone, fitted to the fast scenario, misses the slow one by more.
+  auto alone = fit_latency([&](double l) { return Result<double>(at(fast, {truth.costs, l, 0})); }, at(fast, truth));
+  REQUIRE(alone.ok());
+  CHECK(at(slow, {truth.costs, *alone, 0}) < 0.99 * at(slow, truth));
+}
+
 TEST_CASE(
     "a host's calibration keeps loopback's time per byte out of the latency, so a shaped link does not "
     "pay it twice",
