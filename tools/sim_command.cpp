@@ -72,7 +72,7 @@ Result<void> write_output(const std::string& path, const std::string& text) {
 Result<sim::LinkModel> link_model(const SimOptions& o) {
   sim::LinkModel link;
   link.latency_s = to_seconds(*parse_duration(o.latency));
-  link.burst_bytes = *parse_size_bytes(o.burst);
+  link.burst_bytes = RateTrace::constant(static_cast<double>(*parse_size_bytes(o.burst)));
   if (!o.line_rate.empty()) {
     link.line_bps = *parse_rate_bps(o.line_rate);
   }

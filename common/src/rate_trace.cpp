@@ -58,6 +58,16 @@ RateTrace RateTrace::from(double start_s) const {
   return RateTrace(std::move(out));
 }
 
+RateTrace RateTrace::map(const std::function<double(double)>& f) const {
+  std::vector<Point> out;
+  for (const Point& p : points_) {
+    const double value = f(p.rate_bps);
+    CONTEND_CHECK(value >= 0, "RateTrace::map: a negative value");
+    out.push_back({p.time_s, value});
+  }
+  return RateTrace(std::move(out));
+}
+
 double RateTrace::finish_time(double start_s, double bits) const {
   if (bits <= 0) {
     return start_s;

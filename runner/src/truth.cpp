@@ -232,7 +232,7 @@ sim::SimConfig iteration_config(const Workload& w, const ScenarioNetwork& net, d
       sim::LinkModel link = unshaped_link(runtime);
       if (!way.is_unlimited()) {  // shaped this way
         link.rate = way.from(now);
-        link.burst_bytes = shaper_burst_bytes(way.rate_at(now));
+        link.burst_bytes = link.rate.map([](double bps) { return static_cast<double>(shaper_burst_bytes(bps)); });
         if (runtime.line_bps > 0) {
           link.line_bps = runtime.line_bps;
         }

@@ -57,7 +57,7 @@ TEST_CASE("the simulator charges the runtime's costs: the hand-off on the sendin
   config.costs = {};
   config.default_link.latency_s = 0;
   config.default_link.rate = RateTrace::constant(1e6);
-  config.default_link.burst_bytes = 1000;  // the whole tensor passes in the burst...
+  config.default_link.burst_bytes = RateTrace::constant(1000);  // the whole tensor passes in the burst...
   CHECK(sim::simulate(s, config)->makespan_s == Approx(0.060));
   config.default_link.line_bps = 8e6;  // ...at 1 ms per 1000 bytes
   CHECK(sim::simulate(s, config)->makespan_s == Approx(0.062));

@@ -29,6 +29,15 @@ TEST_CASE("a trace that ends at rate 0 never delivers what is left", "[trace]") 
   CHECK(RateTrace::unlimited().finish_time(3, 1e12) == 3);
 }
 
+TEST_CASE("a mapped trace changes at the same times", "[trace]") {
+  auto t = RateTrace::from_points({{0, 1e9}, {2, 1e8}});
+  REQUIRE(t.ok());
+  const RateTrace depth = t->map([](double bps) { return bps / 250; });
+  CHECK(depth.rate_at(1) == Approx(4e6));
+  CHECK(depth.rate_at(2) == Approx(4e5));
+  CHECK(depth.points().size() == 2);
+}
+
 TEST_CASE("only a trace of one point at no limit is unlimited", "[trace]") {
   CHECK(RateTrace::unlimited().is_unlimited());
   CHECK_FALSE(RateTrace::constant(1e9).is_unlimited());

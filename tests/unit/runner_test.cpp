@@ -257,6 +257,33 @@ TEST_CASE("simulated cells follow the clock: a step slows 1F1B and adaptive move
   CHECK(slow_ring->iterations.front().iteration_s > 2 * without->iterations.front().iteration_s);
 }
 
+TEST_CASE("a drop inside an iteration shrinks the shaper's bucket with the rate, as the shaper does", "[runner]") {
+  // At 1 Gbit/s the bucket (4 ms of the rate) holds two 256 KiB tensors, at 100 Mbit/s less than
+  // one: a drop 0.1 s into the first iteration slows it, not only the iterations after it.
+  Workload w;
+  w.stages = 4;
+  w.microbatches = 16;
+  w.iterations = 1;
+  w.warmup = 0;
+  w.forward = std::chrono::milliseconds(11);
+  w.backward = std::chrono::milliseconds(22);
+  w.activation_bytes = 256 * 1024;
+  const auto first_iteration = [&](const RateTrace& rate) {
+    PipelineLinks links;
+    for (int r = 0; r < 3; ++r) {
+      links.insert_or_assign({r, r + 1}, rate);
+    }
+    auto cell = simulate_cell(w, pipeline::parse_schedule_or_policy("1f1b").value(), links);
+    REQUIRE(cell.ok());
+    return cell->iterations.front().iteration_s;
+  };
+  const double fast = first_iteration(RateTrace::constant(956e6));
+  const double slow = first_iteration(RateTrace::constant(95.6e6));
+  const double drop = first_iteration(*RateTrace::from_points({{0, 956e6}, {0.1, 95.6e6}}));
+  CHECK(slow > 1.1 * fast);
+  CHECK(drop > fast + 0.5 * (slow - fast));  // the bucket at the drop's depth: most of the drop's cost
+}
+
 TEST_CASE("throughput statistics: median, mean, sample stdev and the t interval", "[runner]") {
   const Stats s = stats_of({10, 12, 14});
   CHECK(s.n == 3);

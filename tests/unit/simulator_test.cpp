@@ -91,7 +91,7 @@ TEST_CASE("a link following a trace delivers at the rate of each moment", "[sim]
 
 TEST_CASE("a token bucket lets a burst through after the link idles, then holds the rate", "[sim]") {
   LinkModel l = link_at(8e6);
-  l.burst_bytes = 500000;
+  l.burst_bytes = RateTrace::constant(500000);
   // Forward: 0.5 MB from the full bucket at once, 0.5 MB at 1 MB/s. Backward: the other
   // direction's bucket is full too.
   CHECK(run(one_f_one_b(2, 1), 0, 0, 1000000, l).makespan_s == Approx(1.0));
@@ -99,6 +99,10 @@ TEST_CASE("a token bucket lets a burst through after the link idles, then holds 
   // forwards at 3 s); the two gradients leave back to back at 3 s: the first from the bucket,
   // the second at the rate, 0.5 s.
   CHECK(run(gpipe(2, 2), 1.0, 0, 500000, l).makespan_s == Approx(3.5));
+  // The depth in force when a transfer starts holds: a bucket emptied by a new rate at 0.1 s
+  // (the gradient leaves at 0.5 s) lets nothing through at once.
+  l.burst_bytes = *RateTrace::from_points({{0, 500000}, {0.1, 0}});
+  CHECK(run(one_f_one_b(2, 1), 0, 0, 1000000, l).makespan_s == Approx(1.5));
 }
 
 TEST_CASE("per-link overrides slow only that link", "[sim]") {

@@ -51,7 +51,7 @@ class Simulation {
   struct Link {
     const LinkModel* model;
     double free_s;
-    double tokens_bits;  // token bucket (burst_bytes > 0), as of free_s
+    double tokens_bits;  // token bucket (a burst depth > 0), as of free_s
     int from;
     int to;
     std::vector<double> sent_s{};  // when each transfer so far left the wire, in order
@@ -108,7 +108,7 @@ class Simulation {
       if (inserted) {
         auto o = c_.links.find({from, to});
         const LinkModel* model = o == c_.links.end() ? &c_.default_link : &o->second;
-        links_.push_back({model, 0.0, 8.0 * static_cast<double>(model->burst_bytes), from, to});
+        links_.push_back({model, 0.0, 8.0 * model->burst_bytes.rate_at(0), from, to});
       }
       return it->second;
     };
@@ -210,11 +210,11 @@ class Simulation {
     }
     const double bits = 8.0 * static_cast<double>(bytes);
     double end = start;
-    if (link.model->burst_bytes == 0) {
+    const double depth = 8.0 * link.model->burst_bytes.rate_at(start);
+    if (depth <= 0) {
       end = link.model->rate.finish_time(start, bits);
     } else {
-      // Tokens earned while idle, up to the bucket's depth; what they cover passes at once.
-      const double depth = 8.0 * static_cast<double>(link.model->burst_bytes);
+      // Tokens earned while idle, up to the bucket's depth now; what they cover passes at once.
       link.tokens_bits = std::min(depth, link.tokens_bits + link.model->rate.bits_between(link.free_s, start));
       const double covered = std::min(bits, link.tokens_bits);
       link.tokens_bits -= covered;

@@ -3,6 +3,7 @@
 // (links that follow a trace) and the emulator (scenarios replaying a trace).
 // Immutable after construction; safe to share between threads.
 
+#include <functional>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -38,6 +39,9 @@ class RateTrace {
   double bits_between(double from_s, double to_s) const;
   // The same trace seen from `start_s` on: time 0 of the result is `start_s` of this one.
   RateTrace from(double start_s) const;
+  // What `f` makes of each value, at the same times: what follows the rate (a shaper's bucket
+  // depth). `f` must return values >= 0.
+  RateTrace map(const std::function<double(double)>& f) const;
 
  private:
   explicit RateTrace(std::vector<Point> points) : points_(std::move(points)) {}

@@ -38,15 +38,19 @@ sim::SimConfig simulator_config(const Measurements& m, int stages, int chunks, s
     const LinkMeasurement& l = m.links[r];
     sim::LinkModel link;
     link.latency_s = l.latency_s;
-    link.burst_bytes = l.burst_bytes;
+    link.burst_bytes = RateTrace::constant(static_cast<double>(l.burst_bytes));
     link.stall_s = RateTrace::constant(l.stall_s);
     link.stall_slots = m.stall_slots;
     if (r < static_cast<int>(m.link_traces.size())) {
-      link.rate = m.link_traces[r];
+      const auto follow = [&](const RateTrace& trace) {
+        link.rate = trace;
+        if (m.burst_of) {
+          link.burst_bytes = trace.map([&](double bps) { return static_cast<double>(m.burst_of(bps)); });
+        }
+      };
+      follow(m.link_traces[r]);
       config.links[{r, r + 1}] = link;
-      if (r < static_cast<int>(m.link_traces_back.size())) {
-        link.rate = m.link_traces_back[r];
-      }
+      follow(r < static_cast<int>(m.link_traces_back.size()) ? m.link_traces_back[r] : m.link_traces[r]);
       config.links[{r + 1, r}] = link;
       const double now = link.rate.rate_at(0);
       link_bps.push_back(std::isfinite(now) ? now : 0.0);  // 0: unlimited, as an unmeasured link

@@ -205,6 +205,7 @@ class AdaptivePolicy : public KPolicy {
   void apply_truth(Measurements& m, double start_s, int iteration) const {
     m.link_traces.clear();
     m.link_traces_back.clear();
+    m.burst_of = truth_->burst_bytes;
     for (std::size_t r = 0; r < truth_->links.size() && r < m.links.size(); ++r) {
       m.link_traces.push_back(truth_->links[r].from(start_s));
       if (r < truth_->back.size()) {

@@ -27,9 +27,11 @@ struct LinkModel {
   // Serialisation rate over time; +infinity (the default) means transfers take no time.
   RateTrace rate = RateTrace::unlimited();
   double latency_s = 0;  // added to every transfer's arrival; does not occupy the link
-  // Token-bucket depth, as HTB and TBF have: after the link idles, up to this many bytes pass at
-  // once, then the rate holds. 0: a pure rate. The bucket starts full.
-  std::uint64_t burst_bytes = 0;
+  // Token-bucket depth over time, in bytes, as HTB and TBF have: after the link idles, up to this
+  // many bytes pass at once, then the rate holds. A shaper given a new rate is given the depth for
+  // it (4 ms of the rate, at least 192 KiB, here), so the depth follows the rate: at a drop the
+  // bucket shrinks with it. 0: a pure rate. The bucket starts full.
+  RateTrace burst_bytes = RateTrace::constant(0);
   // How fast the burst passes: the unshaped path's rate (a veth's or loopback's, CPU-bound);
   // +infinity (the default): at once.
   double line_bps = std::numeric_limits<double>::infinity();
