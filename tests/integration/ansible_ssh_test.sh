@@ -8,7 +8,7 @@
 # the inventory names, the run token was on no command line (Ansible's EXEC lines), teardown.yml
 # changes nothing, contend_netns over SSH is refused with its reason, a command experiment (PyTorch
 # DDP) runs with each rank's command rendered by its host, its scenario clock started with the
-# ranks and a failing rank named with its log collected, and site.yml's checkout (a
+# ranks and a failing rank named with its log collected and ending the cell, and site.yml's checkout (a
 # bundle of the control node's checkout, copied over SSH) works with become, changes nothing the
 # second time and brings over a new commit. Not built here: the build runs the same commands
 # whatever the connection (ansible_test.sh builds). The user, its sudoers file, the sshds (by PID)
@@ -92,12 +92,19 @@ first = json.loads(open(sys.argv[1]).readline())["t_s"]
 assert first < 20, f"the job's first step at {first:.1f} s on the scenario's clock"
 print(f"ok: the job's first step at {first:.1f} s on the scenario's clock")
 PY
-  # A rank that fails is named, with its log collected.
-  sed 's|exec /usr/bin/python3[^"]*"|[ {rank} != 1 ] \|\| exit 3"|' "$tmp/job.json" >"$tmp/bad.json"
+  # A rank that fails is named, with its log collected, and ends the cell: its peers (here asleep
+  # for 100 s, as a job's ranks wait on a peer that is gone) are ended then, not at the timeout.
+  sed 's|exec /usr/bin/python3[^"]*"|[ {rank} != 1 ] \|\| exit 3; exec sleep 100"|' "$tmp/job.json" >"$tmp/bad.json"
+  started=$SECONDS
   ! in_control "$contend" run "$tmp/bad.json" --hosts "$tmp/inventory.yml" --out "$tmp/bad" --no-report \
     >"$tmp/bad.txt" 2>&1 || fail "a rank that exits 3 did not fail the run"
+  took=$((SECONDS - started))
   grep -q "rank 1 (n1) exited with 3" "$tmp/bad.txt" || fail "the failed rank is not named: $(tail -20 "$tmp/bad.txt")"
+  ! grep -q "still running" "$tmp/bad.txt" || fail "a rank ended for its failed peer was blamed: $(tail -20 "$tmp/bad.txt")"
   grep -q "out rank 1 of 3" "$tmp/bad/runs/three.job.r1.rank1.log" || fail "the failed rank's log was not collected"
+  [ "$took" -lt 80 ] || fail "the run took $took s: it waited for the sleeping ranks, not for the failed one"
+  ! ls "$tmp/bad/runs/"*.failed >/dev/null 2>&1 || fail "the failure mark was left in the results"
+  echo "ok: a failed rank ended its cell in $took s (its peers asleep for 100 s)"
 else
   echo "SKIP (command experiment): needs python3-torch for /usr/bin/python3 (scripts/install-deps.sh installs it)"
 fi
