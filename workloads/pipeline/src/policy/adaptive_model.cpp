@@ -45,7 +45,7 @@ sim::SimConfig simulator_config(const Measurements& m, int stages, int chunks, s
       const auto follow = [&](const RateTrace& trace) {
         link.rate = trace;
         if (m.burst_of) {
-          link.burst_bytes = trace.map([&](double bps) { return static_cast<double>(m.burst_of(bps)); });
+          link.burst_bytes = trace.map([&](double bps) { return m.burst_of(r, bps); });
         }
       };
       follow(m.link_traces[r]);

@@ -189,6 +189,7 @@ class AdaptivePolicy : public KPolicy {
       history_.record(now, rates);
       if (auto traces = history_.predict(now)) {
         m.link_traces = std::move(*traces);
+        m.burst_of = measured_bucket_time(m);
         predicted = true;
       }
     }
@@ -200,12 +201,31 @@ class AdaptivePolicy : public KPolicy {
     return predicted;
   }
 
+  // A predicted trace's buckets: each link's measured bucket, which a predicted drop shrinks to
+  // the same time of the lower rate (a token bucket's depth is a time at its rate, as tc's buffer
+  // is) and a faster rate does not grow: never more burst than was seen.
+  static std::function<double(int, double)> measured_bucket_time(const Measurements& m) {
+    std::vector<std::pair<double, double>> measured;  // per link: bytes, rate
+    for (const LinkMeasurement& l : m.links) {
+      measured.emplace_back(static_cast<double>(l.burst_bytes), l.goodput_bps);
+    }
+    return [measured](int r, double bps) {
+      if (r >= static_cast<int>(measured.size())) {
+        return 0.0;
+      }
+      const auto [bytes, at_bps] = measured[r];
+      return at_bps > 0 && bps < at_bps ? bytes * bps / at_bps : bytes;
+    };
+  }
+
   // The oracle's links for an iteration starting at `start_s` on the scenario's clock: the
   // truth's rates from then on, its token bucket and its stalls, in place of the measured ones.
   void apply_truth(Measurements& m, double start_s, int iteration) const {
     m.link_traces.clear();
     m.link_traces_back.clear();
-    m.burst_of = truth_->burst_bytes;
+    if (truth_->burst_bytes) {
+      m.burst_of = [of = truth_->burst_bytes](int, double bps) { return static_cast<double>(of(bps)); };
+    }
     for (std::size_t r = 0; r < truth_->links.size() && r < m.links.size(); ++r) {
       m.link_traces.push_back(truth_->links[r].from(start_s));
       if (r < truth_->back.size()) {

@@ -47,9 +47,11 @@ struct Measurements {
   std::vector<RateTrace> link_traces;
   // The same for the other way (r+1 -> r) where the oracle knows it; empty: as link_traces.
   std::vector<RateTrace> link_traces_back;
-  // The oracle only: the bucket the shaper gives a link at a rate (OracleTruth::burst_bytes). With
-  // link_traces, each way's bucket follows its trace, as the shaper's does; unset: burst_bytes.
-  std::function<std::uint64_t(double rate_bps)> burst_of;
+  // With link_traces: the bucket link r's shaper holds at a rate, so that each way's bucket follows
+  // its trace as a shaper's does (a new rate comes with the burst for it): the oracle's is the
+  // shaper's rule (OracleTruth::burst_bytes), a prediction's the measured bucket's time at the
+  // measured rate. Unset: each link's measured burst_bytes throughout.
+  std::function<double(int link, double rate_bps)> burst_of;
   // Per link (r -> r+1), the rate of a drop seen recently (the lowest measured); empty: none seen.
   // Among the candidates about as fast as the fastest now, the one fastest at these rates wins
   // before the leanest: when preemption recurs, being ready for it costs memory, not time.
