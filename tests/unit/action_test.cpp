@@ -17,7 +17,7 @@ TEST_CASE("actions print and parse in PyTorch's grammar", "[action]") {
   CHECK(a->microbatch == 3);
 }
 
-TEST_CASE("the split backward's I and W parse; PyTorch's sharding actions are refused by name", "[action]") {
+TEST_CASE("the split backward's I and W parse, PyTorch's sharding actions are refused by name", "[action]") {
   CHECK(parse_action("0I1")->op == Op::kBackwardInput);
   CHECK(parse_action("2W3")->op == Op::kBackwardWeight);
   CHECK(to_string(*parse_action("2W3")) == "2W3");

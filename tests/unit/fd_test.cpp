@@ -40,7 +40,7 @@ TEST_CASE("Fd moves ownership and release gives it up", "[fd]") {
   ::close(raw);
 }
 
-TEST_CASE("write_file_atomic and read_file round-trip; errors name the path", "[fd]") {
+TEST_CASE("write_file_atomic and read_file round-trip, errors name the path", "[fd]") {
   const std::string dir = temp_dir();
   const std::string path = dir + "/a.txt";
   REQUIRE(write_file_atomic(path, "hello\nworld\n").ok());

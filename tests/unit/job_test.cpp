@@ -191,7 +191,7 @@ TEST_CASE("ranks whose nodes share no link are named before a run", "[job]") {
   CHECK(unlinked_rank_pairs(mesh->scenarios[0]).empty());
 }
 
-TEST_CASE("a rank log's step lines are steps on the steady clock; other lines are skipped", "[job]") {
+TEST_CASE("a rank log's step lines are steps on the steady clock, other lines are skipped", "[job]") {
   const TempFile log(log_line(100.5, false, R"({"schema": "contend.step/1", "samples": 32, "seconds": 0.5})") +
                      log_line(100.6, true, "warning: something") + "garbage without a time\n" +
                      log_line(101.5, false, R"({"schema": "contend.step/1", "samples": 32, "seconds": 1.0})") +

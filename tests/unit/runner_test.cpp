@@ -30,6 +30,17 @@ Workload two_stages() {
   return w;
 }
 
+// Four stages of 16 micro-batches of 256 KiB, measured from the first iteration.
+Workload four_stages(int iterations) {
+  Workload w;
+  w.stages = 4;
+  w.microbatches = 16;
+  w.iterations = iterations;
+  w.warmup = 0;
+  w.activation_bytes = 256 * 1024;
+  return w;
+}
+
 // An experiment "in" experiments/, so scenario paths resolve against the repository's.
 Result<Experiment> parse(const std::string& body) {
   return parse_experiment(R"({"schema": "contend.experiment/1", "name": "t", )" + body + "}",
@@ -203,12 +214,7 @@ TEST_CASE("a link shaped one way only leaves the other way to the unshaped path"
 }
 
 TEST_CASE("simulated cells follow the clock: a step slows 1F1B and adaptive moves k", "[runner]") {
-  Workload w;
-  w.stages = 4;
-  w.microbatches = 16;
-  w.iterations = 20;
-  w.warmup = 0;
-  w.activation_bytes = 256 * 1024;
+  const Workload w = four_stages(20);
   const RateTrace step = *RateTrace::from_points({{0, 956e6}, {5, 95.6e6}});
   PipelineLinks links;
   for (int r = 0; r < 3; ++r) {
@@ -260,14 +266,9 @@ TEST_CASE("simulated cells follow the clock: a step slows 1F1B and adaptive move
 TEST_CASE("a drop inside an iteration shrinks the shaper's bucket with the rate, as the shaper does", "[runner]") {
   // At 1 Gbit/s the bucket (4 ms of the rate) holds two 256 KiB tensors, at 100 Mbit/s less than
   // one: a drop 0.1 s into the first iteration slows it, not only the iterations after it.
-  Workload w;
-  w.stages = 4;
-  w.microbatches = 16;
-  w.iterations = 1;
-  w.warmup = 0;
+  Workload w = four_stages(1);
   w.forward = std::chrono::milliseconds(11);
   w.backward = std::chrono::milliseconds(22);
-  w.activation_bytes = 256 * 1024;
   const auto first_iteration = [&](const RateTrace& rate) {
     PipelineLinks links;
     for (int r = 0; r < 3; ++r) {
@@ -408,7 +409,7 @@ struct TempFile {
 };
 }  // namespace
 
-TEST_CASE("a cell whose measured iterations ran past its scenario is refused; a stopped worker shows in its spread",
+TEST_CASE("a cell whose measured iterations ran past its scenario is refused, a stopped worker shows in its spread",
           "[runner]") {
   Workload w;
   w.warmup = 1;
@@ -436,14 +437,9 @@ TEST_CASE("a cell whose measured iterations ran past its scenario is refused; a 
   CHECK(spread->slowest == 2);
 }
 
-TEST_CASE("on periodic preemption adaptive switches ahead of the drop it predicts; on random drops it only reacts",
+TEST_CASE("on periodic preemption adaptive switches ahead of the drop it predicts, on random drops it only reacts",
           "[runner][predict]") {
-  Workload w;
-  w.stages = 4;
-  w.microbatches = 16;
-  w.iterations = 80;
-  w.warmup = 0;
-  w.activation_bytes = 256 << 10;  // iterations of 0.6-0.7 s: several samples per drop
+  const Workload w = four_stages(80);  // iterations of 0.6-0.7 s: several samples per drop
   // Every link: 956 Mbit/s, 95.6 Mbit/s for 2 s of every 4 s from 1 s.
   std::vector<RateTrace::Point> points{{0, 956e6}};
   for (double t = 1; t < 200; t += 4) {

@@ -39,7 +39,7 @@ TEST_CASE("Adaptra's estimate puts slack in front of the slow link only, enough 
   CHECK(slack_estimate(fast) == std::vector<int>{6, 6, 6, 0});
 }
 
-TEST_CASE("adaptra adds slack where the link is slow and keeps k; k-only groups instead", "[adaptive][slack]") {
+TEST_CASE("adaptra adds slack where the link is slow and keeps k, k-only groups instead", "[adaptive][slack]") {
   AdaptiveController slack(kP, kM, knobs(Knobs::kSlack));
   auto s = slack.decide(0, straggler());
   REQUIRE(s.ok());

@@ -319,7 +319,7 @@ TEST_CASE("the simulator's stall slots let that many transfers wait out their st
   CHECK(four >= 0.01);
 }
 
-TEST_CASE("a waiting send returns once its tensor is out, its stall included; an asynchronous one at once",
+TEST_CASE("a waiting send returns once its tensor is out, its stall included, an asynchronous one at once",
           "[stall][transport]") {
   constexpr int kBase = 29880;
   constexpr double kStall = 0.05;
