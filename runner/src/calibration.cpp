@@ -174,30 +174,29 @@ struct ScenarioFit {
 Result<ScenarioFit> fit_scenarios(const Workload& w, const Calibration& c, const Spec& baseline,
                                   const std::vector<MeasuredScenario>& medians,
                                   const std::optional<MeasureWindow>& window) {
-  std::vector<ScenarioFit> fits;
+  ScenarioFit best;
+  std::vector<double> latencies;
   for (const MeasuredScenario& s : medians) {
     auto latency = fit_cell(w, c, baseline, *s.links, s.throughput, window);
     if (!latency) {
       return with_context(latency.error(), "fitting the latency on " + s.name);
     }
-    fits.push_back({*latency, 0, ""});
+    latencies.push_back(*latency);
+    best.fitted += (best.fitted.empty() ? "" : ", ") + s.name + " " + format_seconds(*latency);
   }
-  ScenarioFit best;
-  for (const ScenarioFit& fit : fits) {
+  for (const double latency : latencies) {
     double error = 0;
     for (const MeasuredScenario& s : medians) {
-      auto at = simulated_at(w, c, baseline, *s.links, fit.latency_s, window);
+      auto at = simulated_at(w, c, baseline, *s.links, latency, window);
       if (!at) {
         return at.error();
       }
       error += std::pow(*at / s.throughput - 1, 2);
     }
     if (error < best.error) {
-      best = {fit.latency_s, error, ""};
+      best.latency_s = latency;
+      best.error = error;
     }
-  }
-  for (std::size_t i = 0; i < fits.size(); ++i) {
-    best.fitted += (i == 0 ? "" : ", ") + medians[i].name + " " + format_seconds(fits[i].latency_s);
   }
   return best;
 }

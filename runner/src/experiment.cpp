@@ -240,14 +240,16 @@ std::vector<Cell> expand(const Experiment& e) {
   for (std::size_t v = 0; e.job && v < e.job->variants.size(); ++v) {
     axis.push_back({0, Spec(), 0, "", e.workload.transport, e.job->variants[v].name, static_cast<int>(v)});
   }
+  // Repetition by repetition, every schedule in each: what the machine does meanwhile (a noisy
+  // minute) falls on all of them alike, not on one schedule's repetitions together.
   std::vector<Cell> out;
   for (std::size_t s = 0; s < e.scenarios.size(); ++s) {
-    for (const Cell& entry : axis) {
-      std::string safe;
-      for (char c : entry.name) {
-        safe += std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' ? c : '-';
-      }
-      for (int rep = 0; rep < e.repetitions; ++rep) {
+    for (int rep = 0; rep < e.repetitions; ++rep) {
+      for (const Cell& entry : axis) {
+        std::string safe;
+        for (char c : entry.name) {
+          safe += std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' ? c : '-';
+        }
         Cell cell = entry;
         cell.scenario = static_cast<int>(s);
         cell.repetition = rep;

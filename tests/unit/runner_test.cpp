@@ -69,7 +69,8 @@ TEST_CASE("an experiment parses with defaults and expands scenario, schedule, re
   const auto cells = expand(*e);
   REQUIRE(cells.size() == 2 * 3 * 2);
   CHECK(cells[0].id == "steady.1f1b.r1");
-  CHECK(cells[3].id == "steady.kfkb-k-2.r2");
+  CHECK(cells[1].id == "steady.kfkb-k-2.r1");  // repetition by repetition: the schedules alternate
+  CHECK(cells[4].id == "steady.kfkb-k-2.r2");
   CHECK(cells.back().id == "periodic.adaptive.r2");
   CHECK(samples_per_iteration(e->workload) == 8 * 4);
 }

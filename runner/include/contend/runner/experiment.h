@@ -89,7 +89,8 @@ struct Cell {
 Result<Experiment> parse_experiment(const std::string& text, const std::string& source);
 Result<Experiment> load_experiment(const std::string& path);
 
-// The matrix, scenario-major, then schedule (or variant), then repetition.
+// The matrix, scenario-major, then repetition, then schedule (or variant): each repetition runs
+// every schedule, so the schedules alternate on the machine.
 std::vector<Cell> expand(const Experiment& e);
 
 // The model a workload's cpu (or cuda) stages train.
