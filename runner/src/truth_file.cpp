@@ -106,8 +106,8 @@ Result<void> write_truth(const std::string& path, const std::string& scenario, c
     auto out = nlohmann::ordered_json::array();
     for (const RateTrace& t : traces) {
       auto points = nlohmann::ordered_json::array();
-      for (const RateTrace::Point& p : t.points()) {
-        if (!t.is_unlimited()) {  // a way nothing shapes: no points
+      if (!t.is_unlimited()) {  // a way nothing shapes: no points
+        for (const RateTrace::Point& p : t.points()) {
           points.push_back({p.time_s, p.rate_bps});
         }
       }
