@@ -149,17 +149,24 @@ Result<Fd> lock_results_dir(const std::string& dir) {
   return fd;
 }
 
-Result<void> record_cell(const std::string& dir, const std::string& id, double throughput,
+Result<void> record_cell(const std::string& dir, const std::string& id, const MeasuredCell& cell,
                          const IterationSpread& spread) {
   auto log = JsonLinesWriter::open(dir + "/cells.jsonl", "contend.cell/1", JsonLinesWriter::Mode::kAppend);
   if (!log) {
     return log.error();
   }
-  return (*log)->write({{"id", id},
-                        {"throughput", throughput},
-                        {"median_iteration_s", spread.median_s},
-                        {"slowest_iteration_s", spread.slowest_s},
-                        {"slowest_iteration", spread.slowest}});
+  nlohmann::ordered_json record = {{"id", id},
+                                   {"throughput", cell.throughput},
+                                   {"median_iteration_s", spread.median_s},
+                                   {"slowest_iteration_s", spread.slowest_s},
+                                   {"slowest_iteration", spread.slowest}};
+  if (cell.steal) {
+    record["steal"] = *cell.steal;
+  }
+  if (cell.attempts > 1) {
+    record["attempts"] = cell.attempts;
+  }
+  return (*log)->write(record);
 }
 
 }  // namespace contend::runner

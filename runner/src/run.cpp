@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 
+#include "contend/common/cpu_times.h"
 #include "contend/common/json.h"
 #include "contend/common/records.h"
 #include "contend/common/units.h"
@@ -263,6 +264,51 @@ Result<double> measure_cell(const Experiment& e, const Cell& cell, const std::st
   return throughput;
 }
 
+std::optional<CpuTimes> cpu_now() {
+  auto t = read_cpu_times();
+  return t ? std::optional<CpuTimes>(*t) : std::nullopt;
+}
+
+// What the hypervisor took of this machine's CPU since `before`; nothing when it cannot tell.
+std::optional<double> stolen_since(const std::optional<CpuTimes>& before) {
+  const std::optional<CpuTimes> after = cpu_now();
+  if (!before || !after) {
+    return std::nullopt;
+  }
+  return steal_share(*before, *after);
+}
+
+// Runs `cell` (measure_cell) and, on this host, what the hypervisor took of the machine's CPU
+// meanwhile: again while that is over --max-steal, kStealAttempts times at most, the last counting.
+Result<MeasuredCell> measure_with_steal(const Experiment& e, const Cell& cell, const std::string& dir, const RunOptions& o,
+                                    const ScenarioNetwork& truth, const std::atomic<bool>& stop) {
+  constexpr double kSaid = 0.05;  // steal worth a note when nothing reruns the cell
+  const bool here = !o.simulate && !o.hosts;
+  for (int attempt = 1;; ++attempt) {
+    const std::optional<CpuTimes> before = here ? cpu_now() : std::nullopt;
+    auto throughput = measure_cell(e, cell, dir, o, truth, stop);
+    if (!throughput) {
+      return throughput.error();
+    }
+    const MeasuredCell m{*throughput, stolen_since(before), attempt};
+    const double steal = m.steal.value_or(0);
+    if (o.max_steal && steal > *o.max_steal && attempt < kStealAttempts && !stop.load()) {
+      std::fprintf(stderr,
+                   "contend run: %s: the hypervisor took %.1f%% of this machine's CPU while it ran (more than "
+                   "--max-steal %.1f%%); running it again (attempt %d of %d)\n",
+                   cell.id.c_str(), 100 * steal, 100 * *o.max_steal, attempt + 1, kStealAttempts);
+      continue;
+    }
+    if (steal > o.max_steal.value_or(kSaid)) {
+      std::fprintf(stderr,
+                   "contend run: %s: the hypervisor took %.1f%% of this machine's CPU while it ran (steal); "
+                   "the cell counts it, but every process of it waited meanwhile%s\n",
+                   cell.id.c_str(), 100 * steal, o.max_steal ? "" : " (--max-steal runs such cells again)");
+    }
+    return m;
+  }
+}
+
 // How even a finished cell's iterations were; an iteration many times the median is said (a
 // worker stopped, a stalled machine: the cell counts it, and its record shows it).
 IterationSpread spread_of(const std::string& metrics, const Workload& w, const std::string& id) {
@@ -293,16 +339,16 @@ void run_cells(const Experiment& e, const std::vector<Cell>& cells, const std::s
       continue;
     }
     progress.cell(i, cell.id, ran++);
-    auto throughput = measure_cell(e, cell, dir, o, truths[cell.scenario], stop);
-    if (!throughput) {
+    auto measured = measure_with_steal(e, cell, dir, o, truths[cell.scenario], stop);
+    if (!measured) {
       if (!stop.load()) {
-        out.failed = with_context(throughput.error(), cell.id);
+        out.failed = with_context(measured.error(), cell.id);
       }
       continue;
     }
-    done[cell.id] = *throughput;
+    done[cell.id] = measured->throughput;
     const IterationSpread spread = spread_of(files_of(dir, e, cell).metrics, e.workload, cell.id);
-    if (auto ok = record_cell(dir, cell.id, *throughput, spread); !ok) {
+    if (auto ok = record_cell(dir, cell.id, *measured, spread); !ok) {
       out.failed = ok.error();
     }
   }

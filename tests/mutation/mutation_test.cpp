@@ -1,9 +1,10 @@
-// Every file parser against thousands of mutated copies of the files contend ships (scenarios and
-// their traces, experiments, a flow job, schedule CSVs, a results folder's summary, cells and
-// iteration logs, a calibration, the fidelity suite's measurements): each copy must parse or be
-// refused with an error, never crash, hang or allocate without bound. Run it under the asan preset
-// too (ASan and UBSan see what a plain build would not). Deterministic: the seed is fixed, and a
-// failure names the file and the mutation's index, so `--seed` is not needed to reproduce it.
+// Every file parser against thousands of mutated copies of the files contend ships or reads
+// (scenarios and their traces, experiments, a flow job, schedule CSVs, a results folder's summary,
+// cells and iteration logs, a calibration, the fidelity suite's measurements, /proc/stat): each copy
+// must parse or be refused with an error, never crash, hang or allocate without bound. Run it under
+// the asan preset too (ASan and UBSan see what a plain build would not). Deterministic: the seed is
+// fixed, and a failure names the file and the mutation's index, so `--seed` is not needed to
+// reproduce it.
 #define CATCH_CONFIG_MAIN
 #include <catch2/catch.hpp>
 
@@ -20,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "contend/common/cpu_times.h"
 #include "contend/common/fd.h"
 #include "contend/common/rate_trace.h"
 #include "contend/emulator/flows/flow_job.h"
@@ -335,4 +337,14 @@ TEST_CASE("the oracle's ground truth, mutated, is read or refused", "[mutation]"
 TEST_CASE("the fidelity suite's measurements, mutated, are read or refused", "[mutation]") {
   const std::string path = kSource + "/experiments/fidelity/measured.json";
   survive(path, text_of(path), [&](const std::string& text) { return runner::parse_fidelity(text, path).ok(); });
+}
+
+TEST_CASE("/proc/stat, mutated, is read or refused", "[mutation]") {
+  // A 2-CPU virtual machine's, fixed so the mutants are the same on every machine.
+  const std::string stat =
+      "cpu  1966466 24613 417486 2337407 6988 0 26614 58788 0 0\n"
+      "cpu0 983233 12306 208743 1168703 3494 0 13307 29394 0 0\n"
+      "cpu1 983233 12307 208743 1168704 3494 0 13307 29394 0 0\n"
+      "intr 48213 0 9 0 0 0\nctxt 97242\nbtime 1796290000\nprocesses 24519\n";
+  survive("/proc/stat", stat, [](const std::string& text) { return parse_cpu_times(text).ok(); });
 }

@@ -5,6 +5,7 @@
 // Thread-safe (no shared state); two runs never get the same folder.
 
 #include <map>
+#include <optional>
 #include <string>
 
 #include "contend/common/fd.h"
@@ -32,8 +33,16 @@ Result<std::map<std::string, double>> finished_cells(const std::string& dir);
 // when another run holds it (a second --resume of one folder would run its cells twice).
 Result<Fd> lock_results_dir(const std::string& dir);
 
-// Appends one finished cell to `dir`/cells.jsonl: its throughput and how even its iterations were.
-Result<void> record_cell(const std::string& dir, const std::string& id, double throughput,
+// A finished cell as measured: its throughput, and on a single host what the hypervisor took of the
+// machine's CPU meanwhile (cpu_times.h) and how many times it ran for that (RunOptions::max_steal).
+struct MeasuredCell {
+  double throughput = 0;
+  std::optional<double> steal;
+  int attempts = 1;
+};
+
+// Appends one finished cell to `dir`/cells.jsonl: what was measured and how even its iterations were.
+Result<void> record_cell(const std::string& dir, const std::string& id, const MeasuredCell& cell,
                          const IterationSpread& spread);
 
 }  // namespace contend::runner
