@@ -31,7 +31,6 @@ struct RunOptions {
   std::string resume;
   std::string compare;
   std::string tolerance;  // default 5% of a speedup, 2% of a command experiment's throughput
-  std::string max_steal;  // rerun a cell during which the hypervisor took more of the CPU than this
   bool simulate = false;
   std::string calibration;  // --simulate: FILE or "host"
   bool no_report = false;
@@ -250,13 +249,6 @@ int run(RunOptions& o) {
   ro.out = o.out;
   ro.resume = o.resume;
   ro.simulate = o.simulate;
-  if (!o.max_steal.empty()) {
-    auto steal = parse_fraction(o.max_steal);
-    if (!steal) {
-      return fail("--max-steal: " + steal.error().message);
-    }
-    ro.max_steal = *steal;
-  }
   if (!o.hosts.empty()) {
     ro.hosts = runner::HostsOptions{o.hosts, ansible_dir(), "", o.ansible_vars};
   }
@@ -325,13 +317,7 @@ std::function<int()> add_run_command(CLI::App& sub) {
   r->add_option("--tolerance", o->tolerance,
                 "Allowed fall for --compare (percent or fraction; default 5% of a speedup, 2% of a command "
                 "experiment's throughput, which must also fall beyond the runs' 95% intervals)");
-  r->add_option("--max-steal", o->max_steal,
-                "Run a cell again (3 attempts at most, the last counting) when the hypervisor took more than this "
-                "share of the machine's CPU while it ran (steal, a shared VM's noise; percent or fraction; every "
-                "cell's is recorded in cells.jsonl)");
   r->get_option("--out")->excludes(r->get_option("--resume"));
-  r->get_option("--max-steal")->excludes(r->get_option("--simulate"));
-  r->get_option("--max-steal")->excludes(r->get_option("--hosts"));
   r->get_option("--hosts")->excludes(r->get_option("--simulate"));
   return [o] {
     o->argv = own_argv();

@@ -163,9 +163,6 @@ Result<void> record_cell(const std::string& dir, const std::string& id, const Me
   if (cell.steal) {
     record["steal"] = *cell.steal;
   }
-  if (cell.attempts > 1) {
-    record["attempts"] = cell.attempts;
-  }
   return (*log)->write(record);
 }
 

@@ -279,34 +279,24 @@ std::optional<double> stolen_since(const std::optional<CpuTimes>& before) {
 }
 
 // Runs `cell` (measure_cell) and, on this host, what the hypervisor took of the machine's CPU
-// meanwhile: again while that is over --max-steal, kStealAttempts times at most, the last counting.
-Result<MeasuredCell> measure_with_steal(const Experiment& e, const Cell& cell, const std::string& dir, const RunOptions& o,
-                                    const ScenarioNetwork& truth, const std::atomic<bool>& stop) {
-  constexpr double kSaid = 0.05;  // steal worth a note when nothing reruns the cell
-  const bool here = !o.simulate && !o.hosts;
-  for (int attempt = 1;; ++attempt) {
-    const std::optional<CpuTimes> before = here ? cpu_now() : std::nullopt;
-    auto throughput = measure_cell(e, cell, dir, o, truth, stop);
-    if (!throughput) {
-      return throughput.error();
-    }
-    const MeasuredCell m{*throughput, stolen_since(before), attempt};
-    const double steal = m.steal.value_or(0);
-    if (o.max_steal && steal > *o.max_steal && attempt < kStealAttempts && !stop.load()) {
-      std::fprintf(stderr,
-                   "contend run: %s: the hypervisor took %.1f%% of this machine's CPU while it ran (more than "
-                   "--max-steal %.1f%%); running it again (attempt %d of %d)\n",
-                   cell.id.c_str(), 100 * steal, 100 * *o.max_steal, attempt + 1, kStealAttempts);
-      continue;
-    }
-    if (steal > o.max_steal.value_or(kSaid)) {
-      std::fprintf(stderr,
-                   "contend run: %s: the hypervisor took %.1f%% of this machine's CPU while it ran (steal); "
-                   "the cell counts it, but every process of it waited meanwhile%s\n",
-                   cell.id.c_str(), 100 * steal, o.max_steal ? "" : " (--max-steal runs such cells again)");
-    }
-    return m;
+// meanwhile; a cell that lost much is said (its record keeps it either way).
+Result<MeasuredCell> measure_with_steal(const Experiment& e, const Cell& cell, const std::string& dir,
+                                        const RunOptions& o, const ScenarioNetwork& truth,
+                                        const std::atomic<bool>& stop) {
+  constexpr double kSaid = 0.10;  // costs a few percent of a cell's throughput (docs/experiment-format.md)
+  const std::optional<CpuTimes> before = o.simulate || o.hosts ? std::nullopt : cpu_now();
+  auto throughput = measure_cell(e, cell, dir, o, truth, stop);
+  if (!throughput) {
+    return throughput.error();
   }
+  const MeasuredCell m{*throughput, stolen_since(before)};
+  if (m.steal.value_or(0) > kSaid) {
+    std::fprintf(stderr,
+                 "contend run: %s: the hypervisor took %.1f%% of this machine's CPU while it ran (steal); the cell "
+                 "counts it, but every process of it waited meanwhile\n",
+                 cell.id.c_str(), 100 * *m.steal);
+  }
+  return m;
 }
 
 // How even a finished cell's iterations were; an iteration many times the median is said (a

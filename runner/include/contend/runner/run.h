@@ -29,16 +29,10 @@ struct RunOptions {
   std::optional<Calibration> calibration;
   std::optional<HostsOptions> hosts;  // run on cluster hosts (its `results` is filled in)
   LaunchOptions launch;               // single-host real runs
-  // Single-host real runs: a cell during which the hypervisor took more than this share of the
-  // machine's CPU (steal, cpu_times.h) runs again, at most kStealAttempts times in all; the last
-  // attempt counts. Unset: every cell runs once (its steal is recorded, a high one said).
-  std::optional<double> max_steal;
   // What env.json records beside the experiment (argv, version, build, devices), asked only when a
   // new results folder is made (it may load the CUDA plugin).
   std::function<nlohmann::ordered_json()> env;
 };
-
-inline constexpr int kStealAttempts = 3;
 
 struct RunOutcome {
   std::string dir;
