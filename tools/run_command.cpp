@@ -34,6 +34,7 @@ struct RunOptions {
   bool simulate = false;
   std::string calibration;  // --simulate: FILE or "host"
   bool no_report = false;
+  bool keep_awake = false;
   std::string hosts;                      // an Ansible inventory: hosts mode
   std::vector<std::string> ansible_vars;  // -e for the playbooks (hosts mode)
   std::vector<std::string> argv;
@@ -249,6 +250,7 @@ int run(RunOptions& o) {
   ro.out = o.out;
   ro.resume = o.resume;
   ro.simulate = o.simulate;
+  ro.keep_awake = o.keep_awake;
   if (!o.hosts.empty()) {
     ro.hosts = runner::HostsOptions{o.hosts, ansible_dir(), "", o.ansible_vars};
   }
@@ -317,7 +319,12 @@ std::function<int()> add_run_command(CLI::App& sub) {
   r->add_option("--tolerance", o->tolerance,
                 "Allowed fall for --compare (percent or fraction; default 5% of a speedup, 2% of a command "
                 "experiment's throughput, which must also fall beyond the runs' 95% intervals)");
+  r->add_flag("--keep-awake", o->keep_awake,
+              "Keep this machine's CPUs from idling while the cells run (a thread per CPU at the lowest "
+              "priority): on a VM an idle CPU halts and every wake-up waits for the hypervisor (steal)");
   r->get_option("--out")->excludes(r->get_option("--resume"));
+  r->get_option("--keep-awake")->excludes(r->get_option("--simulate"));
+  r->get_option("--keep-awake")->excludes(r->get_option("--hosts"));
   r->get_option("--hosts")->excludes(r->get_option("--simulate"));
   return [o] {
     o->argv = own_argv();

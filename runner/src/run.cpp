@@ -8,6 +8,7 @@
 
 #include "contend/common/cpu_times.h"
 #include "contend/common/json.h"
+#include "contend/common/keep_awake.h"
 #include "contend/common/records.h"
 #include "contend/common/units.h"
 #include "contend/runner/job_cell.h"
@@ -293,8 +294,8 @@ Result<MeasuredCell> measure_with_steal(const Experiment& e, const Cell& cell, c
   if (m.steal.value_or(0) > kSaid) {
     std::fprintf(stderr,
                  "contend run: %s: the hypervisor took %.1f%% of this machine's CPU while it ran (steal); the cell "
-                 "counts it, but every process of it waited meanwhile\n",
-                 cell.id.c_str(), 100 * *m.steal);
+                 "counts it, but every process of it waited meanwhile%s\n",
+                 cell.id.c_str(), 100 * *m.steal, o.keep_awake ? "" : " (--keep-awake keeps the CPUs from idling)");
   }
   return m;
 }
@@ -404,7 +405,16 @@ Result<RunOutcome> run_experiment(const Experiment& e, RunOptions o, const std::
   const std::vector<Cell> cells = expand(e);
   out.cells_total = cells.size();
   announce(e, o, cells.size(), *dir);
+  std::unique_ptr<KeepAwake> awake;
+  if (o.keep_awake && !o.simulate && !o.hosts) {
+    auto started = KeepAwake::start();
+    if (!started) {
+      return started.error();
+    }
+    awake = std::move(*started);
+  }
   run_cells(e, cells, *dir, o, truths, *done, out, stop);
+  awake.reset();
   out.stopped = stop.load();
   out.cells_done = done->size();
   out.summary = summary_of(e, cells, *done, mode_of(o));

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # contend run end to end, for real in namespaces: a tiny experiment's results directory and
-# summary, with what the hypervisor took of the CPU during each cell; results are never
-# overwritten; --compare passes against itself and fails, with a table, against a reference with an
-# injected regression; Ctrl-C stops cleanly, keeps finished cells and --resume completes the run;
-# nothing is left behind.
+# summary, with what the hypervisor took of the CPU during each cell, also with --keep-awake;
+# results are never overwritten; --compare passes against itself and fails, with a table, against
+# a reference with an injected regression; Ctrl-C stops cleanly, keeps finished cells and --resume
+# completes the run; nothing is left behind.
 source "$(dirname "$0")/lib.sh"
 need_root
 before=$(runner_namespaces)
@@ -42,6 +42,17 @@ cells = [json.loads(l) for l in open(f"{d}/cells.jsonl")]
 assert len(cells) == 4 and all(0 <= c["steal"] < 1 for c in cells), cells
 PY
 [ "$(runner_namespaces)" = "$before" ] || fail "namespaces left after the run: $(runner_namespaces)"
+
+# --keep-awake: the same cell with the CPUs kept from idling runs and records its steal; it is
+# refused with --simulate (no cell runs here).
+sed 's/"repetitions": 2/"repetitions": 1/; s/"schedules": \[[^]]*\]/"schedules": ["1f1b"]/' "$tmp/exp.json" >"$tmp/one.json"
+"$contend" run "$tmp/one.json" --out "$tmp/awake" --no-report --keep-awake >/dev/null 2>"$tmp/awake.err" ||
+  fail "--keep-awake: $(cat "$tmp/awake.err")"
+python3 -c 'import json,sys; (c,) = [json.loads(l) for l in open(sys.argv[1])]; assert 0 <= c["steal"] < 1, c' \
+  "$tmp/awake/cells.jsonl" || fail "--keep-awake: no steal recorded"
+if "$contend" run "$tmp/one.json" --simulate --keep-awake 2>"$tmp/err.txt"; then fail "--keep-awake with --simulate ran"; fi
+grep -q "excludes" "$tmp/err.txt" || fail "unclear --keep-awake --simulate: $(cat "$tmp/err.txt")"
+[ "$(runner_namespaces)" = "$before" ] || fail "namespaces left after --keep-awake: $(runner_namespaces)"
 
 # Never overwritten.
 cp "$tmp/res/summary.json" "$tmp/summary.before"

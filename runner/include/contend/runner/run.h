@@ -29,6 +29,8 @@ struct RunOptions {
   std::optional<Calibration> calibration;
   std::optional<HostsOptions> hosts;  // run on cluster hosts (its `results` is filled in)
   LaunchOptions launch;               // single-host real runs
+  // Single-host real runs: keep this machine's CPUs from idling while the cells run (KeepAwake).
+  bool keep_awake = false;
   // What env.json records beside the experiment (argv, version, build, devices), asked only when a
   // new results folder is made (it may load the CUDA plugin).
   std::function<nlohmann::ordered_json()> env;
