@@ -1,11 +1,12 @@
 #pragma once
 // Keeps every CPU of this machine from idling while it lives: one thread per CPU, pinned to it,
 // spinning at SCHED_IDLE, the lowest priority (any other runnable thread takes the CPU from it at
-// once, and it gets no share from them while they run). On a virtual machine an idle CPU halts,
-// and waking it (a timer, a packet) waits for the hypervisor to run it again: every sleep and every
+// once, and it gets next to no share while they run). On a virtual machine an idle CPU halts, and
+// waking it (a timer, a packet) waits for the hypervisor to run it again: every sleep and every
 // wake-up of a cell is late by that, which /proc/stat counts as steal. A cluster node running a
-// training step does not halt its CPUs. Measured (docs/experiment-format.md): a paper4 cell's steal
-// from 0.5-9.4% to 0.0-1.1%. Not copyable; destroying it stops and joins the threads.
+// training step does not halt its CPUs. Measured (docs/experiment-format.md): paper.json's cells'
+// steal from 2.4% (median; 18.8% at most) to 0.12% (1.9%). Not copyable; destroying it stops and
+// joins the threads.
 
 #include <atomic>
 #include <memory>
