@@ -64,7 +64,12 @@ took=$(python3 -c "import sys; print('%.1f' % (float(sys.argv[2]) - float(sys.ar
 python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) < 8 else 1)" "$took" || fail "rank 0 took $took s against a 4 s connect timeout"
 grep -q "accepted the connection but nothing there greeted as this run's worker" "$tmp/w0.log" ||
   fail "rank 0 did not say what it met: $(cat "$tmp/w0.log")"
+# The squatter gone and its port free before rank 1 binds it: a listener killed but not yet
+# reaped still holds the port, and rank 1's bind would fail while wait_listening saw the squatter.
 kill "${pids[-1]}"
+wait "${pids[-1]}" 2>/dev/null || true
+port_free() { ! wait_listening; }
+poll 5 port_free || fail "the squatter's port stayed in use after it was killed"
 echo "ok: a squatter on rank 1's port: rank 0 gave up after $took s, naming it"
 
 # An idle connection, 32 random bytes, and a byte now and then, on rank 1's port: ignored; the
