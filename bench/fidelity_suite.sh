@@ -8,7 +8,9 @@
 # Run: bash bench/fidelity_suite.sh build/default/bin/contend [OUT] [EXPERIMENT ...]
 #      (all eight experiments: about 40 minutes here). With REUSE_REAL=1, an experiment whose real
 #      results are already in OUT is only summarized, calibrated (--resume) and simulated again,
-#      by this build (after a change to the simulator or the calibration).
+#      by this build (after a change to the simulator or the calibration). The real runs keep
+#      the CPUs awake (--keep-awake), as `--calibration host` does while it probes: on a virtual
+#      machine both then measure the machine, not its hypervisor's other load.
 set -euo pipefail
 contend=$(realpath "${1:-build/default/bin/contend}")
 out=$(realpath -m "${2:-/tmp/fidelity-suite}")
@@ -28,7 +30,7 @@ for exp in "${experiments[@]}"; do
     rm -rf "$dir"
     mkdir -p "$dir"
     echo "$name: real" >&2
-    "$contend" run "$exp" --out "$dir/real" --no-report >"$dir/real.log" 2>&1 || { cat "$dir/real.log" >&2; exit 1; }
+    "$contend" run "$exp" --out "$dir/real" --keep-awake --no-report >"$dir/real.log" 2>&1 || { cat "$dir/real.log" >&2; exit 1; }
   fi
   echo "$name: simulated (ideal, host, own)" >&2
   "$contend" run "$exp" --simulate --out "$dir/ideal" --no-report >"$dir/ideal.log" 2>&1

@@ -13,6 +13,7 @@
 #include "contend/common/fd.h"
 #include "contend/common/json.h"
 #include "contend/common/json_reader.h"
+#include "contend/common/keep_awake.h"
 #include "contend/common/records.h"
 #include "contend/common/units.h"
 #include "contend/runner/throughput.h"
@@ -358,6 +359,14 @@ Result<Calibration> measure_on_host(const Experiment& e, const LaunchOptions& la
                           e.workload.backend.str() + " over " + e.workload.transport.str() +
                           " do); record one with a real run instead");
   }
+  // The probes' ranks sleep through their emulated compute and wait for each other's tensors: on a
+  // virtual machine with idle CPUs each wake-up also waits for the hypervisor, by as much as the
+  // host's other tenants make it (the latency fitted here ranged 110-272 us run to run), so the
+  // probes run with every CPU kept awake and measure this machine, not its neighbours' load.
+  auto awake = KeepAwake::start();
+  if (!awake) {
+    return with_context(awake.error(), "calibrating on this host");
+  }
   auto small = probe_loopback(e, std::min(kSmallTensorBytes, e.workload.activation_bytes), launch);
   if (!small) {
     return small.error();
@@ -372,7 +381,8 @@ Result<Calibration> measure_on_host(const Experiment& e, const LaunchOptions& la
   }
   c->source = "measured on this host: 1F1B over loopback, " + std::to_string(e.workload.stages) + " ranks, " +
               std::to_string(full->workload.iterations) + " iterations with " + format_size(kSmallTensorBytes) +
-              " tensors (the latency) and with the workload's (loopback's rate for them, the line rate)";
+              " tensors (the latency) and with the workload's (loopback's rate for them, the line rate), every "
+              "CPU kept awake";
   return c;
 }
 
