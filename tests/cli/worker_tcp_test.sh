@@ -11,7 +11,7 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done; rm -rf "$tmp"; }
 trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
-base=$((20000 + RANDOM % 20000))
+base=$((20000 + RANDOM % 10000))  # below the ephemeral ports (32768 and up)
 
 # launch NAME WORLD ARGS...: one worker per rank on loopback; waits; returns non-zero if any failed.
 launch() {

@@ -261,8 +261,8 @@ JSON
 # The HTB root deleted on one end mid-play.
 "$contend" emu play "$tmp/pv.json" --log "$tmp/pv1.jsonl" >"$tmp/pv1.out" 2>&1 &
 play=$!
-poll 5 test -e "/run/netns/contend-$run-pv.a" || fail "the play did not bring its network up"
-sleep 0.5
+# Its start line comes once the network is whole and shaped (the namespaces come first).
+poll 10 grep -q '"kind":"start"' "$tmp/pv1.jsonl" || fail "the play did not bring its network up"
 ip netns exec "contend-$run-pv.a" tc qdisc del dev c0-b root || fail "could not delete the shaping to test"
 wait "$play" && fail "a play went on without its shaping"
 grep -q "link a-b: its shaping on node a .* is gone" "$tmp/pv1.out" || fail "the play did not name the deleted shaping: $(cat "$tmp/pv1.out")"
@@ -292,8 +292,8 @@ rate_now() { ip netns exec "contend-$run-pk.a" tc class show dev c0-b | grep -o 
 sed -i 's/"at": "500ms"/"at": "900ms"/' "$tmp/pk.json"
 "$contend" emu play "$tmp/pk.json" --keep --log "$tmp/pk2.jsonl" >/dev/null 2>&1 &
 play=$!
-poll 5 test -s "$tmp/pk2.jsonl" || fail "the second play did not start"
-sleep 0.3
+# The start line is written once the base rates are back, 900 ms before the event.
+poll 10 grep -q '"kind":"start"' "$tmp/pk2.jsonl" || fail "the second play did not start"
 [ "$(rate_now)" = "rate 200Mbit" ] || fail "the second play's start says 200Mbit, the link is at $(rate_now)"
 wait "$play" || fail "the second kept play failed"
 "$contend" emu down --run "$run-pk" >/dev/null

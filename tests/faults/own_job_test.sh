@@ -62,7 +62,9 @@ job "$tmp/e.json" "[\"sh\", \"-c\", \"$busy; wait\"]" '"timeout": "3s"'
 fails_clearly "a job that hangs past its timeout" \
   'the cell took longer than 3 s \(ranks 0, 1 still running\)'
 
-# Ctrl-C and SIGKILL of the runner mid-cell: the job's processes go with it.
+# Ctrl-C and SIGKILL of the runner mid-cell: the job's processes go with it (a timeout far past the
+# signal, so the signal ends the cell, not the timeout, however slow the machine).
+job "$tmp/e.json" "[\"sh\", \"-c\", \"$busy; wait\"]" '"timeout": "120s"'
 for signal in INT KILL; do
   rm -rf "$tmp/res"
   "$contend" run "$tmp/e.json" --no-report --out "$tmp/res" >"$tmp/run.out" 2>&1 &
@@ -70,7 +72,7 @@ for signal in INT KILL; do
   pids+=("$runner")
   started() { [ "$(job_processes | wc -l)" -ge 2 ]; }
   poll 30 started || fail "the job did not start within 30 s: $(tail -5 "$tmp/run.out")"
-  kill -"$signal" "$runner"
+  kill -"$signal" "$runner" || fail "the runner ended before SIG$signal: $(tail -5 "$tmp/run.out")"
   wait "$runner" 2>/dev/null || true
   if [ "$signal" = KILL ]; then
     gone() { [ -z "$(job_processes)" ]; }

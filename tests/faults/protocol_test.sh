@@ -8,14 +8,18 @@
 # Usage: protocol_test.sh PATH/TO/contend
 source "$(dirname "$0")/../integration/lib.sh"
 
-base=$((30000 + $$ % 2000 * 2))
+base=$((20000 + $$ % 5000 * 2))  # below the ephemeral ports (32768 and up)
 peers="127.0.0.1:$base,127.0.0.1:$((base + 1))"
 export CONTEND_RUN_TOKEN=0123456789abcdef
-worker() {  # worker RANK [ARGS...]: a small emulated pipeline's rank, in the background; its PID in $!
+# worker RANK [ARGS...]: a small emulated pipeline's rank, in the background; its PID in $!. Its
+# connect timeout is $connect_timeout: 4 s where the test times giving up, 10 s where a stranger
+# may hold rank 1's accept for its 2 s greeting deadline before rank 0 comes.
+connect_timeout=4s
+worker() {
   local rank=$1
   shift
   "$contend" worker --rank "$rank" --world-size 2 --peers "$peers" --backend emulated --fwd 1ms --activation 4KiB \
-    --schedule 1f1b --microbatches 4 --iterations 3 --connect-timeout 4s --timeout 10s \
+    --schedule 1f1b --microbatches 4 --iterations 3 --connect-timeout "$connect_timeout" --timeout 10s \
     --metrics "$tmp/m$rank.jsonl" "$@" >"$tmp/w$rank.log" 2>&1 &
 }
 # stranger MODE: a python process on rank 1's port (listen) or connected to it (idle, noise, forge).
@@ -74,6 +78,7 @@ echo "ok: a squatter on rank 1's port: rank 0 gave up after $took s, naming it"
 
 # An idle connection, 32 random bytes, and a byte now and then, on rank 1's port: ignored; the
 # pipeline finishes.
+connect_timeout=10s
 for mode in idle noise drip; do
   rm -f "$tmp"/m*.jsonl
   worker 1

@@ -41,7 +41,7 @@ fi
 iterations=6
 model=(--hidden 512 --layers 8 --microbatch-size 4 --seq-len 64 --microbatches 8 --iterations $iterations
        --optimizer sgd --lr 0.05)
-base=$((20000 + RANDOM % 20000))
+base=$((20000 + RANDOM % 10000))  # below the ephemeral ports (32768 and up)
 
 # launch NAME WORLD [ENV-FOR-RANK-FUNCTION] -- ARGS...: one worker per rank on loopback; waits;
 # non-zero if any failed.

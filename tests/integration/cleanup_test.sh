@@ -35,7 +35,10 @@ done
 rm -f "$tmp/e.jsonl"
 "$contend" emu play "$tmp/s.json" --log "$tmp/e.jsonl" --quiet &
 player=$!
-poll 10 test -e "$CONTEND_STATE_DIR/$run.json" || fail "play recorded no run state within 10s"
+# Killed once the network is whole (its state is recorded before the namespaces are made, so a
+# kill on the state file alone could land before the last one exists).
+wait_for_line "$tmp/e.jsonl" '"kind":"start"'
+test -e "$CONTEND_STATE_DIR/$run.json" || fail "play recorded no run state before it started"
 kill -KILL "$player"; wait "$player" || true
 [ -e "/run/netns/contend-$run.a" ] || fail "a killed play left nothing to clean up (test is wrong)"
 "$contend" emu down --run "$run" | grep -q "removed 3 namespaces" || fail "down after a crash"

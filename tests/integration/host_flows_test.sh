@@ -9,12 +9,12 @@ source "$(dirname "$0")/lib.sh"
 need_root
 star_hosts 2
 cat >"$tmp/two.json" <<JSON
-{"schema": "contend.scenario/1", "name": "two", "duration": "4s", "nodes": ["n0", "n1"],
+{"schema": "contend.scenario/1", "name": "two", "duration": "6s", "nodes": ["n0", "n1"],
  "links": [{"name": "a", "from": "n0", "to": "n1", "rate": "200Mbit", "direction": "forward"}],
  "timeline": [{"at": "0s", "flow": {"name": "early-udp", "from": "n0", "to": "n1", "protocol": "udp",
-                                     "rate": "20Mbit", "duration": "900ms"}},
-              {"at": "0s", "flow": {"name": "early-tcp", "from": "n0", "to": "n1", "duration": "900ms"}},
-              {"at": "1s", "flow": {"name": "bulk", "from": "n0", "to": "n1", "duration": "2s"}}]}
+                                     "rate": "20Mbit", "duration": "3s"}},
+              {"at": "0s", "flow": {"name": "early-tcp", "from": "n0", "to": "n1", "duration": "3s"}},
+              {"at": "3500ms", "flow": {"name": "bulk", "from": "n0", "to": "n1", "duration": "2s"}}]}
 JSON
 host() {  # host I: node nI, on its namespace's eth0, peer the other
   local i=$1 j=$((1 - $1))
@@ -23,7 +23,8 @@ host() {  # host I: node nI, on its namespace's eth0, peer the other
   pids+=($!)
 }
 # The sink's host starts once the source's has started its early flows (the UDP one is logged
-# when its socket is up; the TCP one retries its connection until n1 listens).
+# when its socket is up; the TCP one retries its connection until n1 listens). They last 3 s, for
+# n1 to start and listen on a slow machine; the bulk flow comes after them.
 host 0
 wait_for_line "$tmp/n0.jsonl" '"kind":"flow_start".*"flow":"early-udp"'
 host 1
