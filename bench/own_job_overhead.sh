@@ -6,7 +6,7 @@
 # python3 ...`: the pipes, the timestamped rank log, the process-tree guard), alternated ROUNDS
 # times in one run (bare then guarded, guarded then bare, ...). Throughput: the job's own steps (rank 0's
 # contend.step/1 lines), samples over seconds. Prints each round, the median ratio guarded / bare
-# and its range. Root; needs python3-torch for /usr/bin/python3.
+# and its range, and the guards' own CPU time as a share of their jobs' (sampled from /proc). Root; needs python3-torch for /usr/bin/python3.
 # Run: bash bench/own_job_overhead.sh build/default/bin/contend   (ROUNDS=6 STEPS=40 by default)
 set -euo pipefail
 contend=$(realpath "${1:-build/default/bin/contend}")
@@ -25,6 +25,41 @@ JSON
 for n in a b; do ip netns exec "contend-$run.$n" tc qdisc del dev "c0-$([ $n = a ] && echo b || echo a)" root; done
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 
+# guard_cpu PID...: samples each guard's own CPU time and its job's (the guard's descendants; threads
+# that ended are not counted, so the share is if anything too high) every 0.5 s while they run, in the background; writes the guards' share of their jobs' CPU, from the
+# last sample taken while every job still ran, to $tmp/guard_cpu. A bound that the rounds' noise
+# does not blur: the guard can take from the job at most the CPU it uses.
+guard_cpu() {
+  python3 - "$tmp/guard_cpu" "$@" <<'PY' &
+import os, sys, time
+out, pids = sys.argv[1], [int(p) for p in sys.argv[2:]]
+def cpu_ns(pid):  # time on a CPU of the process's live threads, in ns (/proc/PID/task/T/schedstat)
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{task}/schedstat") as f:
+            total += int(f.read().split()[0])
+    return total
+def descendants(pid):
+    kids = []
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{task}/children") as f:
+            kids += [int(k) for k in f.read().split()]
+    return kids + [d for k in kids for d in descendants(k)]
+last = None
+while True:
+    try:
+        jobs = [descendants(p) for p in pids]
+        if not all(jobs):
+            break
+        last = (sum(cpu_ns(p) for p in pids), sum(cpu_ns(d) for js in jobs for d in js))
+    except OSError:  # a process ended between two reads
+        break
+    time.sleep(0.5)
+with open(out, "w") as f:
+    f.write(f"{100 * last[0] / last[1]:.3f}\n" if last and last[1] else "nan\n")
+PY
+}
+
 # once MODE PORT: runs both ranks, bare or guarded; prints rank 0's samples/s over its steps.
 once() {
   local mode=$1 port=$2 r pids=()
@@ -41,6 +76,7 @@ once() {
     fi
     pids+=($!)
   done
+  [ "$mode" = bare ] || guard_cpu "${pids[@]}"
   wait "${pids[@]}"
   python3 - "$tmp/rank0.log" <<'PY'
 import json, sys
@@ -61,6 +97,7 @@ PY
 }
 
 ratios=()
+shares=()
 for i in $(seq 1 "$rounds"); do
   if [ $((i % 2)) = 1 ]; then  # the order alternates too: neither side always runs on a warmer machine
     bare=$(once bare $((29600 + 2 * i)))
@@ -71,12 +108,16 @@ for i in $(seq 1 "$rounds"); do
   fi
   ratio=$(python3 -c "print(f'{$guarded / $bare:.4f}')")
   ratios+=("$ratio")
-  echo "round $i: bare $bare samples/s, under contend's guard $guarded samples/s: ratio $ratio"
+  shares+=("$(cat "$tmp/guard_cpu")")
+  echo "round $i: bare $bare samples/s, under contend's guard $guarded samples/s: ratio $ratio;" \
+    "the guards' CPU ${shares[-1]}% of their jobs'"
 done
-python3 - "${ratios[@]}" <<'PY'
+python3 - "${ratios[*]}" "${shares[*]}" <<'PY'
 import statistics, sys
-r = sorted(float(x) for x in sys.argv[1:])
+r = sorted(float(x) for x in sys.argv[1].split())
+c = sorted(float(x) for x in sys.argv[2].split())
 print(f"guarded / bare: median {statistics.median(r):.4f} (range {r[0]:.4f}-{r[-1]:.4f}, {len(r)} rounds); "
       f"overhead {100 * (1 - statistics.median(r)):.2f}%")
+print(f"the guards' CPU, share of their jobs': median {statistics.median(c):.3f}% (range {c[0]:.3f}-{c[-1]:.3f}%)")
 PY
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

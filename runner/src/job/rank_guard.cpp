@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -46,11 +47,15 @@ void emit_lines(Stream& s, const Fd& log, bool flush_partial) {
   }
 }
 
-// Reads what the streams have within `timeout`; a stream at its end is closed.
-void pump(std::vector<Stream>& streams, const Fd& log, int timeout_ms) {
+// Reads what the streams have within `timeout`, or until `ended` (the command's pidfd, when
+// valid) says the command ended; a stream at its end is closed.
+void pump(std::vector<Stream>& streams, const Fd& log, int timeout_ms, const Fd& ended = Fd()) {
   std::vector<pollfd> fds;
   for (const Stream& s : streams) {
     fds.push_back({s.fd.get(), s.fd.valid() ? short(POLLIN) : short(0), 0});
+  }
+  if (ended.valid()) {
+    fds.push_back({ended.get(), POLLIN, 0});
   }
   if (::poll(fds.data(), fds.size(), timeout_ms) <= 0) {
     return;
@@ -117,9 +122,14 @@ int run_rank_guard(const RankGuardOptions& o, const std::atomic<bool>& stop) {
   std::vector<Stream> streams;
   streams.push_back({std::move(out->first), false, {}});
   streams.push_back({std::move(err->first), true, {}});
+  // The guard wakes for the command's output and its end (a pidfd), and otherwise only to look at
+  // `stop` (a signal also interrupts the poll): a job's CPU is not the guard's to take. Without a
+  // pidfd (a kernel before 5.3) it looks every 50 ms.
+  const Fd exited(static_cast<int>(::syscall(SYS_pidfd_open, child->pid(), 0)));
+  const int timeout_ms = exited.valid() ? 500 : 50;
   int code = 130;
   while (!stop.load()) {
-    pump(streams, *log, 50);
+    pump(streams, *log, timeout_ms, exited);
     if (auto ended = child->wait(std::chrono::milliseconds(0))) {
       code = *ended;
       break;
