@@ -71,7 +71,7 @@ def main():
             cells.append(cell)
             reps.add(r)
     measured = (f"{datetime.date.today().isoformat()}, commit {commit()}, {os.uname().nodename}: real medians of "
-                f"{'/'.join(map(str, sorted(reps)))}, bench/fidelity_suite.sh")
+                f"{'/'.join(map(str, sorted(reps)))} with --keep-awake, bench/fidelity_suite.sh")
     with open(f"{out}/measured.json", "w") as f:
         json.dump({"schema": "contend.fidelity/1", "measured": measured, "cells": cells}, f, indent=1)
         f.write("\n")
