@@ -136,6 +136,9 @@ int run_rank_guard(const RankGuardOptions& o, const std::atomic<bool>& stop) {
     }
   }
   finish(streams, *log, o.grace);
+  // Stopped, finish reaped the command with the rest of the tree: forget its pid, so that nothing
+  // signals it again when `child` goes (the pid may be another process's by then).
+  (void)child->wait(std::chrono::milliseconds(0));
   return code;
 }
 
