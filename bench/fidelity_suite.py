@@ -27,6 +27,13 @@ def commit():
         return "unknown commit"
 
 
+def kept_awake(out, experiment):
+    """Whether the experiment's real run was made with --keep-awake (its env.json's argv)."""
+    name = os.path.basename(experiment)[:-len(".json")]
+    with open(f"{out}/{name}/real/env.json") as f:
+        return "--keep-awake" in json.load(f).get("argv", [])
+
+
 def cells_of(out, experiment):
     name = os.path.basename(experiment)[:-len(".json")]
     real_summary, real = medians(f"{out}/{name}/real")
@@ -70,8 +77,11 @@ def main():
         for cell, r in cells_of(out, experiment):
             cells.append(cell)
             reps.add(r)
+    awake = sum(kept_awake(out, e) for e in experiments)
+    how = ("with --keep-awake" if awake == len(experiments) else "without --keep-awake" if awake == 0 else
+           f"with --keep-awake in {awake} of {len(experiments)} experiments")
     measured = (f"{datetime.date.today().isoformat()}, commit {commit()}, {os.uname().nodename}: real medians of "
-                f"{'/'.join(map(str, sorted(reps)))} with --keep-awake, bench/fidelity_suite.sh")
+                f"{'/'.join(map(str, sorted(reps)))} {how}, bench/fidelity_suite.sh")
     with open(f"{out}/measured.json", "w") as f:
         json.dump({"schema": "contend.fidelity/1", "measured": measured, "cells": cells}, f, indent=1)
         f.write("\n")

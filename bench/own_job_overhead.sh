@@ -46,10 +46,14 @@ def descendants(pid):
             kids += [int(k) for k in f.read().split()]
     return kids + [d for k in kids for d in descendants(k)]
 last = None
+deadline = time.monotonic() + 30  # for the guards to start their jobs
 while True:
     try:
         jobs = [descendants(p) for p in pids]
         if not all(jobs):
+            if last is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+                continue
             break
         last = (sum(cpu_ns(p) for p in pids), sum(cpu_ns(d) for js in jobs for d in js))
     except OSError:  # a process ended between two reads
@@ -76,8 +80,14 @@ once() {
     fi
     pids+=($!)
   done
-  [ "$mode" = bare ] || guard_cpu "${pids[@]}"
+  local sampler=""
+  if [ "$mode" = guarded ]; then
+    rm -f "$tmp/guard_cpu"
+    guard_cpu "${pids[@]}"
+    sampler=$!
+  fi
   wait "${pids[@]}"
+  [ -z "$sampler" ] || wait "$sampler"
   python3 - "$tmp/rank0.log" <<'PY'
 import json, sys
 samples = seconds = 0.0
