@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "build_info.h"
-#include "git_commit.h"
 #if CONTEND_BUILT_CUDA
 #include "contend/pipeline_cuda/plugin.h"
 #endif

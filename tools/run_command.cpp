@@ -8,7 +8,6 @@
 #include <iostream>
 
 #include "build_info.h"
-#include "git_commit.h"
 #if CONTEND_BUILT_CUDA
 #include "contend/pipeline_cuda/plugin.h"
 #endif
