@@ -27,15 +27,18 @@ def commit():
         return "unknown commit"
 
 
+def name_of(experiment):
+    return os.path.basename(experiment)[:-len(".json")]
+
+
 def kept_awake(out, experiment):
     """Whether the experiment's real run was made with --keep-awake (its env.json's argv)."""
-    name = os.path.basename(experiment)[:-len(".json")]
-    with open(f"{out}/{name}/real/env.json") as f:
+    with open(f"{out}/{name_of(experiment)}/real/env.json") as f:
         return "--keep-awake" in json.load(f).get("argv", [])
 
 
 def cells_of(out, experiment):
-    name = os.path.basename(experiment)[:-len(".json")]
+    name = name_of(experiment)
     real_summary, real = medians(f"{out}/{name}/real")
     sims = {kind: medians(f"{out}/{name}/{kind}")[1] for kind in KINDS}
     reps = real_summary["cells"][0]["repetitions"]

@@ -6,7 +6,8 @@
 # python3 ...`: the pipes, the timestamped rank log, the process-tree guard), alternated ROUNDS
 # times in one run (bare then guarded, guarded then bare, ...). Throughput: the job's own steps (rank 0's
 # contend.step/1 lines), samples over seconds. Prints each round, the median ratio guarded / bare
-# and its range, and the guards' own CPU time as a share of their jobs' (sampled from /proc). Root; needs python3-torch for /usr/bin/python3.
+# and its range, and the guards' own CPU time as a share of their jobs' (sampled from /proc).
+# Root; needs python3-torch for /usr/bin/python3.
 # Run: bash bench/own_job_overhead.sh build/default/bin/contend   (ROUNDS=6 STEPS=40 by default)
 set -euo pipefail
 contend=$(realpath "${1:-build/default/bin/contend}")
@@ -25,10 +26,11 @@ JSON
 for n in a b; do ip netns exec "contend-$run.$n" tc qdisc del dev "c0-$([ $n = a ] && echo b || echo a)" root; done
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 
-# guard_cpu PID...: samples each guard's own CPU time and its job's (the guard's descendants; threads
-# that ended are not counted, so the share is if anything too high) every 0.5 s while they run, in the background; writes the guards' share of their jobs' CPU, from the
-# last sample taken while every job still ran, to $tmp/guard_cpu. A bound that the rounds' noise
-# does not blur: the guard can take from the job at most the CPU it uses.
+# guard_cpu PID...: in the background, samples each guard's own CPU time and its job's (the guard's
+# descendants; threads that ended are not counted, so the share is if anything too high) every
+# 0.5 s while they run, and writes the guards' share of their jobs' CPU, from the last sample taken
+# while every job still ran, to $tmp/guard_cpu. A bound that the rounds' noise does not blur: the
+# guard can take from the job at most the CPU it uses.
 guard_cpu() {
   python3 - "$tmp/guard_cpu" "$@" <<'PY' &
 import os, sys, time
