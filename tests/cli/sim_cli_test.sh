@@ -9,6 +9,13 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 
 "$contend" --version | grep -Eq '^contend [0-9]+\.[0-9]+\.[0-9]+' || fail "--version prints no version"
 "$contend" --version | grep -q 'cuda=' || fail "--version does not list the optional parts"
+# The commit it names is the source's (a build after a commit configures again), where that is a
+# git checkout.
+src=$(cd "$(dirname "$0")/../.." && pwd)
+if head=$(git -C "$src" rev-parse --short HEAD 2>/dev/null); then
+  "$contend" --version | grep -q "(commit $head)" ||
+    fail "--version names another commit than the source's $head (build again?): $("$contend" --version | head -1)"
+fi
 "$contend" --help | grep -q 'sim' || fail "--help does not list sim"
 "$contend" sim --help | grep -q 'kfkb:k=N' || fail "sim --help does not list the schedules"
 
