@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -47,9 +48,11 @@ void emit_lines(Stream& s, const Fd& log, bool flush_partial) {
   }
 }
 
-// Reads what the streams have within `timeout`, or until `ended` (the command's pidfd, when
-// valid) says the command ended; a stream at its end is closed.
-void pump(std::vector<Stream>& streams, const Fd& log, int timeout_ms, const Fd& ended = Fd()) {
+// Reads what the streams have within `timeout_ms` (-1: no limit), or until `ended` (the command's
+// pidfd, when valid) says the command ended or a signal arrives; a stream at its end is closed.
+// `sigmask`: the signal mask while waiting (ppoll), null for the current one.
+void pump(std::vector<Stream>& streams, const Fd& log, int timeout_ms, const Fd& ended = Fd(),
+          const sigset_t* sigmask = nullptr) {
   std::vector<pollfd> fds;
   for (const Stream& s : streams) {
     fds.push_back({s.fd.get(), s.fd.valid() ? short(POLLIN) : short(0), 0});
@@ -57,7 +60,8 @@ void pump(std::vector<Stream>& streams, const Fd& log, int timeout_ms, const Fd&
   if (ended.valid()) {
     fds.push_back({ended.get(), POLLIN, 0});
   }
-  if (::poll(fds.data(), fds.size(), timeout_ms) <= 0) {
+  timespec limit{timeout_ms / 1000, (timeout_ms % 1000) * 1000000L};
+  if (::ppoll(fds.data(), fds.size(), timeout_ms < 0 ? nullptr : &limit, sigmask) <= 0) {
     return;
   }
   char buf[16384];
@@ -93,6 +97,20 @@ void finish(std::vector<Stream>& streams, const Fd& log, std::chrono::millisecon
   }
 }
 
+// Blocks the stop signals (SIGINT, SIGTERM), the mask it had in `before`; returns that mask
+// without them, to wait with.
+sigset_t block_stop_signals(sigset_t& before) {
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  ::pthread_sigmask(SIG_BLOCK, &stop_signals, &before);
+  sigset_t waiting = before;
+  sigdelset(&waiting, SIGINT);
+  sigdelset(&waiting, SIGTERM);
+  return waiting;
+}
+
 }  // namespace
 
 int run_rank_guard(const RankGuardOptions& o, const std::atomic<bool>& stop) {
@@ -122,19 +140,22 @@ int run_rank_guard(const RankGuardOptions& o, const std::atomic<bool>& stop) {
   std::vector<Stream> streams;
   streams.push_back({std::move(out->first), false, {}});
   streams.push_back({std::move(err->first), true, {}});
-  // The guard wakes for the command's output and its end (a pidfd), and otherwise only to look at
-  // `stop` (a signal also interrupts the poll): a job's CPU is not the guard's to take. Without a
-  // pidfd (a kernel before 5.3) it looks every 50 ms.
+  // The guard wakes only for the command's output, its end (a pidfd) and the stop signals: a job's
+  // CPU is not the guard's to take. The stop signals are blocked but while it waits (ppoll), so
+  // one that comes after `stop` was read still ends the wait. Without a pidfd (a kernel before
+  // 5.3) it looks for the command's end every 50 ms.
   const Fd exited(static_cast<int>(::syscall(SYS_pidfd_open, child->pid(), 0)));
-  const int timeout_ms = exited.valid() ? 500 : 50;
+  sigset_t before;
+  const sigset_t waiting = block_stop_signals(before);
   int code = 130;
   while (!stop.load()) {
-    pump(streams, *log, timeout_ms, exited);
+    pump(streams, *log, exited.valid() ? -1 : 50, exited, &waiting);
     if (auto ended = child->wait(std::chrono::milliseconds(0))) {
       code = *ended;
       break;
     }
   }
+  ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
   finish(streams, *log, o.grace);
   // Stopped, finish reaped the command with the rest of the tree: forget its pid, so that nothing
   // signals it again when `child` goes (the pid may be another process's by then).
