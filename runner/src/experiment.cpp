@@ -110,6 +110,38 @@ Result<void> parse_header(const JsonReader& r, Experiment& e) {
   return {};
 }
 
+// A schedule's or variant's name as cell ids and file names carry it: letters, digits and '.'
+// kept, anything else '-'.
+std::string cell_name(const std::string& name) {
+  std::string safe;
+  for (char c : name) {
+    safe += std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' ? c : '-';
+  }
+  return safe;
+}
+
+// No two schedules or variants may share a cell id ("a-b" and "a=b"): one would never run, and
+// its results would be the other's.
+Result<void> check_cell_names(const JsonReader& r, Experiment& e) {
+  std::vector<std::string> names;
+  for (const ScheduleEntry& entry : e.schedules) {
+    names.push_back(entry.name);
+  }
+  for (std::size_t v = 0; e.job && v < e.job->variants.size(); ++v) {
+    names.push_back(e.job->variants[v].name);
+  }
+  const std::string what = e.job ? "variants" : "schedules";
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (cell_name(names[i]) == cell_name(names[j])) {
+        return r.at(what).error(what + " \"" + names[j] + "\" and \"" + names[i] + "\" would both be \"" +
+                                cell_name(names[i]) + "\" in cell ids and file names; rename one");
+      }
+    }
+  }
+  return {};
+}
+
 // "baseline": one of the schedules (default 1f1b).
 Result<void> parse_baseline(const JsonReader& r, Experiment& e) {
   auto text = r.optional_string("baseline");
@@ -215,7 +247,7 @@ Result<Experiment> parse_experiment(const std::string& text, const std::string& 
       }
     }
   }
-  for (const auto& part : {parse_baseline, parse_measure}) {
+  for (const auto& part : {check_cell_names, parse_baseline, parse_measure}) {
     if (auto ok = part(r, e); !ok) {
       return ok.error();
     }
@@ -246,14 +278,10 @@ std::vector<Cell> expand(const Experiment& e) {
   for (std::size_t s = 0; s < e.scenarios.size(); ++s) {
     for (int rep = 0; rep < e.repetitions; ++rep) {
       for (const Cell& entry : axis) {
-        std::string safe;
-        for (char c : entry.name) {
-          safe += std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' ? c : '-';
-        }
         Cell cell = entry;
         cell.scenario = static_cast<int>(s);
         cell.repetition = rep;
-        cell.id = e.scenarios[s].name + "." + safe + ".r" + std::to_string(rep + 1);
+        cell.id = e.scenarios[s].name + "." + cell_name(entry.name) + ".r" + std::to_string(rep + 1);
         out.push_back(std::move(cell));
       }
     }

@@ -104,6 +104,10 @@ TEST_CASE("bad command experiments say where and what", "[job]") {
   CHECK_THAT(error_of(R"("workload": {"command": ["x"], "launch": "all"})"), Catch::Contains("/workload/launch"));
   CHECK_THAT(error_of(R"("workload": {"command": ["x"]}, "variants": [{"name": "a"}, {"name": "a"}])"),
              Catch::Contains("/variants/1/name") && Catch::Contains("twice"));
+  // Names that differ but would share a cell id: one would never run and report the other's cells.
+  CHECK_THAT(error_of(R"("workload": {"command": ["x"]}, "variants": [{"name": "a-b"}, {"name": "c"}, {"name": "a=b"}])"),
+             Catch::Contains("/variants") && Catch::Contains("\"a-b\" and \"a=b\" would both be \"a-b\""));
+  CHECK(parse(kScenarios + R"("workload": {"command": ["x"]}, "variants": [{"name": "a_b"}, {"name": "a.b"}])").ok());
   CHECK_THAT(error_of(R"("workload": {"command": ["x"]}, "variants": [{"name": "a"}], "baseline": "b")"),
              Catch::Contains("/baseline") && Catch::Contains("not one of the variants"));
 }
