@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <thread>
+#include <utility>
 
 #include "contend/common/fd.h"
 
@@ -31,6 +32,21 @@ std::string still_running(const std::vector<ChildProcess>& processes, const Cell
   return names.what + (out.find(',') == std::string::npos ? " " : "s ") + out + " still running";
 }
 
+// Process `found` failed with `code`: the one whose log says it failed first, and its code, where
+// the logs say so of `found` (its guard may still be ending what its command left); else `found`
+// (a guard that could not start its command: its peers' failures follow from it).
+std::pair<std::size_t, int> first_to_fail(std::size_t count, const CellProcesses& names, std::size_t found, int code) {
+  std::pair<std::size_t, int> out{found, code};
+  auto first = names.failure ? names.failure(found) : std::nullopt;
+  for (std::size_t i = 0; first && i < count; ++i) {
+    if (auto failure = names.failure(i); failure && failure->steady_s < first->steady_s) {
+      first = failure;
+      out = {i, failure->code};
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<void> wait_processes(std::vector<ChildProcess>& processes, const CellProcesses& names,
@@ -47,8 +63,9 @@ Result<void> wait_processes(std::vector<ChildProcess>& processes, const CellProc
       if (!code) {
         ++running;
       } else if (*code != 0) {
-        return make_error(Errc::kIo, names.what + " " + std::to_string(i) + " " + ending(*code) +
-                                         " (the first to fail); " + log_ending(names.log(i)));
+        const auto [first, first_code] = first_to_fail(processes.size(), names, i, *code);
+        return make_error(Errc::kIo, names.what + " " + std::to_string(first) + " " + ending(first_code) +
+                                         " (the first to fail); " + log_ending(names.log(first)));
       }
     }
     if (running == 0) {

@@ -13,13 +13,16 @@
 
 #include "contend/common/child_process.h"
 #include "contend/common/result.h"
+#include "contend/runner/job_log.h"
 
 namespace contend::runner {
 
-// How a cell's processes are named in errors: "worker" or "rank", and the log process i wrote.
+// How a cell's processes are named in errors: "worker" or "rank", and the log process i wrote;
+// where their logs say when each failed (a rank guard's failure line), which failed first.
 struct CellProcesses {
   std::string what;
   std::function<std::string(std::size_t)> log;
+  std::function<std::optional<CommandFailure>(std::size_t)> failure = {};
 };
 
 // How a process ended, for people: "exited with 1", "was killed by signal 9".
@@ -29,7 +32,7 @@ std::string ending(int code);
 std::string log_ending(const std::string& log);
 
 // Waits until every process has ended: an error naming the first that failed (the others usually
-// fail because it did, and their errors say so), on `stop`, after `timeout` (naming those still
+// fail because it did, and their errors say so; by `failure` where given, else the first found), on `stop`, after `timeout` (naming those still
 // running), or as soon as `invalid` says why the cell can no longer be measured. The caller ends
 // what is left (the processes' destructors, or end_all).
 Result<void> wait_processes(std::vector<ChildProcess>& processes, const CellProcesses& names,

@@ -58,6 +58,14 @@ fails_clearly "a parser that matches no line" \
 job "$tmp/e.json" "[\"sh\", \"-c\", \"$busy; [ {rank} = 1 ] && exit 3; wait\"]" '"timeout": "60s"'
 fails_clearly "rank 1 exiting with 3" 'rank 1 exited with 3 \(the first to fail\); the log .*\.rank1\.log ends'
 
+# Rank 1 fails first, and its guard is slow to end (a child that ignores SIGTERM: 1.5 s to its
+# SIGKILL); rank 0 fails 0.3 s later, as a peer of a dead rank does, and its guard ends first.
+# The culprit is named by when each failed, not by whose guard ended first.
+first="if [ {rank} = 1 ]; then (trap '' TERM; sleep $marker) & exit 5; else sleep 0.3; exit 1; fi"
+job "$tmp/e.json" "[\"sh\", \"-c\", \"$busy; $first\"]" '"timeout": "60s"'
+fails_clearly "rank 1 failing first, its guard ending last" \
+  'rank 1 exited with 5 \(the first to fail\); the log .*\.rank1\.log ends'
+
 job "$tmp/e.json" "[\"sh\", \"-c\", \"$busy; wait\"]" '"timeout": "3s"'
 fails_clearly "a job that hangs past its timeout" \
   'the cell took longer than 3 s \(ranks 0, 1 still running\)'

@@ -212,6 +212,20 @@ TEST_CASE("a rank log's step lines are steps on the steady clock, other lines ar
   CHECK(rank_log_path("/r/runs/s.v.r1.log", 3) == "/r/runs/s.v.r1.rank3.log");
 }
 
+TEST_CASE("a guard's failure line says when and how its command failed, read back from the log", "[job]") {
+  CHECK_THAT(failure_line({12.5, 139}), Catch::Contains("the command was killed by signal 11 (code 139)"));
+  // What the command's processes print after it failed follows the line; the last one counts.
+  const TempFile log(log_line(10, false, "step 1") + failure_line({11.25, 7}) + log_line(11.3, true, "a child's last word") +
+                     log_line(11.4, false, "contend job-rank: the command exited with 9 (code nine)"));
+  const auto failure = command_failure(log.path);
+  REQUIRE(failure);
+  CHECK(failure->steady_s == Approx(11.25));
+  CHECK(failure->code == 7);
+  const TempFile fine(log_line(10, false, "step 1") + log_line(10.5, true, "the command exited with 3 (code 3)"));
+  CHECK_FALSE(command_failure(fine.path));
+  CHECK_FALSE(command_failure(fine.path + ".missing"));
+}
+
 TEST_CASE("a job's throughput leaves out its warm-up and fails clearly on a log with no step", "[job]") {
   std::string text;
   double t = 10;

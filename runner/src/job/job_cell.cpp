@@ -173,7 +173,8 @@ Result<void> run_job_cell(const Experiment& e, const Cell& cell, const CellFiles
   if (!ranks) {
     return ranks.error();
   }
-  const CellProcesses names{"rank", [&](std::size_t r) { return rank_log_path(files.log, static_cast<int>(r)); }};
+  const auto log_of = [&](std::size_t r) { return rank_log_path(files.log, static_cast<int>(r)); };
+  const CellProcesses names{"rank", log_of, [&](std::size_t r) { return command_failure(log_of(r)); }};
   auto ok = wait_processes(*ranks, names, e.job->timeout, stop, [&] { return net->play_failed(); });
   end_all(*ranks);  // the others of a rank that failed would wait for it
   if (!ok) {

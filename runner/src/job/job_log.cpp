@@ -1,5 +1,6 @@
 #include "contend/runner/job_log.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -7,9 +8,13 @@
 #include <nlohmann/json.hpp>
 
 #include "contend/common/fd.h"
+#include "../cell_wait.h"
 
 namespace contend::runner {
 namespace {
+
+// How a guard's failure line begins (failure_line).
+constexpr std::string_view kFailed = "contend job-rank: the command ";
 
 struct LogLine {
   double steady_s = 0;
@@ -37,6 +42,25 @@ std::optional<LogLine> read_log_line(std::string_view line) {
   return std::nullopt;
 }
 
+// A failure_line, read back; nullopt for any other line.
+std::optional<CommandFailure> read_failure(std::string_view line) {
+  const auto read = read_log_line(line);
+  if (!read || read->text.substr(0, kFailed.size()) != kFailed || read->text.back() != ')') {
+    return std::nullopt;
+  }
+  const std::size_t at = read->text.rfind("(code ");
+  if (at == std::string_view::npos) {
+    return std::nullopt;
+  }
+  const std::string code(read->text.substr(at + 6, read->text.size() - at - 7));
+  char* end = nullptr;
+  const long value = std::strtol(code.c_str(), &end, 10);
+  if (code.empty() || *end != '\0' || value < 1 || value > 255) {
+    return std::nullopt;
+  }
+  return CommandFailure{read->steady_s, static_cast<int>(value)};
+}
+
 }  // namespace
 
 std::string log_line(double steady_s, bool from_stderr, std::string_view text) {
@@ -46,6 +70,23 @@ std::string log_line(double steady_s, bool from_stderr, std::string_view text) {
   out.append(text);
   out += '\n';
   return out;
+}
+
+std::string failure_line(const CommandFailure& failure) {
+  return log_line(failure.steady_s, true,
+                  std::string(kFailed) + ending(failure.code) + " (code " + std::to_string(failure.code) + ")");
+}
+
+std::optional<CommandFailure> command_failure(const std::string& log_path) {
+  const std::string tail = file_tail(log_path, 64 * 1024);
+  std::optional<CommandFailure> last;
+  for (std::size_t start = 0, nl = 0; start < tail.size(); start = nl + 1) {
+    nl = std::min(tail.find('\n', start), tail.size());
+    if (auto failure = read_failure(std::string_view(tail).substr(start, nl - start))) {
+      last = failure;
+    }
+  }
+  return last;
 }
 
 Result<std::vector<Interval>> job_steps(const std::string& log_path, const OutputSpec& output) {

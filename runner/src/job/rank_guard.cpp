@@ -111,6 +111,32 @@ sigset_t block_stop_signals(sigset_t& before) {
   return waiting;
 }
 
+// Logs the command's output until it ends (its code; a failure also logged at once, failure_line)
+// or `stop` is set (nullopt). The
+// guard wakes only for the command's output, its end (a pidfd) and the stop signals: a job's CPU
+// is not the guard's to take. The stop signals are blocked but while it waits (ppoll), so one that
+// comes after `stop` was read still ends the wait. Without a pidfd (a kernel before 5.3) it looks
+// for the command's end every 50 ms.
+std::optional<int> watch(ChildProcess& child, std::vector<Stream>& streams, const Fd& log,
+                         const std::atomic<bool>& stop) {
+  const Fd exited(static_cast<int>(::syscall(SYS_pidfd_open, child.pid(), 0)));
+  sigset_t before;
+  const sigset_t waiting = block_stop_signals(before);
+  std::optional<int> out;
+  while (!out && !stop.load()) {
+    pump(streams, log, exited.valid() ? -1 : 50, exited, &waiting);
+    if (auto code = child.wait(std::chrono::milliseconds(0))) {
+      out = *code;
+    }
+  }
+  if (out && *out != 0) {
+    const std::string line = failure_line({steady_now(), *out});
+    (void)!::write(log.get(), line.data(), line.size());
+  }
+  ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
+  return out;
+}
+
 }  // namespace
 
 int run_rank_guard(const RankGuardOptions& o, const std::atomic<bool>& stop) {
@@ -140,27 +166,12 @@ int run_rank_guard(const RankGuardOptions& o, const std::atomic<bool>& stop) {
   std::vector<Stream> streams;
   streams.push_back({std::move(out->first), false, {}});
   streams.push_back({std::move(err->first), true, {}});
-  // The guard wakes only for the command's output, its end (a pidfd) and the stop signals: a job's
-  // CPU is not the guard's to take. The stop signals are blocked but while it waits (ppoll), so
-  // one that comes after `stop` was read still ends the wait. Without a pidfd (a kernel before
-  // 5.3) it looks for the command's end every 50 ms.
-  const Fd exited(static_cast<int>(::syscall(SYS_pidfd_open, child->pid(), 0)));
-  sigset_t before;
-  const sigset_t waiting = block_stop_signals(before);
-  int code = 130;
-  while (!stop.load()) {
-    pump(streams, *log, exited.valid() ? -1 : 50, exited, &waiting);
-    if (auto ended = child->wait(std::chrono::milliseconds(0))) {
-      code = *ended;
-      break;
-    }
-  }
-  ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
+  const auto ended = watch(*child, streams, *log, stop);
   finish(streams, *log, o.grace);
   // Stopped, finish reaped the command with the rest of the tree: forget its pid, so that nothing
   // signals it again when `child` goes (the pid may be another process's by then).
   (void)child->wait(std::chrono::milliseconds(0));
-  return code;
+  return ended.value_or(130);
 }
 
 }  // namespace contend::runner

@@ -7,6 +7,7 @@
 // Written by `contend job-rank` (rank_guard.h), read here into the steps the job reported.
 // Pure but for job_steps, which reads the file. Thread-safe.
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,6 +23,20 @@ inline constexpr std::size_t kMaxLogLine = 64 * 1024;
 
 // One rank log line for `text` (without its newline) read at `steady_s` from stderr or stdout.
 std::string log_line(double steady_s, bool from_stderr, std::string_view text);
+
+// When a rank's command failed by itself, on the steady clock, and its exit code (128 + signal).
+struct CommandFailure {
+  double steady_s = 0;
+  int code = 0;
+};
+
+// The line a guard writes to its rank log as soon as its command failed ("... the command exited
+// with 7 (code 7)"; what the command's processes still print follows it), and the last such line
+// among the log's last 64 KiB, read back (nullopt: none, or the log cannot be read). The runner
+// names the rank that failed first by it: its peers fail milliseconds later, and their guards may
+// end before its own.
+std::string failure_line(const CommandFailure& failure);
+std::optional<CommandFailure> command_failure(const std::string& log_path);
 
 // The steps rank `job.output_rank`'s log reports, as intervals of the steady clock: a step with
 // its own time ends when its line was read; a rate-only step (torchtitan's) covers the time since

@@ -5,7 +5,8 @@
 // process tree: it is a child subreaper, so whatever the command starts stays below it, and when
 // the command ends, when the guard is told to stop (SIGTERM, SIGINT) or when its own parent dies
 // (the runner killed: a parent-death signal), every process below it is ended, SIGKILL after
-// `grace`. Not thread-safe: one guard per process.
+// `grace`. When the command fails by itself, the guard logs it at once (job_log.h's failure_line).
+// Not thread-safe: one guard per process.
 
 #include <atomic>
 #include <chrono>
