@@ -71,7 +71,8 @@ Result<std::string> create_results_dir(const std::string& requested, const std::
   return dir;
 }
 
-Result<void> check_resume(const std::string& dir, const std::string& experiment, const std::string& mode) {
+Result<void> check_resume(const std::string& dir, const std::string& experiment, const std::string& mode,
+                          const std::string& files) {
   for (const char* entry : {"env.json", "cells.jsonl", "summary.json", "summary.csv", "calibration.json", "report.log",
                             "runs", "events", "traces", "truth", "report"}) {
     struct stat st {};
@@ -97,6 +98,18 @@ Result<void> check_resume(const std::string& dir, const std::string& experiment,
   if (*was != mode) {
     return make_error(Errc::kInvalidArgument, "--resume " + dir + ": a " + *was + " run; this one is " + mode +
                                                   " (they do not mix)");
+  }
+  if (r.has("files_fingerprint")) {
+    auto began = r.string("files_fingerprint");
+    if (!began) {
+      return began.error();
+    }
+    if (*began != files) {
+      return make_error(Errc::kInvalidArgument, "--resume " + dir + ": the experiment file or one of its scenario " +
+                                                    "files changed since this run began (fingerprint " + *began +
+                                                    ", now " + files + "); its cells and new ones would not " +
+                                                    "compare: start a new run (--out), or restore the files");
+    }
   }
   return {};
 }

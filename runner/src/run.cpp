@@ -7,6 +7,8 @@
 #include <map>
 
 #include "contend/common/cpu_times.h"
+#include "contend/common/fd.h"
+#include "contend/common/fnv.h"
 #include "contend/common/json.h"
 #include "contend/common/keep_awake.h"
 #include "contend/common/records.h"
@@ -34,10 +36,25 @@ std::string mode_of(const RunOptions& o) {
   return o.simulate ? "simulated" : "real";
 }
 
+// The fingerprint of the files the experiment was read from (its own and its scenarios'), in hex:
+// a run is resumed only with the files it began with.
+std::string files_fingerprint(const Experiment& e) {
+  std::uint64_t h = kFnv1aStart;
+  std::vector<std::string> files{e.source};
+  files.insert(files.end(), e.scenario_files.begin(), e.scenario_files.end());
+  for (const std::string& file : files) {
+    auto text = read_file(file);
+    h = fnv1a(std::string_view("\0", 1), fnv1a(text ? *text : std::string(), h));
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return hex;
+}
+
 // The results folder: a new one (env.json written) or the resumed one (checked).
 Result<std::string> open_results(const Experiment& e, const RunOptions& o) {
   if (!o.resume.empty()) {
-    if (auto ok = check_resume(o.resume, e.name, mode_of(o)); !ok) {
+    if (auto ok = check_resume(o.resume, e.name, mode_of(o), files_fingerprint(e)); !ok) {
       return ok.error();
     }
     return o.resume;
@@ -49,6 +66,7 @@ Result<std::string> open_results(const Experiment& e, const RunOptions& o) {
   nlohmann::ordered_json env = json_document("env", 1);
   env["experiment"] = e.name;
   env["experiment_file"] = std::filesystem::absolute(e.source).string();
+  env["files_fingerprint"] = files_fingerprint(e);
   env["mode"] = mode_of(o);
   if (o.env) {
     const nlohmann::ordered_json extra = o.env();

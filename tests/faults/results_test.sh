@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Results folders under contention and damage (issue 16, findings 3 and 9): runs started in the
-# same second never share a folder; a resumed run refuses another experiment, another mode and a
-# damaged cells.jsonl, naming the line, without a raw parser exception, and completes a stopped
+# same second never share a folder; a resumed run refuses another experiment, another mode, edited
+# experiment or scenario files and a damaged cells.jsonl, naming the line, without a raw parser exception, and completes a stopped
 # run. (A stopped run's table shows unfinished cells as "not run": tests/unit/runner_test.cpp.)
 source "$(dirname "$0")/../integration/lib.sh"
 source "$(dirname "$0")/lib.sh"
@@ -32,6 +32,10 @@ refused "resume into another experiment's folder" "holds experiment \"fault\", n
   "$contend" run "$tmp/other.json" --simulate --no-report --resume "$tmp/sim"
 refused "resume a simulated folder for real" "a simulated run; this one is real" \
   "$contend" run "$tmp/e.json" --no-report --resume "$tmp/sim"
+# The same experiment, edited since the run began: its cells and the new ones would not compare.
+experiment "$tmp/edited.json" '"schedules": ["1f1b", "kfkb:k=2"], "repetitions": 2, "workload": {"fwd": "2ms"}'
+refused "resume with an edited experiment file" "the experiment file or one of its scenario files changed since" \
+  "$contend" run "$tmp/edited.json" --simulate --no-report --resume "$tmp/sim"
 cp -r "$tmp/sim" "$tmp/damaged"
 printf '{"schema": "contend.cell/1", "id": "steady.1f1b.r1", "throughput": \n' >>"$tmp/damaged/cells.jsonl"
 refused "resume with a damaged cells.jsonl" "cells.jsonl:5" \

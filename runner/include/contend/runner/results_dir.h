@@ -21,9 +21,12 @@ namespace contend::runner {
 Result<std::string> create_results_dir(const std::string& requested, const std::string& default_path);
 
 // Checks that `dir` is a results folder of `experiment` run in `mode` ("real" or "simulated"),
-// from its env.json, and that nothing it holds that a run writes is a symbolic link (results are
-// never written through one); kInvalidArgument saying which differs or which is a link.
-Result<void> check_resume(const std::string& dir, const std::string& experiment, const std::string& mode);
+// begun with the same experiment and scenario files (`files`: their fingerprint, env.json's
+// "files_fingerprint", where it has one), from its env.json, and that nothing it holds that a run
+// writes is a symbolic link (results are never written through one); kInvalidArgument saying
+// which differs or which is a link.
+Result<void> check_resume(const std::string& dir, const std::string& experiment, const std::string& mode,
+                          const std::string& files);
 
 // The cells finished in `dir` (cells.jsonl): id -> samples/s. kParse naming the file and line of
 // a damaged entry, so a resumed run never mixes in what it cannot read.

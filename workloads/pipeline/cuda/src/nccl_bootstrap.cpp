@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "contend/common/fnv.h"
 #include "cuda_check.h"
 #include "nccl_channel.h"
 
@@ -27,11 +28,7 @@ constexpr auto kBootstrapTimeout = std::chrono::seconds(60);
 // one GPU only within one host.
 std::uint64_t host_id_hash() {
   const char* id = std::getenv("NCCL_HOSTID");
-  std::uint64_t h = 1469598103934665603ull;
-  for (const char* c = id != nullptr ? id : ""; *c != '\0'; ++c) {
-    h = (h ^ static_cast<unsigned char>(*c)) * 1099511628211ull;
-  }
-  return h;
+  return fnv1a(id != nullptr ? id : "");
 }
 
 std::string hex(const unsigned char* bytes, std::size_t n) {
