@@ -40,17 +40,21 @@ struct RunOptions {
   std::vector<std::string> argv;
 };
 
-// "5%" or "0.05" -> 0.05.
+// "5%" or "0.05" -> 0.05. A bare 1 is refused: meant as 1% more often than as 100%.
 Result<double> parse_fraction(const std::string& text) {
   char* end = nullptr;
   double v = std::strtod(text.c_str(), &end);
-  if (end != nullptr && *end == '%' && end[1] == '\0') {
+  const bool percent = end != nullptr && *end == '%' && end[1] == '\0';
+  if (percent) {
     v /= 100;
   } else if (text.empty() || end == nullptr || *end != '\0') {
     return make_error(Errc::kInvalidArgument, "expected a percentage like \"5%\" or a fraction, got \"" + text + "\"");
   }
-  if (v < 0 || v > 1) {
+  if (!(v >= 0 && v <= 1)) {
     return make_error(Errc::kInvalidArgument, "expected 0% to 100%, got \"" + text + "\"");
+  }
+  if (!percent && v == 1) {
+    return make_error(Errc::kInvalidArgument, "\"1\" would be 100%: write \"1%\" (or 0.01) for 1%, \"100%\" for 100%");
   }
   return v;
 }

@@ -40,10 +40,14 @@ echo '{"schema": "contend.experiment/1", "name": "cpu", "scenarios": ["steady.js
   fail "simulating a cpu workload: $(cat "$tmp/err.txt")"
 grep -q "simulating the cpu model with stage times profiled here: fwd [0-9.]*[mun]*s, bwd [0-9.]*[mun]*s, 16KiB a tensor" "$tmp/err.txt" ||
   fail "no profiled stage times: $(cat "$tmp/err.txt")"
-if "$contend" run "$src/experiments/quickstart.json" --simulate --tolerance lots 2>"$tmp/err.txt"; then
-  fail "accepted --tolerance lots"
-fi
-grep -q "tolerance" "$tmp/err.txt" || fail "unclear --tolerance error: $(cat "$tmp/err.txt")"
+# A bare 1 is refused (1% or 100%?), as are NaN and words.
+for tolerance in lots nan 1; do
+  if "$contend" run "$src/experiments/quickstart.json" --simulate --tolerance $tolerance 2>"$tmp/err.txt"; then
+    fail "accepted --tolerance $tolerance"
+  fi
+  grep -q "tolerance" "$tmp/err.txt" || fail "unclear --tolerance error: $(cat "$tmp/err.txt")"
+done
+grep -q '"1" would be 100%: write "1%"' "$tmp/err.txt" || fail "--tolerance 1 not explained: $(cat "$tmp/err.txt")"
 "$contend" run --help | grep -q -- "--simulate" || fail "run --help"
 "$contend" report --help | grep -q -- "--out" || fail "report --help"
 
