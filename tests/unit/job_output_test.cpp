@@ -171,6 +171,8 @@ TEST_CASE("other JSON and malformed contend.step lines are not steps", "[job-out
   CHECK_FALSE(p->parse(R"j({"schema": "contend.step/1", "samples": true, "seconds": 0.41})j"));
   CHECK_FALSE(p->parse(R"j({"schema": "contend.step/1", "throughput": -3})j"));
   CHECK_FALSE(p->parse(R"j({"schema": "contend.step/1"})j"));
+  // A key twice is refused, as in every JSON contend reads, not the last one winning.
+  CHECK_FALSE(p->parse(R"j({"schema": "contend.step/1", "samples": 9, "seconds": 0.05, "samples": 10})j"));
   CHECK_FALSE(p->parse(R"j(["contend.step/1", {"samples": 32, "seconds": 1}])"));
   CHECK_FALSE(p->parse(R"({"schema": "contend.step/1", "samples": 32, "seconds": 0.41} and more)"));
   CHECK_FALSE(p->parse(R"({"schema": "contend.step/1", "samples": 32, "seconds": 1e999})j"));

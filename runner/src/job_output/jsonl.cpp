@@ -4,12 +4,13 @@
 //   {"schema": "contend.step/1", "throughput": 78.0}               a rate-only step, per second
 // Other members are the script's own and ignored. A prefix before the object ("[rank0]:", a
 // logger's "INFO:root:") is allowed: the object is read from the line's first '{' and must end it.
-// Any other line, other JSON included, is not a step, and neither is a contend.step line whose
-// numbers are missing, not numbers, or not above 0: "samples" and "seconds" when either is there
-// ("throughput" is then ignored), else "throughput".
+// Any other line, other JSON included, is not a step, and neither is a contend.step line with a
+// key twice or whose numbers are missing, not numbers, or not above 0: "samples" and "seconds"
+// when either is there ("throughput" is then ignored), else "throughput".
 
 #include <cmath>
 
+#include "contend/common/json.h"
 #include "output_parser.h"
 
 namespace contend::runner::detail {
@@ -59,14 +60,14 @@ class JsonlParser final : public OutputParser {
     if (text.empty() || text.back() != '}') {
       return std::nullopt;
     }
-    // nlohmann's parser is iterative (no recursion on deep nesting) and, told not to, does not
-    // throw on bad syntax; get<> and allocation still may, so they are caught here.
+    // Held to what every JSON contend reads is (json.h: limits, no key twice, no NUL), else not a
+    // step; get<> and allocation may still throw, so they are caught here.
     try {
-      const auto object = nlohmann::json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-      if (object.is_discarded() || !object.is_object()) {
+      const auto object = parse_json(std::string(text), "a step line");
+      if (!object || !object->is_object()) {
         return std::nullopt;
       }
-      return read_step(object);
+      return read_step(*object);
     } catch (const std::exception&) {
       return std::nullopt;
     }
