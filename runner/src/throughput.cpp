@@ -65,11 +65,11 @@ Result<void> within_scenario(const std::vector<Interval>& counted, const Scenari
   if (clock.duration_s <= 0 || last <= clock.duration_s + kSlack) {
     return {};
   }
-  return make_error(Errc::kInvalidArgument, path + ": the measured iterations ran until " + format_seconds(last) +
-                                                " of the scenario's clock, past its duration (" +
+  return make_error(Errc::kInvalidArgument, path + ": the measured iterations (a job's steps) ran until " +
+                                                format_seconds(last) + " of the scenario's clock, past its duration (" +
                                                 format_seconds(clock.duration_s) +
                                                 "): the network after it is not one the scenario describes; "
-                                                "lengthen the scenario's duration or run fewer iterations");
+                                                "lengthen the scenario's duration or run fewer of them");
 }
 
 Result<double> window_throughput(const std::vector<Interval>& counted, const MeasureWindow& window, double zero,
@@ -88,10 +88,12 @@ Result<double> window_throughput(const std::vector<Interval>& counted, const Mea
   }
   if (counted.empty() || first > window.from_s || last < window.to_s) {
     return make_error(Errc::kInvalidArgument,
-                      path + ": rank 0 ran from " + format_seconds(counted.empty() ? 0 : first) + " to " +
-                          format_seconds(last) + " of the scenario's clock, not over the measure window (" +
-                          format_seconds(window.from_s) + " to " + format_seconds(window.to_s) +
-                          "): raise the workload's iterations or narrow the window");
+                      path + ": the measured iterations (a job's steps) ran from " +
+                          format_seconds(counted.empty() ? 0 : first) + " to " + format_seconds(last) +
+                          " of the scenario's clock, not over the measure window (" + format_seconds(window.from_s) +
+                          " to " + format_seconds(window.to_s) +
+                          "): run more of them (the workload's iterations, or the job's own step count) or "
+                          "narrow the window");
   }
   return amount / (window.to_s - window.from_s);
 }
