@@ -240,11 +240,15 @@ Result<Calibration> record_calibration(const Experiment& e, const std::string& d
 }
 
 // Before anything: a real run on this host needs what its backend needs here (cuda: a device); a
-// user's job runs only for real.
+// user's job runs only for real, and here in a folder that is here (on hosts, each host's own).
 Result<void> check_runnable_here(const Experiment& e, const RunOptions& o) {
   if (e.job && o.simulate) {
     return make_error(Errc::kInvalidArgument, e.source + ": a command experiment runs a user's job, which the "
                                               "simulator cannot model; run it without --simulate");
+  }
+  if (e.job && !o.hosts && !std::filesystem::is_directory(e.job->workdir)) {
+    return make_error(Errc::kNotFound, e.source + ": /workload/workdir: " + e.job->workdir +
+                                           " is not a folder here; the ranks would start in it");
   }
   if (e.job) {
     return {};

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# A user's own job (issue 25) that goes wrong: a bad template, an unknown placeholder, a parser
-# that matches no line, a rank that exits non-zero, a rank that hangs past the cell's timeout, a
-# runner stopped with Ctrl-C or killed. Each is a clear error naming the rank and the cause, and
+# A user's own job (issue 25) that goes wrong: a bad template, an unknown placeholder, a missing
+# workdir, a parser that matches no line, a rank that exits non-zero, a rank that hangs past the
+# cell's timeout, a runner stopped with Ctrl-C or killed. Each is a clear error naming the rank and the cause, and
 # within 5 s of it every process of the job, every namespace and every hosts file is gone. The
 # parse-time refusals need no root; the rest skips (77) without it. Runs in a mount namespace of
 # its own with a private /run/netns.
@@ -31,6 +31,10 @@ job "$tmp/e.json" '["true"]' '"output": {"parser": "regex", "pattern": "no group
 refused "a regex without a group" 'e\.json: /workload/output/pattern: ' "$contend" run "$tmp/e.json" --no-report --out "$tmp/r0"
 
 need_root
+job "$tmp/e.json" '["true"]' '"workdir": "no-such-folder"'
+refused "a workdir that is not there" 'e\.json: /workload/workdir: .*/no-such-folder is not a folder here' \
+  "$contend" run "$tmp/e.json" --no-report --out "$tmp/r0"
+[ ! -e "$tmp/r0" ] || fail "a workdir that is not there: a results folder was made"
 job_processes() { pids_running "sleep $marker"; }
 hosts_files() { ls -d /etc/netns/contend-* 2>/dev/null || true; }
 nothing_left() { [ -z "$(job_processes)" ] && [ -z "$(runner_namespaces)" ] && [ -z "$(hosts_files)" ]; }
