@@ -142,18 +142,24 @@ std::string summary_csv(const Summary& s) {
   return csv.text();
 }
 
+// The table's cells: an interval of one repetition is not known ("-"), not 0.
 std::string summary_table(const Summary& s) {
+  const auto one = [](const nlohmann::ordered_json& r) { return r.at("repetitions") == 1; };
   TableWriter table({{"scenario", "", -16, "", nullptr},
                      {"schedule", "", -22, "", nullptr},
                      {"throughput_median", s.unit, 14, "%.1f", nullptr},
-                     {"throughput_ci95", "+/-95%", 10, "%.1f", nullptr},
+                     {"throughput_ci95", "+/-95%", 10, "",
+                      [one](const nlohmann::ordered_json& r) {
+                        const auto& ci = r.at("throughput_ci95");
+                        return ci.is_null() || one(r) ? std::string("-") : fmt("%.1f", ci.get<double>());
+                      }},
                      {"speedup_median", "speedup vs " + s.baseline, 18, "",
-                      [](const nlohmann::ordered_json& r) {
+                      [one](const nlohmann::ordered_json& r) {
                         if (r.at("speedup_median").is_null()) {
                           return std::string(r.at("repetitions") == 0 ? "not run" : "-");
                         }
-                        return fmt("%.3f", r.at("speedup_median").get<double>()) + " +/-" +
-                               fmt("%.3f", r.at("speedup_ci95").get<double>());
+                        return fmt("%.3f", r.at("speedup_median").get<double>()) +
+                               (one(r) ? std::string() : " +/-" + fmt("%.3f", r.at("speedup_ci95").get<double>()));
                       }}});
   (void)write_summary_rows(s, table);
   return table.text();
