@@ -271,7 +271,8 @@ int run(RunOptions& o) {
   }
   std::cout << runner::summary_table(outcome->summary) << std::flush;
   print_fidelity(o, *e);
-  const std::string resume = "(finished cells kept in " + outcome->dir + "; continue with --resume " + outcome->dir + ")";
+  const std::string resume = "(finished cells kept in " + outcome->dir + "; continue with --resume " + outcome->dir +
+                             ", the experiment and scenario files unchanged)";
   if (outcome->unsaved) {
     return fail((outcome->failed ? outcome->failed->message + "\n" : std::string()) +
                 "the summary could not be written: " + outcome->unsaved->message + "\n" + resume);

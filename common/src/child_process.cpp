@@ -90,6 +90,9 @@ Result<std::string> resolve(const std::string& argv0) {
 
 [[noreturn]] void exec_child(const std::string& program, char* const* args, char* const* env, const ChildOptions& o,
                              pid_t parent, int report) {
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);  // the spawner's blocked signals are its own
   if (o.die_with_parent) {
     ::prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (::getppid() != parent) {
@@ -221,6 +224,10 @@ int ChildProcess::terminate() {
   }
   pid_ = -1;
   return exit_code_;
+}
+
+std::string ending(int code) {
+  return code > 128 ? "was killed by signal " + std::to_string(code - 128) : "exited with " + std::to_string(code);
 }
 
 }  // namespace contend

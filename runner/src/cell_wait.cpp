@@ -9,10 +9,6 @@
 
 namespace contend::runner {
 
-std::string ending(int code) {
-  return code > 128 ? "was killed by signal " + std::to_string(code - 128) : "exited with " + std::to_string(code);
-}
-
 std::string log_ending(const std::string& log) {
   const std::string tail = file_tail(log, 900);
   return tail.empty() ? "the log " + log + " is empty (nothing was written to it before this)"
@@ -32,15 +28,14 @@ std::string still_running(const std::vector<ChildProcess>& processes, const Cell
   return names.what + (out.find(',') == std::string::npos ? " " : "s ") + out + " still running";
 }
 
-// Process `found` failed with `code`: the one whose log says it failed first, and its code, where
-// the logs say so of `found` (its guard may still be ending what its command left); else `found`
-// (a guard that could not start its command: its peers' failures follow from it).
+// Process `found` failed with `code`: the one whose log says it failed first, with its code, where
+// the logs say (its guard may still be ending what its command left); else `found`.
 std::pair<std::size_t, int> first_to_fail(std::size_t count, const CellProcesses& names, std::size_t found, int code) {
   std::pair<std::size_t, int> out{found, code};
-  auto first = names.failure ? names.failure(found) : std::nullopt;
-  for (std::size_t i = 0; first && i < count; ++i) {
-    if (auto failure = names.failure(i); failure && failure->steady_s < first->steady_s) {
-      first = failure;
+  std::optional<double> first;
+  for (std::size_t i = 0; names.failure && i < count; ++i) {
+    if (auto failure = names.failure(i); failure && (!first || failure->steady_s < *first)) {
+      first = failure->steady_s;
       out = {i, failure->code};
     }
   }

@@ -25,16 +25,14 @@ struct CellProcesses {
   std::function<std::optional<CommandFailure>(std::size_t)> failure = {};
 };
 
-// How a process ended, for people: "exited with 1", "was killed by signal 9".
-std::string ending(int code);
-
 // "the log PATH ends:\n..." or, when it is empty (a process killed at once), says so.
 std::string log_ending(const std::string& log);
 
 // Waits until every process has ended: an error naming the first that failed (the others usually
-// fail because it did, and their errors say so; by `failure` where given, else the first found), on `stop`, after `timeout` (naming those still
-// running), or as soon as `invalid` says why the cell can no longer be measured. The caller ends
-// what is left (the processes' destructors, or end_all).
+// fail because it did, and their errors say so; by `failure` where given, else the first found),
+// on `stop`, after `timeout` (naming those still running), or as soon as `invalid` says why the
+// cell can no longer be measured. The caller ends what is left (the processes' destructors, or
+// end_all).
 Result<void> wait_processes(std::vector<ChildProcess>& processes, const CellProcesses& names,
                             std::chrono::seconds timeout, const std::atomic<bool>& stop,
                             const std::function<std::optional<Error>()>& invalid = {});

@@ -36,6 +36,21 @@ std::string mode_of(const RunOptions& o) {
   return o.simulate ? "simulated" : "real";
 }
 
+// A file as the fingerprint reads it: its JSON, keys in order, without "description" (layout and
+// prose change no result), else its bytes.
+std::string fingerprinted(const std::string& path) {
+  auto text = read_file(path);
+  if (!text) {
+    return {};
+  }
+  auto json = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded() || !json.is_object()) {
+    return *text;
+  }
+  json.erase("description");
+  return json.dump();
+}
+
 // The fingerprint of the files the experiment was read from (its own and its scenarios'), in hex:
 // a run is resumed only with the files it began with.
 std::string files_fingerprint(const Experiment& e) {
@@ -43,8 +58,7 @@ std::string files_fingerprint(const Experiment& e) {
   std::vector<std::string> files{e.source};
   files.insert(files.end(), e.scenario_files.begin(), e.scenario_files.end());
   for (const std::string& file : files) {
-    auto text = read_file(file);
-    h = fnv1a(std::string_view("\0", 1), fnv1a(text ? *text : std::string(), h));
+    h = fnv1a(std::string_view("\0", 1), fnv1a(fingerprinted(file), h));
   }
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
@@ -246,7 +260,8 @@ Result<void> check_runnable_here(const Experiment& e, const RunOptions& o) {
     return make_error(Errc::kInvalidArgument, e.source + ": a command experiment runs a user's job, which the "
                                               "simulator cannot model; run it without --simulate");
   }
-  if (e.job && !o.hosts && !std::filesystem::is_directory(e.job->workdir)) {
+  std::error_code ec;
+  if (e.job && !o.hosts && !std::filesystem::is_directory(e.job->workdir, ec)) {
     return make_error(Errc::kNotFound, e.source + ": /workload/workdir: " + e.job->workdir +
                                            " is not a folder here; the ranks would start in it");
   }

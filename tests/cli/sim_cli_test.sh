@@ -12,8 +12,9 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 # The commit it names is the source's (a build after a commit configures again), where that is a
 # git checkout.
 src=$(cd "$(dirname "$0")/../.." && pwd)
-if head=$(git -C "$src" rev-parse --short HEAD 2>/dev/null); then
-  "$contend" --version | grep -q "(commit $head)" ||
+if head=$(git -C "$src" rev-parse HEAD 2>/dev/null); then
+  built=$("$contend" --version | sed -n 's/.*(commit \([0-9a-f]*\)).*/\1/p')
+  [ -n "$built" ] && [ "${head#"$built"}" != "$head" ] ||
     fail "--version names another commit than the source's $head (build again?): $("$contend" --version | head -1)"
 fi
 "$contend" --help | grep -q 'sim' || fail "--help does not list sim"

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # A user's own job (issue 25) that goes wrong: a bad template, an unknown placeholder, a missing
-# workdir, a parser that matches no line, a rank that exits non-zero, a rank that hangs past the
-# cell's timeout, a runner stopped with Ctrl-C or killed. Each is a clear error naming the rank and the cause, and
-# within 5 s of it every process of the job, every namespace and every hosts file is gone. The
-# parse-time refusals need no root; the rest skips (77) without it. Runs in a mount namespace of
-# its own with a private /run/netns.
+# workdir, a parser that matches no line, a rank that exits non-zero (the first to fail named), a
+# rank that hangs past the cell's timeout, a runner stopped with Ctrl-C or killed. Each is a clear
+# error naming the rank and the cause, and within 5 s of it every process of the job is gone, and
+# every namespace and hosts file too (after a SIGKILL of the runner, once `emu down` ran: nothing
+# is left to remove them). The parse-time refusals need no root; the rest skips (77) without it.
+# Runs in a mount namespace of its own with a private /run/netns.
 # Usage: own_job_test.sh PATH/TO/contend
 source "$(dirname "$0")/private_netns.sh"
 source "$(dirname "$0")/../integration/lib.sh"
@@ -63,9 +64,11 @@ job "$tmp/e.json" "[\"sh\", \"-c\", \"$busy; [ {rank} = 1 ] && exit 3; wait\"]" 
 fails_clearly "rank 1 exiting with 3" 'rank 1 exited with 3 \(the first to fail\); the log .*\.rank1\.log ends'
 
 # Rank 1 fails first, and its guard is slow to end (a child that ignores SIGTERM: 1.5 s to its
-# SIGKILL); rank 0 fails 0.3 s later, as a peer of a dead rank does, and its guard ends first.
-# The culprit is named by when each failed, not by whose guard ended first.
-first="if [ {rank} = 1 ]; then (trap '' TERM; sleep $marker) & exit 5; else sleep 0.3; exit 1; fi"
+# SIGKILL); rank 0 fails 0.3 s after it (a file says when), as a peer of a dead rank does, and its
+# guard ends first. The culprit is named by when each failed, not by whose guard ended first.
+rm -f "$tmp/failed"
+first="if [ {rank} = 1 ]; then (trap '' TERM; sleep $marker) & touch $tmp/failed; exit 5;"
+first+=" else until [ -e $tmp/failed ]; do sleep 0.05; done; sleep 0.3; exit 1; fi"
 job "$tmp/e.json" "[\"sh\", \"-c\", \"$busy; $first\"]" '"timeout": "60s"'
 fails_clearly "rank 1 failing first, its guard ending last" \
   'rank 1 exited with 5 \(the first to fail\); the log .*\.rank1\.log ends'

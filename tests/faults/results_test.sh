@@ -36,6 +36,13 @@ refused "resume a simulated folder for real" "a simulated run; this one is real"
 experiment "$tmp/edited.json" '"schedules": ["1f1b", "kfkb:k=2"], "repetitions": 2, "workload": {"fwd": "2ms"}'
 refused "resume with an edited experiment file" "the experiment file or one of its scenario files changed since" \
   "$contend" run "$tmp/edited.json" --simulate --no-report --resume "$tmp/sim"
+# Laid out anew, with a description: the same experiment, resumed.
+python3 -c 'import json, sys; e = json.load(open(sys.argv[1])); e["description"] = "notes"
+json.dump(e, open(sys.argv[2], "w"), indent=4)' "$tmp/e.json" "$tmp/described.json"
+cp -r "$tmp/sim" "$tmp/described"
+head -1 "$tmp/sim/cells.jsonl" >"$tmp/described/cells.jsonl"
+"$contend" run "$tmp/described.json" --simulate --no-report --resume "$tmp/described" >"$tmp/described.out" 2>&1 ||
+  fail "resume with the experiment laid out anew and described: $(tail -3 "$tmp/described.out")"
 cp -r "$tmp/sim" "$tmp/damaged"
 printf '{"schema": "contend.cell/1", "id": "steady.1f1b.r1", "throughput": \n' >>"$tmp/damaged/cells.jsonl"
 refused "resume with a damaged cells.jsonl" "cells.jsonl:5" \

@@ -105,7 +105,8 @@ TEST_CASE("bad command experiments say where and what", "[job]") {
   CHECK_THAT(error_of(R"("workload": {"command": ["x"]}, "variants": [{"name": "a"}, {"name": "a"}])"),
              Catch::Contains("/variants/1/name") && Catch::Contains("twice"));
   // Names that differ but would share a cell id: one would never run and report the other's cells.
-  CHECK_THAT(error_of(R"("workload": {"command": ["x"]}, "variants": [{"name": "a-b"}, {"name": "c"}, {"name": "a=b"}])"),
+  CHECK_THAT(error_of(R"("workload": {"command": ["x"]},
+                          "variants": [{"name": "a-b"}, {"name": "c"}, {"name": "a=b"}])"),
              Catch::Contains("/variants") && Catch::Contains("\"a-b\" and \"a=b\" would both be \"a-b\""));
   CHECK(parse(kScenarios + R"("workload": {"command": ["x"]}, "variants": [{"name": "a_b"}, {"name": "a.b"}])").ok());
   CHECK_THAT(error_of(R"("workload": {"command": ["x"]}, "variants": [{"name": "a"}], "baseline": "b")"),
@@ -214,9 +215,12 @@ TEST_CASE("a rank log's step lines are steps on the steady clock, other lines ar
 
 TEST_CASE("a guard's failure line says when and how its command failed, read back from the log", "[job]") {
   CHECK_THAT(failure_line({12.5, 139}), Catch::Contains("the command was killed by signal 11 (code 139)"));
-  // What the command's processes print after it failed follows the line; the last one counts.
-  const TempFile log(log_line(10, false, "step 1") + failure_line({11.25, 7}) + log_line(11.3, true, "a child's last word") +
-                     log_line(11.4, false, "contend job-rank: the command exited with 9 (code nine)"));
+  // What the command's processes print after it failed follows the line; the last one counts, and
+  // a malformed one or one on stdout (the job's own) is not one.
+  const TempFile log(log_line(10, false, "step 1") + failure_line({11.25, 7}) +
+                     log_line(11.3, true, "a child's last word") +
+                     log_line(11.4, true, "contend job-rank: the command exited with 9 (code nine)") +
+                     log_line(11.5, false, "contend job-rank: the command exited with 3 (code 3)"));
   const auto failure = command_failure(log.path);
   REQUIRE(failure);
   CHECK(failure->steady_s == Approx(11.25));

@@ -319,6 +319,16 @@ TEST_CASE("summaries give speedups over the baseline and compare by speedup", "[
   CHECK_THAT(summary_csv(ref), Catch::StartsWith("scenario,schedule,repetitions,throughput_median"));
 }
 
+TEST_CASE("a cell of one repetition shows no interval in the table, not a zero one", "[runner]") {
+  const std::vector<std::pair<std::string, std::string>> order = {{"s", "1f1b"}, {"s", "kfkb:k=2"}};
+  const std::string one = summary_table(summarize("e", "1f1b", "real", order, {{{"s", "1f1b"}, {100}},
+                                                                              {{"s", "kfkb:k=2"}, {120}}}));
+  CHECK_THAT(one, Catch::Contains("1.200") && !Catch::Contains("+/-0") && !Catch::Contains(" 0.0"));
+  const std::string two = summary_table(summarize("e", "1f1b", "real", order, {{{"s", "1f1b"}, {100, 102}},
+                                                                              {{"s", "kfkb:k=2"}, {120, 118}}}));
+  CHECK_THAT(two, Catch::Contains(" +/-0."));  // the speedup's interval
+}
+
 TEST_CASE("cells that never ran show no numbers, not zeros, and are missing to a comparison", "[runner]") {
   const std::vector<std::pair<std::string, std::string>> order = {{"s", "1f1b"}, {"s", "kfkb:k=2"}};
   auto stopped = summarize("e", "1f1b", "real", order, {{{"s", "1f1b"}, {100, 101}}});

@@ -1,14 +1,13 @@
 #include "contend/runner/job_log.h"
 
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "contend/common/child_process.h"
 #include "contend/common/fd.h"
-#include "../cell_wait.h"
 
 namespace contend::runner {
 namespace {
@@ -19,6 +18,7 @@ constexpr std::string_view kFailed = "contend job-rank: the command ";
 struct LogLine {
   double steady_s = 0;
   std::string_view text;
+  bool from_stderr = false;
 };
 
 // "<seconds> out|err <text>"; nullopt for anything else.
@@ -36,16 +36,17 @@ std::optional<LogLine> read_log_line(std::string_view line) {
   const std::string_view rest = line.substr(space + 1);
   for (const std::string_view stream : {"out", "err"}) {
     if (rest.substr(0, stream.size()) == stream && (rest.size() == stream.size() || rest[stream.size()] == ' ')) {
-      return LogLine{t, rest.size() == stream.size() ? std::string_view() : rest.substr(stream.size() + 1)};
+      return LogLine{t, rest.size() == stream.size() ? std::string_view() : rest.substr(stream.size() + 1),
+                     stream == "err"};
     }
   }
   return std::nullopt;
 }
 
-// A failure_line, read back; nullopt for any other line.
+// A failure_line, read back; nullopt for any other line (one on stdout is the job's own).
 std::optional<CommandFailure> read_failure(std::string_view line) {
   const auto read = read_log_line(line);
-  if (!read || read->text.substr(0, kFailed.size()) != kFailed || read->text.back() != ')') {
+  if (!read || !read->from_stderr || read->text.substr(0, kFailed.size()) != kFailed || read->text.back() != ')') {
     return std::nullopt;
   }
   const std::size_t at = read->text.rfind("(code ");
@@ -78,11 +79,10 @@ std::string failure_line(const CommandFailure& failure) {
 }
 
 std::optional<CommandFailure> command_failure(const std::string& log_path) {
-  const std::string tail = file_tail(log_path, 64 * 1024);
+  std::ifstream in(log_path);
   std::optional<CommandFailure> last;
-  for (std::size_t start = 0, nl = 0; start < tail.size(); start = nl + 1) {
-    nl = std::min(tail.find('\n', start), tail.size());
-    if (auto failure = read_failure(std::string_view(tail).substr(start, nl - start))) {
+  for (std::string line; std::getline(in, line);) {
+    if (auto failure = read_failure(line)) {
       last = failure;
     }
   }

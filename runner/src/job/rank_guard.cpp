@@ -112,11 +112,10 @@ sigset_t block_stop_signals(sigset_t& before) {
 }
 
 // Logs the command's output until it ends (its code; a failure also logged at once, failure_line)
-// or `stop` is set (nullopt). The
-// guard wakes only for the command's output, its end (a pidfd) and the stop signals: a job's CPU
-// is not the guard's to take. The stop signals are blocked but while it waits (ppoll), so one that
-// comes after `stop` was read still ends the wait. Without a pidfd (a kernel before 5.3) it looks
-// for the command's end every 50 ms.
+// or `stop` is set (nullopt). The guard wakes only for the command's output, its end (a pidfd)
+// and the stop signals: a job's CPU is not the guard's to take. The stop signals are blocked but
+// while it waits (ppoll), so one that comes after `stop` was read still ends the wait. Without a
+// pidfd (a kernel before 5.3) it looks for the command's end every 50 ms.
 std::optional<int> watch(ChildProcess& child, std::vector<Stream>& streams, const Fd& log,
                          const std::atomic<bool>& stop) {
   const Fd exited(static_cast<int>(::syscall(SYS_pidfd_open, child.pid(), 0)));
@@ -158,7 +157,8 @@ int run_rank_guard(const RankGuardOptions& o, const std::atomic<bool>& stop) {
   out->second.reset();
   err->second.reset();
   if (!child) {
-    const std::string line = log_line(steady_now(), true, "contend job-rank: " + child.error().message);
+    const std::string line = log_line(steady_now(), true, "contend job-rank: " + child.error().message) +
+                             failure_line({steady_now(), 127});
     (void)!::write(log->get(), line.data(), line.size());
     std::fprintf(stderr, "contend job-rank: %s\n", child.error().message.c_str());
     return 127;

@@ -1,7 +1,8 @@
 #pragma once
 // ChildProcess: one started program, owned until it is reaped. Move-only. The destructor ends a
 // child that is still running (SIGTERM, then SIGKILL after a grace period) and reaps it, so no
-// process outlives its owner. Only the child's own PID is ever signalled.
+// process outlives its owner. Only the child's own PID is ever signalled. A child starts with no
+// signal blocked, whatever its spawner blocks.
 // Not thread-safe: one owner thread.
 
 #include <sys/types.h>
@@ -74,5 +75,8 @@ class ChildProcess {
   int exit_code_ = -1;
   ChildOptions options_;
 };
+
+// How a child ended, for people, from wait()'s code: "exited with 1", "was killed by signal 9".
+std::string ending(int code);
 
 }  // namespace contend

@@ -5,7 +5,8 @@
 //   1234.567890 out {"schema": "contend.step/1", "samples": 32, "seconds": 0.41}
 //   1234.601223 err [rank0]: warning: ...
 // Written by `contend job-rank` (rank_guard.h), read here into the steps the job reported.
-// Pure but for job_steps, which reads the file. Thread-safe.
+// Pure but for the functions given a file's path, which read it (write_job_steps also writes one).
+// Thread-safe.
 
 #include <optional>
 #include <string>
@@ -30,11 +31,11 @@ struct CommandFailure {
   int code = 0;
 };
 
-// The line a guard writes to its rank log as soon as its command failed ("... the command exited
-// with 7 (code 7)"; what the command's processes still print follows it), and the last such line
-// among the log's last 64 KiB, read back (nullopt: none, or the log cannot be read). The runner
-// names the rank that failed first by it: its peers fail milliseconds later, and their guards may
-// end before its own.
+// The line a guard writes to its rank log (on its stderr side) as soon as its command failed or
+// could not start ("... the command exited with 7 (code 7)"; what the command's processes still
+// print follows it), and the last such line of a log, read back (nullopt: none, or the log cannot
+// be read). The runner names the rank that failed first by it: its peers fail milliseconds later,
+// and their guards may end before its own.
 std::string failure_line(const CommandFailure& failure);
 std::optional<CommandFailure> command_failure(const std::string& log_path);
 
