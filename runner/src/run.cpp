@@ -43,12 +43,12 @@ std::string fingerprinted(const std::string& path) {
   if (!text) {
     return {};
   }
-  auto json = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded() || !json.is_object()) {
+  auto json = parse_json(*text, path);
+  if (!json || !json->is_object()) {
     return *text;
   }
-  json.erase("description");
-  return json.dump();
+  json->erase("description");
+  return json->dump();
 }
 
 // The fingerprint of the files the experiment was read from (its own and its scenarios'), in hex:
