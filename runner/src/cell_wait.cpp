@@ -30,16 +30,13 @@ std::string still_running(const std::vector<ChildProcess>& processes, const Cell
 
 // Process `found` failed with `code`: the one whose log says it failed first, with its code, where
 // the logs say (its guard may still be ending what its command left); else `found`.
-std::pair<std::size_t, int> first_to_fail(std::size_t count, const CellProcesses& names, std::size_t found, int code) {
-  std::pair<std::size_t, int> out{found, code};
-  std::optional<double> first;
-  for (std::size_t i = 0; names.failure && i < count; ++i) {
-    if (auto failure = names.failure(i); failure && (!first || failure->steady_s < *first)) {
-      first = failure->steady_s;
-      out = {i, failure->code};
+std::pair<std::size_t, int> first_to_fail(const CellProcesses& names, std::size_t found, int code) {
+  if (names.first_failed) {
+    if (auto first = names.first_failed()) {
+      return *first;
     }
   }
-  return out;
+  return {found, code};
 }
 
 }  // namespace
@@ -58,7 +55,7 @@ Result<void> wait_processes(std::vector<ChildProcess>& processes, const CellProc
       if (!code) {
         ++running;
       } else if (*code != 0) {
-        const auto [first, first_code] = first_to_fail(processes.size(), names, i, *code);
+        const auto [first, first_code] = first_to_fail(names, i, *code);
         return make_error(Errc::kIo, names.what + " " + std::to_string(first) + " " + ending(first_code) +
                                          " (the first to fail); " + log_ending(names.log(first)));
       }

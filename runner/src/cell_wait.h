@@ -9,27 +9,28 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "contend/common/child_process.h"
 #include "contend/common/result.h"
-#include "contend/runner/job_log.h"
 
 namespace contend::runner {
 
 // How a cell's processes are named in errors: "worker" or "rank", and the log process i wrote;
-// where their logs say when each failed (a rank guard's failure line), which failed first.
+// where their logs say when each failed (rank guards' failure lines), which failed first and its
+// code.
 struct CellProcesses {
   std::string what;
   std::function<std::string(std::size_t)> log;
-  std::function<std::optional<CommandFailure>(std::size_t)> failure = {};
+  std::function<std::optional<std::pair<std::size_t, int>>()> first_failed = {};
 };
 
 // "the log PATH ends:\n..." or, when it is empty (a process killed at once), says so.
 std::string log_ending(const std::string& log);
 
 // Waits until every process has ended: an error naming the first that failed (the others usually
-// fail because it did, and their errors say so; by `failure` where given, else the first found),
+// fail because it did, and their errors say so; by `first_failed` where given, else the first found),
 // on `stop`, after `timeout` (naming those still running), or as soon as `invalid` says why the
 // cell can no longer be measured. The caller ends what is left (the processes' destructors, or
 // end_all).

@@ -4,10 +4,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cell_wait.h"
 #include "contend/common/child_process.h"
 #include "contend/common/fd.h"
 #include "contend/pipeline/transport/tcp_transport.h"
 #include "contend/runner/job_hosts.h"
+#include "contend/runner/job_log.h"
 
 namespace contend::runner {
 namespace {
@@ -98,6 +100,18 @@ Result<nlohmann::json> command_vars(const Experiment& e, const Cell& cell) {
   return job_hosts_vars(e, cell);
 }
 
+// For a command cell that failed: "rank 1 exited with 3 (the first to fail, by the hosts'
+// clocks); the log ... ends: ...", from the rank logs collected; empty when none says it failed.
+std::string first_rank_failed(const Experiment& e, const Cell& cell, const CellFiles& files) {
+  const auto first =
+      e.job ? first_failure(files.log, static_cast<int>(e.scenarios[cell.scenario].nodes.size())) : std::nullopt;
+  if (!first) {
+    return {};
+  }
+  return "rank " + std::to_string(first->rank) + " " + ending(first->failure.code) +
+         " (the first to fail, by the hosts' clocks); " + log_ending(rank_log_path(files.log, first->rank)) + "\n";
+}
+
 }  // namespace
 
 Result<void> run_cell_hosts(const Experiment& e, const Cell& cell, const CellFiles& files, const HostsOptions& o,
@@ -129,7 +143,7 @@ Result<void> run_cell_hosts(const Experiment& e, const Cell& cell, const CellFil
     if (stop.load()) {
       return make_error(Errc::kIo, "stopped");
     }
-    return make_error(Errc::kIo, "ansible-playbook experiment.yml exited with " +
+    return make_error(Errc::kIo, first_rank_failed(e, cell, files) + "ansible-playbook experiment.yml exited with " +
                                      std::to_string(*code) + "; " + log + " ends:\n" + file_tail(log, 1500));
   }
   return {};

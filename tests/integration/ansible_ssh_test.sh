@@ -94,17 +94,23 @@ print(f"ok: the job's first step at {first:.1f} s on the scenario's clock")
 PY
   # A rank that fails is named, with its log collected, and ends the cell: its peers (here asleep
   # for 100 s, as a job's ranks wait on a peer that is gone) are ended then, not at the timeout.
-  sed 's|exec /usr/bin/python3[^"]*"|[ {rank} != 1 ] \|\| exit 3; exec sleep 100"|' "$tmp/job.json" >"$tmp/bad.json"
+  # Rank 2 fails first; rank 1 fails 0.3 s after it (a peer that lost it): the runner names rank 2,
+  # the first by the hosts' clocks, whichever host Ansible reports first.
+  mark="$tmp/work/rank2.failed"
+  sed "s|exec /usr/bin/python3[^\"]*\"|case {rank} in 2) touch $mark; exit 3;; 1) while [ ! -e $mark ]; do sleep 0.05; done; sleep 0.3; exit 4;; esac; exec sleep 100\"|" \
+    "$tmp/job.json" >"$tmp/bad.json"
   started=$SECONDS
   ! in_control "$contend" run "$tmp/bad.json" --hosts "$tmp/inventory.yml" --out "$tmp/bad" --no-report \
     >"$tmp/bad.txt" 2>&1 || fail "a rank that exits 3 did not fail the run"
   took=$((SECONDS - started))
-  grep -q "rank 1 (n1) exited with 3" "$tmp/bad.txt" || fail "the failed rank is not named: $(tail -20 "$tmp/bad.txt")"
+  grep -q "rank 2 exited with 3 (the first to fail, by the hosts' clocks); the log .*rank2\.log ends" "$tmp/bad.txt" ||
+    fail "the first rank to fail is not named first: $(tail -20 "$tmp/bad.txt")"
+  grep -q "rank 2 (n2) exited with 3" "$tmp/bad.txt" || fail "the failed rank is not named: $(tail -20 "$tmp/bad.txt")"
   ! grep -q "still running" "$tmp/bad.txt" || fail "a rank ended for its failed peer was blamed: $(tail -20 "$tmp/bad.txt")"
-  grep -q "out rank 1 of 3" "$tmp/bad/runs/three.job.r1.rank1.log" || fail "the failed rank's log was not collected"
+  grep -q "out rank 2 of 3" "$tmp/bad/runs/three.job.r1.rank2.log" || fail "the failed rank's log was not collected"
   [ "$took" -lt 80 ] || fail "the run took $took s: it waited for the sleeping ranks, not for the failed one"
   ! ls "$tmp/bad/runs/"*.failed >/dev/null 2>&1 || fail "the failure mark was left in the results"
-  echo "ok: a failed rank ended its cell in $took s (its peers asleep for 100 s)"
+  echo "ok: a failed rank ended its cell in $took s (its peers asleep for 100 s), named first before its peer"
 else
   echo "SKIP (command experiment): needs python3-torch for /usr/bin/python3 (scripts/install-deps.sh installs it)"
 fi

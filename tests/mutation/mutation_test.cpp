@@ -255,6 +255,21 @@ TEST_CASE("a user's job's rank log, mutated, is read into steps by every output 
   }
 }
 
+TEST_CASE("a rank log's failure line, mutated, is read back whole or not at all", "[mutation]") {
+  Scratch scratch;
+  const std::string log = runner::log_line(100.0, false, "step 1") + runner::failure_line({7, 101.25, 1764806400.5}) +
+                          runner::log_line(101.5, true, "Traceback (most recent call last):");
+  survive("rank log's failure line", log, [&](const std::string& text) {
+    const auto failure = runner::command_failure(scratch.write("rank1.log", text));
+    if (failure) {  // what is read is a failure: a code a process can exit with, times on the clocks
+      CHECK((failure->code >= 1 && failure->code <= 255));
+      CHECK((std::isfinite(failure->steady_s) && failure->steady_s >= 0));
+      CHECK((std::isfinite(failure->system_s) && failure->system_s >= 0));
+    }
+    return failure && failure->code == 7 && failure->steady_s == 101.25 && failure->system_s == 1764806400.5;
+  });
+}
+
 TEST_CASE("schedule CSVs, mutated, parse or are refused, and what parses validates or is refused", "[mutation]") {
   for (const std::string& path : files_in("tests/golden", ".csv")) {
     survive(path, text_of(path), [&](const std::string& text) {

@@ -53,10 +53,11 @@ std::string value_of(const std::vector<std::string>& env, const std::string& nam
   return "(unset)";
 }
 
-// A temp file holding `text`, removed with the object.
+// A temp file holding `text` (at `at`, or a new name), removed with the object.
 struct TempFile {
-  explicit TempFile(const std::string& text) : path("/tmp/contend-job-test-" + std::to_string(::getpid()) + "-" +
-                                                    std::to_string(counter++)) {
+  explicit TempFile(const std::string& text, const std::string& at = "")
+      : path(!at.empty() ? at
+                         : "/tmp/contend-job-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++)) {
     std::ofstream(path) << text;
   }
   ~TempFile() { std::remove(path.c_str()); }
@@ -214,20 +215,42 @@ TEST_CASE("a rank log's step lines are steps on the steady clock, other lines ar
 }
 
 TEST_CASE("a guard's failure line says when and how its command failed, read back from the log", "[job]") {
-  CHECK_THAT(failure_line({12.5, 139}), Catch::Contains("the command was killed by signal 11 (code 139)"));
+  CHECK_THAT(
+      failure_line({139, 12.5, 1764806400.25}),
+      Catch::Contains("the command was killed by signal 11 (code 139, at 1764806400.250000 on the system clock)"));
   // What the command's processes print after it failed follows the line; the last one counts, and
   // a malformed one or one on stdout (the job's own) is not one.
-  const TempFile log(log_line(10, false, "step 1") + failure_line({11.25, 7}) +
-                     log_line(11.3, true, "a child's last word") +
-                     log_line(11.4, true, "contend job-rank: the command exited with 9 (code nine)") +
-                     log_line(11.5, false, "contend job-rank: the command exited with 3 (code 3)"));
+  const TempFile log(
+      log_line(10, false, "step 1") + failure_line({7, 11.25, 1764806401.5}) +
+      log_line(11.3, true, "a child's last word") +
+      log_line(11.4, true, "contend job-rank: the command exited with 9 (code nine, at 1 on the system clock)") +
+      log_line(11.4, true, "contend job-rank: the command exited with 9 (code 9, at x on the system clock)") +
+      log_line(11.4, true, "contend job-rank: the command exited with 9 (code 9.5, at 1 on the system clock)") +
+      log_line(11.4, true, "contend job-rank: the command exited with 9 (code 9)") +
+      log_line(11.5, false, "contend job-rank: the command exited with 3 (code 3, at 1 on the system clock)"));
   const auto failure = command_failure(log.path);
   REQUIRE(failure);
   CHECK(failure->steady_s == Approx(11.25));
+  CHECK(failure->system_s == Approx(1764806401.5));
   CHECK(failure->code == 7);
   const TempFile fine(log_line(10, false, "step 1") + log_line(10.5, true, "the command exited with 3 (code 3)"));
   CHECK_FALSE(command_failure(fine.path));
   CHECK_FALSE(command_failure(fine.path + ".missing"));
+}
+
+TEST_CASE("the rank that failed first is the one whose failure line is earliest by the system clock", "[job]") {
+  // Ranks on three hosts: their steady clocks have nothing in common, their system clocks agree.
+  // Rank 1 failed first; rank 2's peer failed 0.3 s later, rank 0 still ran (no line).
+  const std::string cell = "/tmp/contend-job-test-" + std::to_string(::getpid()) + "-first.log";
+  const TempFile rank0(log_line(5, false, "step 1"), rank_log_path(cell, 0));
+  const TempFile rank1(log_line(900, false, "step 1") + failure_line({3, 901, 1764806400.0}), rank_log_path(cell, 1));
+  const TempFile rank2(failure_line({1, 20, 1764806400.3}), rank_log_path(cell, 2));
+  const auto first = first_failure(cell, 3);
+  REQUIRE(first);
+  CHECK(first->rank == 1);
+  CHECK(first->failure.code == 3);
+  CHECK_FALSE(first_failure(cell, 1));  // rank 0 alone: none failed
+  CHECK_FALSE(first_failure(cell + ".none", 3));
 }
 
 TEST_CASE("a job's throughput leaves out its warm-up and fails clearly on a log with no step", "[job]") {

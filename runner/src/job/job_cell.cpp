@@ -174,7 +174,13 @@ Result<void> run_job_cell(const Experiment& e, const Cell& cell, const CellFiles
     return ranks.error();
   }
   const auto log_of = [&](std::size_t r) { return rank_log_path(files.log, static_cast<int>(r)); };
-  const CellProcesses names{"rank", log_of, [&](std::size_t r) { return command_failure(log_of(r)); }};
+  const auto first_failed = [&]() -> std::optional<std::pair<std::size_t, int>> {
+    if (auto first = first_failure(files.log, static_cast<int>(ranks->size()))) {
+      return std::pair<std::size_t, int>(first->rank, first->failure.code);
+    }
+    return std::nullopt;
+  };
+  const CellProcesses names{"rank", log_of, first_failed};
   auto ok = wait_processes(*ranks, names, e.job->timeout, stop, [&] { return net->play_failed(); });
   end_all(*ranks);  // the others of a rank that failed would wait for it
   if (!ok) {

@@ -14,6 +14,21 @@ namespace {
 
 // How a guard's failure line begins (failure_line).
 constexpr std::string_view kFailed = "contend job-rank: the command ";
+// ... and goes on: "exited with 7 (code 7, at 1764806400.250000 on the system clock)".
+constexpr std::string_view kFailedCode = " (code ";
+constexpr std::string_view kFailedTime = ", at ";
+constexpr std::string_view kFailedEnd = " on the system clock)";
+
+// The number `text` is, whole; nullopt for anything else.
+std::optional<double> whole_number(std::string_view text) {
+  const std::string number(text);
+  char* end = nullptr;
+  const double value = std::strtod(number.c_str(), &end);
+  if (number.empty() || end != number.c_str() + number.size() || !std::isfinite(value)) {
+    return std::nullopt;
+  }
+  return value;
+}
 
 struct LogLine {
   double steady_s = 0;
@@ -27,16 +42,14 @@ std::optional<LogLine> read_log_line(std::string_view line) {
   if (space == std::string_view::npos || space == 0 || space > 32) {
     return std::nullopt;
   }
-  const std::string number(line.substr(0, space));
-  char* end = nullptr;
-  const double t = std::strtod(number.c_str(), &end);
-  if (end != number.c_str() + number.size() || !(t >= 0) || !std::isfinite(t)) {
+  const auto t = whole_number(line.substr(0, space));
+  if (!t || !(*t >= 0)) {
     return std::nullopt;
   }
   const std::string_view rest = line.substr(space + 1);
   for (const std::string_view stream : {"out", "err"}) {
     if (rest.substr(0, stream.size()) == stream && (rest.size() == stream.size() || rest[stream.size()] == ' ')) {
-      return LogLine{t, rest.size() == stream.size() ? std::string_view() : rest.substr(stream.size() + 1),
+      return LogLine{*t, rest.size() == stream.size() ? std::string_view() : rest.substr(stream.size() + 1),
                      stream == "err"};
     }
   }
@@ -46,20 +59,23 @@ std::optional<LogLine> read_log_line(std::string_view line) {
 // A failure_line, read back; nullopt for any other line (one on stdout is the job's own).
 std::optional<CommandFailure> read_failure(std::string_view line) {
   const auto read = read_log_line(line);
-  if (!read || !read->from_stderr || read->text.substr(0, kFailed.size()) != kFailed || read->text.back() != ')') {
+  if (!read || !read->from_stderr || read->text.substr(0, kFailed.size()) != kFailed ||
+      read->text.size() < kFailedEnd.size() || read->text.substr(read->text.size() - kFailedEnd.size()) != kFailedEnd) {
     return std::nullopt;
   }
-  const std::size_t at = read->text.rfind("(code ");
-  if (at == std::string_view::npos) {
+  const std::string_view text = read->text.substr(0, read->text.size() - kFailedEnd.size());
+  const std::size_t code_at = text.rfind(kFailedCode);
+  const std::size_t time_at = text.rfind(kFailedTime);
+  if (code_at == std::string_view::npos || time_at == std::string_view::npos || time_at < code_at) {
     return std::nullopt;
   }
-  const std::string code(read->text.substr(at + 6, read->text.size() - at - 7));
-  char* end = nullptr;
-  const long value = std::strtol(code.c_str(), &end, 10);
-  if (code.empty() || *end != '\0' || value < 1 || value > 255) {
+  const std::size_t code_from = code_at + kFailedCode.size();
+  const auto code = whole_number(text.substr(code_from, time_at - code_from));
+  const auto system_s = whole_number(text.substr(time_at + kFailedTime.size()));
+  if (!code || !system_s || !(*code >= 1 && *code <= 255) || *code != std::floor(*code) || !(*system_s >= 0)) {
     return std::nullopt;
   }
-  return CommandFailure{read->steady_s, static_cast<int>(value)};
+  return CommandFailure{static_cast<int>(*code), read->steady_s, *system_s};
 }
 
 }  // namespace
@@ -74,8 +90,11 @@ std::string log_line(double steady_s, bool from_stderr, std::string_view text) {
 }
 
 std::string failure_line(const CommandFailure& failure) {
+  char at[48];
+  std::snprintf(at, sizeof at, "%.6f", failure.system_s);
   return log_line(failure.steady_s, true,
-                  std::string(kFailed) + ending(failure.code) + " (code " + std::to_string(failure.code) + ")");
+                  std::string(kFailed) + ending(failure.code) + std::string(kFailedCode) +
+                      std::to_string(failure.code) + std::string(kFailedTime) + at + std::string(kFailedEnd));
 }
 
 std::optional<CommandFailure> command_failure(const std::string& log_path) {
@@ -87,6 +106,17 @@ std::optional<CommandFailure> command_failure(const std::string& log_path) {
     }
   }
   return last;
+}
+
+std::optional<RankFailure> first_failure(const std::string& cell_log, int ranks) {
+  std::optional<RankFailure> out;
+  for (int r = 0; r < ranks; ++r) {
+    if (auto failure = command_failure(rank_log_path(cell_log, r));
+        failure && (!out || failure->system_s < out->failure.system_s)) {
+      out = RankFailure{r, *failure};
+    }
+  }
+  return out;
 }
 
 Result<std::vector<Interval>> job_steps(const std::string& log_path, const OutputSpec& output) {

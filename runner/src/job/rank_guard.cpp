@@ -23,6 +23,12 @@ double steady_now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+// The command's failure with `code`, now.
+CommandFailure failed_now(int code) {
+  return {code, steady_now(),
+          std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count()};
+}
+
 // One stream of the command: its pipe's read end and the line it has begun.
 struct Stream {
   Fd fd;
@@ -129,7 +135,7 @@ std::optional<int> watch(ChildProcess& child, std::vector<Stream>& streams, cons
     }
   }
   if (out && *out != 0) {
-    const std::string line = failure_line({steady_now(), *out});
+    const std::string line = failure_line(failed_now(*out));
     (void)!::write(log.get(), line.data(), line.size());
   }
   ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
@@ -157,8 +163,8 @@ int run_rank_guard(const RankGuardOptions& o, const std::atomic<bool>& stop) {
   out->second.reset();
   err->second.reset();
   if (!child) {
-    const std::string line = log_line(steady_now(), true, "contend job-rank: " + child.error().message) +
-                             failure_line({steady_now(), 127});
+    const std::string line =
+        log_line(steady_now(), true, "contend job-rank: " + child.error().message) + failure_line(failed_now(127));
     (void)!::write(log->get(), line.data(), line.size());
     std::fprintf(stderr, "contend job-rank: %s\n", child.error().message.c_str());
     return 127;

@@ -25,19 +25,31 @@ inline constexpr std::size_t kMaxLogLine = 64 * 1024;
 // One rank log line for `text` (without its newline) read at `steady_s` from stderr or stdout.
 std::string log_line(double steady_s, bool from_stderr, std::string_view text);
 
-// When a rank's command failed by itself, on the steady clock, and its exit code (128 + signal).
+// How a rank's command failed by itself: its exit code (128 + signal), and when, on the steady
+// clock and on the system clock (seconds since the epoch: the hosts of a cluster run agree on it,
+// to contend_max_clock_offset_ms).
 struct CommandFailure {
-  double steady_s = 0;
   int code = 0;
+  double steady_s = 0;
+  double system_s = 0;
 };
 
 // The line a guard writes to its rank log (on its stderr side) as soon as its command failed or
-// could not start ("... the command exited with 7 (code 7)"; what the command's processes still
-// print follows it), and the last such line of a log, read back (nullopt: none, or the log cannot
-// be read). The runner names the rank that failed first by it: its peers fail milliseconds later,
-// and their guards may end before its own.
+// could not start ("... the command exited with 7 (code 7, at 1764806400.25 on the system
+// clock)"; what the command's processes still print follows it), and the last such line of a
+// log, read back (nullopt: none, or the log cannot be read).
 std::string failure_line(const CommandFailure& failure);
 std::optional<CommandFailure> command_failure(const std::string& log_path);
+
+// Of the `ranks` rank logs of a cell whose log is `cell_log` (rank_log_path), the rank whose
+// failure line is earliest by the system clock, with it; nullopt when no log has one. The runner
+// names the rank that failed first by it: its peers fail milliseconds later, and their guards may
+// end before its own (on one host), or their hosts report first (--hosts).
+struct RankFailure {
+  int rank = 0;
+  CommandFailure failure;
+};
+std::optional<RankFailure> first_failure(const std::string& cell_log, int ranks);
 
 // The steps rank `job.output_rank`'s log reports, as intervals of the steady clock: a step with
 // its own time ends when its line was read; a rate-only step (torchtitan's) covers the time since
