@@ -9,10 +9,12 @@ weights. Rank 0 prints one line per measured step on stdout, flushed as it ends:
 
   {"schema": "contend.step/1", "step": 0, "samples": 64, "seconds": 0.1834}
 
-samples: the global batch (--batch x WORLD_SIZE); seconds: the step's wall time from zeroing the
-gradients to the end of the optimizer step, the all-reduce included (DDP's backward returns when
-it is done). The --warmup-steps first steps are run but not printed. Progress and the start-up
-times go to stderr.
+samples: the global batch (--batch x WORLD_SIZE); seconds: the step's wall time, from the end of
+the step before (its line printed) to the end of this one's optimizer step, the all-reduce
+included (DDP's backward returns when it is done): everything the loop does, as a training loop's
+elapsed time per iteration is. With --device-ms each step also waits that long after its
+backward, a stand-in for the kernels of a GPU job (its CPU idle meanwhile). The --warmup-steps
+first steps are run but not printed. Progress and the start-up times go to stderr.
 
 Environment (as torchrun and contend set it): RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT
 (init_method env://). Inside a network namespace gloo also needs GLOO_SOCKET_IFNAME (the node's
@@ -64,11 +66,15 @@ def parse_args():
     p.add_argument("--seed", type=int, default=1234, help="seed of the model, teacher and data (default 1234)")
     p.add_argument("--bucket-cap-mb", type=float, default=25.0, help="DDP gradient bucket size in MiB (default 25)")
     p.add_argument("--threads", type=int, default=1, help="torch intra-op threads per rank (default 1)")
+    p.add_argument("--device-ms", type=float, default=0.0,
+                   help="milliseconds each step also waits, as for a GPU's kernels (default 0)")
     p.add_argument("--timeout", type=float, default=60.0,
                    help="seconds to wait for the rendezvous and for any collective (default 60)")
     a = p.parse_args()
-    if min(a.hidden, a.layers, a.classes, a.batch, a.steps, a.threads) < 1 or a.warmup_steps < 0 or a.timeout <= 0:
-        p.error("sizes, --steps and --threads must be >= 1, --warmup-steps >= 0, --timeout > 0")
+    if min(a.hidden, a.layers, a.classes, a.batch, a.steps, a.threads) < 1 or a.warmup_steps < 0 or a.timeout <= 0 \
+            or not 0 <= a.device_ms < 1e6:
+        p.error("sizes, --steps and --threads must be >= 1, --warmup-steps >= 0, --timeout > 0, "
+                "--device-ms in [0, 1e6)")
     return a
 
 
@@ -112,14 +118,17 @@ def main():
                   f"init_process_group {t_joined - t_imported:.2f} s")
 
     times, losses = [], []
+    t0 = time.perf_counter()
     for i in range(args.warmup_steps + args.steps):
         x, y = pool[i % len(pool)]
-        t0 = time.perf_counter()
         optimizer.zero_grad(set_to_none=True)
         loss = loss_fn(model(x), y)
         loss.backward()  # returns once DDP's all-reduce of every bucket has finished
+        if args.device_ms:
+            time.sleep(args.device_ms / 1e3)
         optimizer.step()
-        seconds = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        seconds, t0 = t1 - t0, t1
         losses.append(loss.item())
         if i == 0 and rank == 0:
             log(rank, f"first step done {time.monotonic() - T_START:.2f} s after the interpreter started")
