@@ -11,13 +11,15 @@
 # their jobs' (sampled from /proc).
 # Root; needs python3-torch for /usr/bin/python3.
 # Run: bash bench/own_job_overhead.sh build/default/bin/contend   (ROUNDS=9 STEPS=400 by default;
-# JOB_ARGS="--device-ms 20": steps that also wait 20 ms as for a GPU's kernels, the CPUs not saturated)
+# JOB_ARGS="--device-ms 100" ROUNDS=15 STEPS=100: steps that also wait 100 ms as for a GPU's
+# kernels, the CPUs not saturated: what resolved the 1% goal here, docs/own-job.md)
 set -euo pipefail
 contend=$(realpath "${1:-build/default/bin/contend}")
 src=$(cd "$(dirname "$0")/.." && pwd)
 rounds=${ROUNDS:-9}
+[ "$rounds" -ge 6 ] 2>/dev/null || { echo "ROUNDS=$rounds: at least 6 (a 95% interval of the median needs 6)" >&2; exit 2; }
 steps=${STEPS:-400}
-job_args=${JOB_ARGS:-}  # more of the job's options, e.g. "--device-ms 20" (a GPU job's steps)
+job_args=${JOB_ARGS:-}  # more of the job's options, e.g. "--device-ms 100" (a GPU job's steps)
 tmp=$(mktemp -d)
 run=ob$$
 export CONTEND_STATE_DIR=$tmp
@@ -132,11 +134,11 @@ done
 python3 - "${ratios[*]}" "${noise[*]}" "${shares[*]}" <<'PY'
 import math, statistics, sys
 r, n, c = (sorted(float(x) for x in arg.split()) for arg in sys.argv[1:4])
-def median_interval(xs):  # distribution-free: order statistics k and len - k + 1, >= 95% where len >= 6
+def median_interval(xs):  # distribution-free: order statistics k and len - k + 1, >= 95% (6 or more)
     k = 0
     while k < len(xs) // 2 and sum(math.comb(len(xs), j) for j in range(k + 1)) / 2 ** len(xs) <= 0.025:
         k += 1
-    return (xs[k - 1], xs[-k]) if k else (xs[0], xs[-1])
+    return xs[k - 1], xs[-k]
 low, high = median_interval(r)
 spread = statistics.median(abs(x - 1) for x in n)
 print(f"guarded / bare: median {statistics.median(r):.4f} (95% interval {low:.4f}-{high:.4f}, range "

@@ -9,10 +9,10 @@ weights. Rank 0 prints one line per measured step on stdout, flushed as it ends:
 
   {"schema": "contend.step/1", "step": 0, "samples": 64, "seconds": 0.1834}
 
-samples: the global batch (--batch x WORLD_SIZE); seconds: the step's wall time, from the end of
-the step before (its line printed) to the end of this one's optimizer step, the all-reduce
-included (DDP's backward returns when it is done): everything the loop does, as a training loop's
-elapsed time per iteration is. With --device-ms each step also waits that long after its
+samples: the global batch (--batch x WORLD_SIZE); seconds: the step's wall time, from the step
+before's line printed to this one's loss read, the all-reduce included (DDP's backward returns
+when it is done): everything the loop does but print, as a training loop's elapsed time per
+iteration is, and no two steps' times overlap. With --device-ms each step also waits that long after its
 backward, a stand-in for the kernels of a GPU job (its CPU idle meanwhile). The --warmup-steps
 first steps are run but not printed. Progress and the start-up times go to stderr.
 
@@ -127,17 +127,16 @@ def main():
         if args.device_ms:
             time.sleep(args.device_ms / 1e3)
         optimizer.step()
-        t1 = time.perf_counter()
-        seconds, t0 = t1 - t0, t1
         losses.append(loss.item())
+        seconds = time.perf_counter() - t0
         if i == 0 and rank == 0:
             log(rank, f"first step done {time.monotonic() - T_START:.2f} s after the interpreter started")
-        if i < args.warmup_steps:
-            continue
-        times.append(seconds)
-        if rank == 0:
-            print(json.dumps({"schema": "contend.step/1", "step": i - args.warmup_steps,
-                              "samples": args.batch * world, "seconds": round(seconds, 6)}), flush=True)
+        if i >= args.warmup_steps:
+            times.append(seconds)
+            if rank == 0:
+                print(json.dumps({"schema": "contend.step/1", "step": i - args.warmup_steps,
+                                  "samples": args.batch * world, "seconds": round(seconds, 6)}), flush=True)
+        t0 = time.perf_counter()  # the next step's time begins once this one's line is out
 
     if rank == 0:
         log(rank, f"{len(times)} steps, median {statistics.median(times) * 1e3:.1f} ms; "

@@ -9,10 +9,20 @@
 
 namespace contend::runner {
 
+namespace {
+
+// "the log PATH ends:\n..." or, when it is empty (a process killed at once), says so.
 std::string log_ending(const std::string& log) {
   const std::string tail = file_tail(log, 900);
   return tail.empty() ? "the log " + log + " is empty (nothing was written to it before this)"
                       : "the log " + log + " ends:\n" + tail;
+}
+
+}  // namespace
+
+std::string failed_first(const CellProcesses& names, std::size_t index, int code, const std::string& by) {
+  return names.what + " " + std::to_string(index) + " " + ending(code) + " (the first to fail" + by + "); " +
+         log_ending(names.log(index));
 }
 
 namespace {
@@ -56,8 +66,7 @@ Result<void> wait_processes(std::vector<ChildProcess>& processes, const CellProc
         ++running;
       } else if (*code != 0) {
         const auto [first, first_code] = first_to_fail(names, i, *code);
-        return make_error(Errc::kIo, names.what + " " + std::to_string(first) + " " + ending(first_code) +
-                                         " (the first to fail); " + log_ending(names.log(first)));
+        return make_error(Errc::kIo, failed_first(names, first, first_code));
       }
     }
     if (running == 0) {

@@ -26,8 +26,10 @@ struct CellProcesses {
   std::function<std::optional<std::pair<std::size_t, int>>()> first_failed = {};
 };
 
-// "the log PATH ends:\n..." or, when it is empty (a process killed at once), says so.
-std::string log_ending(const std::string& log);
+// "rank 1 exited with 3 (the first to fail<by>); the log PATH ends:\n...": process `index` of
+// `names`, which failed first with `code` (by: how that was known, e.g. ", by the hosts' clocks").
+std::string failed_first(const CellProcesses& names, std::size_t index, int code, const std::string& by = "");
+
 
 // Waits until every process has ended: an error naming the first that failed (the others usually
 // fail because it did, and their errors say so; by `first_failed` where given, else the first found),

@@ -108,8 +108,8 @@ std::string first_rank_failed(const Experiment& e, const Cell& cell, const CellF
   if (!first) {
     return {};
   }
-  return "rank " + std::to_string(first->rank) + " " + ending(first->failure.code) +
-         " (the first to fail, by the hosts' clocks); " + log_ending(rank_log_path(files.log, first->rank)) + "\n";
+  const CellProcesses ranks{"rank", [&](std::size_t r) { return rank_log_path(files.log, static_cast<int>(r)); }};
+  return failed_first(ranks, first->rank, first->failure.code, ", by the hosts' clocks") + "\n";
 }
 
 }  // namespace

@@ -283,9 +283,13 @@ Result<void> check_runnable_here(const Experiment& e, const RunOptions& o) {
 Result<double> measure_cell(const Experiment& e, const Cell& cell, const std::string& dir, const RunOptions& o,
                             const ScenarioNetwork& truth, const std::atomic<bool>& stop) {
   const CellFiles files = files_of(dir, e, cell);
+  std::vector<std::string> stale = {files.metrics, files.events, files.log};
+  for (int r = 0; e.job && r < static_cast<int>(e.scenarios[cell.scenario].nodes.size()); ++r) {
+    stale.push_back(rank_log_path(files.log, r));  // read for the first to fail, on one host or many
+  }
   std::error_code ec;
-  for (const std::string& stale : {files.metrics, files.events, files.log}) {
-    std::filesystem::remove(stale, ec);  // a cell interrupted before runs again from scratch
+  for (const std::string& path : stale) {
+    std::filesystem::remove(path, ec);  // a cell interrupted before runs again from scratch
   }
   if (auto ok = run_one(e, cell, files, o, truth, stop); !ok) {
     return ok.error();

@@ -226,6 +226,8 @@ TEST_CASE("a guard's failure line says when and how its command failed, read bac
       log_line(11.4, true, "contend job-rank: the command exited with 9 (code nine, at 1 on the system clock)") +
       log_line(11.4, true, "contend job-rank: the command exited with 9 (code 9, at x on the system clock)") +
       log_line(11.4, true, "contend job-rank: the command exited with 9 (code 9.5, at 1 on the system clock)") +
+      log_line(11.4, true, "contend job-rank: the command exited with 9 (code 0x9, at 1 on the system clock)") +
+      log_line(11.4, true, "contend job-rank: the command exited with 9 (code  9, at -1 on the system clock)") +
       log_line(11.4, true, "contend job-rank: the command exited with 9 (code 9)") +
       log_line(11.5, false, "contend job-rank: the command exited with 3 (code 3, at 1 on the system clock)"));
   const auto failure = command_failure(log.path);

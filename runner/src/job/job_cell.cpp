@@ -102,8 +102,6 @@ Result<std::vector<ChildProcess>> start_ranks(const Experiment& e, const Cell& c
       break;
     }
     const std::string rank_log = rank_log_path(files.log, place.rank);
-    std::error_code ec;
-    std::filesystem::remove(rank_log, ec);  // an interrupted attempt's
     auto guard = start_rank(*e.job, e.job->variants[cell.variant], place, plan.nodes[place.rank].second, rank_log, o,
                             cell_log);
     if (!guard) {

@@ -1,5 +1,6 @@
 #include "contend/runner/job_log.h"
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -19,12 +20,12 @@ constexpr std::string_view kFailedCode = " (code ";
 constexpr std::string_view kFailedTime = ", at ";
 constexpr std::string_view kFailedEnd = " on the system clock)";
 
-// The number `text` is, whole; nullopt for anything else.
+// The decimal number `text` is, whole (no sign, space or hex); nullopt for anything else.
 std::optional<double> whole_number(std::string_view text) {
-  const std::string number(text);
-  char* end = nullptr;
-  const double value = std::strtod(number.c_str(), &end);
-  if (number.empty() || end != number.c_str() + number.size() || !std::isfinite(value)) {
+  double value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || text.front() == '-' || ec != std::errc() || end != text.data() + text.size() ||
+      !std::isfinite(value)) {
     return std::nullopt;
   }
   return value;
@@ -43,7 +44,7 @@ std::optional<LogLine> read_log_line(std::string_view line) {
     return std::nullopt;
   }
   const auto t = whole_number(line.substr(0, space));
-  if (!t || !(*t >= 0)) {
+  if (!t) {
     return std::nullopt;
   }
   const std::string_view rest = line.substr(space + 1);
@@ -72,7 +73,7 @@ std::optional<CommandFailure> read_failure(std::string_view line) {
   const std::size_t code_from = code_at + kFailedCode.size();
   const auto code = whole_number(text.substr(code_from, time_at - code_from));
   const auto system_s = whole_number(text.substr(time_at + kFailedTime.size()));
-  if (!code || !system_s || !(*code >= 1 && *code <= 255) || *code != std::floor(*code) || !(*system_s >= 0)) {
+  if (!code || !system_s || !(*code >= 1 && *code <= 255) || *code != std::floor(*code)) {
     return std::nullopt;
   }
   return CommandFailure{static_cast<int>(*code), read->steady_s, *system_s};

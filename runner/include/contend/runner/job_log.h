@@ -27,7 +27,7 @@ std::string log_line(double steady_s, bool from_stderr, std::string_view text);
 
 // How a rank's command failed by itself: its exit code (128 + signal), and when, on the steady
 // clock and on the system clock (seconds since the epoch: the hosts of a cluster run agree on it,
-// to contend_max_clock_offset_ms).
+// each within contend_max_clock_offset_ms of the control node's).
 struct CommandFailure {
   int code = 0;
   double steady_s = 0;
@@ -35,7 +35,7 @@ struct CommandFailure {
 };
 
 // The line a guard writes to its rank log (on its stderr side) as soon as its command failed or
-// could not start ("... the command exited with 7 (code 7, at 1764806400.25 on the system
+// could not start ("... the command exited with 7 (code 7, at 1764806400.250000 on the system
 // clock)"; what the command's processes still print follows it), and the last such line of a
 // log, read back (nullopt: none, or the log cannot be read).
 std::string failure_line(const CommandFailure& failure);
@@ -44,7 +44,9 @@ std::optional<CommandFailure> command_failure(const std::string& log_path);
 // Of the `ranks` rank logs of a cell whose log is `cell_log` (rank_log_path), the rank whose
 // failure line is earliest by the system clock, with it; nullopt when no log has one. The runner
 // names the rank that failed first by it: its peers fail milliseconds later, and their guards may
-// end before its own (on one host), or their hosts report first (--hosts).
+// end before its own (on one host), or their hosts report first (--hosts). One clock for both:
+// only a step of the system clock between two failures (chrony slews it, stepping it rarely)
+// could put them out of order.
 struct RankFailure {
   int rank = 0;
   CommandFailure failure;
