@@ -18,15 +18,6 @@ std::string log_ending(const std::string& log) {
                       : "the log " + log + " ends:\n" + tail;
 }
 
-}  // namespace
-
-std::string failed_first(const CellProcesses& names, std::size_t index, int code, const std::string& by) {
-  return names.what + " " + std::to_string(index) + " " + ending(code) + " (the first to fail" + by + "); " +
-         log_ending(names.log(index));
-}
-
-namespace {
-
 // "2 (n2), 3" style list of the processes still running.
 std::string still_running(const std::vector<ChildProcess>& processes, const CellProcesses& names) {
   std::string out;
@@ -50,6 +41,11 @@ std::pair<std::size_t, int> first_to_fail(const CellProcesses& names, std::size_
 }
 
 }  // namespace
+
+std::string failed_first(const CellProcesses& names, std::size_t index, int code, const std::string& by) {
+  return names.what + " " + std::to_string(index) + " " + ending(code) + " (the first to fail" + by + "); " +
+         log_ending(names.log(index));
+}
 
 Result<void> wait_processes(std::vector<ChildProcess>& processes, const CellProcesses& names,
                             std::chrono::seconds timeout, const std::atomic<bool>& stop,

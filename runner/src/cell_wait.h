@@ -30,12 +30,11 @@ struct CellProcesses {
 // `names`, which failed first with `code` (by: how that was known, e.g. ", by the hosts' clocks").
 std::string failed_first(const CellProcesses& names, std::size_t index, int code, const std::string& by = "");
 
-
 // Waits until every process has ended: an error naming the first that failed (the others usually
-// fail because it did, and their errors say so; by `first_failed` where given, else the first found),
-// on `stop`, after `timeout` (naming those still running), or as soon as `invalid` says why the
-// cell can no longer be measured. The caller ends what is left (the processes' destructors, or
-// end_all).
+// fail because it did, and their errors say so; by `first_failed` where given, else the first
+// found), on `stop`, after `timeout` (naming those still running), or as soon as `invalid` says
+// why the cell can no longer be measured. The caller ends what is left (the processes'
+// destructors, or end_all).
 Result<void> wait_processes(std::vector<ChildProcess>& processes, const CellProcesses& names,
                             std::chrono::seconds timeout, const std::atomic<bool>& stop,
                             const std::function<std::optional<Error>()>& invalid = {});
