@@ -1,8 +1,8 @@
 // Adaptive decision time: predict every k in 1..16 with the simulator for p=8, m=64 and choose
 // (issue 6's goal: under 1 ms); with knobs=slack the slack vectors around Adaptra's estimate, with
-// knobs=both every k and those vectors on the leanest and the fastest k (issue 14: under 1 ms). The first decision also generates and lowers the 16
-// schedules; later ones reuse them, as a running controller does.
-// Run: build/default/bin/contend_bench_adaptive
+// knobs=both every k and those vectors on the leanest and the fastest k (issue 14: under 1 ms). The first decision also
+// generates and lowers the 16 schedules; later ones reuse them, as a running controller does. Run:
+// build/default/bin/contend_bench_adaptive
 #include <benchmark/benchmark.h>
 
 #include <thread>
@@ -55,10 +55,20 @@ void BM_DecideInBand(benchmark::State& state) {
   const auto reports = [](double bps) {
     std::vector<contend::pipeline::StageReport> out(kP);
     const double seconds = 64 * 8.0 * kAct / bps;
-    const contend::pipeline::TransferTotals t{64 * kAct, seconds, 64, 32 * kAct, seconds / 2, 0, 2 * kAct, seconds / 32, 0};
+    const contend::pipeline::TransferTotals t{64 * kAct, seconds,  64,           32 * kAct, seconds / 2,
+                                              0,         2 * kAct, seconds / 32, 0};
     for (int r = 0; r < kP; ++r) {
-      out[r] = {0.010, 0.020, 0, 0, kAct, kAct, r > 0 ? t : contend::pipeline::TransferTotals{},
-                r + 1 < kP ? t : contend::pipeline::TransferTotals{}, {}, {}, 2.5};
+      out[r] = {0.010,
+                0.020,
+                0,
+                0,
+                kAct,
+                kAct,
+                r > 0 ? t : contend::pipeline::TransferTotals{},
+                r + 1 < kP ? t : contend::pipeline::TransferTotals{},
+                {},
+                {},
+                2.5};
     }
     return out;
   };
@@ -91,9 +101,17 @@ void BM_DecideStalled(benchmark::State& state) {
     const contend::pipeline::TransferTotals t{kM * kAct, kM * wire, kM, kM * kAct, kM * wire, 0, 4 * kAct, 4 * wire, 0};
     const contend::pipeline::SendTotals plain{kM * kAct, kM * wire, kM};
     const contend::pipeline::SendTotals stalled{kM * kAct, kM * (wire + stall), kM};
-    reports[r] = {0.009, 0.016, 0, 0, kAct, kAct, r > 0 ? t : contend::pipeline::TransferTotals{},
-                  r + 1 < kP ? t : contend::pipeline::TransferTotals{}, r == kP - 1 ? stalled : plain,
-                  r == kP - 2 ? stalled : plain, 0.7};
+    reports[r] = {0.009,
+                  0.016,
+                  0,
+                  0,
+                  kAct,
+                  kAct,
+                  r > 0 ? t : contend::pipeline::TransferTotals{},
+                  r + 1 < kP ? t : contend::pipeline::TransferTotals{},
+                  r == kP - 1 ? stalled : plain,
+                  r == kP - 2 ? stalled : plain,
+                  0.7};
   }
   int it = 1;
   for (auto _ : state) {

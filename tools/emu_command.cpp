@@ -13,10 +13,10 @@
 #include "contend/emulator/net/leftovers.h"
 #include "contend/emulator/net/netns.h"
 #include "contend/emulator/net/network.h"
-#include "contend/emulator/player.h"
 #include "contend/emulator/net/run_state.h"
 #include "contend/emulator/net/run_status.h"
 #include "contend/emulator/net/topology.h"
+#include "contend/emulator/player.h"
 #include "emu_host_command.h"
 #include "signals.h"
 
@@ -90,9 +90,10 @@ int down_all() {
   if (!removed) {
     return fail(removed.error().message);
   }
-  std::printf("removed %zu recorded runs, %zu namespaces and %zu processes inside them; no contend namespace is "
-              "left\n",
-              removed->runs, removed->namespaces, removed->processes);
+  std::printf(
+      "removed %zu recorded runs, %zu namespaces and %zu processes inside them; no contend namespace is "
+      "left\n",
+      removed->runs, removed->namespaces, removed->processes);
   return 0;
 }
 
@@ -123,8 +124,10 @@ int down(const EmuOptions& o) {
                  removed->damaged_state.c_str());
   }
   for (const std::string& ns : removed->ignored) {
-    std::fprintf(stderr, "contend emu: the state file listed namespace \"%s\", which run %s could not have made: "
-                 "left alone\n", excerpt(ns).c_str(), run->c_str());
+    std::fprintf(stderr,
+                 "contend emu: the state file listed namespace \"%s\", which run %s could not have made: "
+                 "left alone\n",
+                 excerpt(ns).c_str(), run->c_str());
   }
   std::printf("run %s: removed %zu namespaces", run->c_str(), removed->namespaces);
   if (removed->processes > 0) {
@@ -249,7 +252,8 @@ int play_command(const EmuOptions& o) {
                "contend emu play: %zu rate changes applied (worst lateness %s), %zu flow starts and stops%s; "
                "log %s%s\n",
                report->applied, format_seconds(report->max_lateness_s).c_str(), report->flow_events,
-               report->stopped ? ", stopped early" : "", log_path.c_str(), net->tears_down() ? "; network removed" : "");
+               report->stopped ? ", stopped early" : "", log_path.c_str(),
+               net->tears_down() ? "; network removed" : "");
   return report->stopped ? 128 + stop_signal() : 0;
 }
 
@@ -272,13 +276,15 @@ std::function<int()> add_emu_command(CLI::App& sub) {
                                            "Play the scenario's timeline (running `up` first when needed; "
                                            "`down` at the end unless --keep), logging every event");
   common(play_cmd, true);
-  play_cmd->add_option("--log", o->log,
-                       "Event log, JSON lines contend.events/1 (default <run>-events.jsonl; - for stdout); created new: "
-                       "an existing file or link is refused, never overwritten");
+  play_cmd->add_option(
+      "--log", o->log,
+      "Event log, JSON lines contend.events/1 (default <run>-events.jsonl; - for stdout); created new: "
+      "an existing file or link is refused, never overwritten");
   play_cmd->add_flag("--keep", o->keep, "Leave the network up at the end");
   play_cmd->add_flag("--quiet", o->quiet, "No progress lines");
   CLI::App* down_cmd = emu->add_subcommand(
-      "down", "Remove everything a run created, also after a crash: its namespaces, the processes inside them, its state");
+      "down",
+      "Remove everything a run created, also after a crash: its namespaces, the processes inside them, its state");
   common(down_cmd, false);
   down_cmd->add_flag("--all", o->all,
                      "Remove every contend run on this host: every contend-* namespace (with or without a state "

@@ -8,8 +8,8 @@
 
 #include "cli_units.h"
 #include "contend/common/units.h"
-#include "contend/emulator/net/discipline_registry.h"
 #include "contend/emulator/flows/flow_engine.h"
+#include "contend/emulator/net/discipline_registry.h"
 #include "contend/emulator/net/host_links.h"
 #include "contend/emulator/net/netns.h"
 #include "contend/emulator/player.h"

@@ -9,8 +9,8 @@
 #include "contend/common/units.h"
 #include "contend/emulator/flows/flow_engine.h"
 #include "contend/emulator/flows/flow_job.h"
-#include "contend/emulator/player.h"
 #include "contend/emulator/net/run_state.h"
+#include "contend/emulator/player.h"
 #include "signals.h"
 
 namespace contend::tools {

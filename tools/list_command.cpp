@@ -4,8 +4,8 @@
 #include <iostream>
 #include <memory>
 
-#include "contend/common/json.h"
 #include "commands.h"
+#include "contend/common/json.h"
 #include "contend/common/records.h"
 #include "contend/emulator/net/discipline_registry.h"
 #include "contend/emulator/scenario/pattern_registry.h"

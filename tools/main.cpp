@@ -71,8 +71,10 @@ int main(int argc, char** argv) {
     // A relative state folder names another folder from another working directory: a run made
     // here would not be found by `emu down` from there.
     if (const char* dir = std::getenv("CONTEND_STATE_DIR"); dir != nullptr && *dir != '\0' && *dir != '/') {
-      std::fprintf(stderr, "contend: CONTEND_STATE_DIR=%s: give an absolute path (a relative one is another folder "
-                           "from elsewhere, and runs made here would not be found from there)\n", dir);
+      std::fprintf(stderr,
+                   "contend: CONTEND_STATE_DIR=%s: give an absolute path (a relative one is another folder "
+                   "from elsewhere, and runs made here would not be found from there)\n",
+                   dir);
       return 2;
     }
     for (const auto& [sub, run] : subcommands) {

@@ -150,12 +150,12 @@ std::string ansible_dir() {
 // Results record their paths in JSON, which holds UTF-8 only: a path that is not is refused
 // before anything is made.
 Result<void> check_paths(const RunOptions& o) {
-  for (const auto& [option, path] : {std::pair{"the experiment", &o.experiment}, std::pair{"--out", &o.out},
-                                     std::pair{"--resume", &o.resume}, std::pair{"--compare", &o.compare},
-                                     std::pair{"--calibration", &o.calibration}}) {
+  for (const auto& [option, path] :
+       {std::pair{"the experiment", &o.experiment}, std::pair{"--out", &o.out}, std::pair{"--resume", &o.resume},
+        std::pair{"--compare", &o.compare}, std::pair{"--calibration", &o.calibration}}) {
     if (!path->empty() && !valid_utf8(std::filesystem::absolute(*path).string())) {
-      return make_error(Errc::kInvalidArgument, std::string(option) + ": the path " + excerpt(*path) +
-                                                    " (from " + excerpt(std::filesystem::current_path().string()) +
+      return make_error(Errc::kInvalidArgument, std::string(option) + ": the path " + excerpt(*path) + " (from " +
+                                                    excerpt(std::filesystem::current_path().string()) +
                                                     ") is not valid UTF-8, which results record paths in; rename it");
     }
   }
@@ -176,7 +176,8 @@ Result<runner::Experiment> load(const RunOptions& o) {
     return simulated.error();
   }
   if (pipeline::backends().find(e->workload.backend)->kind.uses_model) {
-    std::fprintf(stderr, "contend run: simulating the %s model with stage times profiled here: fwd %s, bwd %s, %s a tensor\n",
+    std::fprintf(stderr,
+                 "contend run: simulating the %s model with stage times profiled here: fwd %s, bwd %s, %s a tensor\n",
                  e->workload.backend.str().c_str(), format_duration(simulated->forward).c_str(),
                  format_duration(simulated->backward).c_str(), format_size(simulated->activation_bytes).c_str());
   }
@@ -186,13 +187,14 @@ Result<runner::Experiment> load(const RunOptions& o) {
 
 // --simulate's runtime costs: a recorded calibration, one measured here, or none; said on stderr.
 Result<std::optional<runner::Calibration>> calibration_of(const RunOptions& o, const runner::Experiment& e,
-                                                         const runner::LaunchOptions& launch) {
+                                                          const runner::LaunchOptions& launch) {
   if (!o.simulate || e.job) {  // a command experiment is refused further on, never simulated
     return std::optional<runner::Calibration>{};
   }
   if (o.calibration.empty()) {
-    std::fprintf(stderr, "contend run: simulating the ideal pipeline: no runtime costs (--calibration FILE or "
-                         "--calibration host adds them)\n");
+    std::fprintf(stderr,
+                 "contend run: simulating the ideal pipeline: no runtime costs (--calibration FILE or "
+                 "--calibration host adds them)\n");
     return std::optional<runner::Calibration>{};
   }
   if (o.calibration == "host") {
@@ -309,7 +311,8 @@ std::function<int()> add_run_command(CLI::App& sub) {
   r->add_option("--out", o->out, "Results directory, must not exist (default results/NAME-TIMESTAMP)");
   r->add_option("--resume", o->resume, "Continue an interrupted run in this directory, skipping finished cells");
   r->add_flag("--simulate", o->simulate, "Run the matrix in the simulator (no root, any scale) instead of for real");
-  r->add_option("--compare", o->compare, "Reference summary.json: exit 3 when a speedup (a command experiment's throughput) fell by more "
+  r->add_option("--compare", o->compare,
+                "Reference summary.json: exit 3 when a speedup (a command experiment's throughput) fell by more "
                 "than --tolerance");
   r->add_option("--hosts", o->hosts,
                 "Run on cluster hosts: an Ansible inventory whose `nodes` group lists them in pipeline order "

@@ -97,10 +97,10 @@ Result<sim::LinkModel> link_model(const SimOptions& o) {
 }
 
 Error too_long_a_trace(const Spec& spec, std::size_t events) {
-  return make_error(Errc::kInvalidArgument, "--chrome-trace: " + spec.str() + " would trace " + std::to_string(events) +
-                                                " actions or more, more than the " +
-                                                std::to_string(sim::kMaxTraceEvents) +
-                                                " a trace may hold (about 150 MB); trace fewer stages or micro-batches");
+  return make_error(Errc::kInvalidArgument,
+                    "--chrome-trace: " + spec.str() + " would trace " + std::to_string(events) +
+                        " actions or more, more than the " + std::to_string(sim::kMaxTraceEvents) +
+                        " a trace may hold (about 150 MB); trace fewer stages or micro-batches");
 }
 
 // Simulates one schedule and writes its CSV and trace when asked.

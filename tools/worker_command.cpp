@@ -13,8 +13,8 @@
 #include "contend/common/socket.h"
 #include "contend/common/units.h"
 #include "contend/pipeline/exec/worker.h"
-#include "contend/schedule/schedule.h"
 #include "contend/runner/truth.h"
+#include "contend/schedule/schedule.h"
 #include "contend/sim/chrome_trace.h"
 
 namespace contend::tools {
@@ -30,7 +30,7 @@ struct WorkerOptions {
   pipeline::TcpOptions tcp;
   std::string peers;
   std::vector<std::pair<int, std::string>> reach;  // --reach RANK=HOST:PORT
-  std::optional<std::chrono::nanoseconds> bwd;  // default 2 x --fwd
+  std::optional<std::chrono::nanoseconds> bwd;     // default 2 x --fwd
   std::string metrics;
   std::string trace;
   std::string truth;
@@ -205,10 +205,11 @@ void add_network_options(CLI::App* w, WorkerOptions* o) {
                   "RANK=HOST:PORT: connect to that rank there instead of at its --peers entry (a looped schedule's "
                   "last rank reaching the first over the link between them; repeat)",
                   "RANK=HOST:PORT");
-  add_parsed(w, "--transport", o->run.transport, [](const std::string& t) { return pipeline::transports().parse(t); },
-             "tcp, or nccl (activations and gradients through NCCL on each rank's GPU, bootstrapped over TCP; "
-             "when built); default tcp",
-             "TRANSPORT");
+  add_parsed(
+      w, "--transport", o->run.transport, [](const std::string& t) { return pipeline::transports().parse(t); },
+      "tcp, or nccl (activations and gradients through NCCL on each rank's GPU, bootstrapped over TCP; "
+      "when built); default tcp",
+      "TRANSPORT");
   w->add_option("--congestion", o->tcp.congestion, "TCP congestion control per socket (default cubic)");
   add_parsed(w, "--timeout", o->run.executor.timeout, milliseconds_of,
              "Longest wait for a peer's tensor before failing (duration; default 30s)", "DURATION");
@@ -232,10 +233,11 @@ void add_workload_options(CLI::App* w, WorkerOptions* o) {
       ->check(CLI::Range(1, schedule::kMaxMicrobatches));
   w->add_option("--iterations", o->run.iterations, "Iterations to run (1 to 1000000; default 10)")
       ->check(CLI::Range(1, 1000000));
-  add_parsed(w, "--backend", o->run.backend, [](const std::string& t) { return pipeline::backends().parse(t); },
-             "cpu (real model, OpenBLAS), emulated (given durations) or cuda[:math=fp32|tf32|bf16] (the model on "
-             "a GPU, when built); default cpu",
-             "BACKEND");
+  add_parsed(
+      w, "--backend", o->run.backend, [](const std::string& t) { return pipeline::backends().parse(t); },
+      "cpu (real model, OpenBLAS), emulated (given durations) or cuda[:math=fp32|tf32|bf16] (the model on "
+      "a GPU, when built); default cpu",
+      "BACKEND");
   w->add_option("--hidden", o->run.model.hidden, "Model width h (default 64)")->check(CLI::PositiveNumber);
   w->add_option("--ffn-mult", o->run.model.ffn_mult, "Inner width multiple (default 4)")->check(CLI::PositiveNumber);
   w->add_option("--layers", o->run.model.layers, "Blocks over all stages (default 8)")->check(CLI::PositiveNumber);

@@ -132,9 +132,10 @@ Result<ChildProcess> ChildProcess::spawn(const std::vector<std::string>& argv, C
   std::vector<char*> env;
   for (char** e = environ; *e != nullptr; ++e) {
     const std::string_view entry(*e);
-    const bool replaced = std::any_of(options.environment.begin(), options.environment.end(), [&](const std::string& x) {
-      return entry.substr(0, entry.find('=') + 1) == std::string_view(x).substr(0, x.find('=') + 1);
-    });
+    const bool replaced =
+        std::any_of(options.environment.begin(), options.environment.end(), [&](const std::string& x) {
+          return entry.substr(0, entry.find('=') + 1) == std::string_view(x).substr(0, x.find('=') + 1);
+        });
     if (!replaced) {
       env.push_back(*e);
     }

@@ -56,8 +56,8 @@ Result<std::string> read_all(const Fd& fd, std::size_t max_bytes) {
   char buf[65536];
   for (;;) {
     if (out.size() > max_bytes) {
-      return make_error(Errc::kInvalidArgument, "more than " + std::to_string(max_bytes >> 20) +
-                                                    " MiB, the most contend reads from one file");
+      return make_error(Errc::kInvalidArgument,
+                        "more than " + std::to_string(max_bytes >> 20) + " MiB, the most contend reads from one file");
     }
     const ssize_t n = ::read(fd.get(), buf, sizeof buf);
     if (n < 0) {

@@ -219,8 +219,7 @@ Result<nlohmann::json> read_json_file(const std::string& path) {
 namespace contend {
 
 Result<nlohmann::json> parse_document(const std::string& text, const std::string& source, const std::string& kind,
-                                      int version, std::initializer_list<const char*> keys,
-                                      const JsonLimits& limits) {
+                                      int version, std::initializer_list<const char*> keys, const JsonLimits& limits) {
   auto json = parse_json(text, source, limits);
   if (!json) {
     return json.error();
@@ -244,8 +243,8 @@ Result<void> read_count(const JsonReader& r, const std::string& key, long long l
   }
   if (*v) {
     if (**v < lo || **v > hi) {
-      return r.error_at(key, "expected " + std::to_string(lo) + " to " + std::to_string(hi) + ", got " +
-                                 std::to_string(**v));
+      return r.error_at(
+          key, "expected " + std::to_string(lo) + " to " + std::to_string(hi) + ", got " + std::to_string(**v));
     }
     out = static_cast<int>(**v);
   }

@@ -154,7 +154,8 @@ Result<double> stall_value(std::string_view text) {
   return std::chrono::duration<double>(*d).count();
 }
 
-const ValueColumn kRate{"rate", rate_value, "a rate in the second column: bits per second, or a number with a unit like \"500Mbit\""};
+const ValueColumn kRate{"rate", rate_value,
+                        "a rate in the second column: bits per second, or a number with a unit like \"500Mbit\""};
 const ValueColumn kStall{"stall", stall_value, "a stall in the second column: seconds, or a duration like \"30ms\""};
 
 // One "time_s,VALUE" line (trimmed); `at(part)` says where a part of it is.
@@ -171,7 +172,8 @@ Result<RateTrace::Point> parse_point(std::string_view line, const ValueColumn& c
   }
   auto time = parse_plain_number(trim(line.substr(0, comma)));
   if (!time) {
-    return make_error(Errc::kParse, at(line) + "expected a time in seconds (a non-negative number) in the first column");
+    return make_error(Errc::kParse,
+                      at(line) + "expected a time in seconds (a non-negative number) in the first column");
   }
   auto value = column.parse(trim(line.substr(comma + 1)));
   if (!value) {

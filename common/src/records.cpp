@@ -9,8 +9,7 @@
 
 namespace contend {
 
-Result<std::unique_ptr<JsonLinesWriter>> JsonLinesWriter::open(const std::string& path, std::string schema,
-                                                              Mode mode) {
+Result<std::unique_ptr<JsonLinesWriter>> JsonLinesWriter::open(const std::string& path, std::string schema, Mode mode) {
   if (path == "-") {
     return std::unique_ptr<JsonLinesWriter>(new JsonLinesWriter(Fd(), STDOUT_FILENO, path, std::move(schema)));
   }

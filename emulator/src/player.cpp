@@ -246,9 +246,7 @@ class Player {
   }
 
   // What ended the play early, as the log's last line.
-  void log_failure(const Error& e) {
-    log_.write({{"kind", "failed"}, {"t_s", since(t0_)}, {"error", e.message}});
-  }
+  void log_failure(const Error& e) { log_.write({{"kind", "failed"}, {"t_s", since(t0_)}, {"error", e.message}}); }
 
   // A stall is in force from its time in the runtime's transport, which has the run's stall plan
   // and clock (the same time 0 as this play's); the log records it as the ground truth.

@@ -10,7 +10,9 @@ namespace {
 
 // Whether a class shows `set`: within 0.1% (the kernel keeps rates in bytes per second, and a
 // discipline may round), and unchecked for a rate it cannot hold (unlimited).
-bool shows(double rate_bps, double set) { return !std::isfinite(set) || std::abs(rate_bps - set) <= 1e-3 * set + 8; }
+bool shows(double rate_bps, double set) {
+  return !std::isfinite(set) || std::abs(rate_bps - set) <= 1e-3 * set + 8;
+}
 
 }  // namespace
 

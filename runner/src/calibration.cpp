@@ -48,8 +48,8 @@ Result<void> add_file(const std::string& path, const Workload& w, Totals& t) {
       continue;  // not one of the records
     }
     const nlohmann::json& j = *parsed;
-    if (!j.is_object() || !j.contains("sends") || !j.contains("iteration") ||
-        !j["iteration"].is_number_integer() || j["iteration"].get<int>() < w.warmup) {
+    if (!j.is_object() || !j.contains("sends") || !j.contains("iteration") || !j["iteration"].is_number_integer() ||
+        j["iteration"].get<int>() < w.warmup) {
       continue;  // the warm-up, and lines of runtimes that did not measure these
     }
     try {
@@ -59,8 +59,9 @@ Result<void> add_file(const std::string& path, const Workload& w, Totals& t) {
       t.sends += j.at("sends").get<double>();
       t.iteration_cost_s += j.at("flush_s").get<double>() + j.at("step_s").get<double>();
     } catch (const nlohmann::json::exception&) {
-      return make_error(Errc::kParse, path + ": an iteration line without the runtime's timings "
-                                             "(forward_s, backward_s, send_wait_s, flush_s, step_s)");
+      return make_error(Errc::kParse, path +
+                                          ": an iteration line without the runtime's timings "
+                                          "(forward_s, backward_s, send_wait_s, flush_s, step_s)");
     }
     t.microbatches += w.microbatches;
     t.lines += 1;
@@ -131,7 +132,8 @@ Result<double> fit_latency(const std::function<Result<double>(double)>& throughp
   return 0.5 * (lo + hi);
 }
 
-Result<double> simulated_throughput(const SimCell& cell, const Workload& w, const std::optional<MeasureWindow>& window) {
+Result<double> simulated_throughput(const SimCell& cell, const Workload& w,
+                                    const std::optional<MeasureWindow>& window) {
   std::vector<std::pair<double, double>> rank0;
   for (const SimIteration& it : cell.iterations) {
     if (window || it.iteration >= w.warmup) {
@@ -274,7 +276,8 @@ Result<LoopbackProbe> probe_loopback(const Experiment& e, std::uint64_t activati
   probe.workload.warmup = 1;
   probe.workload.iterations = 5;
   probe.workload.activation_bytes = activation_bytes;
-  const Cell cell{0, pipeline::parse_schedule_or_policy("1f1b").value(), 0, "calibration", e.workload.transport, "1f1b"};
+  const Cell cell{0,     pipeline::parse_schedule_or_policy("1f1b").value(), 0, "calibration", e.workload.transport,
+                  "1f1b"};
   char dir_template[] = "/tmp/contend-calibration-XXXXXX";
   if (::mkdtemp(dir_template) == nullptr) {
     return make_error(Errc::kIo, std::string("cannot create a folder in /tmp: ") + std::strerror(errno));
@@ -428,14 +431,14 @@ Result<Calibration> read_calibration(const std::string& path, const Workload& w)
     const char* expected;
   };
   constexpr const char* kSeconds = "expected seconds from 0 to 3600";
-  for (const Field& f : {Field{"forward_s", &c.forward_s, true, 3600, kSeconds},
-                         Field{"backward_s", &c.backward_s, true, 3600, kSeconds},
-                         Field{"send_s", &c.runtime.costs.send_s, true, 3600, kSeconds},
-                         Field{"iteration_cost_s", &c.runtime.costs.iteration_s, true, 3600, kSeconds},
-                         Field{"latency_s", &c.runtime.latency_s, true, 3600, kSeconds},
-                         Field{"line_bps", &c.runtime.line_bps, false, 1e15,
-                               "expected bits per second from 0 (unlimited) to 1e15"},
-                         Field{"start_s", &c.runtime.start_s, false, 3600, kSeconds}}) {
+  for (const Field& f :
+       {Field{"forward_s", &c.forward_s, true, 3600, kSeconds},
+        Field{"backward_s", &c.backward_s, true, 3600, kSeconds},
+        Field{"send_s", &c.runtime.costs.send_s, true, 3600, kSeconds},
+        Field{"iteration_cost_s", &c.runtime.costs.iteration_s, true, 3600, kSeconds},
+        Field{"latency_s", &c.runtime.latency_s, true, 3600, kSeconds},
+        Field{"line_bps", &c.runtime.line_bps, false, 1e15, "expected bits per second from 0 (unlimited) to 1e15"},
+        Field{"start_s", &c.runtime.start_s, false, 3600, kSeconds}}) {
     if (!f.required && !r.has(f.key)) {
       continue;
     }

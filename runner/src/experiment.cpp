@@ -88,7 +88,7 @@ Result<void> parse_header(const JsonReader& r, Experiment& e) {
   const char* other_axis = job ? "schedules" : "variants";
   if (r.has(other_axis)) {
     return r.error_at(other_axis, job ? "a command workload runs \"variants\", not \"schedules\""
-                                : "\"variants\" are a command workload's (\"workload\": {\"command\": [...]})");
+                                      : "\"variants\" are a command workload's (\"workload\": {\"command\": [...]})");
   }
   std::vector<const char*> lists = {"scenarios"};
   if (!job) {
@@ -188,7 +188,8 @@ Result<void> parse_measure(const JsonReader& r, Experiment& e) {
   }
   for (const auto& s : e.scenarios) {
     if (w.to_s > s.duration_s) {
-      return m.error_at("to", "scenario " + s.name + " lasts " + format_seconds(s.duration_s) + ", less than the window");
+      return m.error_at("to",
+                        "scenario " + s.name + " lasts " + format_seconds(s.duration_s) + ", less than the window");
     }
   }
   e.measure = w;

@@ -18,8 +18,10 @@ Result<void> read_duration(const JsonReader& r, const char* key, std::chrono::na
   }
   if (*v) {
     if (**v <= std::chrono::nanoseconds(0) || **v > std::chrono::hours(1)) {
-      return r.error_at(key, "expected a duration above 0 and at most 1h (a stage that takes no time gives no "
-                             "measurement), got " + format_duration(**v));
+      return r.error_at(key,
+                        "expected a duration above 0 and at most 1h (a stage that takes no time gives no "
+                        "measurement), got " +
+                            format_duration(**v));
     }
     out = **v;
   }
@@ -137,8 +139,9 @@ Result<ScheduleEntry> parse_entry(const JsonReader& entry, const Experiment& e) 
     return ScheduleEntry{*spec, std::nullopt, spec->str()};
   }
   if (!entry.json().is_object()) {
-    return entry.error("expected a schedule name like \"kfkb:k=2\" or \"adaptive\", or {\"schedule\", "
-                       "\"transport\", \"name\"}");
+    return entry.error(
+        "expected a schedule name like \"kfkb:k=2\" or \"adaptive\", or {\"schedule\", "
+        "\"transport\", \"name\"}");
   }
   if (auto ok = entry.check_keys({"schedule", "transport", "name"}); !ok) {
     return ok.error();

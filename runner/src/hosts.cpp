@@ -94,8 +94,9 @@ Result<nlohmann::json> pipeline_vars(const Experiment& e, const Cell& cell, cons
 Result<nlohmann::json> command_vars(const Experiment& e, const Cell& cell) {
   if (e.job->output_rank != 0) {
     return make_error(Errc::kUnsupported,
-                      e.source + ": /workload/output_rank: on cluster hosts the output is read from rank 0, whose "
-                                 "host's clock times the scenario (its event log comes first)");
+                      e.source +
+                          ": /workload/output_rank: on cluster hosts the output is read from rank 0, whose "
+                          "host's clock times the scenario (its event log comes first)");
   }
   return job_hosts_vars(e, cell);
 }

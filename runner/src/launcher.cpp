@@ -8,13 +8,13 @@
 #include <limits>
 #include <thread>
 
+#include "cell_wait.h"
 #include "contend/common/child_process.h"
 #include "contend/common/fd.h"
 #include "contend/common/units.h"
 #include "contend/emulator/emulated_run.h"
 #include "contend/pipeline/transport/tcp_transport.h"
 #include "contend/runner/traffic.h"
-#include "cell_wait.h"
 
 namespace contend::runner {
 namespace {
@@ -208,13 +208,12 @@ Result<void> run_cell(const Experiment& e, const Cell& cell, const CellFiles& fi
   const auto zero = std::chrono::steady_clock::now();
   const double start_s = std::chrono::duration<double>(zero.time_since_epoch()).count();
   net->play_in_background(std::move(*log), emulator::PlayerOptions{std::chrono::milliseconds(100), true, zero});
-  auto workers = start_workers(e, cell, files, o, net->plan(), addresses, reach_options(*pairs, net->plan(), o.port),
-                               start_s);
+  auto workers =
+      start_workers(e, cell, files, o, net->plan(), addresses, reach_options(*pairs, net->plan(), o.port), start_s);
   if (!workers) {
     return workers.error();
   }
-  if (auto ok = wait_processes(*workers, workers_of(files), o.timeout, stop, [&] { return net->play_failed(); });
-      !ok) {
+  if (auto ok = wait_processes(*workers, workers_of(files), o.timeout, stop, [&] { return net->play_failed(); }); !ok) {
     return ok;
   }
   if (auto played = net->finish_play(); !played) {

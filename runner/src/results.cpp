@@ -7,8 +7,8 @@
 #include "contend/common/json.h"
 #include "contend/common/records.h"
 #include "contend/pipeline/exec/worker.h"
-#include "contend/sim/chrome_trace.h"
 #include "contend/runner/throughput.h"
+#include "contend/sim/chrome_trace.h"
 
 namespace contend::runner {
 
@@ -101,7 +101,7 @@ void describe_experiment(nlohmann::ordered_json& doc, const Experiment& e) {
   const Workload& w = e.workload;
   doc["workload"] = {{"stages", w.stages},         {"microbatches", w.microbatches},
                      {"iterations", w.iterations}, {"warmup", w.warmup},
-                     {"backend", w.backend.str()},       {"samples_per_iteration", samples_per_iteration(w)}};
+                     {"backend", w.backend.str()}, {"samples_per_iteration", samples_per_iteration(w)}};
   nlohmann::ordered_json scenarios = nlohmann::ordered_json::object();
   for (const auto& s : e.scenarios) {
     double bottleneck = 0;

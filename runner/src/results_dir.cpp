@@ -83,7 +83,8 @@ Result<void> check_resume(const std::string& dir, const std::string& experiment,
   }
   auto env = read_json_file(dir + "/env.json");
   if (!env) {
-    return make_error(Errc::kInvalidArgument, "--resume " + dir + ": not a results folder (" + env.error().message + ")");
+    return make_error(Errc::kInvalidArgument,
+                      "--resume " + dir + ": not a results folder (" + env.error().message + ")");
   }
   const JsonReader r(*env, dir + "/env.json");
   auto name = r.string("experiment");
@@ -92,12 +93,12 @@ Result<void> check_resume(const std::string& dir, const std::string& experiment,
     return *e;
   }
   if (*name != experiment) {
-    return make_error(Errc::kInvalidArgument, "--resume " + dir + ": holds experiment \"" + *name +
-                                                  "\", not \"" + experiment + "\"");
+    return make_error(Errc::kInvalidArgument,
+                      "--resume " + dir + ": holds experiment \"" + *name + "\", not \"" + experiment + "\"");
   }
   if (*was != mode) {
-    return make_error(Errc::kInvalidArgument, "--resume " + dir + ": a " + *was + " run; this one is " + mode +
-                                                  " (they do not mix)");
+    return make_error(Errc::kInvalidArgument,
+                      "--resume " + dir + ": a " + *was + " run; this one is " + mode + " (they do not mix)");
   }
   if (r.has("files_fingerprint")) {
     auto began = r.string("files_fingerprint");
@@ -154,8 +155,9 @@ Result<Fd> lock_results_dir(const std::string& dir) {
   }
   if (::flock(fd->get(), LOCK_EX | LOCK_NB) != 0) {
     if (errno == EWOULDBLOCK) {
-      return make_error(Errc::kInvalidArgument, dir + " is in use by another contend run (two runs of one folder "
-                                                      "would run the same cells); wait for it to end");
+      return make_error(Errc::kInvalidArgument, dir +
+                                                    " is in use by another contend run (two runs of one folder "
+                                                    "would run the same cells); wait for it to end");
     }
     return errno_error(errno, "flock(" + dir + ")");
   }

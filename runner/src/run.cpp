@@ -112,8 +112,7 @@ Result<void> run_one(const Experiment& e, const Cell& cell, const CellFiles& fil
     if (!rows) {
       return rows.error();
     }
-    return write_simulated_cell(files, files.trace_prefix.empty() ? "" : files.trace_prefix + ".json", e, cell,
-                                *rows);
+    return write_simulated_cell(files, files.trace_prefix.empty() ? "" : files.trace_prefix + ".json", e, cell, *rows);
   }
   if (o.hosts) {
     return run_cell_hosts(e, cell, files, *o.hosts, stop);
@@ -257,8 +256,9 @@ Result<Calibration> record_calibration(const Experiment& e, const std::string& d
 // user's job runs only for real, and here in a folder that is here (on hosts, each host's own).
 Result<void> check_runnable_here(const Experiment& e, const RunOptions& o) {
   if (e.job && o.simulate) {
-    return make_error(Errc::kInvalidArgument, e.source + ": a command experiment runs a user's job, which the "
-                                              "simulator cannot model; run it without --simulate");
+    return make_error(Errc::kInvalidArgument, e.source +
+                                                  ": a command experiment runs a user's job, which the "
+                                                  "simulator cannot model; run it without --simulate");
   }
   std::error_code ec;
   if (e.job && !o.hosts && !std::filesystem::is_directory(e.job->workdir, ec)) {

@@ -153,8 +153,7 @@ std::string summary_table(const Summary& s) {
                         const auto& ci = r.at("throughput_ci95");
                         return ci.is_null() || one(r) ? std::string("-") : fmt("%.1f", ci.get<double>());
                       }},
-                     {"speedup_median", "speedup vs " + s.baseline, 18, "",
-                      [one](const nlohmann::ordered_json& r) {
+                     {"speedup_median", "speedup vs " + s.baseline, 18, "", [one](const nlohmann::ordered_json& r) {
                         if (r.at("speedup_median").is_null()) {
                           return std::string(r.at("repetitions") == 0 ? "not run" : "-");
                         }
@@ -220,9 +219,8 @@ Result<Summary> read_summary(const std::string& path) {
       return ci95.error();
     }
     cell.stats.ci95 = ci95->value_or(0);
-    cell.stats.n = c.has("repetitions") && c.json()["repetitions"].is_number_integer()
-                       ? c.json()["repetitions"].get<int>()
-                       : 1;
+    cell.stats.n =
+        c.has("repetitions") && c.json()["repetitions"].is_number_integer() ? c.json()["repetitions"].get<int>() : 1;
     s.cells.push_back(std::move(cell));
   }
   return s;

@@ -56,7 +56,8 @@ std::vector<Interval> intervals_of(const std::vector<std::pair<double, double>>&
 
 // A measured interval that ended after the scenario did ran on a network the scenario does not
 // describe (its last state, held): the cell is refused.
-Result<void> within_scenario(const std::vector<Interval>& counted, const ScenarioClock& clock, const std::string& path) {
+Result<void> within_scenario(const std::vector<Interval>& counted, const ScenarioClock& clock,
+                             const std::string& path) {
   constexpr double kSlack = 0.05;  // s: the player's end line and the last iteration's end
   double last = 0;
   for (const Interval& i : counted) {

@@ -36,7 +36,8 @@ std::string address_for(const emulator::TopologyPlan& plan, const std::string& n
 }  // namespace
 
 Result<std::vector<RankPair>> exchange_pairs(const Experiment& e, int scenario, const Spec& schedule) {
-  auto made = schedule::make_schedule(pipeline::first_schedule(schedule, e.workload.stages, e.workload.microbatches), e.workload.stages, e.workload.microbatches);
+  auto made = schedule::make_schedule(pipeline::first_schedule(schedule, e.workload.stages, e.workload.microbatches),
+                                      e.workload.stages, e.workload.microbatches);
   if (!made) {
     return made.error();
   }
@@ -63,9 +64,9 @@ std::vector<std::string> unshaped_traffic(const Experiment& e) {
         if (p.link.empty()) {
           const auto& nodes = e.scenarios[sc].nodes;
           out.push_back("scenario " + e.scenarios[sc].name + ", " + schedule.str() + ": ranks " + std::to_string(p.a) +
-                        " and " + std::to_string(p.b) + " exchange tensors but no link joins " + nodes[p.a] +
-                        " and " + nodes[p.b] + ": that traffic crosses the unshaped switch (add a link " +
-                        nodes[p.b] + "-" + nodes[p.a] + " to shape it)");
+                        " and " + std::to_string(p.b) + " exchange tensors but no link joins " + nodes[p.a] + " and " +
+                        nodes[p.b] + ": that traffic crosses the unshaped switch (add a link " + nodes[p.b] + "-" +
+                        nodes[p.a] + " to shape it)");
         }
       }
     }
@@ -84,7 +85,8 @@ std::vector<std::vector<std::string>> reach_options(const std::vector<RankPair>&
     const std::string& nb = plan.nodes[p.b].first;
     for (const auto& [from, to, node, peer] : {std::tuple{p.a, p.b, nb, na}, std::tuple{p.b, p.a, na, nb}}) {
       out[from].push_back("--reach");
-      out[from].push_back(std::to_string(to) + "=" + address_for(plan, node, peer, p.link) + ":" + std::to_string(port));
+      out[from].push_back(std::to_string(to) + "=" + address_for(plan, node, peer, p.link) + ":" +
+                          std::to_string(port));
     }
   }
   return out;

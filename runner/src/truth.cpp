@@ -7,8 +7,8 @@
 #include "contend/emulator/net/htb_params.h"
 #include "contend/pipeline/compute/backend.h"
 #include "contend/pipeline/compute/model.h"
-#include "contend/schedule/lowered_cache.h"
 #include "contend/pipeline/policy/policy.h"
+#include "contend/schedule/lowered_cache.h"
 #include "contend/schedule/registry.h"
 #include "contend/sim/simulator.h"
 
@@ -219,8 +219,9 @@ sim::SimConfig iteration_config(const Workload& w, const ScenarioNetwork& net, d
   const double fwd = std::chrono::duration<double>(w.forward).count() / chunks;
   const double bwd = std::chrono::duration<double>(w.backward).count() / chunks;
   sim::SimConfig config;
-  config.stages.assign(stages, sim::StageCost{fwd, bwd, w.activation_bytes, w.activation_bytes,
-                                              static_cast<std::uint64_t>(static_cast<double>(w.activation_bytes) / chunks), 0.5});
+  config.stages.assign(
+      stages, sim::StageCost{fwd, bwd, w.activation_bytes, w.activation_bytes,
+                             static_cast<std::uint64_t>(static_cast<double>(w.activation_bytes) / chunks), 0.5});
   config.costs = {runtime.costs};
   const pipeline::SendOptions sends = pipeline::send_options_of(w.transport);
   config.blocking_sends = sends.wait;
@@ -259,9 +260,8 @@ std::vector<pipeline::StageReport> inband_reports(const Workload& w, const std::
                                                   double seconds, const sim::RuntimeCosts& costs) {
   const double fwd = std::chrono::duration<double>(w.forward).count();
   const double bwd = std::chrono::duration<double>(w.backward).count();
-  std::vector<pipeline::StageReport> reports(
-      w.stages,
-      pipeline::StageReport{fwd, bwd, costs.send_s, costs.iteration_s, w.activation_bytes, w.activation_bytes});
+  std::vector<pipeline::StageReport> reports(w.stages, pipeline::StageReport{fwd, bwd, costs.send_s, costs.iteration_s,
+                                                                             w.activation_bytes, w.activation_bytes});
   const auto bytes = static_cast<std::uint64_t>(w.microbatches) * w.activation_bytes;
   const auto received = [&](const RateTrace& way) {
     const double bps = std::max(way.bits_between(now, now + seconds) / seconds, 1.0);
@@ -298,8 +298,8 @@ std::vector<pipeline::StageMeasurement> known_stages(const Workload& w, const si
   const double fwd = std::chrono::duration<double>(w.forward).count();
   const double bwd = std::chrono::duration<double>(w.backward).count();
   return std::vector<pipeline::StageMeasurement>(
-      w.stages, pipeline::StageMeasurement{fwd, bwd, w.activation_bytes, w.activation_bytes, costs.send_s,
-                                           costs.iteration_s});
+      w.stages,
+      pipeline::StageMeasurement{fwd, bwd, w.activation_bytes, w.activation_bytes, costs.send_s, costs.iteration_s});
 }
 
 // What the ranks' probe of the links before iteration 0 reports (the links only, no compute), the
@@ -308,7 +308,8 @@ std::vector<pipeline::StageReport> probe_reports(const Workload& w, const std::v
                                                  const std::vector<RateTrace>& back,
                                                  const std::vector<StallSchedule>& stalls, double& now,
                                                  const sim::RuntimeCosts& costs) {
-  const double bits = 8.0 * pipeline::kProbeFrames * static_cast<double>(pipeline::probe_frame_bytes(w.activation_bytes));
+  const double bits =
+      8.0 * pipeline::kProbeFrames * static_cast<double>(pipeline::probe_frame_bytes(w.activation_bytes));
   double seconds = 1e-6;
   for (const auto* ways : {&links, &back}) {
     for (const RateTrace& link : *ways) {
@@ -348,9 +349,12 @@ Result<SimRunner> sim_runner(const Workload& w, const Spec& schedule, const sche
     return out;
   }
   const std::function<double()> clock = [&now] { return now; };
-  const pipeline::PolicyContext context{w.stages, w.microbatches,
-                                        pipeline::OracleTruth{links, clock, shaper_burst_bytes, stalls, back}, clock,
-                                        known_stages(w, runtime.costs), pipeline::send_options_of(w.transport)};
+  const pipeline::PolicyContext context{w.stages,
+                                        w.microbatches,
+                                        pipeline::OracleTruth{links, clock, shaper_burst_bytes, stalls, back},
+                                        clock,
+                                        known_stages(w, runtime.costs),
+                                        pipeline::send_options_of(w.transport)};
   auto made = pipeline::make_policy(schedule, context);
   if (!made) {
     return made.error();
@@ -371,7 +375,8 @@ Result<SimCell> simulate_cell(const Workload& w, const Spec& schedule, const Sce
   if (!links || !back) {
     return !links ? links.error() : back.error();
   }
-  auto first = schedule::make_schedule(pipeline::first_schedule(schedule, w.stages, w.microbatches), w.stages, w.microbatches);
+  auto first =
+      schedule::make_schedule(pipeline::first_schedule(schedule, w.stages, w.microbatches), w.stages, w.microbatches);
   if (!first) {
     return first.error();
   }

@@ -161,8 +161,8 @@ Result<NetworkTruth> read_truth(const std::string& path) {
     }
   }
   if (!out.back.empty() && out.back.size() != out.links.size()) {
-    return r.error_at("back", "expected one list of points per link, as \"links\" has (" +
-                                  std::to_string(out.links.size()) + ")");
+    return r.error_at(
+        "back", "expected one list of points per link, as \"links\" has (" + std::to_string(out.links.size()) + ")");
   }
   if (r.has("stalls")) {
     const JsonReader stalls = r.at("stalls");

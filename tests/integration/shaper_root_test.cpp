@@ -89,9 +89,9 @@ TEST_CASE("every registered discipline installs, changes its rate in place and r
       CHECK(link->rate_bps == Approx(300e6));
     }
     // Gone with its Shaper: the next discipline installs on a bare interface.
-    CHECK(std::system(("tc -n " + l.from.netns + " qdisc show dev " + l.from.ifname + " | grep -q 'qdisc " +
-                       name + " 1:'")
-                          .c_str()) != 0);
+    CHECK(std::system(
+              ("tc -n " + l.from.netns + " qdisc show dev " + l.from.ifname + " | grep -q 'qdisc " + name + " 1:'")
+                  .c_str()) != 0);
   }
 }
 

@@ -8,6 +8,7 @@
 #define CATCH_CONFIG_MAIN
 #include <catch2/catch.hpp>
 
+#include <sys/resource.h>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -15,9 +16,8 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <sys/resource.h>
-#include <random>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -93,16 +93,58 @@ std::vector<std::string> files_in(const std::string& dir, const std::string& ext
 }
 
 // What a mutation puts in: JSON and CSV syntax, and the values that break naive parsers.
-const std::vector<std::string> kTokens{
-    "{", "}", "[", "]", "\"", ",", ":", "\n", "0", "-1", "1e308", "-1e308", "1e-320", "NaN", "Infinity",
-    "18446744073709551616", "9223372036854775807", "4294967296", "99999999999", "0.0000001", "null", "true",
-    "[]", "{}", "\"\"", "\\u0000", "\\ud800", "4096PiB", "1e30Gbit", "100000000h", "0s", "0B", "-5ms", "#",
-    "F9", "B-1", "I99999999", "W0", "SEND_F", "RECV_B", "time_s,rate", "/", "0/99999999/0", "%", "\xff\xfe"};
+const std::vector<std::string> kTokens{"{",
+                                       "}",
+                                       "[",
+                                       "]",
+                                       "\"",
+                                       ",",
+                                       ":",
+                                       "\n",
+                                       "0",
+                                       "-1",
+                                       "1e308",
+                                       "-1e308",
+                                       "1e-320",
+                                       "NaN",
+                                       "Infinity",
+                                       "18446744073709551616",
+                                       "9223372036854775807",
+                                       "4294967296",
+                                       "99999999999",
+                                       "0.0000001",
+                                       "null",
+                                       "true",
+                                       "[]",
+                                       "{}",
+                                       "\"\"",
+                                       "\\u0000",
+                                       "\\ud800",
+                                       "4096PiB",
+                                       "1e30Gbit",
+                                       "100000000h",
+                                       "0s",
+                                       "0B",
+                                       "-5ms",
+                                       "#",
+                                       "F9",
+                                       "B-1",
+                                       "I99999999",
+                                       "W0",
+                                       "SEND_F",
+                                       "RECV_B",
+                                       "time_s,rate",
+                                       "/",
+                                       "0/99999999/0",
+                                       "%",
+                                       "\xff\xfe"};
 
 // 1 to 3 edits: a byte replaced, a span deleted, a token inserted, a span duplicated, a number
 // replaced by an extreme one, or the tail cut.
 std::string mutate(std::string text, std::mt19937_64& rng) {
-  const auto pick = [&](std::size_t n) { return n == 0 ? 0 : std::uniform_int_distribution<std::size_t>(0, n - 1)(rng); };
+  const auto pick = [&](std::size_t n) {
+    return n == 0 ? 0 : std::uniform_int_distribution<std::size_t>(0, n - 1)(rng);
+  };
   const int edits = 1 + static_cast<int>(pick(3));
   for (int e = 0; e < edits; ++e) {
     const std::size_t at = pick(text.size() + 1);
@@ -140,7 +182,8 @@ std::string mutate(std::string text, std::mt19937_64& rng) {
 }
 
 // Feeds `parse` kMutantsPerFile mutants of `original`; it must return (ok or an error) in time.
-void survive(const std::string& name, const std::string& original, const std::function<bool(const std::string&)>& parse) {
+void survive(const std::string& name, const std::string& original,
+             const std::function<bool(const std::string&)>& parse) {
   std::mt19937_64 rng(std::hash<std::string>{}(fs::path(name).filename().string()));
   int refused = 0;
   for (int i = 0; i < kMutantsPerFile; ++i) {
@@ -184,7 +227,8 @@ const emulator::FileReader kDisk = [](const std::string& path) { return read_fil
 TEST_CASE("scenario files, mutated, parse or are refused", "[mutation]") {
   for (const char* dir : {"emulator/scenarios", "experiments/scenarios"}) {
     for (const std::string& path : files_in(dir, ".json")) {
-      survive(path, text_of(path), [&](const std::string& text) { return emulator::parse_scenario(text, path, kDisk).ok(); });
+      survive(path, text_of(path),
+              [&](const std::string& text) { return emulator::parse_scenario(text, path, kDisk).ok(); });
     }
   }
 }
@@ -204,9 +248,8 @@ TEST_CASE("experiment files, mutated, parse or are refused", "[mutation]") {
   Scratch scratch;
   for (const std::string& path : files_in("experiments", ".json")) {
     if (path.ends_with("-baseline.json")) {  // a recorded summary, read as one
-      survive(path, text_of(path), [&](const std::string& text) {
-        return runner::read_summary(scratch.write("summary.json", text)).ok();
-      });
+      survive(path, text_of(path),
+              [&](const std::string& text) { return runner::read_summary(scratch.write("summary.json", text)).ok(); });
       continue;
     }
     survive(path, text_of(path), [&](const std::string& text) { return runner::parse_experiment(text, path).ok(); });
@@ -222,7 +265,8 @@ TEST_CASE("a flow job, mutated, parses or is refused", "[mutation]") {
     "congestion": "cubic", "message_size": "128KiB", "start": "1s", "duration": "5s"},
    {"name": "video", "from": "n2", "to": "n1", "protocol": "udp", "rate": "200Mbit", "on": "2s", "off": "1s"}
  ]})";  // docs/flows.md's example
-  survive("docs/flows.md job", job, [&](const std::string& text) { return emulator::parse_flow_job(text, "job.json", *run).ok(); });
+  survive("docs/flows.md job", job,
+          [&](const std::string& text) { return emulator::parse_flow_job(text, "job.json", *run).ok(); });
 }
 
 TEST_CASE("a user's job's rank log, mutated, is read into steps by every output parser", "[mutation]") {
@@ -282,9 +326,8 @@ TEST_CASE("schedule CSVs, mutated, parse or are refused, and what parses validat
 TEST_CASE("a results folder's files, mutated, are read or refused", "[mutation]") {
   const std::string recorded = kSource + "/tests/data/recorded-run";
   Scratch scratch;
-  survive("summary.json", text_of(recorded + "/summary.json"), [&](const std::string& text) {
-    return runner::read_summary(scratch.write("summary.json", text)).ok();
-  });
+  survive("summary.json", text_of(recorded + "/summary.json"),
+          [&](const std::string& text) { return runner::read_summary(scratch.write("summary.json", text)).ok(); });
   survive("cells.jsonl", text_of(recorded + "/cells.jsonl"), [&](const std::string& text) {
     scratch.write("cells.jsonl", text);
     return runner::finished_cells(scratch.dir).ok();
@@ -301,8 +344,8 @@ TEST_CASE("a results folder's files, mutated, are read or refused", "[mutation]"
     survive(entry.path().string(), text_of(entry.path().string()), [&](const std::string& text) {
       const std::string metrics = scratch.write("metrics.jsonl", text);
       const bool plain = runner::cell_throughput(metrics, w).ok();
-      const bool windowed = fs::exists(events) &&
-                            runner::cell_throughput(metrics, w, runner::MeasureWindow{0.5, 1.0}, events).ok();
+      const bool windowed =
+          fs::exists(events) && runner::cell_throughput(metrics, w, runner::MeasureWindow{0.5, 1.0}, events).ok();
       return plain || windowed;
     });
     if (fs::exists(events)) {
@@ -344,9 +387,8 @@ TEST_CASE("the oracle's ground truth, mutated, is read or refused", "[mutation]"
   truth.stalls[{0, 1}].add_at_iteration(7, 0.06);
   Scratch scratch;
   REQUIRE(runner::write_truth(scratch.dir + "/original.json", scenario->name, truth).ok());
-  survive("truth.json", text_of(scratch.dir + "/original.json"), [&](const std::string& text) {
-    return runner::read_truth(scratch.write("truth.json", text)).ok();
-  });
+  survive("truth.json", text_of(scratch.dir + "/original.json"),
+          [&](const std::string& text) { return runner::read_truth(scratch.write("truth.json", text)).ok(); });
 }
 
 TEST_CASE("the fidelity suite's measurements, mutated, are read or refused", "[mutation]") {

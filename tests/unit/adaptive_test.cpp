@@ -1,6 +1,6 @@
 #include <algorithm>
-#include <cmath>
 #include <catch2/catch.hpp>
+#include <cmath>
 
 #include "contend/pipeline/policy/adaptive.h"
 #include "contend/schedule/generators.h"

@@ -1,7 +1,7 @@
+#include <unistd.h>
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <fstream>
-#include <unistd.h>
 
 #include "contend/common/fd.h"
 #include "contend/pipeline/policy/policy.h"
@@ -42,9 +42,10 @@ const Spec kOneFOneB = pipeline::parse_schedule_or_policy("1f1b").value();
 
 }  // namespace
 
-TEST_CASE("the simulator charges the runtime's costs: the hand-off on the sending lane, the end of iteration, "
-          "the latency and a burst at line rate",
-          "[sim][calibration]") {
+TEST_CASE(
+    "the simulator charges the runtime's costs: the hand-off on the sending lane, the end of iteration, "
+    "the latency and a burst at line rate",
+    "[sim][calibration]") {
   // 2 ranks, one micro-batch: F0 (rank 0), F0 and B0 (rank 1), B0 (rank 0): two transfers in turn.
   const auto s = schedule::make_schedule("gpipe", 2, 1).value();
   auto config = sim::uniform_config(2, 1, 0.010, 0.020, 1000, {});
@@ -78,7 +79,8 @@ TEST_CASE("a calibration reads the runtime's costs from the ranks' iteration lin
       for (int rank = 0; rank < 2; ++rank) {
         out << R"({"rank":)" << rank << R"(,"iteration":)" << it
             << R"(,"forward_s":0.022,"backward_s":0.042,"send_wait_s":0.0013,"flush_s":0.0005,"sends":4,)"
-            << R"("step_s":0.0001})" << "\n";
+            << R"("step_s":0.0001})"
+            << "\n";
       }
     }
   }
@@ -149,7 +151,8 @@ TEST_CASE("a real run's calibration fits one latency over its scenarios and roun
   REQUIRE_FALSE(refused.ok());
   CHECK(refused.error().message.find("another workload") != std::string::npos);
   REQUIRE(write_file_atomic(file, R"({"schema": "contend.calibration/1", "source": "x", "workload": "y",
-    "forward_s": -1, "backward_s": 0, "send_s": 0, "iteration_cost_s": 0, "latency_s": 0})").ok());
+    "forward_s": -1, "backward_s": 0, "send_s": 0, "iteration_cost_s": 0, "latency_s": 0})")
+              .ok());
   auto negative = read_calibration(file, w);
   std::remove(file.c_str());
   REQUIRE_FALSE(negative.ok());
@@ -172,17 +175,17 @@ TEST_CASE("a noisy scenario's latency fit is outvoted by the fit that explains e
   }
   // The slow scenario measured 6% under what the true latency gives: its own fit is far larger,
   // and the median of two fits would have taken it.
-  auto c = calibrate_from_run(w, kOneFOneB, {metrics},
-                              {{"fast", &fast, at(fast)}, {"slow", &slow, 0.94 * at(slow)}});
+  auto c = calibrate_from_run(w, kOneFOneB, {metrics}, {{"fast", &fast, at(fast)}, {"slow", &slow, 0.94 * at(slow)}});
   std::remove(metrics.c_str());
   REQUIRE(c.ok());
   CHECK(c->runtime.latency_s == Approx(0.0004).margin(5e-6));
   CHECK_THAT(c->source, Catch::Contains("explains all of them best"));
 }
 
-TEST_CASE("a real run's calibration fits the line rate a shaper's burst crosses at when one latency cannot explain "
-          "its scenarios",
-          "[calibration]") {
+TEST_CASE(
+    "a real run's calibration fits the line rate a shaper's burst crosses at when one latency cannot explain "
+    "its scenarios",
+    "[calibration]") {
   // At 2 Gbit/s HTB's burst (4 ms of the rate) holds a whole 1 MiB tensor: it crosses at the
   // line rate, not at once; at 200 Mbit/s the burst is a fifth of it.
   Workload w = small_workload();
@@ -200,7 +203,8 @@ TEST_CASE("a real run's calibration fits the line rate a shaper's burst crosses 
     out << R"({"rank":0,"iteration":1,"forward_s":0.04,"backward_s":0.08,"send_wait_s":0,"flush_s":0,"sends":8,"step_s":0})"
         << "\n";
   }
-  auto c = calibrate_from_run(w, kOneFOneB, {metrics}, {{"fast", &fast, at(fast, truth)}, {"slow", &slow, at(slow, truth)}});
+  auto c =
+      calibrate_from_run(w, kOneFOneB, {metrics}, {{"fast", &fast, at(fast, truth)}, {"slow", &slow, at(slow, truth)}});
   std::remove(metrics.c_str());
   REQUIRE(c.ok());
   CHECK(c->runtime.line_bps == Approx(8e9).epsilon(0.35));  // the grid's step: 8 a decade

@@ -2,8 +2,8 @@
 #include <set>
 
 #include "contend/emulator/net/htb_params.h"
-#include "contend/emulator/scenario/mahimahi.h"
 #include "contend/emulator/net/topology.h"
+#include "contend/emulator/scenario/mahimahi.h"
 
 using namespace contend;
 using namespace contend::emulator;

@@ -261,8 +261,8 @@ TEST_CASE("a job's throughput leaves out its warm-up and fails clearly on a log 
   for (int i = 0; i < 5; ++i) {
     const double seconds = i == 0 ? 3.0 : 0.5;  // the first step is slow (start-up)
     t += seconds;
-    text += log_line(t, false, R"({"schema": "contend.step/1", "samples": 10, "seconds": )" +
-                                   std::to_string(seconds) + "}");
+    text += log_line(t, false,
+                     R"({"schema": "contend.step/1", "samples": 10, "seconds": )" + std::to_string(seconds) + "}");
   }
   const TempFile events(R"({"schema": "contend.events/1", "kind": "start", "steady_s": 10.0, "duration_s": 60})"
                         "\n");
@@ -280,8 +280,7 @@ TEST_CASE("a job's throughput leaves out its warm-up and fails clearly on a log 
   CHECK_THAT(failed.error().message, Catch::Contains("rank 0") && Catch::Contains("\"jsonl\" parser matched no line"));
 }
 
-TEST_CASE("a command experiment's --compare flags a throughput fall beyond tolerance and noise, not ratios",
-          "[job]") {
+TEST_CASE("a command experiment's --compare flags a throughput fall beyond tolerance and noise, not ratios", "[job]") {
   const std::vector<std::pair<std::string, std::string>> order = {{"s", "a"}, {"s", "b"}};
   auto summary = [&](double a, double b) {
     Summary s = summarize("e", "a", "real", order, {{{"s", "a"}, {a, a * 1.001, a * 0.999}}, {{"s", "b"}, {b, b, b}}});
@@ -297,8 +296,8 @@ TEST_CASE("a command experiment's --compare flags a throughput fall beyond toler
   // A fall inside the runs' intervals is noise, however large.
   Summary noisy = summarize("e", "a", "real", order, {{{"s", "a"}, {80, 100, 120}}, {{"s", "b"}, {100, 100, 100}}});
   noisy.compare_throughput = true;
-  CHECK(compare(summarize("e", "a", "real", order, {{{"s", "a"}, {95, 96, 97}}, {{"s", "b"}, {100, 100, 100}}}),
-                noisy, 0.02)
+  CHECK(compare(summarize("e", "a", "real", order, {{{"s", "a"}, {95, 96, 97}}, {{"s", "b"}, {100, 100, 100}}}), noisy,
+                0.02)
             .empty());
   // What --compare reads back: the unit and what is compared.
   const auto json = summary_json(ref);

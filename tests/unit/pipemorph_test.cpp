@@ -85,7 +85,8 @@ TEST_CASE("pipemorph runs the rule's warm-ups on zero bubble, from the stall it 
   CHECK(d->stall_s[2] == Approx(0.060));
   CHECK(d->stall_s[0] == 0);
   // On 1F1B instead: the same warm-ups as slack over 1F1B's.
-  auto on_1f1b = make_policy(parse_schedule_or_policy("pipemorph:base=1f1b").value(), PolicyContext{kP, kM, {}, {}, {}, {}});
+  auto on_1f1b =
+      make_policy(parse_schedule_or_policy("pipemorph:base=1f1b").value(), PolicyContext{kP, kM, {}, {}, {}, {}});
   REQUIRE(on_1f1b.ok());
   (void)(*on_1f1b)->decide(0, {});
   CHECK((*on_1f1b)->decide(1, reports)->schedule == schedule::kfkb_spec(1, {5, 4, 3, 0}));
@@ -98,7 +99,8 @@ TEST_CASE("pipemorph runs the rule's warm-ups on zero bubble, from the stall it 
     CHECK((*capped)->decide(1, reports)->schedule == schedule::zb_spec({4, 3, 2, 0}));
   }
   // Where not even the healthy rule's 7 5 3 1 fits: ZB-H1's own warm-ups.
-  auto tight = make_policy(parse_schedule_or_policy("pipemorph:inflight=6").value(), PolicyContext{kP, kM, {}, {}, {}, {}});
+  auto tight =
+      make_policy(parse_schedule_or_policy("pipemorph:inflight=6").value(), PolicyContext{kP, kM, {}, {}, {}, {}});
   REQUIRE(tight.ok());
   (void)(*tight)->decide(0, {});
   CHECK((*tight)->decide(1, reports)->schedule == schedule::zb_spec({0, 0, 0, 0}));

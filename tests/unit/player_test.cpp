@@ -236,8 +236,8 @@ TEST_CASE("a play fails once the shaping it installed is gone or changed behind 
   halved.what = TamperedNetwork::What::kHalved;
   auto h = play_on(halved, "halved");
   REQUIRE_FALSE(h.ok());
-  CHECK_THAT(h.error().message, Catch::Contains("link a: class link on node n0 shapes at") &&
-                                    Catch::Contains("the scenario set"));
+  CHECK_THAT(h.error().message,
+             Catch::Contains("link a: class link on node n0 shapes at") && Catch::Contains("the scenario set"));
 }
 
 TEST_CASE("an event applied later than the play allows fails it: the network was not the scenario's", "[player]") {

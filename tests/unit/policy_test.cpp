@@ -7,9 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "contend/pipeline/exec/worker.h"
 #include "contend/pipeline/policy/coordinator.h"
 #include "contend/pipeline/policy/policy.h"
-#include "contend/pipeline/exec/worker.h"
 #include "contend/schedule/generators.h"
 #include "contend/schedule/registry.h"
 #include "contend/schedule/validation.h"
@@ -95,8 +95,8 @@ TEST_CASE("policy specs parse with their options, strictly, and bad ones name th
   CHECK_THAT(error_of("adaptive:speed=9"), Catch::Contains("unknown parameter \"speed\"") && Catch::Contains("kmin=N"));
   CHECK_THAT(error_of("adaptive:mem=lots"), Catch::Contains("mem"));
   CHECK_THAT(error_of("fixed:k=0"), Catch::Contains("k: expected a whole number >= 1"));
-  CHECK_THAT(error_of("fixed:k=2.5"), Catch::Contains("k: expected a whole number"));   // not truncated to 2
-  CHECK_THAT(error_of("adaptive:kmax=0"), Catch::Contains("kmax"));                      // not "the default"
+  CHECK_THAT(error_of("fixed:k=2.5"), Catch::Contains("k: expected a whole number"));  // not truncated to 2
+  CHECK_THAT(error_of("adaptive:kmax=0"), Catch::Contains("kmax"));                    // not "the default"
   CHECK_THAT(error_of("adaptive:kmin=2,kmin=3"), Catch::Contains("kmin is given twice"));
   CHECK_THAT(error_of("adaptive:inflight=0"), Catch::Contains("inflight"));
   CHECK_THAT(error_of("adaptive:mem=0B"), Catch::Contains("mem"));
@@ -123,7 +123,7 @@ TEST_CASE("the adaptive policy follows a bandwidth step measured in band within 
       moved_at = it;
     }
   }
-  CHECK(fast == "zb");    // fast links: zero bubble, no more memory than 1F1B's, no bubble
+  CHECK(fast == "zb");   // fast links: zero bubble, no more memory than 1F1B's, no bubble
   CHECK(moved_at == 5);  // the next decision (a larger k or slack)
 }
 
@@ -160,7 +160,7 @@ int policy_switches(const std::string& name, double bps, double noise) {
 TEST_CASE("the adaptive policy holds k where in-band noise crosses a boundary, and goes lean after", "[policy]") {
   const double boundary = policy_boundary();
   CHECK(policy_switches("adaptive:hysteresis=0,zb=off", boundary, 0.03) >= 30);  // the noise matters...
-  CHECK(policy_switches("adaptive:zb=off", boundary, 0.03) <= 1);               // ...hysteresis holds k
+  CHECK(policy_switches("adaptive:zb=off", boundary, 0.03) <= 1);                // ...hysteresis holds k
   // Slow links, then plenty of bandwidth: grouped while the drop is recent (ready for the next),
   // then the leanest k, as fast, without a margin.
   auto p = policy("adaptive:knobs=k");
@@ -216,8 +216,7 @@ double one_f_one_b_s(double bps, double latency_s) {
 }
 }  // namespace
 
-TEST_CASE("the adaptive policy fits the runtime's latency per transfer in band, and it moves the choice",
-          "[policy]") {
+TEST_CASE("the adaptive policy fits the runtime's latency per transfer in band, and it moves the choice", "[policy]") {
   const double bps = 400e9;  // 84 us per activation: on the wire alone 1F1B is as fast as any kFkB
   auto unmeasured = policy("adaptive:zb=off");
   REQUIRE(unmeasured->decide(0, {}).ok());
@@ -442,8 +441,8 @@ TEST_CASE("the coordinator gives every rank rank 0's k and rank 0 every rank's r
   });
   for (int r = 0; r < kP; ++r) {
     CHECK(ks[r] == std::vector<int>{1, 2, 3, 1, 2, 3});
-    CHECK(schedules[r] == std::vector<std::string>{"kfkb:k=1", "kfkb:k=2", "kfkb:k=3",
-                                                   "kfkb:k=1", "kfkb:k=2", "kfkb:k=3"});
+    CHECK(schedules[r] ==
+          std::vector<std::string>{"kfkb:k=1", "kfkb:k=2", "kfkb:k=3", "kfkb:k=1", "kfkb:k=2", "kfkb:k=3"});
   }
   REQUIRE(seen.size() == 6);
   CHECK(seen[0].empty());
@@ -524,9 +523,10 @@ TEST_CASE("adaptive:chunks=2 chooses the micro-batch group of the interleaved sc
   CHECK(d->schedule.integer("group") == d->k);
 }
 
-TEST_CASE("on a steady network with noisy measurements every policy keeps one schedule after its first measured "
-          "iteration",
-          "[policy]") {
+TEST_CASE(
+    "on a steady network with noisy measurements every policy keeps one schedule after its first measured "
+    "iteration",
+    "[policy]") {
   // As readings vary here on a steady 1 Gbit/s chain (4 stages, 16 micro-batches of 1 MiB, the
   // quickstart's): rates within 10%, a token bucket's burst now and then read as 10x the rate, the
   // compute within 3%, the iteration within 2%.

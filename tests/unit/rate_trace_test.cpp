@@ -57,10 +57,11 @@ TEST_CASE("trace CSV accepts units, bare bits per second, a header and comments"
 
 TEST_CASE("trace CSV errors name the file, line and column and what was expected, never the content", "[trace]") {
   const auto err = [](const char* text) { return parse_rate_trace_csv(text, "t.csv").error().message; };
-  CHECK_THAT(err("0,1Gbit\n1,fast\n"), Catch::StartsWith("t.csv:2:3: expected a rate in the second column") &&
-                                            !Catch::Contains("fast"));
+  CHECK_THAT(err("0,1Gbit\n1,fast\n"),
+             Catch::StartsWith("t.csv:2:3: expected a rate in the second column") && !Catch::Contains("fast"));
   CHECK_THAT(err("0,1Gbit\n1\n"), Catch::StartsWith("t.csv:2:2: expected two columns"));
-  CHECK_THAT(err("0,1Gbit\n1,2,3\n"), Catch::StartsWith("t.csv:2:4: expected two columns \"time_s,rate\", found a third"));
+  CHECK_THAT(err("0,1Gbit\n1,2,3\n"),
+             Catch::StartsWith("t.csv:2:4: expected two columns \"time_s,rate\", found a third"));
   CHECK_THAT(err("0,1Gbit\n2,1Gbit\n1,1Gbit\n"), Catch::StartsWith("t.csv:3:1: time_s must increase, got 1s after 2s"));
   CHECK_THAT(err("1,1Gbit\n"), Catch::Contains("first line must be at time_s 0"));
   CHECK_THAT(err("# nothing\n"), Catch::Contains("no \"time_s,rate\" lines"));

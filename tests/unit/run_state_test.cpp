@@ -70,7 +70,8 @@ TEST_CASE("a run's state is recorded once: a second record of a run that is up i
 TEST_CASE("a damaged state file is removed by tearing its run down, which says it was damaged", "[run_state]") {
   StateDir dir;
   REQUIRE(write_run_state({"broken", "/tmp/s.json", {}}).ok());
-  REQUIRE(contend::write_file_atomic(dir.path + "/broken.json", "{\"schema\": \"contend.emu-state/1\", \"run\": 3").ok());
+  REQUIRE(
+      contend::write_file_atomic(dir.path + "/broken.json", "{\"schema\": \"contend.emu-state/1\", \"run\": 3").ok());
   REQUIRE_FALSE(read_run_state("broken").ok());
   auto torn = tear_down_run("broken");
   REQUIRE(torn.ok());

@@ -1,10 +1,10 @@
+#include <unistd.h>
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <fstream>
 #include <limits>
 #include <random>
-#include <unistd.h>
 
 #include "contend/runner/calibration.h"
 #include "contend/runner/experiment.h"
@@ -196,8 +196,8 @@ TEST_CASE("a link shaped one way only leaves the other way to the unshaped path"
   REQUIRE((forward.ok() && backward.ok() && both.ok()));
   auto net = scenario_network(*forward);
   REQUIRE(net.ok());
-  CHECK(net->links.at({0, 1}).rate_at(1) == Approx(kTcpGoodput * 200e6));   // a -> b: shaped
-  CHECK(std::isinf(net->back.at({0, 1}).rate_at(1)));                       // b -> a: not
+  CHECK(net->links.at({0, 1}).rate_at(1) == Approx(kTcpGoodput * 200e6));  // a -> b: shaped
+  CHECK(std::isinf(net->back.at({0, 1}).rate_at(1)));                      // b -> a: not
   CHECK(std::isinf((*workload_rates(*backward))[0].rate_at(1)));
   // Simulated, the gradients cross at the measured line rate: one way shaped lies between both
   // ways and neither.
@@ -321,11 +321,11 @@ TEST_CASE("summaries give speedups over the baseline and compare by speedup", "[
 
 TEST_CASE("a cell of one repetition shows no interval in the table, not a zero one", "[runner]") {
   const std::vector<std::pair<std::string, std::string>> order = {{"s", "1f1b"}, {"s", "kfkb:k=2"}};
-  const std::string one = summary_table(summarize("e", "1f1b", "real", order, {{{"s", "1f1b"}, {100}},
-                                                                              {{"s", "kfkb:k=2"}, {120}}}));
+  const std::string one =
+      summary_table(summarize("e", "1f1b", "real", order, {{{"s", "1f1b"}, {100}}, {{"s", "kfkb:k=2"}, {120}}}));
   CHECK_THAT(one, Catch::Contains("1.200") && !Catch::Contains("+/-0") && !Catch::Contains(" 0.0"));
-  const std::string two = summary_table(summarize("e", "1f1b", "real", order, {{{"s", "1f1b"}, {100, 102}},
-                                                                              {{"s", "kfkb:k=2"}, {120, 118}}}));
+  const std::string two = summary_table(
+      summarize("e", "1f1b", "real", order, {{{"s", "1f1b"}, {100, 102}}, {{"s", "kfkb:k=2"}, {120, 118}}}));
   CHECK_THAT(two, Catch::Contains(" +/-0."));  // the speedup's interval
 }
 
@@ -392,8 +392,9 @@ TEST_CASE("an iteration log whose rank-0 line lacks its numbers is refused namin
   char name[] = "/tmp/contend-log-XXXXXX";
   const int fd = ::mkstemp(name);
   REQUIRE(fd >= 0);
-  const std::string text = "{\"rank\": 1, \"iteration\": 0}\n{\"rank\": 0, \"iteration\": null, \"start_s\": 1, "
-                           "\"iteration_s\": 1}\n";
+  const std::string text =
+      "{\"rank\": 1, \"iteration\": 0}\n{\"rank\": 0, \"iteration\": null, \"start_s\": 1, "
+      "\"iteration_s\": 1}\n";
   REQUIRE(::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()));
   ::close(fd);
   Workload w;
@@ -553,8 +554,7 @@ TEST_CASE("a scenario's network is written once and read back as the same rates 
   CHECK(big->links.at(0).rate_at(399.9995) == 95.6e6);
 }
 
-TEST_CASE("a schedule entry may name its own transport and name, so one run compares how sends behave",
-          "[runner]") {
+TEST_CASE("a schedule entry may name its own transport and name, so one run compares how sends behave", "[runner]") {
   auto e = parse(R"("scenarios": ["../emulator/scenarios/steady.json"],
     "workload": {"stages": 4, "microbatches": 8, "fwd": "5ms", "activation": "256KiB"},
     "schedules": ["zb", {"schedule": "zb", "transport": "tcp:sends=wait"},
@@ -579,5 +579,6 @@ TEST_CASE("a schedule entry may name its own transport and name, so one run comp
   CHECK_THAT(error_of(base + R"("schedules": [{"schedule": "zb", "sends": "wait"}])"), Catch::Contains("sends"));
   CHECK_THAT(error_of(base + R"("schedules": [{"schedule": "zb", "transport": "pigeon"}])"),
              Catch::Contains("/schedules/0/transport"));
-  CHECK_THAT(error_of(base + R"("schedules": ["zb"], "baseline": "fast")"), Catch::Contains("not one of the schedules"));
+  CHECK_THAT(error_of(base + R"("schedules": ["zb"], "baseline": "fast")"),
+             Catch::Contains("not one of the schedules"));
 }

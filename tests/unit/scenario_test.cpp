@@ -238,7 +238,8 @@ std::string hour_error(const std::string& timeline) {
     "nodes": ["n0", "n1", "n2"],
     "links": [{"name": "a", "from": "n0", "to": "n1", "rate": "1Gbit"},
               {"name": "b", "from": "n1", "to": "n2", "rate": "500Mbit"}],
-    "timeline": )" + timeline + "}";
+    "timeline": )" + timeline +
+                           "}";
   auto s = parse_scenario(text, "dir/t.json", [](const std::string& path) -> Result<std::string> {
     auto it = files.find(path);
     if (it == files.end()) {
@@ -256,15 +257,17 @@ TEST_CASE("patterns that would expand to millions of events are refused when the
   // Periods, gaps and passes below 1 ms: the player could not play them as written.
   CHECK_THAT(hour_error(R"([{"at": "0s", "link": "a", "periodic": {"period": "2us", "on": "1us", "rate": "1Mbit"}}])"),
              Catch::Contains("dir/t.json: /timeline/0/periodic/period: expected at least 1ms, got 2us"));
-  CHECK_THAT(hour_error(R"([{"at": "0s", "link": "a", "random": {"mean_gap": "1ns", "duration": "1s", "rate": "1Mbit"}}])"),
-             Catch::Contains("/timeline/0/random/mean_gap: expected at least 1ms"));
+  CHECK_THAT(
+      hour_error(R"([{"at": "0s", "link": "a", "random": {"mean_gap": "1ns", "duration": "1s", "rate": "1Mbit"}}])"),
+      Catch::Contains("/timeline/0/random/mean_gap: expected at least 1ms"));
   CHECK_THAT(hour_error(R"([{"at": "0s", "loop": {"every": "1us", "timeline": []}}])"),
              Catch::Contains("/timeline/0/loop/every: expected at least 1ms"));
   // Long enough periods, but too many of them in an hour: refused before any is made.
   CHECK_THAT(hour_error(R"([{"at": "0s", "link": "*", "periodic": {"period": "10ms", "on": "5ms", "rate": "1Mbit"}}])"),
              Catch::Contains("dir/t.json: /timeline/0/periodic: " + too_many));
-  CHECK_THAT(hour_error(R"([{"at": "0s", "link": "a", "random": {"mean_gap": "1ms", "duration": "1ms", "rate": "1Mbit"}}])"),
-             Catch::Contains("/timeline/0/random: " + too_many));
+  CHECK_THAT(
+      hour_error(R"([{"at": "0s", "link": "a", "random": {"mean_gap": "1ms", "duration": "1ms", "rate": "1Mbit"}}])"),
+      Catch::Contains("/timeline/0/random: " + too_many));
   CHECK_THAT(hour_error(R"([{"at": "0s", "loop": {"every": "1ms", "timeline": []}}])"),
              Catch::Contains("/timeline/0/loop: " + too_many));
   // Nested loops share one budget.
@@ -274,11 +277,13 @@ TEST_CASE("patterns that would expand to millions of events are refused when the
   files["dir/fast.csv"] = "0,1Gbit\n0.001,2Gbit\n0.002,1Gbit\n0.003,2Gbit\n";
   CHECK_THAT(hour_error(R"([{"at": "0s", "link": "a", "trace": {"file": "fast.csv", "loop": true, "period": "4ms"}}])"),
              Catch::Contains("/timeline/0/trace: " + too_many));
-  CHECK_THAT(hour_error(R"([{"at": "0s", "link": "a", "trace": {"file": "fast.csv", "loop": true, "period": "10us"}}])"),
-             Catch::Contains("/timeline/0/trace/period: expected at least 1ms"));
+  CHECK_THAT(
+      hour_error(R"([{"at": "0s", "link": "a", "trace": {"file": "fast.csv", "loop": true, "period": "10us"}}])"),
+      Catch::Contains("/timeline/0/trace/period: expected at least 1ms"));
   files["dir/cell.mm"] = "1\n2\n";
-  CHECK_THAT(hour_error(R"([{"at": "0s", "link": "a", "trace": {"file": "cell.mm", "format": "mahimahi", "bin": "1us"}}])"),
-             Catch::Contains("/timeline/0/trace/bin: expected at least 1ms"));
+  CHECK_THAT(
+      hour_error(R"([{"at": "0s", "link": "a", "trace": {"file": "cell.mm", "format": "mahimahi", "bin": "1us"}}])"),
+      Catch::Contains("/timeline/0/trace/bin: expected at least 1ms"));
 }
 
 TEST_CASE("trace files are bounded while they are read, whatever their length", "[scenario]") {

@@ -68,7 +68,7 @@ TEST_CASE("adaptra adds slack where the link is slow and keeps k, k-only groups 
     return -1.0;
   };
   CHECK(j->predicted_s.size() < g->predicted_s.size());  // pruned once k's curve flattened
-  CHECK_FALSE(j->extra.empty());  // slack wins here: as fast as k=2 for less memory
+  CHECK_FALSE(j->extra.empty());                         // slack wins here: as fast as k=2 for less memory
   CHECK(time_of(*g) > 0);
 }
 

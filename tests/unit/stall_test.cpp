@@ -37,7 +37,8 @@ Result<Scenario> scenario(const std::string& timeline) {
     "nodes": ["n0", "n1", "n2"],
     "links": [{"name": "a", "from": "n0", "to": "n1", "rate": "1Gbit"},
               {"name": "b", "from": "n1", "to": "n2", "rate": "1Gbit"}],
-    "timeline": )" + timeline + "}";
+    "timeline": )" + timeline +
+                           "}";
   return parse_scenario(text, "dir/t.json", [](const std::string& path) -> Result<std::string> {
     auto it = files.find(path);
     return it == files.end() ? Result<std::string>(make_error(Errc::kNotFound, path)) : it->second;
@@ -161,7 +162,9 @@ TEST_CASE("the TCP transport stalls one link's messages one after another, both 
       REQUIRE((*t)->set_send_options(stall).ok());
       const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
       const auto start = std::chrono::steady_clock::now();
-      const auto since = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+      const auto since = [&] {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      };
       const auto send_all = [&](int peer, pipeline::Kind kind) {
         for (int i = 0; i < kCount; ++i) {
           REQUIRE((*t)->send(peer, pipeline::Tag{kind, 0, i, 0}, std::vector<float>(16 * 1024, 1.0f)).ok());

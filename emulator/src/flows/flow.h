@@ -4,9 +4,9 @@
 // lock.
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <memory>
-#include <cstdint>
 #include <mutex>
 #include <string>
 #include <thread>

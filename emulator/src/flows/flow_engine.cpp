@@ -43,7 +43,6 @@ Result<FlowEndpoints> flow_endpoints(const TopologyPlan& plan, const FlowSpec& f
   return FlowEndpoints{src_ns, dst_ns, src_addr, dst_addr, "switch"};
 }
 
-
 FlowEngine::FlowEngine(TopologyPlan plan) : plan_(std::move(plan)) {}
 
 FlowEngine::~FlowEngine() {

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "contend/common/socket.h"
 #include "contend/common/result.h"
+#include "contend/common/socket.h"
 #include "contend/emulator/flows/flow_pacer.h"
 
 namespace contend::emulator {

@@ -112,8 +112,8 @@ std::string rate_problem(const LinkSpec& link, double rate_bps) {
   const std::string why = d.preemption_classes ? "each class at least " + format_rate(d.min_rate_bps) + "; under " +
                                                      policy + " the smallest class gets " + share + " of the link"
                                                : "its bucket at least " + format_rate(d.min_rate_bps);
-  return link.qdisc + " installs " + format_rate(lo) + " to " + format_rate(hi) + " on this link (" + why +
-         "), got " + format_rate(rate_bps);
+  return link.qdisc + " installs " + format_rate(lo) + " to " + format_rate(hi) + " on this link (" + why + "), got " +
+         format_rate(rate_bps);
 }
 
 TbfParams tbf_params(double rate_bps) {

@@ -94,11 +94,13 @@ std::vector<Fd> wait_ended(std::vector<Fd> pidfds, std::chrono::milliseconds tim
     for (const Fd& f : pidfds) {
       fds.push_back({f.get(), POLLIN, 0});
     }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       break;
     }
-    if (::poll(fds.data(), fds.size(), static_cast<int>(std::min<long long>(left.count(), 100))) < 0 && errno != EINTR) {
+    if (::poll(fds.data(), fds.size(), static_cast<int>(std::min<long long>(left.count(), 100))) < 0 &&
+        errno != EINTR) {
       break;
     }
     std::vector<Fd> running;

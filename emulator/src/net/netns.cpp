@@ -183,8 +183,9 @@ Result<void> remove_netns(const std::string& name) {
     const int err = errno;
     Error e = errno_error(err, "unlink " + path);
     if (err == EBUSY) {
-      e.message += " (still mounted in another mount namespace: a long-lived process started by `ip netns exec` "
-                   "or unshare while the namespace existed holds a copy; `contend emu down` again once it ends)";
+      e.message +=
+          " (still mounted in another mount namespace: a long-lived process started by `ip netns exec` "
+          "or unshare while the namespace existed holds a copy; `contend emu down` again once it ends)";
     }
     out = e;
   }

@@ -17,8 +17,8 @@ nlohmann::ordered_json degraded_status(const RunSurvey& s) {
   nlohmann::ordered_json doc = json_document("emu-status", 1);
   doc["run"] = s.run;
   doc["scenario"] = s.state ? nlohmann::ordered_json(s.state->scenario) : nlohmann::ordered_json(nullptr);
-  doc["problem"] = s.recorded ? s.problem
-                              : "no state file (a run killed before it recorded one, or made by an older contend)";
+  doc["problem"] =
+      s.recorded ? s.problem : "no state file (a run killed before it recorded one, or made by an older contend)";
   std::vector<std::string> names = s.state ? s.state->namespaces : std::vector<std::string>{};
   for (const std::string& ns : s.namespaces) {
     if (std::find(names.begin(), names.end(), ns) == names.end()) {

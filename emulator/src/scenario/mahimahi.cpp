@@ -38,8 +38,9 @@ Result<Opportunities> count_opportunities(std::string_view text, const std::stri
     // Where and what was expected, never what is there: the file may not be a trace at all.
     if (ec != std::errc() || ptr != line.data() + line.size() || ms < 0) {
       const auto column = ec != std::errc() || ms < 0 ? 1 : ptr - line.data() + 1;
-      return make_error(Errc::kParse, source + ":" + std::to_string(line_no) + ":" + std::to_string(column) +
-                                          ": expected a whole number of milliseconds (a line per delivery opportunity)");
+      return make_error(Errc::kParse,
+                        source + ":" + std::to_string(line_no) + ":" + std::to_string(column) +
+                            ": expected a whole number of milliseconds (a line per delivery opportunity)");
     }
     if (ms < last) {
       return make_error(Errc::kParse, where + "timestamps must not decrease, got " + std::to_string(ms) + " after " +

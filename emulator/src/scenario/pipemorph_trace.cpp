@@ -1,8 +1,8 @@
 #include "contend/emulator/scenario/pipemorph_trace.h"
 
 #include <charconv>
-#include <cstdlib>
 #include <cmath>
+#include <cstdlib>
 
 #include "contend/common/rate_trace.h"
 #include "contend/common/stall_schedule.h"
@@ -54,15 +54,16 @@ Result<PipeMorphChange> parse_line(std::string_view line, const std::string& whe
   }
   const std::string_view delay = trimmed(line.substr(second + 1));
   if (delay == "inf") {
-    return make_error(Errc::kParse, where + "a NIC crash (inf) is a lost link, not a stall contend emulates; end "
-                                            "the trace before it");
+    return make_error(Errc::kParse, where +
+                                        "a NIC crash (inf) is a lost link, not a stall contend emulates; end "
+                                        "the trace before it");
   }
   const std::string text(delay);
   char* end = nullptr;
   c.delay_s = std::strtod(text.c_str(), &end);
   if (text.empty() || end != text.c_str() + text.size() || !(c.delay_s >= 0 && c.delay_s <= kMaxStallS)) {
     return make_error(Errc::kParse, where + "expected a delay in seconds, 0 to " + std::to_string(kMaxStallS) +
-                                            ", in the third field");
+                                        ", in the third field");
   }
   if (!parse_links(line.substr(first + 1, second - first - 1), c.links)) {
     return make_error(Errc::kParse, where + "expected links as stage pairs i_j separated by ',' in the second field");

@@ -4,8 +4,8 @@
 #include <set>
 
 #include "contend/common/fd.h"
-#include "contend/common/json_reader.h"
 #include "contend/common/json.h"
+#include "contend/common/json_reader.h"
 #include "contend/common/units.h"
 #include "contend/emulator/net/discipline_registry.h"
 #include "contend/emulator/net/htb_params.h"
@@ -33,10 +33,9 @@ bool Scenario::needs_netem() const {
 }
 
 std::size_t Scenario::flow_events() const {
-  return static_cast<std::size_t>(
-      std::count_if(events.begin(), events.end(), [](const Event& e) {
-        return e.kind == Event::Kind::kFlowStart || e.kind == Event::Kind::kFlowStop;
-      }));
+  return static_cast<std::size_t>(std::count_if(events.begin(), events.end(), [](const Event& e) {
+    return e.kind == Event::Kind::kFlowStart || e.kind == Event::Kind::kFlowStop;
+  }));
 }
 
 bool Scenario::has_stalls() const {
@@ -64,8 +63,7 @@ std::string quoted(const std::vector<std::string>& names) {
 }
 
 // The index in `names` of the string at `key`; 0 (the default) when it is absent.
-Result<std::size_t> parse_choice(const JsonReader& r, const std::string& key,
-                                 const std::vector<std::string>& names) {
+Result<std::size_t> parse_choice(const JsonReader& r, const std::string& key, const std::vector<std::string>& names) {
   auto text = r.optional_string(key);
   if (!text) {
     return text.error();
@@ -157,8 +155,8 @@ Result<void> check_discipline(const JsonReader& r, const LinkSpec& l) {
                                    use([](const DisciplineKind& x) { return x.preemption_classes; }));
   }
   if (!d.netem && (l.delay.count() > 0 || l.loss_fraction > 0)) {
-    return r.error_at("qdisc", l.qdisc + " takes no netem for delay and loss" +
-                                   use([](const DisciplineKind& x) { return x.netem; }));
+    return r.error_at(
+        "qdisc", l.qdisc + " takes no netem for delay and loss" + use([](const DisciplineKind& x) { return x.netem; }));
   }
   if (const std::string problem = rate_problem(l, l.rate_bps); !problem.empty()) {
     return r.error_at("rate", problem);
@@ -310,8 +308,8 @@ void split_iteration_events(Scenario& s) {
 }  // namespace
 
 Result<Scenario> parse_scenario(const std::string& text, const std::string& source, const FileReader& read) {
-  auto json =
-      parse_document(text, source, "scenario", 1, {"name", "description", "duration", "seed", "nodes", "links", "timeline"});
+  auto json = parse_document(text, source, "scenario", 1,
+                             {"name", "description", "duration", "seed", "nodes", "links", "timeline"});
   if (!json) {
     return json.error();
   }

@@ -91,8 +91,8 @@ Result<void> EventBudget::take(const JsonReader& where, std::size_t count) {
 
 Result<void> check_min_period(const JsonReader& p, const std::string& key, double seconds) {
   if (!(seconds >= to_seconds(kMinPatternPeriod))) {
-    return p.error_at(key, "expected at least " + format_duration(kMinPatternPeriod) + ", got " +
-                               format_seconds(seconds));
+    return p.error_at(key,
+                      "expected at least " + format_duration(kMinPatternPeriod) + ", got " + format_seconds(seconds));
   }
   return {};
 }

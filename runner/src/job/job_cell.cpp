@@ -5,10 +5,10 @@
 #include <filesystem>
 #include <fstream>
 
+#include "../cell_wait.h"
 #include "contend/emulator/emulated_run.h"
 #include "contend/emulator/net/netns.h"
 #include "contend/runner/job_log.h"
-#include "../cell_wait.h"
 
 namespace contend::runner {
 namespace {
@@ -49,8 +49,8 @@ Result<void> write_hosts_files(const emulator::TopologyPlan& plan, const std::ve
   const std::string hostname = this_hostname();
   for (std::size_t r = 0; r < places.size(); ++r) {
     const std::string& netns = plan.nodes[r].second;
-    if (auto ok = emulator::write_netns_hosts(netns, job_hosts_file(hostname, places[r].node, places[r].nodes,
-                                                                    places[r].addresses));
+    if (auto ok = emulator::write_netns_hosts(
+            netns, job_hosts_file(hostname, places[r].node, places[r].nodes, places[r].addresses));
         !ok) {
       return ok;
     }
@@ -71,8 +71,8 @@ Result<ChildProcess> start_rank(const CommandJob& job, const JobVariant& variant
   if (!env) {
     return with_context(env.error(), "rank " + std::to_string(place.rank) + ": /workload/env");
   }
-  cell_log << "rank " << place.rank << " on " << place.node << " (" << netns << "), in " << job.workdir
-           << ", log " << rank_log << "\n  environment:";
+  cell_log << "rank " << place.rank << " on " << place.node << " (" << netns << "), in " << job.workdir << ", log "
+           << rank_log << "\n  environment:";
   for (const std::string& e : *env) {
     cell_log << ' ' << e;
   }
@@ -81,8 +81,8 @@ Result<ChildProcess> start_rank(const CommandJob& job, const JobVariant& variant
     cell_log << " '" << a << "'";
   }
   cell_log << '\n' << std::flush;
-  std::vector<std::string> argv = {"ip", "netns", "exec", netns, o.contend, "job-rank", "--log", rank_log,
-                                   "--cwd", job.workdir, "--"};
+  std::vector<std::string> argv = {"ip",    "netns",  "exec",  netns,       o.contend, "job-rank",
+                                   "--log", rank_log, "--cwd", job.workdir, "--"};
   argv.insert(argv.end(), command->begin(), command->end());
   ChildOptions co;
   co.output_path = rank_log;  // the guard's own complaints, if any, beside the rank's lines
@@ -102,8 +102,8 @@ Result<std::vector<ChildProcess>> start_ranks(const Experiment& e, const Cell& c
       break;
     }
     const std::string rank_log = rank_log_path(files.log, place.rank);
-    auto guard = start_rank(*e.job, e.job->variants[cell.variant], place, plan.nodes[place.rank].second, rank_log, o,
-                            cell_log);
+    auto guard =
+        start_rank(*e.job, e.job->variants[cell.variant], place, plan.nodes[place.rank].second, rank_log, o, cell_log);
     if (!guard) {
       end_all(ranks);
       return guard.error();
@@ -117,8 +117,9 @@ Result<std::vector<ChildProcess>> start_ranks(const Experiment& e, const Cell& c
 
 std::string job_hosts_file(const std::string& hostname, const std::string& node, const std::vector<std::string>& nodes,
                            const std::vector<std::string>& addresses) {
-  std::string out = "# contend: this node's hosts file (removed with its namespace)\n127.0.0.1\tlocalhost\n"
-                    "::1\tlocalhost ip6-localhost ip6-loopback\n";
+  std::string out =
+      "# contend: this node's hosts file (removed with its namespace)\n127.0.0.1\tlocalhost\n"
+      "::1\tlocalhost ip6-localhost ip6-loopback\n";
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     out += addresses[i] + "\t" + nodes[i];
     if (nodes[i] == node && !hostname.empty() && hostname != node) {
@@ -165,8 +166,8 @@ Result<void> run_job_cell(const Experiment& e, const Cell& cell, const CellFiles
   if (!log) {
     return log.error();
   }
-  net->play_in_background(std::move(*log),
-                          emulator::PlayerOptions{std::chrono::milliseconds(100), true, std::chrono::steady_clock::now()});
+  net->play_in_background(
+      std::move(*log), emulator::PlayerOptions{std::chrono::milliseconds(100), true, std::chrono::steady_clock::now()});
   auto ranks = start_ranks(e, cell, files, o, net->plan(), *places);
   if (!ranks) {
     return ranks.error();

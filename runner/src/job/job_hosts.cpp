@@ -6,9 +6,13 @@ namespace contend::runner {
 namespace {
 
 // An Ansible expression inside a raw block: the host renders it.
-std::string rendered(const std::string& expression) { return "{% endraw %}{{ " + expression + " }}{% raw %}"; }
+std::string rendered(const std::string& expression) {
+  return "{% endraw %}{{ " + expression + " }}{% raw %}";
+}
 
-std::string host_of_rank(int rank) { return "groups['nodes'][" + std::to_string(rank) + "]"; }
+std::string host_of_rank(int rank) {
+  return "groups['nodes'][" + std::to_string(rank) + "]";
+}
 
 // Rank `rank`'s place, its host-dependent parts left to the host.
 RankPlace host_place(int rank, int world, const std::string& cell) {

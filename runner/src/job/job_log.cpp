@@ -208,9 +208,8 @@ Result<double> job_throughput(const CommandJob& job, const std::string& cell_log
     counted.erase(counted.begin(), counted.begin() + static_cast<std::ptrdiff_t>(skip));
   }
   return measured_throughput(counted, static_cast<std::size_t>(job.steps), window, events_path,
-                             log + " (rank " + std::to_string(job.output_rank) + ", " +
-                                 std::to_string(steps->size()) + " steps parsed, " + std::to_string(job.warmup) +
-                                 " of them warm-up)");
+                             log + " (rank " + std::to_string(job.output_rank) + ", " + std::to_string(steps->size()) +
+                                 " steps parsed, " + std::to_string(job.warmup) + " of them warm-up)");
 }
 
 }  // namespace contend::runner

@@ -80,11 +80,12 @@ Result<EnvList> read_env(const JsonReader& r, const CommandJob& job) {
 }
 
 Result<void> read_numbers(const JsonReader& r, CommandJob& job) {
-  const std::tuple<const char*, long long, long long, int*> counts[] = {{"ranks", 1, kMaxRanks, &job.ranks},
-                                                                         {"output_rank", 0, kMaxRanks - 1, &job.output_rank},
-                                                                         {"warmup", 0, 1000000, &job.warmup},
-                                                                         {"steps", 1, 1000000, &job.steps},
-                                                                         {"port", 1024, 65535, &job.port}};
+  const std::tuple<const char*, long long, long long, int*> counts[] = {
+      {"ranks", 1, kMaxRanks, &job.ranks},
+      {"output_rank", 0, kMaxRanks - 1, &job.output_rank},
+      {"warmup", 0, 1000000, &job.warmup},
+      {"steps", 1, 1000000, &job.steps},
+      {"port", 1024, 65535, &job.port}};
   for (const auto& [key, lo, hi, out] : counts) {
     if (auto ok = read_count(r, key, lo, hi, *out); !ok) {
       return ok;
@@ -196,9 +197,10 @@ Result<CommandJob> parse_command_job(const JsonReader& r, const JsonReader& vari
     return *e;
   }
   if (launch->value_or("every-rank") != "every-rank" && **launch != "rank-0") {
-    return r.error_at("launch", "expected \"every-rank\" (the command on each node) or \"rank-0\" (only on the "
-                                "first node: a launcher such as mpirun that starts the other ranks), got \"" +
-                                    **launch + "\"");
+    return r.error_at("launch",
+                      "expected \"every-rank\" (the command on each node) or \"rank-0\" (only on the "
+                      "first node: a launcher such as mpirun that starts the other ranks), got \"" +
+                          **launch + "\"");
   }
   job.launch_rank0_only = launch->value_or("every-rank") == "rank-0";
   if (job.launch_rank0_only && job.output_rank != 0) {

@@ -37,9 +37,9 @@ class Registry {
   // Adds (or replaces) the item named entry.name. Items keep their addresses.
   void add(SpecEntry entry, Kind kind) {
     entry.kind = kind_;
-    missing_.erase(std::remove_if(missing_.begin(), missing_.end(),
-                                  [&](const auto& m) { return m.first == entry.name; }),
-                   missing_.end());
+    missing_.erase(
+        std::remove_if(missing_.begin(), missing_.end(), [&](const auto& m) { return m.first == entry.name; }),
+        missing_.end());
     for (Item& item : items_) {
       if (item.entry.name == entry.name) {
         item = Item{std::move(entry), std::move(kind)};
@@ -91,8 +91,8 @@ class Registry {
     const std::string_view name = text.substr(0, text.find(':'));
     for (const auto& [missing, needs] : missing_) {
       if (missing == name) {
-        return make_error(Errc::kUnsupported, kind_ + " \"" + std::string(text) +
-                                                  "\" is not built here (it needs " + needs +
+        return make_error(Errc::kUnsupported, kind_ + " \"" + std::string(text) + "\" is not built here (it needs " +
+                                                  needs +
                                                   " at build time; `contend --version` lists the optional parts)");
       }
     }

@@ -72,7 +72,7 @@ class EmulatedRun {
   bool tear_down_ = false;
   std::unique_ptr<std::atomic<bool>> player_stop_ = std::make_unique<std::atomic<bool>>(false);
   std::unique_ptr<std::atomic<bool>> play_ended_ = std::make_unique<std::atomic<bool>>(false);  // played_ is set
-  std::optional<EventLog> log_;  // a background play's
+  std::optional<EventLog> log_;                                                                 // a background play's
   std::thread player_;
   Result<PlayReport> played_ = PlayReport{};
 };

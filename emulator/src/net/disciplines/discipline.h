@@ -9,9 +9,9 @@
 #include <string_view>
 #include <vector>
 
-#include "net/tc.h"
 #include "contend/emulator/net/discipline_registry.h"
 #include "contend/emulator/scenario/scenario.h"
+#include "net/tc.h"
 
 namespace contend::emulator {
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "contend/common/units.h"
 #include "contend/common/stall_schedule.h"
+#include "contend/common/units.h"
 #include "contend/emulator/net/htb_params.h"
 
 namespace contend::emulator::detail {

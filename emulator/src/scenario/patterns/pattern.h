@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "scenario/timeline.h"
 #include "contend/emulator/scenario/pattern_registry.h"
+#include "scenario/timeline.h"
 
 namespace contend::emulator::detail {
 

@@ -205,7 +205,8 @@ Result<void> expand_trace(PatternCall& call) {
     for (const auto& point : trace->rates.points()) {
       const double t = base + point.time_s;
       const double value = point.rate_bps * factor;
-      auto ok = stalls ? call.set_stall(p, call.links(), t, value) : call.set_rate(call.entry(), call.links(), t, value);
+      auto ok =
+          stalls ? call.set_stall(p, call.links(), t, value) : call.set_rate(call.entry(), call.links(), t, value);
       if (!ok) {
         return ok;
       }

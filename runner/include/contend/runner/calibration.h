@@ -68,8 +68,9 @@ Result<double> simulated_throughput(const SimCell& cell, const Workload& w,
 // with the least squared relative error over every scenario taken (a noisy scenario's fit is
 // outvoted, not averaged in); that at each line rate of a grid (none first, then 1 Tbit/s down to
 // 100 Mbit/s), the line rate kept where it explains the scenarios clearly better (the rate a
-// shaper's burst crosses at: at 2 Gbit/s a 1 MiB tensor, at 100 Mbit/s a fifth of it). `start_s`: when the baseline's cells started their first iteration
-// on the scenario's clock (the median), where the simulated cells then start theirs.
+// shaper's burst crosses at: at 2 Gbit/s a 1 MiB tensor, at 100 Mbit/s a fifth of it). `start_s`: when the baseline's
+// cells started their first iteration on the scenario's clock (the median), where the simulated cells then start
+// theirs.
 struct MeasuredScenario {
   std::string name;
   const ScenarioNetwork* links = nullptr;

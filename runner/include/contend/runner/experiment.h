@@ -23,10 +23,10 @@ namespace contend::runner {
 struct Workload {
   int stages = 4;
   int microbatches = 16;
-  int iterations = 12;               // measured, after the warm-up
-  int warmup = 2;                    // iterations run first and left out of the throughput
+  int iterations = 12;                                            // measured, after the warm-up
+  int warmup = 2;                                                 // iterations run first and left out of the throughput
   Spec backend = pipeline::backends().parse("emulated").value();  // emulated, cpu, or cuda where built
-  Spec transport = pipeline::transports().parse("tcp").value();  // tcp, or nccl where built
+  Spec transport = pipeline::transports().parse("tcp").value();   // tcp, or nccl where built
   std::chrono::nanoseconds forward{std::chrono::milliseconds(10)};  // emulated
   std::chrono::nanoseconds backward{std::chrono::milliseconds(20)};
   std::uint64_t activation_bytes = 1 << 20;  // emulated: per micro-batch, each way
@@ -76,8 +76,8 @@ struct Cell {
   int scenario = 0;  // index into Experiment::scenarios
   Spec schedule;
   int repetition = 0;
-  std::string id;  // file-name safe and unique: "periodic.kfkb-k-2.r1"
-  Spec transport;  // the entry's, else the workload's
+  std::string id;    // file-name safe and unique: "periodic.kfkb-k-2.r1"
+  Spec transport;    // the entry's, else the workload's
   std::string name;  // the entry's name (ScheduleEntry::name), or a command job's variant's
   int variant = -1;  // a command job's: index into CommandJob::variants
 };
@@ -95,6 +95,5 @@ std::vector<Cell> expand(const Experiment& e);
 
 // The model a workload's cpu (or cuda) stages train.
 pipeline::ModelConfig model_of(const Workload& w);
-
 
 }  // namespace contend::runner

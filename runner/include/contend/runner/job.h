@@ -26,16 +26,16 @@ struct JobVariant {
 };
 
 struct CommandJob {
-  std::vector<std::string> command;  // argv template: "{rank}", "{master_addr}", ... (job.h)
-  EnvList env;                       // on top of the rank's environment (rank_environment)
-  OutputSpec output;                 // how its throughput is read
-  int ranks = 0;                     // one per node; 0 until the scenarios say
-  int output_rank = 0;               // whose output is parsed
-  int warmup = 1;                    // steps of that rank left out (without a measure window)
-  int steps = 1;                     // at least this many measured steps, or the cell fails
-  std::chrono::seconds timeout{600}; // a cell running longer fails, every rank's processes ended
-  int port = 29400;                  // MASTER_PORT, and {master_port}
-  std::string workdir;               // each rank's working directory: the experiment's folder
+  std::vector<std::string> command;   // argv template: "{rank}", "{master_addr}", ... (job.h)
+  EnvList env;                        // on top of the rank's environment (rank_environment)
+  OutputSpec output;                  // how its throughput is read
+  int ranks = 0;                      // one per node; 0 until the scenarios say
+  int output_rank = 0;                // whose output is parsed
+  int warmup = 1;                     // steps of that rank left out (without a measure window)
+  int steps = 1;                      // at least this many measured steps, or the cell fails
+  std::chrono::seconds timeout{600};  // a cell running longer fails, every rank's processes ended
+  int port = 29400;                   // MASTER_PORT, and {master_port}
+  std::string workdir;                // each rank's working directory: the experiment's folder
   // "launch": "rank-0": only rank 0's command runs, a launcher (mpirun through scripts/netns-rsh)
   // that starts the other ranks in their namespaces itself, below rank 0's guard.
   bool launch_rank0_only = false;
@@ -66,8 +66,7 @@ Result<std::string> expand_placeholders(const std::string& text, const RankPlace
 
 // Rank `place.rank`'s command line for `variant`: the command then the variant's arguments,
 // expanded.
-Result<std::vector<std::string>> rank_command(const CommandJob& job, const JobVariant& variant,
-                                              const RankPlace& place);
+Result<std::vector<std::string>> rank_command(const CommandJob& job, const JobVariant& variant, const RankPlace& place);
 
 // The environment of a rank: what torchrun and MPI jobs expect (RANK, WORLD_SIZE, LOCAL_RANK,
 // LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT), what gloo, NCCL and Open MPI need to use the node's

@@ -33,10 +33,10 @@ struct JobStep {
 // "amount": N, "unit": "samples/s"}. Plain values.
 struct OutputSpec {
   std::string parser = "jsonl";
-  std::string pattern;             // regex: ECMAScript; its first group is the number
-  std::string captures = "rate";   // regex: what the number is
-  double amount = 0;               // regex with a step time: the work one step does (> 0)
-  std::string unit;                // the throughput's unit; empty: the parser's own (unit())
+  std::string pattern;            // regex: ECMAScript; its first group is the number
+  std::string captures = "rate";  // regex: what the number is
+  double amount = 0;              // regex with a step time: the work one step does (> 0)
+  std::string unit;               // the throughput's unit; empty: the parser's own (unit())
 };
 
 // Reads one log's lines in order. Not thread-safe.

@@ -16,10 +16,10 @@
 namespace contend::runner {
 
 struct RankGuardOptions {
-  std::vector<std::string> command;            // argv; argv[0] searched in PATH
-  std::string log;                             // the rank log, appended to (created 0644)
-  std::string working_dir;                     // empty: the guard's own
-  std::chrono::milliseconds grace{1500};       // SIGTERM to SIGKILL, for the tree
+  std::vector<std::string> command;       // argv; argv[0] searched in PATH
+  std::string log;                        // the rank log, appended to (created 0644)
+  std::string working_dir;                // empty: the guard's own
+  std::chrono::milliseconds grace{1500};  // SIGTERM to SIGKILL, for the tree
 };
 
 // Runs the command as above until it ends or `stop` is set. Returns its exit code (128 + signal

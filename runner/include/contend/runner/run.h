@@ -42,7 +42,7 @@ struct RunOutcome {
   std::size_t cells_done = 0;  // finished, this run and earlier ones
   std::size_t cells_total = 0;
   bool stopped = false;
-  std::optional<Error> failed;  // the cell that failed (named), after which the run ended
+  std::optional<Error> failed;   // the cell that failed (named), after which the run ended
   std::optional<Error> unsaved;  // why summary.json could not be written (a full disk): nothing after it was
   // A real run: the calibration recorded in calibration.json, or why there is none.
   std::optional<Calibration> calibration;

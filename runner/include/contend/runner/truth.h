@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "contend/common/rate_trace.h"
-#include "contend/common/stall_schedule.h"
 #include "contend/common/result.h"
+#include "contend/common/stall_schedule.h"
 #include "contend/emulator/scenario/scenario.h"
 #include "contend/pipeline/policy/adaptive.h"
 #include "contend/runner/experiment.h"

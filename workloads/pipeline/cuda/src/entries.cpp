@@ -14,8 +14,7 @@ SpecEntry cuda_backend_entry() {
 }
 
 SpecEntry nccl_transport_entry() {
-  return {"transport", "nccl",
-          "ncclSend/Recv on each rank's GPU, bootstrapped over TCP (control messages stay on TCP)",
+  return {"transport", "nccl", "ncclSend/Recv on each rank's GPU, bootstrapped over TCP (control messages stay on TCP)",
           pipeline::send_params()};
 }
 

@@ -26,13 +26,14 @@ Result<const CudaPlugin*> load() {
   const std::string path = executable_dir() + "/" + kPluginFile;
   void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
-    return make_error(Errc::kUnsupported, std::string("the CUDA plugin ") + path + " could not be loaded: " + ::dlerror());
+    return make_error(Errc::kUnsupported,
+                      std::string("the CUDA plugin ") + path + " could not be loaded: " + ::dlerror());
   }
   using Entry = const CudaPlugin* (*)();
   auto entry = reinterpret_cast<Entry>(::dlsym(handle, kPluginSymbol));
   if (entry == nullptr || entry() == nullptr || entry()->abi != kPluginAbi) {
-    return make_error(Errc::kUnsupported, "the CUDA plugin " + path +
-                                              " is not this build's (rebuild: cmake --build --preset default)");
+    return make_error(Errc::kUnsupported,
+                      "the CUDA plugin " + path + " is not this build's (rebuild: cmake --build --preset default)");
   }
   return entry();  // kept loaded for the process's life
 }

@@ -181,7 +181,8 @@ void NcclTransport::send_loop(NcclChannel& ch) {
       pipeline::StallClock::wait(taken, options_.stall_s(ch.peer(), item.tag));
     }
     const std::uint64_t bytes = item.data.size() * sizeof(float);
-    auto ok = item.data.size() > capacity_ ? Result<void>(too_large(item.data.size())) : send_one(ch, item.tag, item.data);
+    auto ok =
+        item.data.size() > capacity_ ? Result<void>(too_large(item.data.size())) : send_one(ch, item.tag, item.data);
     stalls->sent(std::chrono::steady_clock::now());
     if (ok && bytes >= pipeline::kMinTimedBytes) {
       record_send(ch.peer(), bytes, std::chrono::duration<double>(std::chrono::steady_clock::now() - taken).count());

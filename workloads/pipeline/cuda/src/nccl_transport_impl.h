@@ -75,7 +75,7 @@ class NcclTransport : public pipeline::Transport {
   mutable std::mutex mutex_;
   std::condition_variable cv_;
   std::map<int, std::deque<Item>> queues_;
-  pipeline::SendOptions options_;       // set before the first send
+  pipeline::SendOptions options_;        // set before the first send
   std::map<int, std::uint64_t> queued_;  // per peer: tensors ever queued...
   std::map<int, std::uint64_t> sent_;    // ...and ever sent (or failed)
   std::map<int, Error> send_errors_;

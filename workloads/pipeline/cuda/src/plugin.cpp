@@ -1,7 +1,7 @@
 // The one symbol libcontend_cuda.so exports: its table of entry points (plugin.h).
+#include "contend/pipeline_cuda/plugin.h"
 #include "contend/pipeline_cuda/cuda_backend.h"
 #include "contend/pipeline_cuda/device_info.h"
-#include "contend/pipeline_cuda/plugin.h"
 #if CONTEND_FOUND_NCCL
 #include "contend/pipeline_cuda/nccl_transport.h"
 #endif
@@ -15,7 +15,9 @@ const CudaPlugin kPlugin = [] {
   p.make_backend = make_cuda_backend;
 #if CONTEND_FOUND_NCCL
   p.connect_nccl = [](std::unique_ptr<pipeline::Transport> bootstrap, int rank, int world_size,
-                      std::size_t message_floats) { return connect_nccl(std::move(bootstrap), rank, world_size, message_floats); };
+                      std::size_t message_floats) {
+    return connect_nccl(std::move(bootstrap), rank, world_size, message_floats);
+  };
 #endif
   p.device_info = device_info;
   return p;

@@ -22,12 +22,14 @@ Result<std::unique_ptr<ComputeBackend>> make_emulated(const Spec&, const Backend
 
 // One line per built-in backend.
 Registry<BackendKind>& backends() {
-  static Registry<BackendKind> table("backend", {
-      {{"", "cpu", "the real model on this CPU (OpenBLAS), gradients checked against one process", {}},
-       BackendKind{.uses_model = true, .make = make_cpu}},
-      {{"", "emulated", "each forward and backward takes a given (or profiled) time and moves a given tensor", {}},
-       BackendKind{.make = make_emulated}},
-  });
+  static Registry<BackendKind> table(
+      "backend",
+      {
+          {{"", "cpu", "the real model on this CPU (OpenBLAS), gradients checked against one process", {}},
+           BackendKind{.uses_model = true, .make = make_cpu}},
+          {{"", "emulated", "each forward and backward takes a given (or profiled) time and moves a given tensor", {}},
+           BackendKind{.make = make_emulated}},
+      });
   return table;
 }
 

@@ -8,8 +8,7 @@ namespace {
 
 class EmulatedBackend : public ComputeBackend {
  public:
-  EmulatedBackend(const EmulatedCompute& config, int stage, int num_stages)
-      : c_(config) {
+  EmulatedBackend(const EmulatedCompute& config, int stage, int num_stages) : c_(config) {
     (void)stage;
     (void)num_stages;
   }

@@ -49,14 +49,13 @@ Result<void> check_stage_bytes(const ModelConfig& c, int num_stages) {
 }  // namespace
 
 Result<void> validate_model(const ModelConfig& c, int num_stages) {
-  for (auto [name, value, most] : {std::tuple{"hidden", c.hidden, kMaxHidden},
-                                   std::tuple{"ffn_mult", c.ffn_mult, 64},
-                                   std::tuple{"layers", c.layers, kMaxLayers},
-                                   std::tuple{"microbatch_size", c.microbatch_size, kMaxTokens},
-                                   std::tuple{"seq_len", c.seq_len, kMaxTokens}}) {
+  for (auto [name, value, most] :
+       {std::tuple{"hidden", c.hidden, kMaxHidden}, std::tuple{"ffn_mult", c.ffn_mult, 64},
+        std::tuple{"layers", c.layers, kMaxLayers}, std::tuple{"microbatch_size", c.microbatch_size, kMaxTokens},
+        std::tuple{"seq_len", c.seq_len, kMaxTokens}}) {
     if (value < 1 || value > most) {
-      return make_error(Errc::kInvalidArgument, std::string("model ") + name + " must be 1 to " +
-                                                    std::to_string(most) + ", got " + std::to_string(value));
+      return make_error(Errc::kInvalidArgument, std::string("model ") + name + " must be 1 to " + std::to_string(most) +
+                                                    ", got " + std::to_string(value));
     }
   }
   const long long tokens = static_cast<long long>(c.microbatch_size) * c.seq_len;
@@ -232,16 +231,16 @@ void MlpStage::backward_input(int mb, const float* dy, float* dx) {
     float* das = dys + static_cast<std::size_t>(T) * h;
     std::copy(scratch_a_.begin(), scratch_a_.end(), dys);
     // da = (dy W2^T) * (a > 0)
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, f, h, 1.0f, scratch_a_.data(), h, L.w2.data(), h, 0.0f,
-                das, f);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, f, h, 1.0f, scratch_a_.data(), h, L.w2.data(), h, 0.0f, das,
+                f);
     for (std::size_t i = 0; i < static_cast<std::size_t>(T) * f; ++i) {
       if (as[i] <= 0.0f) {
         das[i] = 0.0f;
       }
     }
     // dx = dy + da W1^T (residual)
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, h, f, 1.0f, das, f, L.w1.data(), f, 1.0f,
-                scratch_a_.data(), h);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, h, f, 1.0f, das, f, L.w1.data(), f, 1.0f, scratch_a_.data(),
+                h);
   }
   if (dx != nullptr) {
     std::copy(scratch_a_.begin(), scratch_a_.end(), dx);

@@ -48,8 +48,8 @@ struct StageExecutor::Iteration {
   }
 };
 
-StageExecutor::StageExecutor(const schedule::Schedule& lowered, int rank, StageBackends backends,
-                             Transport& transport, ExecutorOptions options)
+StageExecutor::StageExecutor(const schedule::Schedule& lowered, int rank, StageBackends backends, Transport& transport,
+                             ExecutorOptions options)
     : schedule_(&lowered), rank_(rank), backends_(std::move(backends)), transport_(transport), options_(options) {
   CONTEND_CHECK(rank >= 0 && rank < lowered.num_ranks, "rank out of range");
   for (int s = 0; s < lowered.num_stages; ++s) {
@@ -77,8 +77,8 @@ void StageExecutor::compute(const schedule::Action& a, Iteration& it) {
   const int mb = a.microbatch;
   const int last = schedule_->num_stages - 1;
   ComputeBackend& b = backend(s);
-  const auto local = [&](std::map<Iteration::Key, std::vector<float>>& from, std::map<Iteration::Key, Completion>& pending,
-                         Iteration::Key key) {
+  const auto local = [&](std::map<Iteration::Key, std::vector<float>>& from,
+                         std::map<Iteration::Key, Completion>& pending, Iteration::Key key) {
     std::vector<float> t = Iteration::take(from, key);
     if (Completion c = Iteration::take(pending, key)) {
       c(t);
@@ -110,7 +110,8 @@ void StageExecutor::compute(const schedule::Action& a, Iteration& it) {
     return;
   }
   const bool here = s < last && schedule_->rank_of(s + 1) == rank_;
-  std::vector<float> grad = here ? local(it.grads_in, it.grads_done, {s + 1, mb}) : Iteration::take(it.grads_out, {s, mb});
+  std::vector<float> grad =
+      here ? local(it.grads_in, it.grads_done, {s + 1, mb}) : Iteration::take(it.grads_out, {s, mb});
   std::vector<float>& grad_in = it.grads_in[{s, mb}];
   grad_in = transport_.buffer(b.message_floats());
   if (a.op == Op::kBackward) {
@@ -142,8 +143,9 @@ Result<void> StageExecutor::receive(const schedule::Action& a, Iteration& it) {
   const bool fwd = a.op == Op::kRecvF;
   it.peer = schedule_->rank_of(fwd ? a.stage - 1 : a.stage + 1);
   it.lane = sim::Lane::kRecv;
-  auto got = transport_.recv(it.peer, Tag{fwd ? Kind::kActivation : Kind::kGradient, it.m.iteration, a.microbatch, a.stage},
-                             Clock::now() + options_.timeout);
+  auto got =
+      transport_.recv(it.peer, Tag{fwd ? Kind::kActivation : Kind::kGradient, it.m.iteration, a.microbatch, a.stage},
+                      Clock::now() + options_.timeout);
   if (!got) {
     return got.error();
   }
@@ -173,7 +175,8 @@ Result<IterationMetrics> StageExecutor::run_iteration(int iteration) {
   if (options_.record_trace) {
     // The oldest iterations go while this one would not fit beside the rest.
     std::size_t drop = 0;
-    while (drop < trace_starts_.size() && trace_.size() - trace_starts_[drop] + actions.size() > options_.max_trace_events) {
+    while (drop < trace_starts_.size() &&
+           trace_.size() - trace_starts_[drop] + actions.size() > options_.max_trace_events) {
       ++drop;
     }
     if (drop > 0) {

@@ -7,8 +7,8 @@
 #include "contend/common/json.h"
 #include "contend/common/units.h"
 #include "contend/pipeline/policy/coordinator.h"
-#include "contend/schedule/lowered_cache.h"
 #include "contend/schedule/generators.h"
+#include "contend/schedule/lowered_cache.h"
 #include "contend/schedule/registry.h"
 #include "contend/schedule/validation.h"
 
@@ -116,8 +116,9 @@ SendOptions send_options(const RunConfig& c) {
   return o;
 }
 
-Result<void> run_rank(const RunConfig& config, const schedule::Schedule& lowered, int rank, const StageBackends& backends,
-                      Transport& transport, const std::function<void(const IterationMetrics&)>& on_iteration,
+Result<void> run_rank(const RunConfig& config, const schedule::Schedule& lowered, int rank,
+                      const StageBackends& backends, Transport& transport,
+                      const std::function<void(const IterationMetrics&)>& on_iteration,
                       std::vector<sim::TraceEvent>* trace) {
   ExecutorOptions options = config.executor;
   options.record_trace = options.record_trace || trace != nullptr;
@@ -128,9 +129,10 @@ Result<void> run_rank(const RunConfig& config, const schedule::Schedule& lowered
     const std::vector<StageMeasurement> prior = known_stages(config);
     std::unique_ptr<KPolicy> policy;
     if (rank == 0) {
-      auto made = make_policy(config.schedule,
-                              PolicyContext{config.world_size, config.microbatches, config.oracle, {}, prior,
-                                            send_options_of(config.transport)});
+      auto made = make_policy(
+          config.schedule,
+          PolicyContext{
+              config.world_size, config.microbatches, config.oracle, {}, prior, send_options_of(config.transport)});
       if (!made) {
         return with_context(made.error(), "rank 0");
       }

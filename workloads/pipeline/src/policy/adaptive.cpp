@@ -81,8 +81,8 @@ void AdaptiveController::choose(Decision& d, const std::vector<Candidate>& candi
   // kChangedShare of itself, beyond what readings vary on a steady link), the network changed, not
   // the noise: the choice is made afresh (a drop's best schedule may be only a little faster than
   // the quiet network's choice there, and then it is the drop that matters).
-  const bool leaner = current != nullptr && best->memory < current->memory &&
-                      best->time_s <= current->time_s * (1 + options_.lean);
+  const bool leaner =
+      current != nullptr && best->memory < current->memory && best->time_s <= current->time_s * (1 + options_.lean);
   const bool afresh = !decided_ || tentative_ || current == nullptr || changed_since_chosen(m, d.link_bps);
   tentative_ = false;
   if (afresh || leaner || best->time_s < current->time_s * (1 - options_.hysteresis)) {
@@ -173,8 +173,8 @@ Result<Decision> AdaptiveController::decide(int iteration, const Measurements& m
                                                     std::to_string(options_.k_max) + " fits the memory limit");
     }
     // The current schedule's prediction, simulated apart when it was not a candidate this time.
-    const auto found = std::find_if(candidates->begin(), candidates->end(),
-                                    [&](const Candidate& c) { return c.spec == current_; });
+    const auto found =
+        std::find_if(candidates->begin(), candidates->end(), [&](const Candidate& c) { return c.spec == current_; });
     std::optional<Candidate> apart;
     if (found == candidates->end() && decided_ && fits(current_, m)) {
       auto c = simulate(current_, k_, extra_, m, config);

@@ -15,21 +15,22 @@ std::vector<ParamDef> adaptive_params(const char* hysteresis, bool knobs) {
   const auto fraction = [](const char* key, const char* help, const char* fallback) {
     return ParamDef::number(key, help, fallback, 0, 0.99);
   };
-  std::vector<ParamDef> params{integer("kmin", "smallest k considered", "1"),
-          integer("kmax", "largest k considered (default: the micro-batches)", "0"),
-          ParamDef::size("mem", "activation memory per stage (default: no limit)", "0B", 1),
-          integer("inflight", "in-flight micro-batches per stage (default: no limit)", "0"),
-          integer("period", "decide every N iterations", "1"),
-          fraction("hysteresis", "a larger k must be predicted this much faster", hysteresis),
-          fraction("lean", "the smallest k within this fraction of the fastest wins", "0.005"),
-          ParamDef::choice("predict", "predict periodic preemption from the links' history (the oracle knows it)",
-                           "on", {"on", "off"}),
-          ParamDef::choice("start",
-                           "the first iteration: probe the links and let the model decide (needs stage times "
-                           "known beforehand: emulated stages), or lean: kmin",
-                           "probe", {"probe", "lean"}),
-          ParamDef::choice("zb", "with slack, also zero bubble with its warm-up adapted (PipeMorph's family)", "on",
-                           {"on", "off"})};
+  std::vector<ParamDef> params{
+      integer("kmin", "smallest k considered", "1"),
+      integer("kmax", "largest k considered (default: the micro-batches)", "0"),
+      ParamDef::size("mem", "activation memory per stage (default: no limit)", "0B", 1),
+      integer("inflight", "in-flight micro-batches per stage (default: no limit)", "0"),
+      integer("period", "decide every N iterations", "1"),
+      fraction("hysteresis", "a larger k must be predicted this much faster", hysteresis),
+      fraction("lean", "the smallest k within this fraction of the fastest wins", "0.005"),
+      ParamDef::choice("predict", "predict periodic preemption from the links' history (the oracle knows it)", "on",
+                       {"on", "off"}),
+      ParamDef::choice("start",
+                       "the first iteration: probe the links and let the model decide (needs stage times "
+                       "known beforehand: emulated stages), or lean: kmin",
+                       "probe", {"probe", "lean"}),
+      ParamDef::choice("zb", "with slack, also zero bubble with its warm-up adapted (PipeMorph's family)", "on",
+                       {"on", "off"})};
   if (knobs) {
     params.push_back(
         ParamDef::integer("chunks", "1: choose kFkB's k; V >= 2: the group of interleaved:v=V", "1", 1, 64));
@@ -46,8 +47,8 @@ Result<void> check_adaptive(const Spec& spec, int /*stages*/, int microbatches) 
                                                   std::to_string(microbatches) + " (the micro-batches)");
   }
   if (options.knobs == Knobs::kSlack && options.chunks > 1) {
-    return make_error(Errc::kInvalidArgument, "policy \"" + spec.str() +
-                                                  "\": slack applies to kFkB (chunks=1); interleaved takes knobs=k");
+    return make_error(Errc::kInvalidArgument,
+                      "policy \"" + spec.str() + "\": slack applies to kFkB (chunks=1); interleaved takes knobs=k");
   }
   return {};
 }

@@ -5,8 +5,8 @@
 #include "contend/pipeline/policy/period_predictor.h"
 
 #include "policy/adaptive_model.h"
-#include "policy/reports.h"
 #include "policy/policies.h"
+#include "policy/reports.h"
 
 namespace contend::pipeline::detail {
 namespace {

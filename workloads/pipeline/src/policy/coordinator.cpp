@@ -7,8 +7,8 @@
 namespace contend::pipeline {
 namespace {
 
-constexpr int kReports = 0;   // Tag::microbatch of the report list
-constexpr int kDecision = 1;  // ... and of the decision
+constexpr int kReports = 0;                // Tag::microbatch of the report list
+constexpr int kDecision = 1;               // ... and of the decision
 constexpr std::size_t kTotalsDoubles = 9;  // a TransferTotals
 constexpr std::size_t kSendDoubles = 3;    // a SendTotals
 constexpr std::size_t kStageDoubles = 7;   // a StageReport's own fields
@@ -29,9 +29,8 @@ void append(std::vector<double>& out, const SendTotals& t) {
 }
 
 void append(std::vector<double>& out, const StageReport& r) {
-  for (double v :
-       {r.forward_s, r.backward_s, r.send_s, r.iteration_cost_s, static_cast<double>(r.message_bytes),
-        static_cast<double>(r.stash_bytes), r.iteration_s}) {
+  for (double v : {r.forward_s, r.backward_s, r.send_s, r.iteration_cost_s, static_cast<double>(r.message_bytes),
+                   static_cast<double>(r.stash_bytes), r.iteration_s}) {
     out.push_back(v);
   }
   append(out, r.from_prev);
@@ -221,8 +220,8 @@ Result<Decision> Coordinator::agree(int iteration, const std::optional<StageRepo
     }
     auto decided = unpack_decision(unpack_doubles(*got), iteration);
     if (!decided) {
-      return make_error(Errc::kIo, "rank " + std::to_string(rank_ - 1) + " sent a malformed decision: " +
-                                       decided.error().message);
+      return make_error(Errc::kIo,
+                        "rank " + std::to_string(rank_ - 1) + " sent a malformed decision: " + decided.error().message);
     }
     d = std::move(*decided);
   }

@@ -30,15 +30,18 @@ Result<void> check_fixed(const Spec& spec, int /*stages*/, int microbatches) {
 }  // namespace
 
 PolicyItem fixed_policy() {
-  return {{"", "fixed", "kFkB with the same k every iteration, through the adaptive path",
-           {ParamDef::integer("k", "micro-batches per group", std::nullopt, 1)}},
-          PolicyKind{.first_k = "k",
-                     .chunks = false,
-                     .start = false,
-                     .check = check_fixed,
-                     .make = [](const Spec& spec, const PolicyContext&) -> Result<std::unique_ptr<KPolicy>> {
-                       return std::unique_ptr<KPolicy>(std::make_unique<FixedPolicy>(static_cast<int>(spec.integer("k"))));
-                     }}};
+  return {
+      {"",
+       "fixed",
+       "kFkB with the same k every iteration, through the adaptive path",
+       {ParamDef::integer("k", "micro-batches per group", std::nullopt, 1)}},
+      PolicyKind{.first_k = "k",
+                 .chunks = false,
+                 .start = false,
+                 .check = check_fixed,
+                 .make = [](const Spec& spec, const PolicyContext&) -> Result<std::unique_ptr<KPolicy>> {
+                   return std::unique_ptr<KPolicy>(std::make_unique<FixedPolicy>(static_cast<int>(spec.integer("k"))));
+                 }}};
 }
 
 }  // namespace contend::pipeline::detail

@@ -92,12 +92,13 @@ Result<void> check_pipemorph(const Spec& spec, int stages, int microbatches) {
 }  // namespace
 
 PolicyItem pipemorph_policy() {
-  return {{"", "pipemorph",
+  return {{"",
+           "pipemorph",
            "PipeMorph's published rule (Adaptra): each stage's warm-up from its link's measured stall over its "
            "forward time, on zero bubble",
            {ParamDef::choice("base", "the schedule the warm-ups adapt: zb (the paper's) or 1f1b", "zb", {"zb", "1f1b"}),
-            ParamDef::choice("start", "the first iteration: probe the links first, or lean (no delay assumed)",
-                             "probe", {"probe", "lean"}),
+            ParamDef::choice("start", "the first iteration: probe the links first, or lean (no delay assumed)", "probe",
+                             {"probe", "lean"}),
             ParamDef::size("mem", "activation memory per stage: the warm-ups capped within it (default: no limit)",
                            "0B", 1),
             ParamDef::integer("inflight", "in-flight micro-batches per stage, likewise (default: no limit)", "0", 1)}},

@@ -61,7 +61,8 @@ double LinkEstimates::settle(std::vector<double>& seen, double latest, bool lowe
 
 bool probed(const std::vector<StageReport>& reports, const std::vector<StageMeasurement>& prior) {
   return !reports.empty() && reports.size() == prior.size() &&
-         std::all_of(reports.begin(), reports.end(), [](const StageReport& r) { return r.forward_s + r.backward_s <= 0; });
+         std::all_of(reports.begin(), reports.end(),
+                     [](const StageReport& r) { return r.forward_s + r.backward_s <= 0; });
 }
 
 void with_prior(std::vector<StageReport>& reports, const std::vector<StageMeasurement>& prior) {

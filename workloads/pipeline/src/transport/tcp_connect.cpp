@@ -109,7 +109,8 @@ std::string missing_ranks(const TcpOptions& o, const std::vector<int>& from, con
 }
 
 // Accepts the neighbours in `from` on this rank's port, identifying each by its greeting.
-Result<std::map<int, TcpSocket>> accept_peers(const TcpOptions& o, const std::vector<int>& from, Clock::time_point deadline) {
+Result<std::map<int, TcpSocket>> accept_peers(const TcpOptions& o, const std::vector<int>& from,
+                                              Clock::time_point deadline) {
   std::map<int, TcpSocket> out;
   if (from.empty()) {
     return out;
@@ -124,7 +125,8 @@ Result<std::map<int, TcpSocket>> accept_peers(const TcpOptions& o, const std::ve
       return make_error(Errc::kTimeout, missing_ranks(o, from, out) + " did not connect to " + o.peers[o.rank] +
                                             " within " + timeout_text(o));
     }
-    auto accepted = listener->accept(std::min(left, std::chrono::milliseconds(200)), "a peer of rank " + std::to_string(o.rank));
+    auto accepted =
+        listener->accept(std::min(left, std::chrono::milliseconds(200)), "a peer of rank " + std::to_string(o.rank));
     if (!accepted) {
       return accepted.error();
     }
@@ -132,7 +134,8 @@ Result<std::map<int, TcpSocket>> accept_peers(const TcpOptions& o, const std::ve
       continue;
     }
     TcpSocket s = std::move(**accepted);
-    const auto wait = std::min(o.greeting_timeout, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()));
+    const auto wait =
+        std::min(o.greeting_timeout, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()));
     auto peer = expect_hello(s, o, from, wait);
     if (!peer) {
       return peer.error();
@@ -187,7 +190,8 @@ Result<TcpSocket> connect_peer(const TcpOptions& o, int peer, Clock::time_point 
       return ok.error();
     }
     // The peer answers once its acceptor reaches this connection: give it until the deadline.
-    auto greeted = expect_hello(*s, o, {peer}, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()));
+    auto greeted =
+        expect_hello(*s, o, {peer}, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()));
     if (!greeted) {
       return greeted.error();
     }

@@ -6,8 +6,7 @@
 
 namespace contend::pipeline::detail {
 
-TcpLink::TcpLink(TcpSocket socket, int peer, Mailbox& box, BufferPool& pool, Frames frames, Meter meter,
-                 SendMeter sent)
+TcpLink::TcpLink(TcpSocket socket, int peer, Mailbox& box, BufferPool& pool, Frames frames, Meter meter, SendMeter sent)
     : socket_(std::move(socket)),
       peer_(peer),
       box_(box),
@@ -202,7 +201,8 @@ void TcpLink::receive_loop() {
     }
     if (h.bytes > frames_.max_message_bytes || h.bytes % sizeof(float) != 0) {
       broken(name() + " announced a tensor of " + std::to_string(h.bytes) + " bytes; this run's tensors are whole " +
-             "floats of at most " + std::to_string(frames_.max_message_bytes) + " bytes (nothing was allocated for it)");
+             "floats of at most " + std::to_string(frames_.max_message_bytes) +
+             " bytes (nothing was allocated for it)");
       return;
     }
     if (auto ok = read_tensor(h); !ok || !*ok) {

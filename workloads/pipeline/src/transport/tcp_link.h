@@ -3,9 +3,9 @@
 // owns the socket's write side: it takes queued tensors in order, completes each (a GPU copy),
 // waits the tensor's stall (SendOptions: so a stalled link's messages go one after another) and
 // writes its frame, timing the tensor from taking it to the kernel having it (`sent`); at close
-// it sends the closing frame (kBye, or kFailed with the reason set by fail()). The receiver thread owns the read side: it reads every frame as soon as it arrives,
-// times each tensor (Transport::record_transfer, through `meter`) and puts it in the mailbox; a
-// peer that goes away without its closing frame breaks the link, so every receive from it fails
+// it sends the closing frame (kBye, or kFailed with the reason set by fail()). The receiver thread owns the read side:
+// it reads every frame as soon as it arrives, times each tensor (Transport::record_transfer, through `meter`) and puts
+// it in the mailbox; a peer that goes away without its closing frame breaks the link, so every receive from it fails
 // naming it. Thread-safe: send, flush and fail may be called from any thread; close once, from
 // the owner (the destructor does).
 
@@ -33,8 +33,8 @@ class TcpLink {
   using SendMeter = std::function<void(std::uint64_t bytes, double seconds)>;
 
   struct Frames {
-    bool checksum = false;                 // checksum every payload sent; verify every one received
-    std::uint64_t max_message_bytes = 0;   // a tensor header announcing more is refused, nothing allocated
+    bool checksum = false;                // checksum every payload sent; verify every one received
+    std::uint64_t max_message_bytes = 0;  // a tensor header announcing more is refused, nothing allocated
   };
 
   // Starts both threads on `socket`; received tensors go to `box` as from `peer`; buffers come
@@ -92,7 +92,7 @@ class TcpLink {
   std::deque<Item> queue_;
   std::uint64_t queued_ = 0;   // items ever queued...
   std::uint64_t written_ = 0;  // ...and ever written (or dropped on a broken link)
-  StallClock stalls_{1};  // sender thread; set with options_
+  StallClock stalls_{1};       // sender thread; set with options_
   bool writing_ = false;
   bool stopping_ = false;
   Result<void> send_error_;

@@ -124,8 +124,8 @@ Result<std::unique_ptr<Transport>> connect_tcp(const TcpOptions& o) {
   if (!sockets) {
     return sockets.error();
   }
-  return std::unique_ptr<Transport>(std::make_unique<TcpTransport>(
-      std::move(*sockets), detail::TcpLink::Frames{o.checksum, o.max_message_bytes}));
+  return std::unique_ptr<Transport>(
+      std::make_unique<TcpTransport>(std::move(*sockets), detail::TcpLink::Frames{o.checksum, o.max_message_bytes}));
 }
 
 }  // namespace contend::pipeline

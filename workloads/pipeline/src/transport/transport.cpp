@@ -44,10 +44,9 @@ std::vector<ParamDef> send_params() {
 // One line per built-in transport.
 Registry<TransportKind>& transports() {
   static Registry<TransportKind> table(
-      "transport",
-      {{{"", "tcp", "TCP between the stages' addresses (host-staged for GPU tensors)", send_params()},
-        TransportKind{.make = [](const Spec&, std::unique_ptr<Transport> tcp, int, int,
-                                 std::size_t) -> Result<std::unique_ptr<Transport>> { return tcp; }}}});
+      "transport", {{{"", "tcp", "TCP between the stages' addresses (host-staged for GPU tensors)", send_params()},
+                     TransportKind{.make = [](const Spec&, std::unique_ptr<Transport> tcp, int, int,
+                                              std::size_t) -> Result<std::unique_ptr<Transport>> { return tcp; }}}});
   return table;
 }
 
@@ -206,7 +205,9 @@ class InProcTransport : public Transport {
   }
   Result<void> flush() override { return {}; }
   std::uint64_t bytes_sent() const override { return bytes_; }
-  void abort(const std::string& why) override { hub_.fail_rank(rank_, "rank " + std::to_string(rank_) + " failed: " + why); }
+  void abort(const std::string& why) override {
+    hub_.fail_rank(rank_, "rank " + std::to_string(rank_) + " failed: " + why);
+  }
 
  private:
   InProcHub& hub_;

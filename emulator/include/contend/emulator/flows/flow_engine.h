@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "contend/common/result.h"
-#include "contend/emulator/scenario/scenario.h"
 #include "contend/emulator/net/topology.h"
+#include "contend/emulator/scenario/scenario.h"
 
 namespace contend::emulator {
 

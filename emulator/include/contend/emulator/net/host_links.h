@@ -11,8 +11,8 @@
 
 #include "contend/common/result.h"
 #include "contend/emulator/net/network.h"
-#include "contend/emulator/scenario/scenario.h"
 #include "contend/emulator/net/shaper.h"
+#include "contend/emulator/scenario/scenario.h"
 
 namespace contend::emulator {
 

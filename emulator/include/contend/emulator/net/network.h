@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "contend/common/result.h"
-#include "contend/emulator/scenario/scenario.h"
 #include "contend/emulator/net/shaper.h"
 #include "contend/emulator/net/topology.h"
+#include "contend/emulator/scenario/scenario.h"
 
 namespace contend::emulator {
 

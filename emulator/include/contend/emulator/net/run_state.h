@@ -31,9 +31,9 @@ Result<void> remove_run_state(const std::string& run);
 Result<Scenario> load_run_scenario(const std::string& run);
 
 struct TearDownReport {
-  std::size_t namespaces = 0;  // namespaces removed
-  std::size_t processes = 0;   // processes ended inside them
-  std::string damaged_state;   // why the state file could not be read; "" when it could, or there was none
+  std::size_t namespaces = 0;        // namespaces removed
+  std::size_t processes = 0;         // processes ended inside them
+  std::string damaged_state;         // why the state file could not be read; "" when it could, or there was none
   std::vector<std::string> ignored;  // namespaces the state listed that the run could not have made: left alone
 };
 

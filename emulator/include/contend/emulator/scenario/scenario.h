@@ -61,8 +61,8 @@ struct FlowSpec {
   std::string to;
   Protocol protocol = Protocol::kTcp;
   int streams = 1;
-  double rate_bps = 0;               // 0: unlimited (TCP takes what it can)
-  std::string congestion = "cubic";  // TCP_CONGESTION for TCP flows
+  double rate_bps = 0;                                 // 0: unlimited (TCP takes what it can)
+  std::string congestion = "cubic";                    // TCP_CONGESTION for TCP flows
   std::uint64_t message_bytes = kDefaultMessageBytes;  // 1..kMaxMessageBytes
 };
 
@@ -74,12 +74,12 @@ struct Event {
   enum class Kind { kSetRate, kFlowStart, kFlowStop, kSetStall };
   double at_s = 0;
   Kind kind = Kind::kSetRate;
-  std::string link;     // kSetRate, kSetStall: the link's name
-  double rate_bps = 0;  // kSetRate
-  double stall_s = 0;   // kSetStall
+  std::string link;       // kSetRate, kSetStall: the link's name
+  double rate_bps = 0;    // kSetRate
+  double stall_s = 0;     // kSetStall
   int at_iteration = -1;  // kSetStall from this iteration of the workload on (Scenario::iteration_events)
-  FlowSpec flow;        // flow events
-  std::string origin;   // JSON pointer of the timeline entry that made it, e.g. "/timeline/2"
+  FlowSpec flow;          // flow events
+  std::string origin;     // JSON pointer of the timeline entry that made it, e.g. "/timeline/2"
 };
 
 struct Scenario {

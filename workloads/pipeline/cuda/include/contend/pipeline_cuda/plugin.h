@@ -27,9 +27,8 @@ struct CudaPlugin {
                                                                     const pipeline::BackendContext& context,
                                                                     int rank) = nullptr;
   // nullptr when the plugin was built without NCCL.
-  Result<std::unique_ptr<pipeline::Transport>> (*connect_nccl)(std::unique_ptr<pipeline::Transport> bootstrap,
-                                                               int rank, int world_size,
-                                                               std::size_t message_floats) = nullptr;
+  Result<std::unique_ptr<pipeline::Transport>> (*connect_nccl)(std::unique_ptr<pipeline::Transport> bootstrap, int rank,
+                                                               int world_size, std::size_t message_floats) = nullptr;
   DeviceInfo (*device_info)() = nullptr;  // runtime, driver, GPUs, NCCL (device_info.h)
 };
 

@@ -38,8 +38,7 @@ class ComputeBackend {
   // releases the micro-batch's stash. Together they accumulate what backward() does. Defaults, for
   // a backend that does not split: the whole backward() at I, nothing at W (the same numbers; the
   // time all at I).
-  virtual void backward_input(int iteration, int mb, const std::vector<float>& grad_out,
-                              std::vector<float>& grad_in) {
+  virtual void backward_input(int iteration, int mb, const std::vector<float>& grad_out, std::vector<float>& grad_in) {
     backward(iteration, mb, grad_out, grad_in);
   }
   virtual void backward_weight(int iteration, int mb) {

@@ -7,8 +7,8 @@
 
 #include <cstdint>
 #include <map>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "contend/common/result.h"
@@ -33,8 +33,8 @@ struct ModelConfig {
 // The limits validate_model() enforces, so that no input allocates absurd memory.
 inline constexpr int kMaxHidden = 65536;
 inline constexpr int kMaxLayers = 65536;
-inline constexpr int kMaxTokens = 1 << 20;                       // per micro-batch
-inline constexpr std::uint64_t kMaxStageBytes = 64ull << 30;     // weights and optimizer state
+inline constexpr int kMaxTokens = 1 << 20;                    // per micro-batch
+inline constexpr std::uint64_t kMaxStageBytes = 64ull << 30;  // weights and optimizer state
 
 // kInvalidArgument naming the field when sizes are not positive or over the limits above, the
 // optimizer is unknown, `split` does not have one positive entry per stage summing to `layers`, or

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "contend/common/result.h"
-#include "contend/pipeline/policy/adaptive.h"
 #include "contend/pipeline/compute/backend.h"
+#include "contend/pipeline/policy/adaptive.h"
 #include "contend/pipeline/transport/transport.h"
 #include "contend/schedule/schedule.h"
 #include "contend/sim/chrome_trace.h"
@@ -53,10 +53,10 @@ struct IterationMetrics {
 using StageBackends = std::map<int, ComputeBackend*>;
 
 struct ExecutorOptions {
-  std::chrono::milliseconds timeout{30000};  // a receive waits at most this long
-  bool record_trace = false;                 // keep per-action times (Chrome trace)...
+  std::chrono::milliseconds timeout{30000};             // a receive waits at most this long
+  bool record_trace = false;                            // keep per-action times (Chrome trace)...
   std::size_t max_trace_events = sim::kMaxTraceEvents;  // ...of the last iterations within this many
-  bool optimizer_step = true;                // false: leave the gradients accumulated (tests)
+  bool optimizer_step = true;                           // false: leave the gradients accumulated (tests)
 };
 
 class StageExecutor {

@@ -16,8 +16,8 @@
 #include "contend/common/result.h"
 #include "contend/common/stall_schedule.h"
 #include "contend/pipeline/compute/backend.h"
-#include "contend/pipeline/exec/executor.h"
 #include "contend/pipeline/compute/model.h"
+#include "contend/pipeline/exec/executor.h"
 #include "contend/pipeline/policy/policy.h"
 #include "contend/pipeline/transport/tcp_transport.h"
 #include "contend/schedule/schedule.h"
@@ -29,16 +29,16 @@ struct RunConfig {
   int microbatches = 8;
   int iterations = 10;
   Spec schedule = parse_schedule_or_policy("1f1b").value();  // a static schedule or a policy
-  std::optional<OracleTruth> oracle;                          // the oracle policy's ground truth (rank 0)
-  Spec backend = backends().parse("cpu").value();             // cpu, emulated, or a registered one (cuda)
-  Spec transport = transports().parse("tcp").value();         // tcp, or a registered one (nccl)
+  std::optional<OracleTruth> oracle;                         // the oracle policy's ground truth (rank 0)
+  Spec backend = backends().parse("cpu").value();            // cpu, emulated, or a registered one (cuda)
+  Spec transport = transports().parse("tcp").value();        // tcp, or a registered one (nccl)
   // The emulated network's stalls on this rank's links, by neighbouring rank (PipeMorph's
   // stragglers), on the scenario's clock: its time 0 at `scenario_zero_s` on the steady clock.
   std::map<int, StallSchedule> stalls;
   double scenario_zero_s = 0;
-  ModelConfig model;                                          // cpu backend (and profiling)
-  EmulatedCompute emulated;                                   // emulated backend
-  bool profile = false;  // emulated: take durations from the cpu backend's profile
+  ModelConfig model;         // cpu backend (and profiling)
+  EmulatedCompute emulated;  // emulated backend
+  bool profile = false;      // emulated: take durations from the cpu backend's profile
   ExecutorOptions executor;
 };
 

@@ -88,8 +88,8 @@ struct AdaptiveOptions {
 
 struct Decision {
   int iteration = 0;
-  int k = 1;          // the chosen group size (kFkB's k), for logs
-  Spec schedule;      // what the iteration runs: a static schedule spec ("kfkb:k=2")
+  int k = 1;      // the chosen group size (kFkB's k), for logs
+  Spec schedule;  // what the iteration runs: a static schedule spec ("kfkb:k=2")
   bool switched = false;
   bool evaluated = false;                           // false between re-evaluation periods
   std::vector<std::pair<int, double>> predicted_s;  // feasible k -> predicted iteration time
@@ -97,8 +97,8 @@ struct Decision {
   std::vector<double> stall_s;                      // the links' stalls it used (a straggler's wait)
   std::vector<int> extra;                           // the slack vector chosen; empty: none
   int candidates = 0;                               // schedules simulated for this decision
-  bool predicted = false;  // decided on the links' predicted rates (a period in their history)
-  double latency_s = 0;    // the latency per transfer the prediction used (fitted in band)
+  bool predicted = false;                           // decided on the links' predicted rates (a period in their history)
+  double latency_s = 0;                             // the latency per transfer the prediction used (fitted in band)
 };
 
 // Adaptra's estimate of the slack each stage needs: the extra micro-batches in flight that cover
@@ -124,7 +124,6 @@ std::vector<int> pipemorph_extra(const Measurements& m, int microbatches);
 // shape is kept: each stage 2 forwards more than the next at least), else none (all zeros).
 std::vector<int> pipemorph_extra_within(const Measurements& m, int microbatches,
                                         const std::function<bool(const std::vector<int>&)>& fits);
-
 
 class AdaptiveController {
  public:
@@ -160,7 +159,7 @@ class AdaptiveController {
     int k = 1;
     std::vector<int> extra;
     double time_s = 0;
-    double memory = 0;     // stash bytes over all stages at their peaks: what "leaner" means
+    double memory = 0;       // stash bytes over all stages at their peaks: what "leaner" means
     double drop_time_s = 0;  // predicted at Measurements::drop_bps (0: not simulated there)
   };
   // The candidates to simulate: every feasible k (knobs k; both: until kPatience k in a row were
@@ -179,8 +178,7 @@ class AdaptiveController {
   std::vector<int> slack_caps(int k, const Measurements& m) const;
   // Picks from the candidates (the leanest about as fast as the fastest), with hysteresis against
   // the current schedule's predicted time (-1: it no longer fits).
-  void choose(Decision& d, const std::vector<Candidate>& candidates, const Candidate* current,
-              const Measurements& m);
+  void choose(Decision& d, const std::vector<Candidate>& candidates, const Candidate* current, const Measurements& m);
   static double fastest_of(const std::vector<Candidate>& candidates);
   // Simulates the candidates within `lean` of the fastest at the drop to be ready for
   // (Measurements::drop_bps, drop_stall_s).

@@ -31,15 +31,15 @@ class PeriodPredictor {
     double period_s = 0;  // from one drop to the next
     double on_s = 0;      // how long a drop lasts
     double last_drop_s = 0;
-    double low_bps = 0;   // the rate during a drop, and between them
+    double low_bps = 0;  // the rate during a drop, and between them
     double high_bps = 0;
   };
   std::optional<Period> period(int link) const;
 
-  static constexpr int kMinDrops = 4;             // drops seen before a period is believed
-  static constexpr double kTolerance = 0.1;       // gaps within this fraction of their median
-  static constexpr double kLowFraction = 0.7;     // below this fraction of the high rate: a drop
-  static constexpr std::size_t kMaxSamples = 512; // the history kept per link
+  static constexpr int kMinDrops = 4;              // drops seen before a period is believed
+  static constexpr double kTolerance = 0.1;        // gaps within this fraction of their median
+  static constexpr double kLowFraction = 0.7;      // below this fraction of the high rate: a drop
+  static constexpr std::size_t kMaxSamples = 512;  // the history kept per link
 
  private:
   struct Sample {

@@ -25,8 +25,8 @@ namespace contend::pipeline {
 struct StageReport {
   double forward_s = 0;  // per micro-batch, mean
   double backward_s = 0;
-  double send_s = 0;            // the compute lane's time per send (sim::RuntimeCosts)
-  double iteration_cost_s = 0;  // the final flush and the optimizer step
+  double send_s = 0;                // the compute lane's time per send (sim::RuntimeCosts)
+  double iteration_cost_s = 0;      // the final flush and the optimizer step
   std::uint64_t message_bytes = 0;  // activation sent forward (and gradient back)
   std::uint64_t stash_bytes = 0;    // held per in-flight micro-batch
   TransferTotals from_prev{};       // activations received from rank - 1

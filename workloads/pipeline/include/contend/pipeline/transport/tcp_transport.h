@@ -1,11 +1,10 @@
 #pragma once
 // TCP transport: one connection per pair of neighbouring ranks (see TcpOptions::neighbors; the
-// connecting side retries until the deadline), TCP_NODELAY, autotuned (large) socket buffers, the congestion control set
-// per socket (TCP_CONGESTION; a namespace's default cannot be changed, and this machine's is
-// bbr). Frames are a 32-byte header (magic, kind, iteration, micro-batch, bytes, optional
-// FNV-1a checksum) and the payload; a sender and a receiver thread per connection.
-// A peer that exits without its closing frame breaks the link: every receive from it fails
-// naming it. Thread-safe.
+// connecting side retries until the deadline), TCP_NODELAY, autotuned (large) socket buffers, the congestion control
+// set per socket (TCP_CONGESTION; a namespace's default cannot be changed, and this machine's is bbr). Frames are a
+// 32-byte header (magic, kind, iteration, micro-batch, bytes, optional FNV-1a checksum) and the payload; a sender and a
+// receiver thread per connection. A peer that exits without its closing frame breaks the link: every receive from it
+// fails naming it. Thread-safe.
 
 #include <chrono>
 #include <cstdint>
