@@ -11,6 +11,10 @@ version=$(clang-format --version | grep -oE 'version [0-9]+' | grep -oE '[0-9]+'
 git -C "$src" rev-parse --is-inside-work-tree >/dev/null 2>&1 || { echo "SKIP: $src is not a git checkout (the files checked are git's)"; exit 77; }
 mapfile -t files < <(git -C "$src" ls-files '*.cpp' '*.h' '*.cu' '*.cuh')
 [ ${#files[@]} -gt 0 ] || { echo "FAIL: no C++ sources found under $src" >&2; exit 1; }
+if (cd "$src" && clang-format --dry-run --Werror "${files[@]}" >/dev/null 2>&1); then
+  echo "format: all ${#files[@]} C++ sources are clang-format clean"
+  exit 0
+fi
 bad=()
 for f in "${files[@]}"; do
   clang-format --dry-run --Werror "$src/$f" >/dev/null 2>&1 || bad+=("$f")
@@ -20,4 +24,5 @@ if [ ${#bad[@]} -gt 0 ]; then
   echo "  clang-format -i ${bad[*]}" >&2
   exit 1
 fi
-echo "format: all ${#files[@]} C++ sources are clang-format clean"
+echo "FAIL: clang-format refused the files together but passed each alone" >&2
+exit 1
