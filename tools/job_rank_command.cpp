@@ -2,7 +2,7 @@
 
 #include <memory>
 
-#include "contend/runner/rank_guard.h"
+#include "contend/runner/job/rank_guard.h"
 #include "signals.h"
 
 namespace contend::tools {

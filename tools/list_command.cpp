@@ -12,7 +12,7 @@
 #include "contend/pipeline/compute/backend.h"
 #include "contend/pipeline/policy/policy.h"
 #include "contend/pipeline/transport/transport.h"
-#include "contend/runner/job_output.h"
+#include "contend/runner/experiment/job_output.h"
 #include "contend/schedule/registry.h"
 
 namespace contend::tools {

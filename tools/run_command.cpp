@@ -15,9 +15,9 @@
 #include "contend/common/fd.h"
 #include "contend/common/json.h"
 #include "contend/common/units.h"
-#include "contend/runner/fidelity.h"
 #include "contend/runner/run.h"
-#include "contend/runner/truth.h"
+#include "contend/runner/simulated/fidelity.h"
+#include "contend/runner/truth/network.h"
 #include "signals.h"
 
 namespace contend::tools {

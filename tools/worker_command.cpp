@@ -13,7 +13,7 @@
 #include "contend/common/socket.h"
 #include "contend/common/units.h"
 #include "contend/pipeline/exec/worker.h"
-#include "contend/runner/truth.h"
+#include "contend/runner/truth/network.h"
 #include "contend/schedule/schedule.h"
 #include "contend/sim/chrome_trace.h"
 

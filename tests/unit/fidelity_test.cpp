@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "contend/runner/fidelity.h"
+#include "contend/runner/simulated/fidelity.h"
 
 using namespace contend;
 using namespace contend::runner;

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "contend/runner/job_output.h"
+#include "contend/runner/experiment/job_output.h"
 
 using namespace contend;
 using namespace contend::runner;

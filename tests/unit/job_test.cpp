@@ -7,12 +7,12 @@
 #include <cstdio>
 #include <fstream>
 
-#include "contend/runner/experiment.h"
-#include "contend/runner/job.h"
-#include "contend/runner/job_cell.h"
-#include "contend/runner/job_hosts.h"
-#include "contend/runner/job_log.h"
-#include "contend/runner/summary.h"
+#include "contend/runner/experiment/command_job.h"
+#include "contend/runner/experiment/experiment.h"
+#include "contend/runner/job/job_cell.h"
+#include "contend/runner/job/job_log.h"
+#include "contend/runner/results/summary.h"
+#include "hosts/job_hosts.h"
 
 using namespace contend;
 using namespace contend::runner;

@@ -11,7 +11,7 @@
 #include "contend/emulator/net/discipline_registry.h"
 #include "contend/emulator/scenario/pattern_registry.h"
 #include "contend/emulator/scenario/scenario.h"
-#include "contend/runner/job_output.h"
+#include "contend/runner/experiment/job_output.h"
 
 using namespace contend::emulator;
 

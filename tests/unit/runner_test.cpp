@@ -6,12 +6,12 @@
 #include <limits>
 #include <random>
 
-#include "contend/runner/calibration.h"
-#include "contend/runner/experiment.h"
-#include "contend/runner/launcher.h"
-#include "contend/runner/summary.h"
-#include "contend/runner/throughput.h"
-#include "contend/runner/truth.h"
+#include "contend/runner/experiment/experiment.h"
+#include "contend/runner/real/launcher.h"
+#include "contend/runner/results/summary.h"
+#include "contend/runner/results/throughput.h"
+#include "contend/runner/simulated/calibration.h"
+#include "contend/runner/truth/network.h"
 
 using namespace contend;
 using namespace contend::runner;

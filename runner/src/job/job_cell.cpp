@@ -1,14 +1,14 @@
-#include "contend/runner/job_cell.h"
+#include "contend/runner/job/job_cell.h"
 
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
-#include "../cell_wait.h"
 #include "contend/emulator/emulated_run.h"
 #include "contend/emulator/net/netns.h"
-#include "contend/runner/job_log.h"
+#include "contend/runner/job/job_log.h"
+#include "real/cell_wait.h"
 
 namespace contend::runner {
 namespace {

@@ -1,4 +1,4 @@
-#include "contend/runner/rank_guard.h"
+#include "contend/runner/job/rank_guard.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -14,7 +14,7 @@
 #include "contend/common/child_process.h"
 #include "contend/common/fd.h"
 #include "contend/common/process_tree.h"
-#include "contend/runner/job_log.h"
+#include "contend/runner/job/job_log.h"
 
 namespace contend::runner {
 namespace {

@@ -13,11 +13,11 @@
 
 #include "contend/common/fd.h"
 #include "contend/common/result.h"
-#include "contend/runner/calibration.h"
-#include "contend/runner/experiment.h"
-#include "contend/runner/hosts.h"
-#include "contend/runner/launcher.h"
-#include "contend/runner/summary.h"
+#include "contend/runner/experiment/experiment.h"
+#include "contend/runner/hosts/hosts.h"
+#include "contend/runner/real/launcher.h"
+#include "contend/runner/results/summary.h"
+#include "contend/runner/simulated/calibration.h"
 
 namespace contend::runner {
 

@@ -1,0 +1,99 @@
+#pragma once
+// An experiment (schema contend.experiment/1, docs/experiment-format.md): scenarios x schedules
+// x repetitions of one workload, and the baseline schedule speedups are measured against.
+// Parsed strictly: errors name the file, the JSON pointer and what was expected. Plain values.
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "contend/common/result.h"
+#include "contend/common/spec.h"
+#include "contend/emulator/scenario/scenario.h"
+#include "contend/pipeline/compute/backend.h"
+#include "contend/pipeline/compute/model.h"
+#include "contend/pipeline/policy/policy.h"
+#include "contend/pipeline/transport/transport.h"
+#include "contend/runner/experiment/command_job.h"
+
+namespace contend::runner {
+
+struct Workload {
+  int stages = 4;
+  int microbatches = 16;
+  int iterations = 12;                                            // measured, after the warm-up
+  int warmup = 2;                                                 // iterations run first and left out of the throughput
+  Spec backend = pipeline::backends().parse("emulated").value();  // emulated, cpu, or cuda where built
+  Spec transport = pipeline::transports().parse("tcp").value();   // tcp, or nccl where built
+  std::chrono::nanoseconds forward{std::chrono::milliseconds(10)};  // emulated
+  std::chrono::nanoseconds backward{std::chrono::milliseconds(20)};
+  std::uint64_t activation_bytes = 1 << 20;  // emulated: per micro-batch, each way
+  int hidden = 64;                           // cpu: the model
+  int layers = 8;
+  int microbatch_size = 4;  // sequences per micro-batch (samples/s counts sequences)
+  int seq_len = 16;
+};
+
+// A stretch of the scenario's clock every cell is measured over: the samples completed inside it
+// (an iteration that straddles an end counts in proportion) over its length.
+struct MeasureWindow {
+  double from_s = 0;
+  double to_s = 0;
+};
+
+// One entry of "schedules": a schedule or policy, run over the workload's transport unless the
+// entry names its own: {"schedule": "zb", "transport": "tcp:sends=wait", "name": "zb-wait"} (so
+// one run measures Megatron's blocking sends beside offloaded ones, as PipeMorph's paper does).
+struct ScheduleEntry {
+  Spec schedule;
+  std::optional<Spec> transport;  // unset: the workload's
+  std::string name;               // how results call it: "name", else the spec ("+ over TRANSPORT")
+};
+
+struct Experiment {
+  std::string name;
+  std::string description;
+  std::string source;  // the file
+  std::string topology = "netns";
+  std::vector<emulator::Scenario> scenarios;
+  std::vector<std::string> scenario_files;  // as resolved, beside each scenario
+  Workload workload;
+  std::vector<ScheduleEntry> schedules;  // static schedules and policies (pipeline/policy.h)
+  int repetitions = 3;
+  std::string baseline = "1f1b";  // the name of one of the schedules
+
+  std::optional<MeasureWindow> measure;  // unset: the iterations after the warm-up
+  // A user's own job (job.h): set when the workload has a "command"; then `schedules` is empty,
+  // the job's variants are the matrix's second axis, `baseline` names one of them and
+  // `workload.stages` is its number of ranks.
+  std::optional<CommandJob> job;
+};
+
+// One run: a scenario, a schedule (with its transport), a repetition.
+struct Cell {
+  int scenario = 0;  // index into Experiment::scenarios
+  Spec schedule;
+  int repetition = 0;
+  std::string id;    // file-name safe and unique: "periodic.kfkb-k-2.r1"
+  Spec transport;    // the entry's, else the workload's
+  std::string name;  // the entry's name (ScheduleEntry::name), or a command job's variant's
+  int variant = -1;  // a command job's: index into CommandJob::variants
+};
+
+// Parses `text`; scenario paths are relative to `source`'s directory. Every schedule, backend and
+// transport is parsed by its registry, every scenario must have `stages` nodes, and the baseline
+// must be one of the schedules. A workload with a "command" is a user's job (job.h): "variants"
+// in place of "schedules", one rank per node.
+Result<Experiment> parse_experiment(const std::string& text, const std::string& source);
+Result<Experiment> load_experiment(const std::string& path);
+
+// The matrix, scenario-major, then repetition, then schedule (or variant): each repetition runs
+// every schedule, so the schedules alternate on the machine.
+std::vector<Cell> expand(const Experiment& e);
+
+// The model a workload's cpu (or cuda) stages train.
+pipeline::ModelConfig model_of(const Workload& w);
+
+}  // namespace contend::runner

@@ -1,0 +1,38 @@
+#pragma once
+// Running one cell of a command experiment (a user's job, job.h) for real on this host: the
+// scenario's network as for contend's own workers (launcher.h), the scenario player on its
+// thread, and in each node's namespace one `contend job-rank` guard (rank_guard.h) running the
+// rank's command with its environment, its output timestamped into the rank's log
+// (runs/ID.rankR.log). Each namespace's hosts file maps this machine's hostname and every node's
+// name to the node addresses, so programs that resolve them (gloo, Open MPI) use the links. When
+// a rank fails, the cell times out, the player fails or `stop` is set, every rank's process tree
+// is ended; everything created is removed before it returns. Needs CAP_NET_ADMIN. Not
+// thread-safe: one cell at a time.
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "contend/common/result.h"
+#include "contend/runner/experiment/experiment.h"
+#include "contend/runner/real/launcher.h"
+
+namespace contend::runner {
+
+// Runs `cell` of `e` (e.job set) as described above; `files.metrics` and `files.truth` are not
+// used. Errors: kPermission without CAP_NET_ADMIN, a template that does not expand, the first
+// rank to fail with how it ended and the end of its log, kTimeout naming the ranks still running,
+// kIo "stopped".
+Result<void> run_job_cell(const Experiment& e, const Cell& cell, const CellFiles& files, const LaunchOptions& options,
+                          const std::atomic<bool>& stop);
+
+// The hosts file of `node`'s namespace: localhost, this machine's hostname and the node's own
+// name at its address, every other node's name at its address.
+std::string job_hosts_file(const std::string& hostname, const std::string& node, const std::vector<std::string>& nodes,
+                           const std::vector<std::string>& addresses);
+
+// Pairs of ranks whose nodes share no link in `s`: they cannot reach each other (only link
+// neighbours are routed), said before a run ("n0 and n2"). Empty for a full mesh.
+std::vector<std::string> unlinked_rank_pairs(const emulator::Scenario& s);
+
+}  // namespace contend::runner

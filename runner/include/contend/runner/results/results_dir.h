@@ -1,0 +1,50 @@
+#pragma once
+// A run's results folder: created exclusively, never overwritten, and continued only by the same
+// experiment in the same mode. Layout (docs/experiment-format.md): env.json, cells.jsonl (one
+// line per finished cell, contend.cell/1), runs/, events/, traces/, summary.json/.csv, report/.
+// Thread-safe (no shared state); two runs never get the same folder.
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "contend/common/fd.h"
+#include "contend/common/result.h"
+#include "contend/runner/results/throughput.h"
+
+namespace contend::runner {
+
+// Creates `requested` (which must not exist) or, when empty, `default_path`, taking
+// `default_path`-2, -3, ... when it is taken (by another run started in the same second), with its
+// runs/, events/ and traces/ folders. Returns the folder. kInvalidArgument when `requested`
+// exists; errors name the path.
+Result<std::string> create_results_dir(const std::string& requested, const std::string& default_path);
+
+// Checks that `dir` is a results folder of `experiment` run in `mode` ("real" or "simulated"),
+// begun with the same experiment and scenario files (`files`: their fingerprint, env.json's
+// "files_fingerprint", where it has one), from its env.json, and that nothing it holds that a run
+// writes is a symbolic link (results are never written through one); kInvalidArgument saying
+// which differs or which is a link.
+Result<void> check_resume(const std::string& dir, const std::string& experiment, const std::string& mode,
+                          const std::string& files);
+
+// The cells finished in `dir` (cells.jsonl): id -> samples/s. kParse naming the file and line of
+// a damaged entry, so a resumed run never mixes in what it cannot read.
+Result<std::map<std::string, double>> finished_cells(const std::string& dir);
+
+// Locks `dir` for this run (flock on the folder itself, released with the Fd): kInvalidArgument
+// when another run holds it (a second --resume of one folder would run its cells twice).
+Result<Fd> lock_results_dir(const std::string& dir);
+
+// A finished cell as measured: its throughput and, on a single host, what the hypervisor took of
+// the machine's CPU meanwhile (cpu_times.h).
+struct MeasuredCell {
+  double throughput = 0;
+  std::optional<double> steal;
+};
+
+// Appends one finished cell to `dir`/cells.jsonl: what was measured and how even its iterations were.
+Result<void> record_cell(const std::string& dir, const std::string& id, const MeasuredCell& cell,
+                         const IterationSpread& spread);
+
+}  // namespace contend::runner

@@ -1,0 +1,302 @@
+#include "contend/runner/experiment/experiment.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "contend/common/fd.h"
+#include "contend/common/json.h"
+#include "contend/common/json_reader.h"
+#include "contend/common/units.h"
+#include "contend/pipeline/policy/policy.h"
+#include "contend/schedule/registry.h"
+#include "contend/schedule/validation.h"
+#include "experiment/pipeline_spec.h"
+
+#include <tuple>
+
+namespace contend::runner {
+namespace {
+
+constexpr long long kMaxRepetitions = 1000;
+
+// The scenario files of "scenarios", each with `stages` nodes, names unique.
+Result<void> parse_scenarios(const JsonReader& r, Experiment& e) {
+  const std::filesystem::path base = std::filesystem::path(e.source).parent_path();
+  const auto& scenarios = r.at("scenarios");
+  for (std::size_t i = 0; i < scenarios.json().size(); ++i) {
+    const JsonReader entry = scenarios.at(i);
+    if (!entry.json().is_string()) {
+      return entry.error("expected a scenario file name");
+    }
+    const std::string path = (base / entry.json().get<std::string>()).lexically_normal().string();
+    auto s = emulator::load_scenario(path);
+    if (!s) {
+      return entry.error(s.error().message);
+    }
+    if (e.workload.stages == 0) {
+      e.workload.stages = static_cast<int>(s->nodes.size());  // a job's ranks: one per node
+    }
+    if (static_cast<int>(s->nodes.size()) != e.workload.stages) {
+      return entry.error("scenario \"" + s->name + "\" has " + std::to_string(s->nodes.size()) +
+                         " nodes; the workload has " + std::to_string(e.workload.stages) +
+                         (e.job ? " ranks" : " stages") + " (one per node)");
+    }
+    for (const auto& earlier : e.scenarios) {
+      if (earlier.name == s->name) {
+        return entry.error("scenario name \"" + s->name + "\" appears twice");
+      }
+    }
+    e.scenarios.push_back(std::move(*s));
+    e.scenario_files.push_back(path);
+  }
+  return {};
+}
+
+// The top-level members other than the scenarios, workload and schedules.
+Result<void> parse_header(const JsonReader& r, Experiment& e) {
+  auto name = r.string("name");
+  if (!name) {
+    return name.error();
+  }
+  e.name = *name;
+  // The name becomes part of the results folder's name: no path, nothing hidden.
+  const bool plain = !e.name.empty() && e.name.size() <= 64 && e.name.front() != '.' &&
+                     std::all_of(e.name.begin(), e.name.end(), [](char c) {
+                       return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' || c == '.';
+                     });
+  if (!plain) {
+    return r.error_at("name", "expected 1-64 letters, digits, '-', '_' or '.' (not first), got \"" + e.name + "\"");
+  }
+  auto description = r.optional_string("description");
+  auto topology = r.optional_string("topology");
+  if (auto err = first_error(description, topology)) {
+    return *err;
+  }
+  e.description = description->value_or("");
+  e.topology = topology->value_or(e.topology);
+  if (auto ok = read_count(r, "repetitions", 1, kMaxRepetitions, e.repetitions); !ok) {
+    return ok;
+  }
+  if (e.topology != "netns") {
+    return r.error_at("topology",
+                      "expected \"netns\" (every node a namespace on this host; clusters run through "
+                      "ansible/), got \"" +
+                          e.topology + "\"");
+  }
+  // A command workload's axis is "variants" (job.h); contend's pipeline's is "schedules".
+  const bool job = r.has("workload") && r.at("workload").has("command");
+  const char* other_axis = job ? "schedules" : "variants";
+  if (r.has(other_axis)) {
+    return r.error_at(other_axis, job ? "a command workload runs \"variants\", not \"schedules\""
+                                      : "\"variants\" are a command workload's (\"workload\": {\"command\": [...]})");
+  }
+  std::vector<const char*> lists = {"scenarios"};
+  if (!job) {
+    lists.push_back("schedules");
+  }
+  for (const char* key : {"workload", "scenarios", lists.back()}) {
+    if (!r.has(key)) {
+      return r.error(std::string("missing \"") + key + "\"");
+    }
+  }
+  for (const char* key : lists) {
+    if (auto ok = r.at(key).expect_array(); !ok) {
+      return ok;
+    }
+    if (r.at(key).json().empty()) {
+      return r.error_at(key, "expected at least one entry");
+    }
+  }
+  return {};
+}
+
+// A schedule's or variant's name as cell ids and file names carry it: letters, digits and '.'
+// kept, anything else '-'.
+std::string cell_name(const std::string& name) {
+  std::string safe;
+  for (char c : name) {
+    safe += std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' ? c : '-';
+  }
+  return safe;
+}
+
+// No two schedules or variants may share a cell id ("a-b" and "a=b"): one would never run, and
+// its results would be the other's.
+Result<void> check_cell_names(const JsonReader& r, Experiment& e) {
+  std::vector<std::string> names;
+  for (const ScheduleEntry& entry : e.schedules) {
+    names.push_back(entry.name);
+  }
+  for (std::size_t v = 0; e.job && v < e.job->variants.size(); ++v) {
+    names.push_back(e.job->variants[v].name);
+  }
+  const std::string what = e.job ? "variants" : "schedules";
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (cell_name(names[i]) == cell_name(names[j])) {
+        return r.at(what).error(what + " \"" + names[j] + "\" and \"" + names[i] + "\" would both be \"" +
+                                cell_name(names[i]) + "\" in cell ids and file names; rename one");
+      }
+    }
+  }
+  return {};
+}
+
+// "baseline": one of the schedules (default 1f1b).
+Result<void> parse_baseline(const JsonReader& r, Experiment& e) {
+  auto text = r.optional_string("baseline");
+  if (!text) {
+    return text.error();
+  }
+  if (e.job) {  // a variant's name; the first by default
+    const auto& vs = e.job->variants;
+    e.baseline = text->value_or(vs.front().name);
+    if (std::none_of(vs.begin(), vs.end(), [&](const JobVariant& v) { return v.name == e.baseline; })) {
+      return r.error_at("baseline", "\"" + e.baseline + "\" is not one of the variants");
+    }
+    return {};
+  }
+  if (*text) {
+    // A spec names its canonical entry ("kfkb:2" is "kfkb:k=2"); anything else, an entry's name.
+    auto spec = pipeline::parse_schedule_or_policy(**text);
+    e.baseline = spec ? spec->str() : **text;
+  }
+  const auto named = [&](const ScheduleEntry& s) { return s.name == e.baseline; };
+  if (std::none_of(e.schedules.begin(), e.schedules.end(), named)) {
+    return r.error_at("baseline", "\"" + e.baseline + "\" is not one of the schedules");
+  }
+  return {};
+}
+
+// "measure": {"from": "2s", "to": "20s"}, within every scenario's duration.
+Result<void> parse_measure(const JsonReader& r, Experiment& e) {
+  if (!r.has("measure")) {
+    return {};
+  }
+  const JsonReader m = r.at("measure");
+  if (auto ok = m.check_keys({"from", "to"}); !ok) {
+    return ok;
+  }
+  auto from = m.duration("from");
+  auto to = m.duration("to");
+  if (auto err = first_error(from, to)) {
+    return *err;
+  }
+  const MeasureWindow w{std::chrono::duration<double>(*from).count(), std::chrono::duration<double>(*to).count()};
+  if (w.to_s <= w.from_s) {
+    return m.error_at("to", "expected a time after \"from\"");
+  }
+  for (const auto& s : e.scenarios) {
+    if (w.to_s > s.duration_s) {
+      return m.error_at("to",
+                        "scenario " + s.name + " lasts " + format_seconds(s.duration_s) + ", less than the window");
+    }
+  }
+  e.measure = w;
+  return {};
+}
+
+// A command workload (job.h) and its variants; its ranks, when it does not say, are the first
+// scenario's nodes (parse_scenarios), and the rank whose output is read one of them.
+Result<void> parse_job(const JsonReader& r, Experiment& e) {
+  static const nlohmann::json kNone;
+  const JsonReader variants = r.has("variants") ? r.at("variants") : JsonReader(kNone, e.source, "/variants");
+  auto job = parse_command_job(r.at("workload"), variants, std::filesystem::path(e.source).parent_path().string());
+  if (!job) {
+    return job.error();
+  }
+  e.workload.stages = job->ranks;
+  e.job = std::move(*job);
+  if (auto ok = parse_scenarios(r, e); !ok) {
+    return ok;
+  }
+  e.job->ranks = e.workload.stages;
+  if (e.job->output_rank >= e.job->ranks) {
+    return r.at("workload").error_at("output_rank", "expected a rank below " + std::to_string(e.job->ranks));
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<Experiment> parse_experiment(const std::string& text, const std::string& source) {
+  auto json = parse_document(text, source, "experiment", 1,
+                             {"name", "description", "topology", "scenarios", "workload", "schedules", "variants",
+                              "repetitions", "baseline", "measure"});
+  if (!json) {
+    return json.error();
+  }
+  const JsonReader r(*json, source);
+  Experiment e;
+  e.source = source;
+  if (auto ok = parse_header(r, e); !ok) {
+    return ok.error();
+  }
+  if (r.at("workload").has("command")) {
+    if (auto ok = parse_job(r, e); !ok) {
+      return ok.error();
+    }
+  } else {
+    auto workload = parse_workload(r.at("workload"));
+    if (!workload) {
+      return workload.error();
+    }
+    e.workload = *workload;
+    for (const auto& part : {parse_scenarios, parse_schedules}) {
+      if (auto ok = part(r, e); !ok) {
+        return ok.error();
+      }
+    }
+  }
+  for (const auto& part : {check_cell_names, parse_baseline, parse_measure}) {
+    if (auto ok = part(r, e); !ok) {
+      return ok.error();
+    }
+  }
+  return e;
+}
+
+Result<Experiment> load_experiment(const std::string& path) {
+  auto text = read_json_text(path, "an experiment file");
+  if (!text) {
+    return text.error();
+  }
+  return parse_experiment(*text, path);
+}
+
+std::vector<Cell> expand(const Experiment& e) {
+  // The second axis: the schedules, or a command job's variants (a schedule-less cell each).
+  std::vector<Cell> axis;
+  for (const ScheduleEntry& entry : e.schedules) {
+    axis.push_back({0, entry.schedule, 0, "", entry.transport.value_or(e.workload.transport), entry.name});
+  }
+  for (std::size_t v = 0; e.job && v < e.job->variants.size(); ++v) {
+    axis.push_back({0, Spec(), 0, "", e.workload.transport, e.job->variants[v].name, static_cast<int>(v)});
+  }
+  // Repetition by repetition, every schedule in each: what the machine does meanwhile (a noisy
+  // minute) falls on all of them alike, not on one schedule's repetitions together.
+  std::vector<Cell> out;
+  for (std::size_t s = 0; s < e.scenarios.size(); ++s) {
+    for (int rep = 0; rep < e.repetitions; ++rep) {
+      for (const Cell& entry : axis) {
+        Cell cell = entry;
+        cell.scenario = static_cast<int>(s);
+        cell.repetition = rep;
+        cell.id = e.scenarios[s].name + "." + cell_name(entry.name) + ".r" + std::to_string(rep + 1);
+        out.push_back(std::move(cell));
+      }
+    }
+  }
+  return out;
+}
+
+pipeline::ModelConfig model_of(const Workload& w) {
+  pipeline::ModelConfig model;
+  model.hidden = w.hidden;
+  model.layers = w.layers;
+  model.microbatch_size = w.microbatch_size;
+  model.seq_len = w.seq_len;
+  return model;
+}
+
+}  // namespace contend::runner

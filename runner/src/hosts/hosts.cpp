@@ -1,0 +1,153 @@
+#include "contend/runner/hosts/hosts.h"
+
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "contend/common/child_process.h"
+#include "contend/common/fd.h"
+#include "contend/pipeline/transport/tcp_transport.h"
+#include "contend/runner/job/job_log.h"
+#include "hosts/job_hosts.h"
+#include "real/cell_wait.h"
+
+namespace contend::runner {
+namespace {
+
+bool on_path(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path != nullptr ? path : "/usr/bin:/bin";
+  for (std::size_t start = 0; start <= dirs.size();) {
+    const auto end = dirs.find(':', start);
+    const std::string dir = dirs.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    if (::access((dir + "/" + program).c_str(), X_OK) == 0) {
+      return true;
+    }
+    if (end == std::string::npos) {
+      break;
+    }
+    start = end + 1;
+  }
+  return false;
+}
+
+Result<int> playbook(const std::string& book, const HostsOptions& o, const std::string& vars_file,
+                     const std::string& log, const std::atomic<bool>* stop) {
+  std::vector<std::string> argv = {"ansible-playbook", "-i", o.inventory, o.ansible_dir + "/" + book};
+  if (!vars_file.empty()) {
+    argv.push_back("-e");
+    argv.push_back("@" + vars_file);
+  }
+  for (const auto& v : o.extra_vars) {
+    argv.push_back("-e");
+    argv.push_back(v);
+  }
+  ChildOptions co;
+  co.output_path = log;
+  co.grace = std::chrono::milliseconds(10000);
+  // The cell's token, which the workload role hands every worker as a file (0600, removed as the
+  // worker starts; never on a command line).
+  co.environment = {std::string(pipeline::kRunTokenVariable) + "=" + pipeline::new_run_token()};
+  auto child = ChildProcess::spawn(argv, co);
+  if (!child) {
+    return child.error();
+  }
+  for (;;) {
+    auto code = child->wait(std::chrono::milliseconds(100));
+    if (code) {
+      return *code;
+    }
+    if (stop != nullptr && stop->load()) {
+      return child->terminate();
+    }
+  }
+}
+
+// Whether the transport asks for an environment (nccl: the role sets NCCL's on each host).
+bool transport_environment(const Spec& transport) {
+  const auto* kind = pipeline::transports().find(transport);
+  return kind != nullptr && static_cast<bool>(kind->kind.environment);
+}
+
+// The variables of a cell of contend's own pipeline: the workers' options.
+Result<nlohmann::json> pipeline_vars(const Experiment& e, const Cell& cell, const CellFiles& files) {
+  if (pipeline::reads_truth(cell.schedule)) {
+    return make_error(Errc::kUnsupported,
+                      "the oracle reads the player's clock, which is one host's: single-host runs only");
+  }
+  if (e.scenarios[cell.scenario].has_stalls()) {
+    return make_error(Errc::kUnsupported, e.scenario_files[cell.scenario] +
+                                              ": stalls are applied by the workers on the player's clock, which is "
+                                              "one host's: single-host runs only");
+  }
+  // Ansible starts the workers host by host as its forks reach them, seconds apart on a busy
+  // control machine or a large cluster: the first waits for the last for up to two minutes (the
+  // single-host default of 30 s was passed under load).
+  std::vector<std::string> args = worker_options(e, cell);
+  args.insert(args.end(), {"--connect-timeout", "120s"});
+  return nlohmann::json{{"contend_worker_args", args},
+                        {"contend_trace", !files.trace_prefix.empty()},
+                        {"contend_nccl", transport_environment(e.workload.transport)}};
+}
+
+// The variables of a command cell: each rank's command line and environment (job_hosts.h).
+Result<nlohmann::json> command_vars(const Experiment& e, const Cell& cell) {
+  if (e.job->output_rank != 0) {
+    return make_error(Errc::kUnsupported,
+                      e.source +
+                          ": /workload/output_rank: on cluster hosts the output is read from rank 0, whose "
+                          "host's clock times the scenario (its event log comes first)");
+  }
+  return job_hosts_vars(e, cell);
+}
+
+// For a command cell that failed: "rank 1 exited with 3 (the first to fail, by the hosts'
+// clocks); the log ... ends: ...", from the rank logs collected; empty when none says it failed.
+std::string first_rank_failed(const Experiment& e, const Cell& cell, const CellFiles& files) {
+  const auto first =
+      e.job ? first_failure(files.log, static_cast<int>(e.scenarios[cell.scenario].nodes.size())) : std::nullopt;
+  if (!first) {
+    return {};
+  }
+  const CellProcesses ranks{"rank", [&](std::size_t r) { return rank_log_path(files.log, static_cast<int>(r)); }};
+  return failed_first(ranks, first->rank, first->failure.code, ", by the hosts' clocks") + "\n";
+}
+
+}  // namespace
+
+Result<void> run_cell_hosts(const Experiment& e, const Cell& cell, const CellFiles& files, const HostsOptions& o,
+                            const std::atomic<bool>& stop) {
+  auto vars = e.job ? command_vars(e, cell) : pipeline_vars(e, cell, files);
+  if (!vars) {
+    return vars.error();
+  }
+  if (!on_path("ansible-playbook")) {
+    return make_error(Errc::kNotFound,
+                      "hosts mode runs ansible-playbook, which is not on PATH "
+                      "(apt-get install ansible-core)");
+  }
+  vars->update({{"contend_cell", cell.id},
+                {"contend_scenario", e.scenario_files[cell.scenario]},
+                {"contend_results", o.results}});
+  const std::string vars_file = o.results + "/runs/" + cell.id + ".vars.json";
+  if (auto ok = write_file_atomic(vars_file, vars->dump(2)); !ok) {
+    return ok.error();
+  }
+  const std::string log = files.log + ".ansible";
+  auto code = playbook("experiment.yml", o, vars_file, log, &stop);
+  if (!code) {
+    return code.error();
+  }
+  if (*code != 0) {
+    // experiment.yml tears down in its own `always`; this covers a playbook stopped mid-way.
+    (void)playbook("teardown.yml", o, "", log + ".teardown", nullptr);
+    if (stop.load()) {
+      return make_error(Errc::kIo, "stopped");
+    }
+    return make_error(Errc::kIo, first_rank_failed(e, cell, files) + "ansible-playbook experiment.yml exited with " +
+                                     std::to_string(*code) + "; " + log + " ends:\n" + file_tail(log, 1500));
+  }
+  return {};
+}
+
+}  // namespace contend::runner

@@ -1,0 +1,238 @@
+#include "contend/runner/real/launcher.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <thread>
+
+#include "contend/common/child_process.h"
+#include "contend/common/fd.h"
+#include "contend/common/units.h"
+#include "contend/emulator/emulated_run.h"
+#include "contend/pipeline/transport/tcp_transport.h"
+#include "real/cell_wait.h"
+#include "real/traffic.h"
+
+namespace contend::runner {
+namespace {
+
+std::string seconds_text(std::chrono::nanoseconds d) {
+  return std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(d).count()) + "us";
+}
+
+}  // namespace
+
+std::string cell_run_name(const Cell& cell) {
+  return "r" + std::to_string(::getpid() % 100000) + "-" + std::to_string(cell.repetition) +
+         std::to_string(std::chrono::steady_clock::now().time_since_epoch().count() % 1000);
+}
+
+Result<std::vector<RankEnd>> rank_ends(const emulator::Scenario& s, const emulator::TopologyPlan& plan) {
+  std::vector<RankEnd> out;
+  for (std::size_t r = 0; r < s.nodes.size(); ++r) {
+    const std::string& other = s.nodes[r == 0 ? 1 : r - 1];
+    RankEnd found;
+    for (const auto& l : plan.links) {
+      for (const auto* end : {&l.from, &l.to}) {
+        const auto* peer = end == &l.from ? &l.to : &l.from;
+        if (end->node == s.nodes[r] && peer->node == other) {
+          found = {emulator::strip_prefix_length(end->address), end->ifname};
+        }
+      }
+    }
+    if (found.address.empty()) {
+      return make_error(Errc::kInvalidArgument, "no link between " + s.nodes[r] + " and " + other);
+    }
+    out.push_back(std::move(found));
+  }
+  return out;
+}
+
+std::vector<std::string> worker_options(const Experiment& e, const Cell& cell) {
+  const Workload& w = e.workload;
+  std::vector<std::string> argv = {"--schedule",        cell.schedule.str(),
+                                   "--microbatches",    std::to_string(w.microbatches),
+                                   "--iterations",      std::to_string(w.warmup + w.iterations),
+                                   "--backend",         w.backend.str(),
+                                   "--microbatch-size", std::to_string(w.microbatch_size),
+                                   "--seq-len",         std::to_string(w.seq_len),
+                                   "--timeout",         "120s"};
+  argv.push_back("--transport");
+  argv.push_back(cell.transport.str());
+  if (!pipeline::backends().find(w.backend)->kind.uses_model) {
+    for (const std::string& a :
+         {std::string("--fwd"), seconds_text(w.forward), std::string("--bwd"), seconds_text(w.backward),
+          std::string("--activation"), std::to_string(w.activation_bytes) + "B"}) {
+      argv.push_back(a);
+    }
+  } else {
+    for (const std::string& a :
+         {std::string("--hidden"), std::to_string(w.hidden), std::string("--layers"), std::to_string(w.layers)}) {
+      argv.push_back(a);
+    }
+  }
+  return argv;
+}
+
+std::vector<std::vector<std::string>> worker_commands(const Experiment& e, const Cell& cell,
+                                                      const std::vector<std::string>& endpoints, const CellFiles& files,
+                                                      const LaunchOptions& o, double scenario_start_s) {
+  const Workload& w = e.workload;
+  std::string peers;
+  for (const auto& a : endpoints) {
+    peers += (peers.empty() ? "" : ",") + a;
+  }
+  const std::vector<std::string> common = worker_options(e, cell);
+  std::vector<std::vector<std::string>> out;
+  for (int r = 0; r < w.stages; ++r) {
+    std::vector<std::string> argv = {
+        o.contend, "worker", "--rank",    std::to_string(r), "--world-size", std::to_string(w.stages),
+        "--peers", peers,    "--metrics", files.metrics};
+    argv.insert(argv.end(), common.begin(), common.end());
+    if (!files.trace_prefix.empty()) {
+      argv.push_back("--trace");
+      argv.push_back(files.trace_prefix + ".rank" + std::to_string(r) + ".json");
+    }
+    if (!files.truth.empty()) {
+      argv.push_back("--truth");
+      argv.push_back(files.truth);
+      argv.push_back("--scenario-start");
+      argv.push_back(std::to_string(scenario_start_s));
+    }
+    out.push_back(std::move(argv));
+  }
+  return out;
+}
+
+std::vector<std::string> worker_environment(const Spec& transport, const emulator::TopologyPlan& plan,
+                                            const std::string& node) {
+  const auto* kind = pipeline::transports().find(transport);
+  if (kind == nullptr || !kind->kind.environment) {
+    return {};
+  }
+  std::vector<std::string> ifnames;
+  std::string netns;
+  for (const auto& l : plan.links) {
+    for (const auto* end : {&l.from, &l.to}) {
+      if (end->node == node) {
+        ifnames.push_back(end->ifname);
+        netns = end->netns;
+      }
+    }
+  }
+  return kind->kind.environment(ifnames, netns);
+}
+
+namespace {
+
+// Starts every command, their output in `log`, with a new token for the run in their environment
+// (their greetings carry it: a connection without it is a stranger's).
+Result<std::vector<ChildProcess>> spawn_workers(const std::vector<std::vector<std::string>>& commands,
+                                                const std::string& log) {
+  std::vector<ChildProcess> workers;
+  const std::string token = std::string(pipeline::kRunTokenVariable) + "=" + pipeline::new_run_token();
+  for (const auto& argv : commands) {
+    ChildOptions co;
+    co.output_path = log;
+    co.environment = {token};
+    auto child = ChildProcess::spawn(argv, co);
+    if (!child) {
+      return child.error();
+    }
+    workers.push_back(std::move(*child));
+  }
+  return workers;
+}
+
+// One worker per stage in its node's namespace, with its transport's environment; their output
+// in files.log.
+Result<std::vector<ChildProcess>> start_workers(const Experiment& e, const Cell& cell, const CellFiles& files,
+                                                const LaunchOptions& o, const emulator::TopologyPlan& plan,
+                                                const std::vector<std::string>& addresses,
+                                                const std::vector<std::vector<std::string>>& reach, double start_s) {
+  std::vector<std::string> endpoints;
+  for (const auto& a : addresses) {
+    endpoints.push_back(a + ":" + std::to_string(o.port));
+  }
+  auto commands = worker_commands(e, cell, endpoints, files, o, start_s);
+  for (int r = 0; r < e.workload.stages; ++r) {
+    commands[r].insert(commands[r].end(), reach[r].begin(), reach[r].end());
+  }
+  for (int r = 0; r < e.workload.stages; ++r) {
+    std::vector<std::string> argv = {"ip", "netns", "exec", plan.nodes[r].second};
+    if (const auto env = worker_environment(cell.transport, plan, plan.nodes[r].first); !env.empty()) {
+      argv.push_back("env");
+      argv.insert(argv.end(), env.begin(), env.end());
+    }
+    commands[r].insert(commands[r].begin(), argv.begin(), argv.end());
+  }
+  return spawn_workers(commands, files.log);
+}
+
+// The workers share one log.
+CellProcesses workers_of(const CellFiles& files) {
+  return {"worker", [log = files.log](std::size_t) { return log; }};
+}
+
+}  // namespace
+
+Result<void> run_cell(const Experiment& e, const Cell& cell, const CellFiles& files, const LaunchOptions& o,
+                      const std::atomic<bool>& stop) {
+  const emulator::Scenario& scenario = e.scenarios[cell.scenario];
+  const std::string run = cell_run_name(cell);
+  // The run owner tears the network down whatever happens next, also after a failure half-way.
+  auto net = emulator::EmulatedRun::up(scenario, run, e.scenario_files[cell.scenario], &stop);
+  if (!net) {
+    return net.error();
+  }
+  auto ends = rank_ends(scenario, net->plan());
+  if (!ends) {
+    return ends.error();
+  }
+  std::vector<std::string> addresses;
+  for (const RankEnd& end : *ends) {
+    addresses.push_back(end.address);
+  }
+  auto log = emulator::EventLog::open(files.events);
+  if (!log) {
+    return log.error();
+  }
+  auto pairs = exchange_pairs(e, cell.scenario, cell.schedule);
+  if (!pairs) {
+    return pairs.error();
+  }
+  // One time 0 for the player and the oracle: the scenario's clock.
+  const auto zero = std::chrono::steady_clock::now();
+  const double start_s = std::chrono::duration<double>(zero.time_since_epoch()).count();
+  net->play_in_background(std::move(*log), emulator::PlayerOptions{std::chrono::milliseconds(100), true, zero});
+  auto workers =
+      start_workers(e, cell, files, o, net->plan(), addresses, reach_options(*pairs, net->plan(), o.port), start_s);
+  if (!workers) {
+    return workers.error();
+  }
+  if (auto ok = wait_processes(*workers, workers_of(files), o.timeout, stop, [&] { return net->play_failed(); }); !ok) {
+    return ok;
+  }
+  if (auto played = net->finish_play(); !played) {
+    return with_context(played.error(), "the scenario player");
+  }
+  return {};
+}
+
+Result<void> run_cell_loopback(const Experiment& e, const Cell& cell, const CellFiles& files, const LaunchOptions& o,
+                               const std::atomic<bool>& stop) {
+  std::vector<std::string> endpoints;
+  for (int r = 0; r < e.workload.stages; ++r) {
+    endpoints.push_back("127.0.0.1:" + std::to_string(o.port + r));
+  }
+  auto workers = spawn_workers(worker_commands(e, cell, endpoints, files, o, 0), files.log);
+  if (!workers) {
+    return workers.error();
+  }
+  return wait_processes(*workers, workers_of(files), o.timeout, stop);
+}
+
+}  // namespace contend::runner

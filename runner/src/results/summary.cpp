@@ -1,0 +1,279 @@
+#include "contend/runner/results/summary.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "contend/common/json.h"
+#include "contend/common/json_reader.h"
+
+namespace contend::runner {
+namespace {
+
+// Two-sided 95% quantile of Student's t with `dof` degrees of freedom.
+double t95(int dof) {
+  static const double table[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+                                 2.201,  2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086};
+  if (dof < 1) {
+    return 0;
+  }
+  return dof <= 20 ? table[dof - 1] : dof <= 30 ? 2.042 : 1.960;
+}
+
+std::string fmt(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+}  // namespace
+
+Stats stats_of(std::vector<double> v) {
+  Stats s;
+  s.n = static_cast<int>(v.size());
+  if (v.empty()) {
+    return s;
+  }
+  std::sort(v.begin(), v.end());
+  s.median = v.size() % 2 == 1 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  for (double x : v) {
+    s.mean += x;
+  }
+  s.mean /= static_cast<double>(v.size());
+  if (v.size() > 1) {
+    double ss = 0;
+    for (double x : v) {
+      ss += (x - s.mean) * (x - s.mean);
+    }
+    s.stdev = std::sqrt(ss / static_cast<double>(v.size() - 1));
+    s.ci95 = t95(s.n - 1) * s.stdev / std::sqrt(static_cast<double>(s.n));
+  }
+  return s;
+}
+
+Summary summarize(const std::string& experiment, const std::string& baseline, const std::string& mode,
+                  const std::vector<std::pair<std::string, std::string>>& order,
+                  const std::map<std::pair<std::string, std::string>, std::vector<double>>& throughput) {
+  Summary out{experiment, baseline, mode, {}};
+  for (const auto& key : order) {
+    CellSummary c;
+    c.scenario = key.first;
+    c.schedule = key.second;
+    if (auto it = throughput.find(key); it != throughput.end()) {
+      c.throughput = it->second;
+    }
+    c.stats = stats_of(c.throughput);
+    auto base = throughput.find({key.first, baseline});
+    if (base != throughput.end() && !base->second.empty() && c.stats.n > 0) {
+      const Stats b = stats_of(base->second);
+      c.speedup = b.median > 0 ? c.stats.median / b.median : 0;
+      if (c.stats.n > 1 && b.n > 1 && b.mean > 0 && c.stats.mean > 0) {
+        const double rel_c = c.stats.stdev / std::sqrt(c.stats.n) / c.stats.mean;
+        const double rel_b = b.stdev / std::sqrt(b.n) / b.mean;
+        c.speedup_ci95 = t95(std::min(c.stats.n, b.n) - 1) * c.speedup * std::sqrt(rel_c * rel_c + rel_b * rel_b);
+      }
+    }
+    out.cells.push_back(std::move(c));
+  }
+  return out;
+}
+
+nlohmann::ordered_json summary_json(const Summary& s) {
+  auto doc = json_document("summary", 1);
+  doc["experiment"] = s.experiment;
+  doc["mode"] = s.mode;
+  doc["baseline"] = s.baseline;
+  doc["unit"] = s.unit;
+  doc["compared"] = s.compare_throughput ? "throughput" : "speedup";
+  doc["cells"] = nlohmann::ordered_json::array();
+  for (const CellSummary& c : s.cells) {
+    nlohmann::ordered_json j;
+    j["scenario"] = c.scenario;
+    j["schedule"] = c.schedule;
+    j["repetitions"] = c.stats.n;
+    j["throughput"] = {{"median", c.stats.median},
+                       {"mean", c.stats.mean},
+                       {"stdev", c.stats.stdev},
+                       {"ci95", c.stats.ci95},
+                       {"samples", c.throughput}};
+    j["speedup"] = {{"median", c.speedup}, {"ci95", c.speedup_ci95}};
+    if (!c.note.empty()) {
+      j["note"] = c.note;
+    }
+    doc["cells"].push_back(j);
+  }
+  return doc;
+}
+
+Result<void> write_summary_rows(const Summary& s, RecordWriter& out) {
+  for (const CellSummary& c : s.cells) {
+    // A cell that never ran (a stopped run) shows no numbers, not zeros.
+    const auto value = [&c](double v) { return c.stats.n > 0 ? nlohmann::ordered_json(v) : nlohmann::ordered_json(); };
+    const bool has_speedup = c.stats.n > 0 && c.speedup > 0;
+    nlohmann::ordered_json row;
+    row["scenario"] = c.scenario;
+    row["schedule"] = c.schedule;
+    row["repetitions"] = c.stats.n;
+    row["throughput_median"] = value(c.stats.median);
+    row["throughput_mean"] = value(c.stats.mean);
+    row["throughput_stdev"] = value(c.stats.stdev);
+    row["throughput_ci95"] = value(c.stats.ci95);
+    row["speedup_median"] = has_speedup ? nlohmann::ordered_json(c.speedup) : nlohmann::ordered_json();
+    row["speedup_ci95"] = has_speedup ? nlohmann::ordered_json(c.speedup_ci95) : nlohmann::ordered_json();
+    if (auto ok = out.write(row); !ok) {
+      return ok;
+    }
+  }
+  return {};
+}
+
+std::string summary_csv(const Summary& s) {
+  std::vector<Column> columns;
+  for (const char* key : {"scenario", "schedule", "repetitions", "throughput_median", "throughput_mean",
+                          "throughput_stdev", "throughput_ci95"}) {
+    columns.push_back({key, "", 0, "%.6g", nullptr});
+  }
+  columns[2].format = "%.0f";
+  columns.push_back({"speedup_median", "", 0, "%.4f", nullptr});
+  columns.push_back({"speedup_ci95", "", 0, "%.4f", nullptr});
+  CsvWriter csv(columns);
+  (void)write_summary_rows(s, csv);  // in memory: cannot fail
+  return csv.text();
+}
+
+// The table's cells: an interval of one repetition is not known ("-"), not 0.
+std::string summary_table(const Summary& s) {
+  const auto one = [](const nlohmann::ordered_json& r) { return r.at("repetitions") == 1; };
+  TableWriter table({{"scenario", "", -16, "", nullptr},
+                     {"schedule", "", -22, "", nullptr},
+                     {"throughput_median", s.unit, 14, "%.1f", nullptr},
+                     {"throughput_ci95", "+/-95%", 10, "",
+                      [one](const nlohmann::ordered_json& r) {
+                        const auto& ci = r.at("throughput_ci95");
+                        return ci.is_null() || one(r) ? std::string("-") : fmt("%.1f", ci.get<double>());
+                      }},
+                     {"speedup_median", "speedup vs " + s.baseline, 18, "", [one](const nlohmann::ordered_json& r) {
+                        if (r.at("speedup_median").is_null()) {
+                          return std::string(r.at("repetitions") == 0 ? "not run" : "-");
+                        }
+                        return fmt("%.3f", r.at("speedup_median").get<double>()) +
+                               (one(r) ? std::string() : " +/-" + fmt("%.3f", r.at("speedup_ci95").get<double>()));
+                      }}});
+  (void)write_summary_rows(s, table);
+  return table.text();
+}
+
+Result<Summary> read_summary(const std::string& path) {
+  auto json = read_json_file(path);
+  if (!json) {
+    return json.error();
+  }
+  const JsonReader r(*json, path);
+  if (auto ok = r.expect_schema("summary", 1); !ok) {
+    return ok.error();
+  }
+  Summary s;
+  auto baseline = r.string("baseline");
+  auto experiment = r.string("experiment");
+  auto mode = r.string("mode");
+  if (auto e = first_error(baseline, experiment, mode)) {
+    return *e;
+  }
+  s.baseline = *baseline;
+  s.experiment = *experiment;
+  s.mode = *mode;
+  auto unit = r.optional_string("unit");
+  auto compared = r.optional_string("compared");
+  if (auto e = first_error(unit, compared)) {
+    return *e;
+  }
+  s.unit = unit->value_or(s.unit);
+  s.compare_throughput = compared->value_or("speedup") == "throughput";
+  if (!r.has("cells") || !r.at("cells").json().is_array()) {
+    return r.error("expected an array \"cells\"");
+  }
+  const JsonReader cells = r.at("cells");
+  for (std::size_t i = 0; i < cells.json().size(); ++i) {
+    const JsonReader c = cells.at(i);
+    auto scenario = c.string("scenario");
+    auto schedule = c.string("schedule");
+    if (!scenario || !schedule) {
+      return scenario ? schedule.error() : scenario.error();
+    }
+    if (!c.has("speedup") || !c.has("throughput")) {
+      return c.error("expected \"speedup\" and \"throughput\"");
+    }
+    auto speedup = c.at("speedup").number("median");
+    auto median = c.at("throughput").number("median");
+    if (!speedup || !median) {
+      return speedup ? median.error() : speedup.error();
+    }
+    CellSummary cell;
+    cell.scenario = *scenario;
+    cell.schedule = *schedule;
+    cell.speedup = *speedup;
+    cell.stats.median = *median;
+    auto ci95 = c.at("throughput").optional_number("ci95");
+    if (!ci95) {
+      return ci95.error();
+    }
+    cell.stats.ci95 = ci95->value_or(0);
+    cell.stats.n =
+        c.has("repetitions") && c.json()["repetitions"].is_number_integer() ? c.json()["repetitions"].get<int>() : 1;
+    s.cells.push_back(std::move(cell));
+  }
+  return s;
+}
+
+Result<void> check_comparable(const Summary& now, const Summary& reference, const std::string& reference_path) {
+  if (now.mode != reference.mode) {
+    return make_error(Errc::kInvalidArgument, reference_path + " is a " + reference.mode + " run; this one is " +
+                                                  now.mode + ": compare real runs with real, simulated with simulated");
+  }
+  if (now.experiment != reference.experiment) {
+    return make_error(Errc::kInvalidArgument, reference_path + " is of experiment \"" + reference.experiment +
+                                                  "\"; this run is of \"" + now.experiment + "\"");
+  }
+  return {};
+}
+
+std::vector<Regression> compare(const Summary& now, const Summary& reference, double tolerance) {
+  std::vector<Regression> out;
+  for (const CellSummary& ref : reference.cells) {
+    const CellSummary* cur = nullptr;
+    for (const CellSummary& c : now.cells) {
+      if (c.scenario == ref.scenario && c.schedule == ref.schedule) {
+        cur = &c;
+      }
+    }
+    const bool by_throughput = reference.compare_throughput;
+    const double was = by_throughput ? ref.stats.median : ref.speedup;
+    if (cur == nullptr || cur->stats.n == 0) {
+      out.push_back({ref.scenario, ref.schedule, was, 0, "missing"});
+      continue;
+    }
+    const double is = by_throughput ? cur->stats.median : cur->speedup;
+    const bool beyond_noise = !by_throughput || was - is > std::hypot(ref.stats.ci95, cur->stats.ci95);
+    if (was > 0 && is < was * (1 - tolerance) && beyond_noise) {
+      out.push_back({ref.scenario, ref.schedule, was, is,
+                     (by_throughput ? "throughput lower by " : "slower by ") + fmt("%.1f%%", 100 * (1 - is / was))});
+    }
+  }
+  return out;
+}
+
+std::string regression_table(const std::vector<Regression>& regressions) {
+  std::ostringstream out;
+  char line[256];
+  std::snprintf(line, sizeof line, "%-16s %-22s %10s %10s  %s\n", "scenario", "schedule", "reference", "now", "what");
+  out << line;
+  for (const Regression& r : regressions) {
+    std::snprintf(line, sizeof line, "%-16s %-22s %10.3f %10.3f  %s\n", r.scenario.c_str(), r.schedule.c_str(),
+                  r.reference, r.now, r.what.c_str());
+    out << line;
+  }
+  return out.str();
+}
+
+}  // namespace contend::runner

@@ -1,0 +1,209 @@
+#include "contend/runner/results/throughput.h"
+
+#include <algorithm>
+#include <fstream>
+#include <limits>
+
+#include <nlohmann/json.hpp>
+
+#include "contend/common/json.h"
+#include "contend/common/units.h"
+
+namespace contend::runner {
+
+double samples_per_iteration(const Workload& w) {
+  return static_cast<double>(w.microbatches) * w.microbatch_size;
+}
+
+namespace {
+
+// Rank 0's iterations: (start_s, iteration_s) in iteration order, from the iteration log.
+Result<std::vector<std::pair<double, double>>> rank0_iterations(const std::string& path, int from_iteration) {
+  std::ifstream in(path);
+  if (!in) {
+    return make_error(Errc::kNotFound, path + ": cannot read the iteration log");
+  }
+  std::vector<std::pair<double, double>> out;
+  int n = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++n;
+    const auto parsed = parse_json(line, path);
+    if (!parsed || !parsed->is_object() || parsed->value("rank", nlohmann::json()) != 0) {
+      continue;  // another rank's line, or not one of the records
+    }
+    const nlohmann::json& j = *parsed;
+    const auto number = [&](const char* key) { return j.contains(key) && j[key].is_number(); };
+    if (!number("iteration") || !number("start_s") || !number("iteration_s")) {
+      return make_error(Errc::kParse, path + ":" + std::to_string(n) +
+                                          ": rank 0's line without a numeric iteration, start_s and iteration_s");
+    }
+    if (j["iteration"].get<double>() >= from_iteration) {
+      out.emplace_back(j["start_s"].get<double>(), j["iteration_s"].get<double>());
+    }
+  }
+  return out;
+}
+
+// Rank 0's iterations as intervals of the samples each carries.
+std::vector<Interval> intervals_of(const std::vector<std::pair<double, double>>& its, const Workload& w) {
+  std::vector<Interval> out;
+  out.reserve(its.size());
+  for (const auto& [start, seconds] : its) {
+    out.push_back({start, seconds, samples_per_iteration(w)});
+  }
+  return out;
+}
+
+// A measured interval that ended after the scenario did ran on a network the scenario does not
+// describe (its last state, held): the cell is refused.
+Result<void> within_scenario(const std::vector<Interval>& counted, const ScenarioClock& clock,
+                             const std::string& path) {
+  constexpr double kSlack = 0.05;  // s: the player's end line and the last iteration's end
+  double last = 0;
+  for (const Interval& i : counted) {
+    last = std::max(last, i.start_s + i.seconds - clock.zero_s);
+  }
+  if (clock.duration_s <= 0 || last <= clock.duration_s + kSlack) {
+    return {};
+  }
+  return make_error(Errc::kInvalidArgument, path + ": the measured iterations (a job's steps) ran until " +
+                                                format_seconds(last) + " of the scenario's clock, past its duration (" +
+                                                format_seconds(clock.duration_s) +
+                                                "): the network after it is not one the scenario describes; "
+                                                "lengthen the scenario's duration or run fewer of them");
+}
+
+Result<double> window_throughput(const std::vector<Interval>& counted, const MeasureWindow& window, double zero,
+                                 const std::string& path) {
+  double amount = 0;
+  double first = std::numeric_limits<double>::infinity();
+  double last = 0;
+  for (const Interval& i : counted) {
+    const double start = i.start_s - zero;
+    first = std::min(first, start);
+    last = std::max(last, start + i.seconds);
+    const double inside = std::min(start + i.seconds, window.to_s) - std::max(start, window.from_s);
+    if (inside > 0 && i.seconds > 0) {
+      amount += i.amount * inside / i.seconds;
+    }
+  }
+  if (counted.empty() || first > window.from_s || last < window.to_s) {
+    return make_error(Errc::kInvalidArgument,
+                      path + ": the measured iterations (a job's steps) ran from " +
+                          format_seconds(counted.empty() ? 0 : first) + " to " + format_seconds(last) +
+                          " of the scenario's clock, not over the measure window (" + format_seconds(window.from_s) +
+                          " to " + format_seconds(window.to_s) +
+                          "): run more of them (the workload's iterations, or the job's own step count) or "
+                          "narrow the window");
+  }
+  return amount / (window.to_s - window.from_s);
+}
+
+}  // namespace
+
+Result<double> first_iteration_s(const std::string& metrics_path, double zero_s) {
+  auto its = rank0_iterations(metrics_path, 0);
+  if (!its) {
+    return its.error();
+  }
+  if (its->empty()) {
+    return make_error(Errc::kParse, metrics_path + ": no iteration of rank 0");
+  }
+  return its->front().first - zero_s;
+}
+
+Result<ScenarioClock> scenario_clock(const std::string& events_path) {
+  std::ifstream in(events_path);
+  std::string line;
+  if (!in || !std::getline(in, line)) {
+    return make_error(Errc::kNotFound, events_path + ": cannot read the scenario's start from the events log");
+  }
+  const auto parsed = parse_json(line, events_path);
+  const nlohmann::json j = parsed ? *parsed : nlohmann::json();
+  if (!j.is_object() || !j.contains("steady_s") || !j["steady_s"].is_number()) {
+    return make_error(Errc::kParse, events_path + ": the first line is not the player's start line with steady_s");
+  }
+  const bool has_duration = j.contains("duration_s") && j["duration_s"].is_number();
+  return ScenarioClock{j["steady_s"].get<double>(), has_duration ? j["duration_s"].get<double>() : 0.0};
+}
+
+Result<double> intervals_throughput(const std::vector<Interval>& counted, const std::optional<MeasureWindow>& window,
+                                    double zero, std::size_t at_least, const std::string& what) {
+  if (window) {
+    return window_throughput(counted, *window, zero, what);
+  }
+  double first_start = -1;
+  double last_end = 0;
+  double amount = 0;
+  for (const Interval& i : counted) {
+    if (first_start < 0 || i.start_s < first_start) {
+      first_start = i.start_s;
+    }
+    last_end = std::max(last_end, i.start_s + i.seconds);
+    amount += i.amount;
+  }
+  if (counted.size() < at_least || counted.empty() || last_end <= first_start) {
+    return make_error(Errc::kParse, what + ": " + std::to_string(counted.size()) + " measured (iterations of rank 0, " +
+                                        "or steps of a job), expected at least " + std::to_string(at_least));
+  }
+  return amount / (last_end - first_start);
+}
+
+Result<double> iterations_throughput(const std::vector<std::pair<double, double>>& its, const Workload& w,
+                                     const std::optional<MeasureWindow>& window, double zero, const std::string& what) {
+  return intervals_throughput(intervals_of(its, w), window, zero, static_cast<std::size_t>(w.iterations), what);
+}
+
+Result<double> measured_throughput(const std::vector<Interval>& counted, std::size_t at_least,
+                                   const std::optional<MeasureWindow>& window, const std::string& events_path,
+                                   const std::string& what) {
+  ScenarioClock clock;
+  if (window || !events_path.empty()) {
+    auto c = scenario_clock(events_path);
+    if (!c) {
+      return c.error();
+    }
+    clock = *c;
+  }
+  // A window lies within every scenario (parse_experiment checks it), and only what falls in it
+  // counts: the intervals after it may outlast the scenario. Without one, every one counted must
+  // have run on the scenario's network.
+  if (!window) {
+    if (auto ok = within_scenario(counted, clock, what); !ok) {
+      return ok.error();
+    }
+  }
+  return intervals_throughput(counted, window, clock.zero_s, at_least, what);
+}
+
+Result<IterationSpread> iteration_spread(const std::string& path, const Workload& w) {
+  auto its = rank0_iterations(path, w.warmup);
+  if (!its) {
+    return its.error();
+  }
+  IterationSpread s;
+  std::vector<double> seconds;
+  for (std::size_t i = 0; i < its->size(); ++i) {
+    seconds.push_back((*its)[i].second);
+    if ((*its)[i].second > s.slowest_s) {
+      s.slowest_s = (*its)[i].second;
+      s.slowest = w.warmup + static_cast<int>(i);
+    }
+  }
+  if (!seconds.empty()) {
+    std::nth_element(seconds.begin(), seconds.begin() + static_cast<std::ptrdiff_t>(seconds.size() / 2), seconds.end());
+    s.median_s = seconds[seconds.size() / 2];
+  }
+  return s;
+}
+
+Result<double> cell_throughput(const std::string& path, const Workload& w, const std::optional<MeasureWindow>& window,
+                               const std::string& events_path) {
+  auto its = rank0_iterations(path, window ? 0 : w.warmup);
+  if (!its) {
+    return its.error();
+  }
+  return measured_throughput(intervals_of(*its, w), static_cast<std::size_t>(w.iterations), window, events_path, path);
+}
+
+}  // namespace contend::runner

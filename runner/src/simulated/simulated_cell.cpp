@@ -1,0 +1,136 @@
+#include "simulated/simulated_cell.h"
+
+#include <algorithm>
+#include <set>
+
+#include "contend/common/fd.h"
+#include "contend/common/json.h"
+#include "contend/common/records.h"
+#include "contend/pipeline/exec/worker.h"
+#include "contend/runner/results/throughput.h"
+#include "contend/sim/chrome_trace.h"
+
+namespace contend::runner {
+
+// Writes a simulated cell as a real one is written: the runtime's rank-0 lines (backend
+// "simulated"), the scenario's rate changes as the player logs them, and the last iteration's trace.
+namespace {
+
+// events/CELL.jsonl of a simulated cell: the scenario's rate changes as the player logs them.
+Result<void> write_simulated_events(const std::string& path, const emulator::Scenario& scenario, double end_s) {
+  auto log = JsonLinesWriter::open(path, "contend.events/1", JsonLinesWriter::Mode::kCreate);
+  if (!log) {
+    return log.error();
+  }
+  nlohmann::ordered_json base = nlohmann::ordered_json::object();
+  for (const auto& l : scenario.links) {
+    base[l.name] = l.rate_bps;
+  }
+  std::vector<nlohmann::ordered_json> lines = {{{"kind", "start"},
+                                                {"scenario", scenario.name},
+                                                {"simulated", true},
+                                                {"steady_s", 0.0},
+                                                {"duration_s", scenario.duration_s},
+                                                {"base_rates_bps", base}}};
+  for (const auto& ev : scenario.events) {
+    if (ev.kind == emulator::Event::Kind::kSetRate) {
+      lines.push_back({{"kind", "rate"},
+                       {"scheduled_s", ev.at_s},
+                       {"applied_s", ev.at_s},
+                       {"link", ev.link},
+                       {"rate_bps", ev.rate_bps}});
+    }
+  }
+  lines.push_back({{"kind", "end"}, {"t_s", end_s}});
+  for (const auto& line : lines) {
+    if (auto ok = (*log)->write(line); !ok) {
+      return ok;
+    }
+  }
+  return {};
+}
+
+nlohmann::ordered_json simulated_record(const Experiment& e, const Cell& cell, const SimIteration& row) {
+  nlohmann::ordered_json doc;
+  doc["rank"] = 0;
+  doc["iteration"] = row.iteration;
+  doc["schedule"] = cell.schedule.str();
+  doc["k"] = row.k;
+  doc["backend"] = "simulated";
+  doc["start_s"] = row.start_s;
+  doc["iteration_s"] = row.iteration_s;
+  doc["samples_per_s"] = samples_per_iteration(e.workload) / row.iteration_s;
+  doc["compute_s"] = row.compute_s;
+  doc["peak_activation_bytes"] = row.peak_activation_bytes;
+  if (row.decision) {
+    doc["decision"] = pipeline::decision_record(cell.schedule.name(), *row.decision);
+  }
+  return doc;
+}
+
+}  // namespace
+
+// Writes a simulated cell as a real one is written: the runtime's rank-0 lines (backend
+// "simulated"), the scenario's rate changes as the player logs them, and the last iteration's trace.
+Result<void> write_simulated_cell(const CellFiles& files, const std::string& trace_path, const Experiment& e,
+                                  const Cell& cell, const SimCell& sim) {
+  const auto& rows = sim.iterations;
+  const double end = rows.empty() ? 0 : rows.back().start_s + rows.back().iteration_s;
+  if (auto ok = write_simulated_events(files.events, e.scenarios[cell.scenario], end); !ok) {
+    return ok;
+  }
+  if (!trace_path.empty()) {
+    if (auto ok = write_file_atomic(trace_path, sim::chrome_trace_json(sim.last)); !ok) {
+      return ok;
+    }
+  }
+  auto runs = JsonLinesWriter::open(files.metrics, "contend.iteration/1", JsonLinesWriter::Mode::kCreate);
+  if (!runs) {
+    return runs.error();
+  }
+  for (const auto& row : rows) {
+    if (auto ok = (*runs)->write(simulated_record(e, cell, row)); !ok) {
+      return ok;
+    }
+  }
+  return {};
+}
+
+// What the report needs to know of the experiment beyond the cells.
+void describe_experiment(nlohmann::ordered_json& doc, const Experiment& e) {
+  const Workload& w = e.workload;
+  doc["workload"] = {{"stages", w.stages},         {"microbatches", w.microbatches},
+                     {"iterations", w.iterations}, {"warmup", w.warmup},
+                     {"backend", w.backend.str()}, {"samples_per_iteration", samples_per_iteration(w)}};
+  nlohmann::ordered_json scenarios = nlohmann::ordered_json::object();
+  for (const auto& s : e.scenarios) {
+    double bottleneck = 0;
+    for (const auto& l : s.links) {
+      bottleneck = bottleneck == 0 ? l.rate_bps : std::min(bottleneck, l.rate_bps);
+    }
+    double stall = 0;
+    std::set<std::string> stalled;
+    for (const auto* events : {&s.events, &s.iteration_events}) {
+      for (const emulator::Event& ev : *events) {
+        if (ev.kind == emulator::Event::Kind::kSetStall && ev.stall_s > 0) {
+          stall = std::max(stall, ev.stall_s);
+          stalled.insert(ev.link);
+        }
+      }
+    }
+    scenarios[s.name] = {{"description", s.description},
+                         {"bottleneck_bps", bottleneck},
+                         {"steady", s.events.empty() && s.iteration_events.empty()},
+                         {"stall_s", stall},
+                         {"stalled_links", stalled}};
+  }
+  doc["scenarios"] = scenarios;
+  nlohmann::ordered_json schedules = nlohmann::ordered_json::object();
+  for (const ScheduleEntry& entry : e.schedules) {
+    schedules[entry.name] = {{"schedule", entry.schedule.str()},
+                             {"transport", entry.transport.value_or(w.transport).str()}};
+  }
+  doc["schedules"] = schedules;
+}
+
+}  // namespace contend::runner
