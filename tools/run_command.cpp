@@ -175,11 +175,12 @@ Result<runner::Experiment> load(const RunOptions& o) {
   if (!simulated) {
     return simulated.error();
   }
-  if (pipeline::backends().find(e->workload.backend)->kind.uses_model) {
+  if (e->workload.uses_model()) {
     std::fprintf(stderr,
                  "contend run: simulating the %s model with stage times profiled here: fwd %s, bwd %s, %s a tensor\n",
-                 e->workload.backend.str().c_str(), format_duration(simulated->forward).c_str(),
-                 format_duration(simulated->backward).c_str(), format_size(simulated->activation_bytes).c_str());
+                 e->workload.backend.str().c_str(), format_duration(simulated->emulated.forward).c_str(),
+                 format_duration(simulated->emulated.backward).c_str(),
+                 format_size(simulated->emulated.activation_bytes).c_str());
   }
   e->workload = *simulated;
   return e;

@@ -9,10 +9,13 @@
 
 #include "cli_units.h"
 #include "contend/common/fd.h"
+#include "contend/common/json.h"
+#include "contend/common/json_reader.h"
 #include "contend/common/records.h"
 #include "contend/common/socket.h"
 #include "contend/common/units.h"
 #include "contend/pipeline/exec/worker.h"
+#include "contend/pipeline/exec/workload.h"
 #include "contend/runner/truth/network.h"
 #include "contend/schedule/schedule.h"
 #include "contend/sim/chrome_trace.h"
@@ -23,14 +26,15 @@ namespace {
 // Every option parsed once, as it is read, into what the run takes (cli_units.h: add_parsed).
 struct WorkerOptions {
   WorkerOptions() {
-    run.emulated.forward = std::chrono::milliseconds(10);
-    run.emulated.activation_bytes = 1 << 20;
+    run.workload.emulated.forward = std::chrono::milliseconds(10);
+    run.workload.emulated.activation_bytes = 1 << 20;
   }
   pipeline::RunConfig run;
   pipeline::TcpOptions tcp;
   std::string peers;
   std::vector<std::pair<int, std::string>> reach;  // --reach RANK=HOST:PORT
   std::optional<std::chrono::nanoseconds> bwd;     // default 2 x --fwd
+  std::optional<pipeline::Workload> workload;      // --workload: every member at once
   std::string metrics;
   std::string trace;
   std::string truth;
@@ -60,7 +64,7 @@ Result<void> apply_truth(WorkerOptions& o) {
   }
   if (rank == 0 && pipeline::reads_truth(c.schedule)) {
     std::vector<StallSchedule> stalls;
-    for (int r = 0; r + 1 < c.world_size; ++r) {
+    for (int r = 0; r + 1 < c.workload.stages; ++r) {
       const auto it = truth->stalls.find({r, r + 1});
       stalls.push_back(it == truth->stalls.end() ? StallSchedule{} : it->second);
     }
@@ -97,16 +101,24 @@ int fail(int rank, const std::string& message) {
 Result<void> resolve(WorkerOptions& o) {
   auto& c = o.run;
   auto& t = o.tcp;
-  t.world_size = c.world_size;
+  if (o.workload) {
+    if (o.workload->stages != c.workload.stages) {
+      return make_error(Errc::kInvalidArgument, "--workload has " + std::to_string(o.workload->stages) +
+                                                    " stages, --world-size says " + std::to_string(c.workload.stages));
+    }
+    c.workload = *o.workload;
+  } else {
+    c.workload.emulated.backward = o.bwd ? *o.bwd : 2 * c.workload.emulated.forward;
+  }
+  t.world_size = c.workload.stages;
   t.peers = split_list(o.peers);
   for (const auto& [rank, where] : o.reach) {
-    if (rank >= c.world_size) {
+    if (rank >= c.workload.stages) {
       return make_error(Errc::kInvalidArgument, "--reach: rank " + std::to_string(rank) + " is not in a world of " +
-                                                    std::to_string(c.world_size));
+                                                    std::to_string(c.workload.stages));
     }
     t.reach[rank] = where;
   }
-  c.emulated.backward = o.bwd ? *o.bwd : 2 * c.emulated.forward;
   auto token = pipeline::run_token_from_environment();
   if (!token) {
     return token.error();
@@ -118,7 +130,7 @@ Result<void> resolve(WorkerOptions& o) {
 Result<void> write_trace(const WorkerOptions& o, std::vector<sim::TraceEvent> trace) {
   sim::SimResult r;
   r.schedule = o.run.schedule.str();
-  r.num_ranks = o.run.world_size;
+  r.num_ranks = o.run.workload.stages;
   r.trace = std::move(trace);
   return write_file_atomic(o.trace, sim::chrome_trace_json(r));
 }
@@ -194,7 +206,7 @@ void add_network_options(CLI::App* w, WorkerOptions* o) {
       ->envname("CONTEND_RANK")
       ->required()
       ->check(CLI::NonNegativeNumber);
-  w->add_option("--world-size", o->run.world_size, "Number of stages (1 to 1024)")
+  w->add_option("--world-size", o->run.workload.stages, "Number of stages (1 to 1024)")
       ->envname("CONTEND_WORLD_SIZE")
       ->required()
       ->check(CLI::Range(1, schedule::kMaxRanks));
@@ -206,7 +218,7 @@ void add_network_options(CLI::App* w, WorkerOptions* o) {
                   "last rank reaching the first over the link between them; repeat)",
                   "RANK=HOST:PORT");
   add_parsed(
-      w, "--transport", o->run.transport, [](const std::string& t) { return pipeline::transports().parse(t); },
+      w, "--transport", o->run.workload.transport, [](const std::string& t) { return pipeline::transports().parse(t); },
       "tcp, or nccl (activations and gradients through NCCL on each rank's GPU, bootstrapped over TCP; "
       "when built); default tcp",
       "TRANSPORT");
@@ -229,38 +241,65 @@ void add_workload_options(CLI::App* w, WorkerOptions* o) {
              "A schedule (1f1b, kfkb:k=N, gpipe) or a policy choosing k every iteration (fixed:k=N, "
              "adaptive[:kmax=N,mem=SIZE,...], oracle[:...]); docs/schedules.md, docs/adaptive.md (default 1f1b)",
              "SCHEDULE");
-  w->add_option("--microbatches", o->run.microbatches, "Micro-batches per iteration (1 to 65536; default 8)")
+  w->add_option("--microbatches", o->run.workload.microbatches, "Micro-batches per iteration (1 to 65536; default 8)")
       ->check(CLI::Range(1, schedule::kMaxMicrobatches));
-  w->add_option("--iterations", o->run.iterations, "Iterations to run (1 to 1000000; default 10)")
+  w->add_option("--iterations", o->run.workload.iterations, "Iterations to run (1 to 1000000; default 10)")
       ->check(CLI::Range(1, 1000000));
   add_parsed(
-      w, "--backend", o->run.backend, [](const std::string& t) { return pipeline::backends().parse(t); },
+      w, "--backend", o->run.workload.backend, [](const std::string& t) { return pipeline::backends().parse(t); },
       "cpu (real model, OpenBLAS), emulated (given durations) or cuda[:math=fp32|tf32|bf16] (the model on "
       "a GPU, when built); default cpu",
       "BACKEND");
-  w->add_option("--hidden", o->run.model.hidden, "Model width h (default 64)")->check(CLI::PositiveNumber);
-  w->add_option("--ffn-mult", o->run.model.ffn_mult, "Inner width multiple (default 4)")->check(CLI::PositiveNumber);
-  w->add_option("--layers", o->run.model.layers, "Blocks over all stages (default 8)")->check(CLI::PositiveNumber);
-  add_parsed(w, "--split", o->run.model.split, parse_split, "Layers per stage, comma-separated (default: even)",
-             "N,N,...");
-  w->add_option("--microbatch-size", o->run.model.microbatch_size, "Sequences per micro-batch (default 4)")
+  w->add_option("--hidden", o->run.workload.model.hidden, "Model width h (default 64)")->check(CLI::PositiveNumber);
+  w->add_option("--ffn-mult", o->run.workload.model.ffn_mult, "Inner width multiple (default 4)")
       ->check(CLI::PositiveNumber);
-  w->add_option("--seq-len", o->run.model.seq_len, "Tokens per sequence (default 16)")->check(CLI::PositiveNumber);
-  w->add_option("--optimizer", o->run.model.optimizer, "sgd or adam (default sgd)")
+  w->add_option("--layers", o->run.workload.model.layers, "Blocks over all stages (default 8)")
+      ->check(CLI::PositiveNumber);
+  add_parsed(w, "--split", o->run.workload.model.split, parse_split,
+             "Layers per stage, comma-separated (default: even)", "N,N,...");
+  w->add_option("--microbatch-size", o->run.workload.model.microbatch_size, "Sequences per micro-batch (default 4)")
+      ->check(CLI::PositiveNumber);
+  w->add_option("--seq-len", o->run.workload.model.seq_len, "Tokens per sequence (default 16)")
+      ->check(CLI::PositiveNumber);
+  w->add_option("--optimizer", o->run.workload.model.optimizer, "sgd or adam (default sgd)")
       ->check(CLI::IsMember({"sgd", "adam"}));
-  w->add_option("--lr", o->run.model.lr, "Learning rate (default 0.05)");
-  w->add_option("--seed", o->run.model.seed, "Seed of weights and data (default 1234)");
+  w->add_option("--lr", o->run.workload.model.lr, "Learning rate (default 0.05)");
+  w->add_option("--seed", o->run.workload.model.seed, "Seed of weights and data (default 1234)");
 }
 
 // Emulated stages: their times and tensors.
 void add_emulated_options(CLI::App* w, WorkerOptions* o) {
-  add_parsed(w, "--fwd", o->run.emulated.forward, parse_duration,
+  add_parsed(w, "--fwd", o->run.workload.emulated.forward, parse_duration,
              "emulated: forward time per micro-batch (duration; default 10ms)", "DURATION");
   add_parsed(w, "--bwd", o->bwd, parse_duration, "emulated: backward time (duration; default 2 x --fwd)", "DURATION");
-  add_parsed(w, "--activation", o->run.emulated.activation_bytes, parse_size_bytes,
+  add_parsed(w, "--activation", o->run.workload.emulated.activation_bytes, parse_size_bytes,
              "emulated: tensor sent per micro-batch, each way (size; default 1MiB)", "SIZE");
-  w->add_flag("--spin", o->run.emulated.spin, "emulated: busy-wait instead of sleeping");
+  w->add_flag("--spin", o->run.workload.emulated.spin, "emulated: busy-wait instead of sleeping");
   w->add_flag("--profile", o->run.profile, "emulated: take durations and sizes from profiling the cpu model");
+}
+
+// --workload: the whole workload as JSON, the experiment file's "workload" object (what `contend
+// run` gives its workers), decoded by the codec every part of contend shares; it excludes every
+// option that sets a member of the workload.
+void add_workload_json(CLI::App* w, WorkerOptions* o) {
+  auto* option = add_parsed(
+      w, "--workload", o->workload,
+      [](const std::string& text) -> Result<pipeline::Workload> {
+        auto json = parse_json(text, "--workload");
+        if (!json) {
+          return json.error();
+        }
+        return pipeline::parse_workload(JsonReader(*json, "--workload"));
+      },
+      "The workload as JSON, an experiment's \"workload\" object (stages, microbatches, iterations, warmup, "
+      "backend, transport, fwd, bwd, activation, hidden, layers, microbatch_size, seq_len; docs/experiment-format.md): "
+      "what contend run gives its workers. Its warm-up iterations run first. Excludes the options that set the same",
+      "JSON");
+  for (const char* name : {"--microbatches", "--iterations", "--backend", "--transport", "--hidden", "--ffn-mult",
+                           "--layers", "--split", "--microbatch-size", "--seq-len", "--optimizer", "--lr", "--seed",
+                           "--fwd", "--bwd", "--activation", "--spin"}) {
+    option->excludes(w->get_option(name));
+  }
 }
 
 }  // namespace
@@ -270,6 +309,7 @@ std::function<int()> add_worker_command(CLI::App& sub) {
   add_network_options(&sub, o.get());
   add_workload_options(&sub, o.get());
   add_emulated_options(&sub, o.get());
+  add_workload_json(&sub, o.get());
   CLI::App* w = &sub;
   w->add_option("--metrics", o->metrics, "Append contend.iteration/1 JSON lines to FILE (- for stdout)");
   w->add_option("--trace", o->trace, "Write a Chrome trace of this rank's actions to FILE");

@@ -209,14 +209,14 @@ TEST_CASE("a 4-stage pipeline of cuda stages trains as the cpu pipeline does", "
   for (const char* schedule : {"1f1b", "kfkb:k=2"}) {
     INFO(schedule);
     RunConfig c;
-    c.world_size = 4;
-    c.microbatches = 8;
-    c.iterations = 3;
+    c.workload.stages = 4;
+    c.workload.microbatches = 8;
+    c.workload.iterations = 3;
     c.schedule = contend::pipeline::parse_schedule_or_policy(schedule).value();
-    c.model = model("sgd");
-    c.model.layers = 8;
+    c.workload.model = model("sgd");
+    c.workload.model.layers = 8;
     auto cpu = run_in_process(c);
-    c.backend = contend::pipeline::backends().parse("cuda").value();
+    c.workload.backend = contend::pipeline::backends().parse("cuda").value();
     auto gpu = run_in_process(c);
     REQUIRE(cpu.ok());
     REQUIRE(gpu.ok());

@@ -367,7 +367,7 @@ TEST_CASE("a calibration, mutated, is read or refused", "[mutation]") {
   c.runtime.costs = {0.0002, 0.0003};
   c.runtime.latency_s = 0.00012;
   c.runtime.line_bps = 25e9;
-  c.workload = runner::workload_key(w);
+  c.workload = pipeline::stage_costs_json(w);
   c.source = "the mutation test";
   Scratch scratch;
   REQUIRE(runner::write_calibration(scratch.dir + "/original.json", c).ok());

@@ -24,9 +24,9 @@ Workload small_workload() {
   w.microbatches = 4;
   w.iterations = 3;
   w.warmup = 1;
-  w.forward = std::chrono::milliseconds(5);
-  w.backward = std::chrono::milliseconds(10);
-  w.activation_bytes = 1 << 20;
+  w.emulated.forward = std::chrono::milliseconds(5);
+  w.emulated.backward = std::chrono::milliseconds(10);
+  w.emulated.activation_bytes = 1 << 20;
   return w;
 }
 
@@ -91,8 +91,8 @@ TEST_CASE("a calibration reads the runtime's costs from the ranks' iteration lin
   CHECK(c->backward_s == Approx(0.042 / 4));
   CHECK(c->runtime.costs.send_s == Approx(0.0008 / 4));
   CHECK(c->runtime.costs.iteration_s == Approx(0.0006));
-  CHECK(c->workload == workload_key(w));
-  CHECK(calibrated_workload(w, *c).forward == std::chrono::microseconds(5500));
+  CHECK(c->workload == nlohmann::json(pipeline::stage_costs_json(w)));
+  CHECK(calibrated_workload(w, *c).emulated.forward == std::chrono::microseconds(5500));
 }
 
 TEST_CASE("the fitted latency is the one that reproduces the measured throughput", "[calibration]") {
@@ -146,14 +146,21 @@ TEST_CASE("a real run's calibration fits one latency over its scenarios and roun
   CHECK(back->runtime.start_s == Approx(0.15));
   CHECK(back->forward_s == Approx(c->forward_s));
   Workload other = w;
-  other.activation_bytes *= 2;
+  other.emulated.activation_bytes *= 2;
   auto refused = read_calibration(file, other);
   REQUIRE_FALSE(refused.ok());
   CHECK(refused.error().message.find("another workload") != std::string::npos);
-  REQUIRE(write_file_atomic(file, R"({"schema": "contend.calibration/1", "source": "x", "workload": "y",
+  REQUIRE(write_file_atomic(file, R"({"schema": "contend.calibration/2", "source": "x", "workload": {},
     "forward_s": -1, "backward_s": 0, "send_s": 0, "iteration_cost_s": 0, "latency_s": 0})")
               .ok());
   auto negative = read_calibration(file, w);
+  REQUIRE(write_file_atomic(file + ".1", R"({"schema": "contend.calibration/1", "source": "x", "workload": "y",
+    "forward_s": 0, "backward_s": 0, "send_s": 0, "iteration_cost_s": 0, "latency_s": 0})")
+              .ok());
+  auto older = read_calibration(file + ".1", w);
+  std::remove((file + ".1").c_str());
+  REQUIRE_FALSE(older.ok());
+  CHECK_THAT(older.error().message, Catch::Contains("earlier contend") && Catch::Contains("measure it again"));
   std::remove(file.c_str());
   REQUIRE_FALSE(negative.ok());
   CHECK(negative.error().message.find("/forward_s") != std::string::npos);
@@ -226,7 +233,7 @@ TEST_CASE(
   Workload w = small_workload();
   w.stages = 4;
   w.microbatches = 16;
-  w.activation_bytes = 4 << 20;
+  w.emulated.activation_bytes = 4 << 20;
   const RuntimeModel truth{sim::RuntimeCosts{0.0001, 0.00015}, 0.00015, 20e9};
   const auto throughput = [&](const Workload& work, const ScenarioNetwork& links, const RuntimeModel& runtime) {
     return *simulated_throughput(*simulate_cell(work, kOneFOneB, links, runtime), work);
@@ -234,7 +241,7 @@ TEST_CASE(
   Calibration costs;
   costs.runtime.costs = truth.costs;
   Workload small = w;
-  small.activation_bytes = 4096;
+  small.emulated.activation_bytes = 4096;
   const LoopbackProbe small_probe{small, costs, throughput(small, chain(4, 20e9), truth)};
   const LoopbackProbe full_probe{w, costs, throughput(w, chain(4, 20e9), truth)};
   auto c = fit_loopback(small_probe, full_probe);

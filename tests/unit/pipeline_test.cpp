@@ -18,14 +18,14 @@ using namespace contend::pipeline;
 namespace {
 RunConfig small(const std::string& schedule, int p = 4, int m = 8) {
   RunConfig c;
-  c.world_size = p;
-  c.microbatches = m;
-  c.iterations = 1;
+  c.workload.stages = p;
+  c.workload.microbatches = m;
+  c.workload.iterations = 1;
   c.schedule = parse_schedule_or_policy(schedule).value();
-  c.model.hidden = 16;
-  c.model.layers = 8;
-  c.model.microbatch_size = 2;
-  c.model.seq_len = 4;
+  c.workload.model.hidden = 16;
+  c.workload.model.layers = 8;
+  c.workload.model.microbatch_size = 2;
+  c.workload.model.seq_len = 4;
   c.executor.timeout = std::chrono::milliseconds(10000);
   return c;
 }
@@ -49,9 +49,9 @@ TEST_CASE("every schedule's gradients and updated weights match a single-process
     for (const char* optimizer : {"sgd", "adam"}) {
       INFO(spec << " " << optimizer);
       RunConfig c = small(spec);
-      c.model.optimizer = optimizer;
+      c.workload.model.optimizer = optimizer;
       c.executor.optimizer_step = false;
-      auto [reference, loss] = reference_iteration(c.model, c.world_size, c.microbatches, 0);
+      auto [reference, loss] = reference_iteration(c.workload.model, c.workload.stages, c.workload.microbatches, 0);
       std::mutex mutex;
       int checked = 0;
       auto run = run_in_process(c, [&](int rank, const StageBackends& backends) {
@@ -73,7 +73,7 @@ TEST_CASE("every schedule's gradients and updated weights match a single-process
             CHECK(max_relative_error(*stage->params(l)[j], *reference[rank].params(l)[j]) < 1e-5);
           }
         }
-        if (rank == c.world_size - 1) {
+        if (rank == c.workload.stages - 1) {
           CHECK(backend.loss() == Approx(loss).epsilon(1e-6));
         }
         ++checked;
@@ -86,9 +86,9 @@ TEST_CASE("every schedule's gradients and updated weights match a single-process
 
 TEST_CASE("the loss decreases over 50 iterations", "[pipeline]") {
   RunConfig c = small("kfkb:k=2", 4, 4);
-  c.iterations = 50;
-  c.model.optimizer = "adam";
-  c.model.lr = 0.003;
+  c.workload.iterations = 50;
+  c.workload.model.optimizer = "adam";
+  c.workload.model.lr = 0.003;
   auto run = run_in_process(c);
   REQUIRE(run.ok());
   const auto& last = (*run)[3];
@@ -103,8 +103,8 @@ TEST_CASE("the loss decreases over 50 iterations", "[pipeline]") {
 TEST_CASE("peak activation memory per stage equals the schedule's prediction", "[pipeline]") {
   for (const char* spec : {"1f1b", "kfkb:k=2", "gpipe"}) {
     RunConfig c = small(spec);
-    c.backend = backends().parse("emulated").value();
-    c.emulated.activation_bytes = 1000;
+    c.workload.backend = backends().parse("emulated").value();
+    c.workload.emulated.activation_bytes = 1000;
     auto run = run_in_process(c);
     REQUIRE(run.ok());
     const auto predicted = schedule::peak_inflight(*schedule::make_schedule(spec, 4, 8));
@@ -117,8 +117,8 @@ TEST_CASE("peak activation memory per stage equals the schedule's prediction", "
 
 TEST_CASE("a rank that fails ends the others with an error naming the peer", "[pipeline]") {
   RunConfig c = small("1f1b");
-  c.backend = backends().parse("emulated").value();
-  c.iterations = 1;
+  c.workload.backend = backends().parse("emulated").value();
+  c.workload.iterations = 1;
   c.executor.timeout = std::chrono::milliseconds(300);
   InProcHub hub(4);
   hub.fail_rank(2, "rank 2 was killed");
@@ -152,8 +152,8 @@ TEST_CASE("a rank that fails ends the others with an error naming the peer", "[p
 
 TEST_CASE("a rank's trace keeps its last whole iterations within the cap", "[pipeline]") {
   RunConfig c = small("1f1b", 2, 4);
-  c.backend = backends().parse("emulated").value();
-  c.emulated.forward = c.emulated.backward = std::chrono::nanoseconds(0);
+  c.workload.backend = backends().parse("emulated").value();
+  c.workload.emulated.forward = c.workload.emulated.backward = std::chrono::nanoseconds(0);
   c.executor.record_trace = true;
   c.executor.max_trace_events = 50;  // 1F1B over 2 ranks, 4 micro-batches: 16 actions a rank and iteration
   InProcHub hub(2);
@@ -187,7 +187,7 @@ TEST_CASE("a rank's trace keeps its last whole iterations within the cap", "[pip
 
 TEST_CASE("a receive that never comes times out naming what it waited for", "[pipeline]") {
   RunConfig c = small("1f1b", 2, 2);
-  c.backend = backends().parse("emulated").value();
+  c.workload.backend = backends().parse("emulated").value();
   c.executor.timeout = std::chrono::milliseconds(200);
   InProcHub hub(2);
   auto lowered = runtime_schedule(c);
@@ -204,26 +204,26 @@ TEST_CASE("a receive that never comes times out naming what it waited for", "[pi
 
 TEST_CASE("emulated stages can take their durations and sizes from the cpu model's profile", "[pipeline]") {
   RunConfig c = small("1f1b", 2, 4);
-  const auto [fwd, bwd] = profile_cpu_backend(c.model, 0, 2, 3);
+  const auto [fwd, bwd] = profile_cpu_backend(c.workload.model, 0, 2, 3);
   CHECK(fwd.count() > 0);
   CHECK(bwd.count() > 0);
-  c.backend = backends().parse("emulated").value();
+  c.workload.backend = backends().parse("emulated").value();
   c.profile = true;
   auto run = run_in_process(c);
   REQUIRE(run.ok());
   // Rank 0 of 1F1B on 2 stages holds 2 activations of tokens x hidden floats.
-  CHECK((*run)[0][0].peak_held_bytes == 2u * c.model.activation_floats() * sizeof(float));
-  CHECK((*run)[0][0].bytes_sent == 4u * c.model.activation_floats() * sizeof(float));
+  CHECK((*run)[0][0].peak_held_bytes == 2u * c.workload.model.activation_floats() * sizeof(float));
+  CHECK((*run)[0][0].bytes_sent == 4u * c.workload.model.activation_floats() * sizeof(float));
 }
 
 TEST_CASE("the runtime refuses what it cannot run, saying why", "[pipeline]") {
   RunConfig c = small("interleaved:v=4");  // 16 stages of an 8-layer model
   CHECK_THAT(runtime_schedule(c).error().message, Catch::Contains("cannot fill 16 stages"));
   c = small("1f1b");
-  c.model.layers = 2;
+  c.workload.model.layers = 2;
   CHECK_THAT(runtime_schedule(c).error().message, Catch::Contains("cannot fill 4 stages"));
   c = small("1f1b");
-  c.model.optimizer = "lion";
+  c.workload.model.optimizer = "lion";
   CHECK_THAT(runtime_schedule(c).error().message, Catch::Contains("optimizer must be sgd or adam"));
   const auto k_of = [](const char* text) { return schedule::group_size(*schedule::parse_schedule(text), 8); };
   CHECK(k_of("kfkb:k=3") == 3);
@@ -271,7 +271,7 @@ class Deferred : public ComputeBackend {
 
 TEST_CASE("tensors completed on the sending thread train as complete ones, in process and over TCP", "[pipeline]") {
   RunConfig c = small("kfkb:k=2", 2, 4);
-  c.iterations = 2;
+  c.workload.iterations = 2;
   auto plain = run_in_process(c);
   REQUIRE(plain.ok());
   const double want = (*plain)[1][1].loss;
@@ -323,9 +323,9 @@ TEST_CASE("tensors completed on the sending thread train as complete ones, in pr
 TEST_CASE("an interleaved pipeline (two chunks per rank, the last rank sending to the first) trains as 1F1B does",
           "[pipeline]") {
   RunConfig one = small("1f1b");
-  one.iterations = 3;
+  one.workload.iterations = 3;
   RunConfig two = small("interleaved:v=2");
-  two.iterations = 3;
+  two.workload.iterations = 3;
   auto a = run_in_process(one);
   auto b = run_in_process(two);
   REQUIRE(a.ok());
@@ -340,7 +340,7 @@ TEST_CASE("an interleaved pipeline (two chunks per rank, the last rank sending t
 
 TEST_CASE("every schedule of the zoo trains the model 1F1B trains, to the same losses, over 4 ranks", "[pipeline]") {
   RunConfig base = small("1f1b");
-  base.iterations = 3;
+  base.workload.iterations = 3;
   auto reference = run_in_process(base);
   REQUIRE(reference.ok());
   for (const char* spec : {"kfkb:k=2", "gpipe", "interleaved:v=2", "interleaved:v=2,group=8", "looped-bfs:v=2", "zb",
@@ -370,7 +370,7 @@ TEST_CASE("a PyTorch-format CSV written by hand runs and trains as the built-in 
                             "1F0,1F1,3F0,3B0,3F1,3B1,1B0,1F2,1B1,1F3,3F2,3B2,3F3,3B3,1B2,1B3\n")
               .ok());
   RunConfig built_in = small("interleaved:v=2", 2, 4);
-  built_in.iterations = 2;
+  built_in.workload.iterations = 2;
   RunConfig from_csv = built_in;
   from_csv.schedule = parse_schedule_or_policy("csv:" + path).value();
   auto a = run_in_process(built_in);

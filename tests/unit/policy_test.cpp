@@ -63,14 +63,14 @@ std::string error_of(const std::string& text) {
 
 RunConfig emulated(const std::string& schedule) {
   RunConfig c;
-  c.world_size = kP;
-  c.microbatches = 8;
-  c.iterations = 4;
+  c.workload.stages = kP;
+  c.workload.microbatches = 8;
+  c.workload.iterations = 4;
   c.schedule = parse_schedule_or_policy(schedule).value();
-  c.backend = backends().parse("emulated").value();
-  c.emulated.forward = std::chrono::microseconds(200);
-  c.emulated.backward = std::chrono::microseconds(400);
-  c.emulated.activation_bytes = 1000;
+  c.workload.backend = backends().parse("emulated").value();
+  c.workload.emulated.forward = std::chrono::microseconds(200);
+  c.workload.emulated.backward = std::chrono::microseconds(400);
+  c.workload.emulated.activation_bytes = 1000;
   c.executor.timeout = std::chrono::milliseconds(10000);
   return c;
 }

@@ -24,9 +24,9 @@ Workload two_stages() {
   w.microbatches = 8;
   w.iterations = 3;
   w.warmup = 0;
-  w.forward = std::chrono::milliseconds(2);
-  w.backward = std::chrono::milliseconds(4);
-  w.activation_bytes = 1 << 20;
+  w.emulated.forward = std::chrono::milliseconds(2);
+  w.emulated.backward = std::chrono::milliseconds(4);
+  w.emulated.activation_bytes = 1 << 20;
   return w;
 }
 
@@ -37,7 +37,7 @@ Workload four_stages(int iterations) {
   w.microbatches = 16;
   w.iterations = iterations;
   w.warmup = 0;
-  w.activation_bytes = 256 * 1024;
+  w.emulated.activation_bytes = 256 * 1024;
   return w;
 }
 
@@ -55,6 +55,15 @@ std::string error_of(const std::string& body) {
   REQUIRE_FALSE(e.ok());
   return e.error().message;
 }
+
+// The workload a worker's options hand it (--workload), decoded as the worker decodes it.
+Result<Workload> workload_given(const std::vector<std::string>& argv) {
+  const auto at = std::find(argv.begin(), argv.end(), "--workload");
+  REQUIRE(at + 1 < argv.end());
+  auto json = parse_json(*(at + 1), "--workload");
+  REQUIRE(json.ok());
+  return pipeline::parse_workload(JsonReader(*json, "--workload"));
+}
 }  // namespace
 
 TEST_CASE("an experiment parses with defaults and expands scenario, schedule, repetition", "[runner]") {
@@ -62,9 +71,9 @@ TEST_CASE("an experiment parses with defaults and expands scenario, schedule, re
   REQUIRE(e.ok());
   CHECK(e->scenarios.size() == 2);
   CHECK(e->workload.microbatches == 8);
-  CHECK(e->workload.forward == std::chrono::milliseconds(5));
-  CHECK(e->workload.backward == std::chrono::milliseconds(20));  // default
-  CHECK(e->workload.activation_bytes == 256u * 1024);
+  CHECK(e->workload.emulated.forward == std::chrono::milliseconds(5));
+  CHECK(e->workload.emulated.backward == std::chrono::milliseconds(20));  // default
+  CHECK(e->workload.emulated.activation_bytes == 256u * 1024);
   CHECK(e->baseline == "1f1b");
   const auto cells = expand(*e);
   REQUIRE(cells.size() == 2 * 3 * 2);
@@ -72,7 +81,7 @@ TEST_CASE("an experiment parses with defaults and expands scenario, schedule, re
   CHECK(cells[1].id == "steady.kfkb-k-2.r1");  // repetition by repetition: the schedules alternate
   CHECK(cells[4].id == "steady.kfkb-k-2.r2");
   CHECK(cells.back().id == "periodic.adaptive.r2");
-  CHECK(samples_per_iteration(e->workload) == 8 * 4);
+  CHECK(e->workload.samples_per_iteration() == 8 * 4);
 }
 
 TEST_CASE("bad experiment files say where and what", "[runner]") {
@@ -121,11 +130,10 @@ TEST_CASE("a transport that asks for an environment gets its node's link interfa
   auto e = parse(R"("scenarios": ["../emulator/scenarios/steady.json"],
     "workload": {"stages": 4, "backend": "cpu", "transport": "test-env"}, "schedules": ["1f1b"])");
   REQUIRE(e.ok());
-  const auto argv = worker_options(*e, expand(*e)[0]);
-  const auto at = std::find(argv.begin(), argv.end(), "--transport");
-  REQUIRE(at + 1 < argv.end());
-  CHECK(*(at + 1) == "test-env");
-  CHECK(std::find(argv.begin(), argv.end(), "--hidden") != argv.end());  // cpu: the model's options
+  const auto given = workload_given(worker_options(*e, expand(*e)[0]));
+  REQUIRE(given.ok());
+  CHECK(given->transport.str() == "test-env");
+  CHECK(*given == e->workload);  // cpu: the model's members too
   // The middle node of a chain has two links; the transport gets exactly those, and its namespace.
   const auto plan = emulator::plan_topology(e->scenarios[0], "r");
   const std::string n1 = e->scenarios[0].nodes[1];
@@ -268,8 +276,8 @@ TEST_CASE("a drop inside an iteration shrinks the shaper's bucket with the rate,
   // At 1 Gbit/s the bucket (4 ms of the rate) holds two 256 KiB tensors, at 100 Mbit/s less than
   // one: a drop 0.1 s into the first iteration slows it, not only the iterations after it.
   Workload w = four_stages(1);
-  w.forward = std::chrono::milliseconds(11);
-  w.backward = std::chrono::milliseconds(22);
+  w.emulated.forward = std::chrono::milliseconds(11);
+  w.emulated.backward = std::chrono::milliseconds(22);
   const auto first_iteration = [&](const RateTrace& rate) {
     PipelineLinks links;
     for (int r = 0; r < 3; ++r) {
@@ -368,7 +376,7 @@ TEST_CASE("over a window, the samples completed inside it count, an iteration ac
   w.microbatches = 4;
   w.warmup = 1;
   w.iterations = 2;
-  const double n = samples_per_iteration(w);
+  const double n = w.samples_per_iteration();
   // Iterations of 1 s from 10 s on the steady clock; the scenario began at 10 s.
   const std::vector<std::pair<double, double>> its{{10, 1}, {11, 1}, {12, 1}, {13, 1}};
   auto whole = iterations_throughput(its, w, MeasureWindow{0, 4}, 10, "t");
@@ -570,10 +578,9 @@ TEST_CASE("a schedule entry may name its own transport and name, so one run comp
   CHECK(cells[1].transport.str() == "tcp:sends=wait");
   CHECK(cells[1].id == "steady.zb-over-tcp-sends-wait.r1");
   CHECK(cells[2].id == "steady.megatron-1f1b.r1");
-  const auto argv = worker_options(*e, cells[1]);
-  const auto at = std::find(argv.begin(), argv.end(), "--transport");
-  REQUIRE(at + 1 < argv.end());
-  CHECK(*(at + 1) == "tcp:sends=wait");
+  const auto given = workload_given(worker_options(*e, cells[1]));
+  REQUIRE(given.ok());
+  CHECK(given->transport.str() == "tcp:sends=wait");
   const std::string base = R"("scenarios": ["../emulator/scenarios/steady.json"], "workload": {"stages": 4}, )";
   CHECK_THAT(error_of(base + R"("schedules": ["zb", {"schedule": "zb"}])"), Catch::Contains("appears twice"));
   CHECK_THAT(error_of(base + R"("schedules": [{"schedule": "zb", "sends": "wait"}])"), Catch::Contains("sends"));

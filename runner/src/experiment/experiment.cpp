@@ -237,7 +237,7 @@ Result<Experiment> parse_experiment(const std::string& text, const std::string& 
       return ok.error();
     }
   } else {
-    auto workload = parse_workload(r.at("workload"));
+    auto workload = pipeline::parse_workload(r.at("workload"));
     if (!workload) {
       return workload.error();
     }
@@ -288,15 +288,6 @@ std::vector<Cell> expand(const Experiment& e) {
     }
   }
   return out;
-}
-
-pipeline::ModelConfig model_of(const Workload& w) {
-  pipeline::ModelConfig model;
-  model.hidden = w.hidden;
-  model.layers = w.layers;
-  model.microbatch_size = w.microbatch_size;
-  model.seq_len = w.seq_len;
-  return model;
 }
 
 }  // namespace contend::runner

@@ -10,97 +10,6 @@
 namespace contend::runner {
 namespace {
 
-// The optional duration `key` into `out`, refused outside (0, 1 h].
-Result<void> read_duration(const JsonReader& r, const char* key, std::chrono::nanoseconds& out) {
-  auto v = r.optional_duration(key);
-  if (!v) {
-    return v.error();
-  }
-  if (*v) {
-    if (**v <= std::chrono::nanoseconds(0) || **v > std::chrono::hours(1)) {
-      return r.error_at(key,
-                        "expected a duration above 0 and at most 1h (a stage that takes no time gives no "
-                        "measurement), got " +
-                            format_duration(**v));
-    }
-    out = **v;
-  }
-  return {};
-}
-
-constexpr long long kMaxIterations = 1000000;
-
-Result<Spec> parse_backend(std::string_view text) {
-  return pipeline::backends().parse(text);
-}
-Result<Spec> parse_transport(std::string_view text) {
-  return pipeline::transports().parse(text);
-}
-
-}  // namespace
-
-Result<Workload> parse_workload(const JsonReader& r) {
-  if (auto ok = r.check_keys({"stages", "microbatches", "iterations", "warmup", "backend", "transport", "fwd", "bwd",
-                              "activation", "hidden", "layers", "microbatch_size", "seq_len"});
-      !ok) {
-    return ok.error();
-  }
-  Workload w;
-  const std::tuple<const char*, long long, long long, int*> counts[] = {
-      {"stages", 2, schedule::kMaxRanks, &w.stages},
-      {"microbatches", 1, schedule::kMaxMicrobatches, &w.microbatches},
-      {"iterations", 1, kMaxIterations, &w.iterations},
-      {"warmup", 0, kMaxIterations, &w.warmup},
-      {"hidden", 1, pipeline::kMaxHidden, &w.hidden},
-      {"layers", 1, pipeline::kMaxLayers, &w.layers},
-      {"microbatch_size", 1, pipeline::kMaxTokens, &w.microbatch_size},
-      {"seq_len", 1, pipeline::kMaxTokens, &w.seq_len}};
-  for (const auto& [key, lo, hi, out] : counts) {
-    if (auto ok = read_count(r, key, lo, hi, *out); !ok) {
-      return ok.error();
-    }
-  }
-  for (const auto& [key, out] : {std::pair{"fwd", &w.forward}, std::pair{"bwd", &w.backward}}) {
-    if (auto ok = read_duration(r, key, *out); !ok) {
-      return ok.error();
-    }
-  }
-  auto activation = r.optional_size_bytes("activation");
-  if (!activation) {
-    return activation.error();
-  }
-  if (*activation && **activation > pipeline::kMaxActivationBytes) {
-    return r.error_at("activation", "expected at most " + format_size(pipeline::kMaxActivationBytes) + ", got " +
-                                        format_size(**activation));
-  }
-  w.activation_bytes = activation->value_or(w.activation_bytes);
-  for (const auto& [key, registry_parse, out] :
-       {std::tuple{"backend", &parse_backend, &w.backend}, std::tuple{"transport", &parse_transport, &w.transport}}) {
-    auto text = r.optional_string(key);
-    if (!text) {
-      return text.error();
-    }
-    if (*text) {
-      auto spec = registry_parse(**text);
-      if (!spec) {
-        return r.error_at(key, spec.error().message);
-      }
-      *out = std::move(*spec);
-    }
-  }
-  if (auto ok = schedule::check_shape(w.stages, w.microbatches); !ok) {
-    return r.error(ok.error().message);
-  }
-  if (pipeline::backends().find(w.backend)->kind.uses_model) {
-    if (auto ok = pipeline::validate_model(model_of(w), w.stages); !ok) {
-      return r.error(ok.error().message);
-    }
-  }
-  return w;
-}
-
-namespace {
-
 // A schedule or policy for this workload: one stage per rank, valid, its model fits.
 Result<Spec> parse_schedule(const JsonReader& entry, const std::string& text, const Experiment& e) {
   auto spec = pipeline::parse_schedule_or_policy(text);
@@ -122,7 +31,7 @@ Result<Spec> parse_schedule(const JsonReader& entry, const std::string& text, co
   }
   // Several chunks per rank split the model over more stages: it must have a layer for each.
   if (pipeline::backends().find(e.workload.backend)->kind.uses_model) {
-    if (auto ok = pipeline::validate_model(model_of(e.workload), made->num_stages); !ok) {
+    if (auto ok = pipeline::validate_model(e.workload.model, made->num_stages); !ok) {
       return entry.error("\"" + spec->str() + "\": " + ok.error().message);
     }
   }

@@ -8,9 +8,6 @@
 
 namespace contend::runner {
 
-// The "workload" object of a pipeline experiment, checked strictly.
-Result<Workload> parse_workload(const JsonReader& r);
-
 // "schedules" into e.schedules: each a spec or an entry object, valid for e's workload (its
 // scenarios and workload already read), names unique.
 Result<void> parse_schedules(const JsonReader& r, Experiment& e);

@@ -19,9 +19,9 @@
 namespace contend::runner {
 namespace {
 
-std::string seconds_text(std::chrono::nanoseconds d) {
-  return std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(d).count()) + "us";
-}
+// How long a worker waits for a peer's tensor: longer than `contend worker`'s default, since a
+// loaded machine delays a cell's ranks unevenly (the cell's own timeout ends a hung one).
+constexpr const char* kWorkerPeerTimeout = "120s";
 
 }  // namespace
 
@@ -52,29 +52,9 @@ Result<std::vector<RankEnd>> rank_ends(const emulator::Scenario& s, const emulat
 }
 
 std::vector<std::string> worker_options(const Experiment& e, const Cell& cell) {
-  const Workload& w = e.workload;
-  std::vector<std::string> argv = {"--schedule",        cell.schedule.str(),
-                                   "--microbatches",    std::to_string(w.microbatches),
-                                   "--iterations",      std::to_string(w.warmup + w.iterations),
-                                   "--backend",         w.backend.str(),
-                                   "--microbatch-size", std::to_string(w.microbatch_size),
-                                   "--seq-len",         std::to_string(w.seq_len),
-                                   "--timeout",         "120s"};
-  argv.push_back("--transport");
-  argv.push_back(cell.transport.str());
-  if (!pipeline::backends().find(w.backend)->kind.uses_model) {
-    for (const std::string& a :
-         {std::string("--fwd"), seconds_text(w.forward), std::string("--bwd"), seconds_text(w.backward),
-          std::string("--activation"), std::to_string(w.activation_bytes) + "B"}) {
-      argv.push_back(a);
-    }
-  } else {
-    for (const std::string& a :
-         {std::string("--hidden"), std::to_string(w.hidden), std::string("--layers"), std::to_string(w.layers)}) {
-      argv.push_back(a);
-    }
-  }
-  return argv;
+  Workload w = e.workload;
+  w.transport = cell.transport;
+  return {"--workload", workload_json(w).dump(), "--schedule", cell.schedule.str(), "--timeout", kWorkerPeerTimeout};
 }
 
 std::vector<std::vector<std::string>> worker_commands(const Experiment& e, const Cell& cell,

@@ -11,10 +11,6 @@
 
 namespace contend::runner {
 
-double samples_per_iteration(const Workload& w) {
-  return static_cast<double>(w.microbatches) * w.microbatch_size;
-}
-
 namespace {
 
 // Rank 0's iterations: (start_s, iteration_s) in iteration order, from the iteration log.
@@ -49,7 +45,7 @@ std::vector<Interval> intervals_of(const std::vector<std::pair<double, double>>&
   std::vector<Interval> out;
   out.reserve(its.size());
   for (const auto& [start, seconds] : its) {
-    out.push_back({start, seconds, samples_per_iteration(w)});
+    out.push_back({start, seconds, w.samples_per_iteration()});
   }
   return out;
 }

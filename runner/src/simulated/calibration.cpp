@@ -69,24 +69,30 @@ Result<void> add_file(const std::string& path, const Workload& w, Totals& t) {
   return {};
 }
 
-}  // namespace
+// The version calibration.json has: 2 records the workload as its members (stage_costs_json),
+// where 1 had a sentence.
+constexpr int kCalibrationVersion = 2;
 
-std::string workload_key(const Workload& w) {
-  std::string key = w.backend.str() + " over " + w.transport.str() + ", " + std::to_string(w.stages) + " stages, ";
-  if (!pipeline::backends().find(w.backend)->kind.uses_model) {
-    return key + "fwd " + format_seconds(std::chrono::duration<double>(w.forward).count()) + ", bwd " +
-           format_seconds(std::chrono::duration<double>(w.backward).count()) + ", activation " +
-           std::to_string(w.activation_bytes) + " B";
+// A calibration of version 1 is refused with what to do: its workload cannot be compared.
+Result<void> older_calibration(const std::string& text, const std::string& path) {
+  auto json = parse_json(text, path);
+  if (json && json->is_object() && json->value("schema", "") == "contend.calibration/1") {
+    return make_error(Errc::kInvalidArgument,
+                      path +
+                          " is a calibration of an earlier contend (contend.calibration/1), whose workload "
+                          "cannot be compared with this one's: measure it again (a real contend run records "
+                          "calibration.json; --calibration host measures one here)");
   }
-  return key + "hidden " + std::to_string(w.hidden) + ", layers " + std::to_string(w.layers) + ", micro-batch " +
-         std::to_string(w.microbatch_size) + " x " + std::to_string(w.seq_len);
+  return {};
 }
+
+}  // namespace
 
 Workload calibrated_workload(const Workload& w, const Calibration& c) {
   Workload out = w;
   if (c.forward_s > 0) {
-    out.forward = std::chrono::round<std::chrono::nanoseconds>(std::chrono::duration<double>(c.forward_s));
-    out.backward = std::chrono::round<std::chrono::nanoseconds>(std::chrono::duration<double>(c.backward_s));
+    out.emulated.forward = std::chrono::round<std::chrono::nanoseconds>(std::chrono::duration<double>(c.forward_s));
+    out.emulated.backward = std::chrono::round<std::chrono::nanoseconds>(std::chrono::duration<double>(c.backward_s));
   }
   return out;
 }
@@ -107,7 +113,7 @@ Result<Calibration> measured_costs(const Workload& w, const std::vector<std::str
   c.backward_s = t.backward_s / t.microbatches;
   c.runtime.costs.send_s = t.sends > 0 ? t.send_s / t.sends : 0;
   c.runtime.costs.iteration_s = t.iteration_cost_s / t.lines;
-  c.workload = workload_key(w);
+  c.workload = pipeline::stage_costs_json(w);
   return c;
 }
 
@@ -275,7 +281,7 @@ Result<LoopbackProbe> probe_loopback(const Experiment& e, std::uint64_t activati
   Experiment probe = e;
   probe.workload.warmup = 1;
   probe.workload.iterations = 5;
-  probe.workload.activation_bytes = activation_bytes;
+  probe.workload.emulated.activation_bytes = activation_bytes;
   const Cell cell{0,     pipeline::parse_schedule_or_policy("1f1b").value(), 0, "calibration", e.workload.transport,
                   "1f1b"};
   char dir_template[] = "/tmp/contend-calibration-XXXXXX";
@@ -370,11 +376,11 @@ Result<Calibration> measure_on_host(const Experiment& e, const LaunchOptions& la
   if (!awake) {
     return with_context(awake.error(), "calibrating on this host");
   }
-  auto small = probe_loopback(e, std::min(kSmallTensorBytes, e.workload.activation_bytes), launch);
+  auto small = probe_loopback(e, std::min(kSmallTensorBytes, e.workload.emulated.activation_bytes), launch);
   if (!small) {
     return small.error();
   }
-  auto full = probe_loopback(e, e.workload.activation_bytes, launch);
+  auto full = probe_loopback(e, e.workload.emulated.activation_bytes, launch);
   if (!full) {
     return full.error();
   }
@@ -390,7 +396,7 @@ Result<Calibration> measure_on_host(const Experiment& e, const LaunchOptions& la
 }
 
 Result<void> write_calibration(const std::string& path, const Calibration& c) {
-  nlohmann::ordered_json doc = json_document("calibration", 1);
+  nlohmann::ordered_json doc = json_document("calibration", kCalibrationVersion);
   doc["source"] = c.source;
   doc["workload"] = c.workload;
   doc["forward_s"] = c.forward_s;
@@ -408,7 +414,10 @@ Result<Calibration> read_calibration(const std::string& path, const Workload& w)
   if (!text) {
     return text.error();
   }
-  auto json = parse_document(*text, path, "calibration", 1,
+  if (auto old = older_calibration(*text, path); !old) {
+    return old.error();
+  }
+  auto json = parse_document(*text, path, "calibration", kCalibrationVersion,
                              {"source", "workload", "forward_s", "backward_s", "send_s", "iteration_cost_s",
                               "latency_s", "line_bps", "start_s"});
   if (!json) {
@@ -416,13 +425,15 @@ Result<Calibration> read_calibration(const std::string& path, const Workload& w)
   }
   const JsonReader r(*json, path);
   Calibration c;
-  for (auto [key, out] : {std::pair{"source", &c.source}, std::pair{"workload", &c.workload}}) {
-    auto v = r.string(key);
-    if (!v) {
-      return v.error();
-    }
-    *out = *v;
+  auto source = r.string("source");
+  if (!source) {
+    return source.error();
   }
+  c.source = *source;
+  if (!r.at("workload").json().is_object()) {
+    return r.error_at("workload", "expected the workload's members (an object)");
+  }
+  c.workload = r.at("workload").json();
   struct Field {
     const char* key;
     double* out;
@@ -451,9 +462,9 @@ Result<Calibration> read_calibration(const std::string& path, const Workload& w)
     }
     *f.out = *v;
   }
-  if (c.workload != workload_key(w)) {
-    return make_error(Errc::kInvalidArgument, path + " was measured for another workload (" + c.workload +
-                                                  "); this experiment runs " + workload_key(w));
+  if (c.workload != nlohmann::json(pipeline::stage_costs_json(w))) {
+    return make_error(Errc::kInvalidArgument, path + " was measured for another workload (" + c.workload.dump() +
+                                                  "); this experiment runs " + pipeline::stage_costs_json(w).dump());
   }
   return c;
 }

@@ -137,8 +137,8 @@ FidelityConfig fidelity_config(const Workload& w, const emulator::Scenario& s, c
   FidelityConfig c;
   c.stages = w.stages;
   c.microbatches = w.microbatches;
-  c.activation_bytes = static_cast<double>(w.activation_bytes);
-  c.compute_s = std::chrono::duration<double>(w.forward + w.backward).count();
+  c.activation_bytes = static_cast<double>(w.emulated.activation_bytes);
+  c.compute_s = std::chrono::duration<double>(w.emulated.forward + w.emulated.backward).count();
   c.slowest_bps = slowest_bps(s);
   add_events(s, s.events, c);
   add_events(s, s.iteration_events, c);

@@ -59,7 +59,7 @@ nlohmann::ordered_json simulated_record(const Experiment& e, const Cell& cell, c
   doc["backend"] = "simulated";
   doc["start_s"] = row.start_s;
   doc["iteration_s"] = row.iteration_s;
-  doc["samples_per_s"] = samples_per_iteration(e.workload) / row.iteration_s;
+  doc["samples_per_s"] = e.workload.samples_per_iteration() / row.iteration_s;
   doc["compute_s"] = row.compute_s;
   doc["peak_activation_bytes"] = row.peak_activation_bytes;
   if (row.decision) {
@@ -101,7 +101,7 @@ void describe_experiment(nlohmann::ordered_json& doc, const Experiment& e) {
   const Workload& w = e.workload;
   doc["workload"] = {{"stages", w.stages},         {"microbatches", w.microbatches},
                      {"iterations", w.iterations}, {"warmup", w.warmup},
-                     {"backend", w.backend.str()}, {"samples_per_iteration", samples_per_iteration(w)}};
+                     {"backend", w.backend.str()}, {"samples_per_iteration", w.samples_per_iteration()}};
   nlohmann::ordered_json scenarios = nlohmann::ordered_json::object();
   for (const auto& s : e.scenarios) {
     double bottleneck = 0;

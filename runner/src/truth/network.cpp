@@ -167,7 +167,7 @@ Result<Workload> simulated_workload(const Workload& w, int repeats) {
                                               " stages without their device: run it for real, or simulate an "
                                               "emulated workload with the fwd, bwd and activation measured there");
   }
-  const pipeline::ModelConfig model = model_of(w);
+  const pipeline::ModelConfig model = w.model;
   if (auto ok = pipeline::validate_model(model, w.stages); !ok) {
     return ok.error();
   }
@@ -178,9 +178,9 @@ Result<Workload> simulated_workload(const Workload& w, int repeats) {
     fwd += f;
     bwd += b;
   }
-  out.forward = fwd / w.stages;
-  out.backward = bwd / w.stages;
-  out.activation_bytes = model.activation_floats() * sizeof(float);
+  out.emulated.forward = fwd / w.stages;
+  out.emulated.backward = bwd / w.stages;
+  out.emulated.activation_bytes = model.activation_floats() * sizeof(float);
   return out;
 }
 
@@ -216,12 +216,13 @@ sim::LinkModel unshaped_link(const RuntimeModel& runtime) {
 sim::SimConfig iteration_config(const Workload& w, const ScenarioNetwork& net, double now, int iteration, int stages,
                                 const RuntimeModel& runtime) {
   const double chunks = static_cast<double>(stages) / w.stages;
-  const double fwd = std::chrono::duration<double>(w.forward).count() / chunks;
-  const double bwd = std::chrono::duration<double>(w.backward).count() / chunks;
+  const double fwd = std::chrono::duration<double>(w.emulated.forward).count() / chunks;
+  const double bwd = std::chrono::duration<double>(w.emulated.backward).count() / chunks;
   sim::SimConfig config;
   config.stages.assign(
-      stages, sim::StageCost{fwd, bwd, w.activation_bytes, w.activation_bytes,
-                             static_cast<std::uint64_t>(static_cast<double>(w.activation_bytes) / chunks), 0.5});
+      stages,
+      sim::StageCost{fwd, bwd, w.emulated.activation_bytes, w.emulated.activation_bytes,
+                     static_cast<std::uint64_t>(static_cast<double>(w.emulated.activation_bytes) / chunks), 0.5});
   config.costs = {runtime.costs};
   const pipeline::SendOptions sends = pipeline::send_options_of(w.transport);
   config.blocking_sends = sends.wait;
@@ -258,11 +259,12 @@ std::vector<pipeline::StageReport> inband_reports(const Workload& w, const std::
                                                   const std::vector<RateTrace>& back,
                                                   const std::vector<StallSchedule>& stalls, double now, int iteration,
                                                   double seconds, const sim::RuntimeCosts& costs) {
-  const double fwd = std::chrono::duration<double>(w.forward).count();
-  const double bwd = std::chrono::duration<double>(w.backward).count();
-  std::vector<pipeline::StageReport> reports(w.stages, pipeline::StageReport{fwd, bwd, costs.send_s, costs.iteration_s,
-                                                                             w.activation_bytes, w.activation_bytes});
-  const auto bytes = static_cast<std::uint64_t>(w.microbatches) * w.activation_bytes;
+  const double fwd = std::chrono::duration<double>(w.emulated.forward).count();
+  const double bwd = std::chrono::duration<double>(w.emulated.backward).count();
+  std::vector<pipeline::StageReport> reports(
+      w.stages, pipeline::StageReport{fwd, bwd, costs.send_s, costs.iteration_s, w.emulated.activation_bytes,
+                                      w.emulated.activation_bytes});
+  const auto bytes = static_cast<std::uint64_t>(w.microbatches) * w.emulated.activation_bytes;
   const auto received = [&](const RateTrace& way) {
     const double bps = std::max(way.bits_between(now, now + seconds) / seconds, 1.0);
     const double recent_bps = std::max(way.bits_between(now + 0.75 * seconds, now + seconds) / (0.25 * seconds), 1.0);
@@ -295,11 +297,11 @@ std::vector<pipeline::StageReport> inband_reports(const Workload& w, const std::
 
 // The stages as the workload (calibrated or not) declares them: the policy's prior.
 std::vector<pipeline::StageMeasurement> known_stages(const Workload& w, const sim::RuntimeCosts& costs) {
-  const double fwd = std::chrono::duration<double>(w.forward).count();
-  const double bwd = std::chrono::duration<double>(w.backward).count();
+  const double fwd = std::chrono::duration<double>(w.emulated.forward).count();
+  const double bwd = std::chrono::duration<double>(w.emulated.backward).count();
   return std::vector<pipeline::StageMeasurement>(
-      w.stages,
-      pipeline::StageMeasurement{fwd, bwd, w.activation_bytes, w.activation_bytes, costs.send_s, costs.iteration_s});
+      w.stages, pipeline::StageMeasurement{fwd, bwd, w.emulated.activation_bytes, w.emulated.activation_bytes,
+                                           costs.send_s, costs.iteration_s});
 }
 
 // What the ranks' probe of the links before iteration 0 reports (the links only, no compute), the
@@ -309,7 +311,7 @@ std::vector<pipeline::StageReport> probe_reports(const Workload& w, const std::v
                                                  const std::vector<StallSchedule>& stalls, double& now,
                                                  const sim::RuntimeCosts& costs) {
   const double bits =
-      8.0 * pipeline::kProbeFrames * static_cast<double>(pipeline::probe_frame_bytes(w.activation_bytes));
+      8.0 * pipeline::kProbeFrames * static_cast<double>(pipeline::probe_frame_bytes(w.emulated.activation_bytes));
   double seconds = 1e-6;
   for (const auto* ways : {&links, &back}) {
     for (const RateTrace& link : *ways) {

@@ -43,14 +43,14 @@ nlohmann::ordered_json metrics_record(const RunConfig& c, const IterationMetrics
   doc["rank"] = m.rank;
   doc["iteration"] = m.iteration;
   doc["schedule"] = c.schedule.str();
-  doc["k"] = m.k > 0 ? m.k : schedule::group_size(c.schedule, c.microbatches);
-  doc["backend"] = c.backend.str();
+  doc["k"] = m.k > 0 ? m.k : schedule::group_size(c.schedule, c.workload.microbatches);
+  doc["backend"] = c.workload.backend.str();
   for (const MetricField& f : kMetricFields) {
     std::visit([&](auto member) { doc[f.key] = m.*member; }, f.member);
   }
-  const double samples = static_cast<double>(c.microbatches) * c.model.microbatch_size;
+  const double samples = c.workload.samples_per_iteration();
   doc["samples_per_s"] = m.iteration_s > 0 ? samples / m.iteration_s : 0.0;
-  doc["tokens_per_s"] = m.iteration_s > 0 ? samples * c.model.seq_len / m.iteration_s : 0.0;
+  doc["tokens_per_s"] = m.iteration_s > 0 ? samples * c.workload.model.seq_len / m.iteration_s : 0.0;
   doc["loss"] = std::isnan(m.loss) ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(m.loss);
   if (m.decision) {
     doc["decision"] = decision_record(c.schedule.name(), *m.decision);

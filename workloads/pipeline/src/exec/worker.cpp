@@ -14,22 +14,32 @@
 
 namespace contend::pipeline {
 
+RunConfig::RunConfig() {
+  workload.stages = 1;
+  workload.microbatches = 8;
+  workload.iterations = 10;
+  workload.warmup = 0;
+  workload.backend = backends().parse("cpu").value();
+  workload.emulated = EmulatedCompute{};
+}
+
 Result<schedule::Schedule> runtime_schedule(const RunConfig& c) {
-  if (auto ok = schedule::check_shape(c.world_size, c.microbatches); !ok) {
+  if (auto ok = schedule::check_shape(c.workload.stages, c.workload.microbatches); !ok) {
     return ok.error();
   }
-  if (c.emulated.activation_bytes > kMaxActivationBytes) {
-    return make_error(Errc::kInvalidArgument, "emulated activation of " + format_size(c.emulated.activation_bytes) +
-                                                  ": at most " + format_size(kMaxActivationBytes));
+  if (c.workload.emulated.activation_bytes > kMaxActivationBytes) {
+    return make_error(Errc::kInvalidArgument, "emulated activation of " +
+                                                  format_size(c.workload.emulated.activation_bytes) + ": at most " +
+                                                  format_size(kMaxActivationBytes));
   }
   if (is_policy(c.schedule)) {
     // Checked on every rank; made at rank 0 alone (run_rank), with the oracle's truth there.
-    if (auto ok = check_policy(c.schedule, c.world_size, c.microbatches); !ok) {
+    if (auto ok = check_policy(c.schedule, c.workload.stages, c.workload.microbatches); !ok) {
       return ok.error();
     }
   }
-  auto made =
-      schedule::make_schedule(first_schedule(c.schedule, c.world_size, c.microbatches), c.world_size, c.microbatches);
+  auto made = schedule::make_schedule(first_schedule(c.schedule, c.workload.stages, c.workload.microbatches),
+                                      c.workload.stages, c.workload.microbatches);
   if (!made) {
     return made.error();
   }
@@ -37,10 +47,10 @@ Result<schedule::Schedule> runtime_schedule(const RunConfig& c) {
   if (auto ok = schedule::validate(lowered); !ok) {
     return ok.error();
   }
-  const auto* backend = backends().find(c.backend);
-  CONTEND_CHECK(backend != nullptr, "runtime_schedule: not a backend spec: " + c.backend.str());
-  if (backend->kind.uses_model || c.profile) {
-    if (auto ok = validate_model(c.model, lowered.num_stages); !ok) {
+  CONTEND_CHECK(backends().find(c.workload.backend) != nullptr,
+                "runtime_schedule: not a backend spec: " + c.workload.backend.str());
+  if (c.workload.uses_model() || c.profile) {
+    if (auto ok = validate_model(c.workload.model, lowered.num_stages); !ok) {
       return ok.error();
     }
   }
@@ -50,16 +60,16 @@ Result<schedule::Schedule> runtime_schedule(const RunConfig& c) {
 Result<RankBackends> make_rank_backends(const RunConfig& c, const schedule::Schedule& lowered, int rank) {
   // A rank of v chunks splits its emulated time over them, as the simulator's uniform costs do.
   const int chunks = std::max(1, lowered.chunks_per_rank());
-  EmulatedCompute emulated = c.emulated;
+  EmulatedCompute emulated = c.workload.emulated;
   emulated.forward /= chunks;
   emulated.backward /= chunks;
-  const BackendContext context{c.model, lowered.num_stages, c.microbatches, emulated, c.profile};
+  const BackendContext context{c.workload.model, lowered.num_stages, c.workload.microbatches, emulated, c.profile};
   RankBackends out;
   for (int s = 0; s < lowered.num_stages; ++s) {
     if (lowered.rank_of(s) != rank) {
       continue;
     }
-    auto b = make_backend(c.backend, context, s);
+    auto b = make_backend(c.workload.backend, context, s);
     if (!b) {
       return with_context(b.error(), "rank " + std::to_string(rank) + ", stage " + std::to_string(s));
     }
@@ -74,13 +84,13 @@ namespace {
 // What every rank's stage costs before it has run: emulated stages' declared times and sizes
 // (as every rank knows them from the same config); nothing for a backend that must run to tell.
 std::vector<StageMeasurement> known_stages(const RunConfig& c) {
-  if (backends().find(c.backend)->kind.uses_model || c.profile) {
+  if (c.workload.uses_model() || c.profile) {
     return {};
   }
-  const double fwd = std::chrono::duration<double>(c.emulated.forward).count();
-  const double bwd = std::chrono::duration<double>(c.emulated.backward).count();
-  const std::uint64_t bytes = c.emulated.activation_bytes;
-  return std::vector<StageMeasurement>(c.world_size, StageMeasurement{fwd, bwd, bytes, bytes, 0, 0});
+  const double fwd = std::chrono::duration<double>(c.workload.emulated.forward).count();
+  const double bwd = std::chrono::duration<double>(c.workload.emulated.backward).count();
+  const std::uint64_t bytes = c.workload.emulated.activation_bytes;
+  return std::vector<StageMeasurement>(c.workload.stages, StageMeasurement{fwd, bwd, bytes, bytes, 0, 0});
 }
 
 StageReport report_of(const IterationMetrics& m, Transport& transport, int rank) {
@@ -102,7 +112,7 @@ StageReport report_of(const IterationMetrics& m, Transport& transport, int rank)
 }  // namespace
 
 SendOptions send_options(const RunConfig& c) {
-  SendOptions o = send_options_of(c.transport);
+  SendOptions o = send_options_of(c.workload.transport);
   if (!c.stalls.empty()) {
     o.stall_s = [stalls = c.stalls, zero = c.scenario_zero_s](int peer, const Tag& tag) {
       const auto it = stalls.find(peer);
@@ -124,26 +134,28 @@ Result<void> run_rank(const RunConfig& config, const schedule::Schedule& lowered
   options.record_trace = options.record_trace || trace != nullptr;
   StageExecutor executor(lowered, rank, backends, transport, options);
   std::optional<Coordinator> coordinator;
-  schedule::LoweredCache cache(config.world_size, config.microbatches);
+  schedule::LoweredCache cache(config.workload.stages, config.workload.microbatches);
   if (is_policy(config.schedule)) {
     const std::vector<StageMeasurement> prior = known_stages(config);
     std::unique_ptr<KPolicy> policy;
     if (rank == 0) {
-      auto made = make_policy(
-          config.schedule,
-          PolicyContext{
-              config.world_size, config.microbatches, config.oracle, {}, prior, send_options_of(config.transport)});
+      auto made = make_policy(config.schedule, PolicyContext{config.workload.stages,
+                                                             config.workload.microbatches,
+                                                             config.oracle,
+                                                             {},
+                                                             prior,
+                                                             send_options_of(config.workload.transport)});
       if (!made) {
         return with_context(made.error(), "rank 0");
       }
       policy = std::move(*made);
     }
     const bool probe = probes_links(config.schedule) && !prior.empty();
-    coordinator.emplace(rank, config.world_size, transport, std::move(policy), options.timeout,
-                        probe ? probe_frame_bytes(config.emulated.activation_bytes) : 0);
+    coordinator.emplace(rank, config.workload.stages, transport, std::move(policy), options.timeout,
+                        probe ? probe_frame_bytes(config.workload.emulated.activation_bytes) : 0);
   }
   std::optional<StageReport> report;
-  for (int it = 0; it < config.iterations; ++it) {
+  for (int it = 0; it < config.workload.runs(); ++it) {
     std::optional<Decision> decision;
     if (coordinator) {
       auto d = coordinator->agree(it, report);
@@ -172,7 +184,7 @@ Result<void> run_rank(const RunConfig& config, const schedule::Schedule& lowered
     *trace = executor.trace();
     if (executor.trace_from() > 0) {
       std::fprintf(stderr, "rank %d: the trace holds iterations %d to %d, the last that fit in %zu events\n", rank,
-                   executor.trace_from(), config.iterations - 1, options.max_trace_events);
+                   executor.trace_from(), config.workload.runs() - 1, options.max_trace_events);
     }
   }
   return {};
@@ -202,15 +214,16 @@ Result<void> run_worker(const RunConfig& config, const TcpOptions& tcp,
   if (!transport) {
     return with_context(transport.error(), "rank " + std::to_string(tcp.rank));
   }
-  const auto* kind = transports().find(config.transport);
-  CONTEND_CHECK(kind != nullptr, "run_worker: not a transport spec: " + config.transport.str());
-  transport = kind->kind.make(config.transport, std::move(*transport), tcp.rank, tcp.world_size,
+  const auto* kind = transports().find(config.workload.transport);
+  CONTEND_CHECK(kind != nullptr, "run_worker: not a transport spec: " + config.workload.transport.str());
+  transport = kind->kind.make(config.workload.transport, std::move(*transport), tcp.rank, tcp.world_size,
                               backends->owned.front()->message_floats());
   if (!transport) {
-    return with_context(transport.error(), "rank " + std::to_string(tcp.rank) + ", " + config.transport.str());
+    return with_context(transport.error(), "rank " + std::to_string(tcp.rank) + ", " + config.workload.transport.str());
   }
   if (auto configured = (*transport)->set_send_options(send_options(config)); !configured) {
-    return with_context(configured.error(), "rank " + std::to_string(tcp.rank) + ", " + config.transport.str());
+    return with_context(configured.error(),
+                        "rank " + std::to_string(tcp.rank) + ", " + config.workload.transport.str());
   }
   auto ok = run_rank(config, *lowered, tcp.rank, backends->stages, **transport, on_iteration, trace);
   if (!ok) {
@@ -225,7 +238,7 @@ Result<std::vector<std::vector<IterationMetrics>>> run_in_process(
   if (!lowered) {
     return lowered.error();
   }
-  const int p = config.world_size;
+  const int p = config.workload.stages;
   InProcHub hub(p);
   std::vector<std::vector<IterationMetrics>> metrics(p);
   std::vector<Result<void>> results(p);

@@ -12,29 +12,16 @@
 #include "contend/common/result.h"
 #include "contend/common/spec.h"
 #include "contend/emulator/scenario/scenario.h"
-#include "contend/pipeline/compute/backend.h"
-#include "contend/pipeline/compute/model.h"
+#include "contend/pipeline/exec/workload.h"
 #include "contend/pipeline/policy/policy.h"
 #include "contend/pipeline/transport/transport.h"
 #include "contend/runner/experiment/command_job.h"
 
 namespace contend::runner {
 
-struct Workload {
-  int stages = 4;
-  int microbatches = 16;
-  int iterations = 12;                                            // measured, after the warm-up
-  int warmup = 2;                                                 // iterations run first and left out of the throughput
-  Spec backend = pipeline::backends().parse("emulated").value();  // emulated, cpu, or cuda where built
-  Spec transport = pipeline::transports().parse("tcp").value();   // tcp, or nccl where built
-  std::chrono::nanoseconds forward{std::chrono::milliseconds(10)};  // emulated
-  std::chrono::nanoseconds backward{std::chrono::milliseconds(20)};
-  std::uint64_t activation_bytes = 1 << 20;  // emulated: per micro-batch, each way
-  int hidden = 64;                           // cpu: the model
-  int layers = 8;
-  int microbatch_size = 4;  // sequences per micro-batch (samples/s counts sequences)
-  int seq_len = 16;
-};
+// What every cell of the experiment runs (pipeline/exec/workload.h): the experiment file's
+// "workload" object, decoded by the codec the workers and the simulator share.
+using Workload = pipeline::Workload;
 
 // A stretch of the scenario's clock every cell is measured over: the samples completed inside it
 // (an iteration that straddles an end counts in proportion) over its length.
@@ -92,8 +79,5 @@ Result<Experiment> load_experiment(const std::string& path);
 // The matrix, scenario-major, then repetition, then schedule (or variant): each repetition runs
 // every schedule, so the schedules alternate on the machine.
 std::vector<Cell> expand(const Experiment& e);
-
-// The model a workload's cpu (or cuda) stages train.
-pipeline::ModelConfig model_of(const Workload& w);
 
 }  // namespace contend::runner

@@ -45,8 +45,9 @@ struct RankEnd {
 // kInvalidArgument naming the nodes when such a link is missing.
 Result<std::vector<RankEnd>> rank_ends(const emulator::Scenario& s, const emulator::TopologyPlan& plan);
 
-// The options every worker of `cell` gets (schedule, micro-batches, iterations, backend and its
-// durations or model, timeout): what hosts mode hands to ansible/ with rank and peers left to it.
+// The options every worker of `cell` gets: its workload as the codec writes it (`--workload JSON`,
+// with the cell's transport), its schedule, the peer timeout; what hosts mode hands to ansible/
+// with rank and peers left to it.
 std::vector<std::string> worker_options(const Experiment& e, const Cell& cell);
 
 // The workers' command lines for `cell`, rank by rank (without the `ip netns exec` prefix), rank

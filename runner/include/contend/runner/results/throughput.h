@@ -14,9 +14,6 @@
 
 namespace contend::runner {
 
-// Samples per iteration: micro-batches x sequences per micro-batch.
-double samples_per_iteration(const Workload& w);
-
 // Samples per second of rank 0 over the iterations after the warm-up, from the first one's start
 // to the last one's end; kParse naming the file when it has fewer lines than that. With a
 // window: the samples rank 0 completed inside it on the scenario's clock (time 0 from the events

@@ -1,6 +1,6 @@
 #pragma once
 // What the runtime costs beyond the stage times the workload names and the wire, so that
-// simulated runs predict real ones (contend.calibration/1, docs/experiment-format.md):
+// simulated runs predict real ones (contend.calibration/2, docs/experiment-format.md):
 //  - forward_s, backward_s: a rank's compute per micro-batch as the ranks measured it (an emulated
 //    stage's sleep wakes late, a busy host delays a step), in place of the workload's;
 //  - costs: the compute lane's hand-off per send and each rank's end-of-iteration flush and
@@ -14,6 +14,7 @@
 // cells) or on this host over loopback (measure_on_host). Not thread-safe.
 
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -28,18 +29,15 @@ namespace contend::runner {
 struct Calibration {
   double forward_s = 0;  // 0: the workload's own
   double backward_s = 0;
-  RuntimeModel runtime;  // the costs and the fitted latency
-  std::string workload;  // workload_key() of the workload measured
-  std::string source;    // where it comes from, said in the output
+  RuntimeModel runtime;     // the costs and the fitted latency
+  nlohmann::json workload;  // pipeline::stage_costs_json() of the workload measured (compared whatever the order)
+  std::string source;       // where it comes from, said in the output
 };
-
-// What a calibration must match: stages, backend, transport and stage sizes and times.
-std::string workload_key(const Workload& w);
 
 // The workload the simulator runs under `c`: its stage times replaced by the measured ones.
 Workload calibrated_workload(const Workload& w, const Calibration& c);
 
-// contend.calibration/1. read_calibration: kParse naming the field, kInvalidArgument when it was
+// contend.calibration/2. read_calibration: kParse naming the field, kInvalidArgument when it was
 // measured for another workload (both named).
 Result<Calibration> read_calibration(const std::string& path, const Workload& w);
 Result<void> write_calibration(const std::string& path, const Calibration& c);

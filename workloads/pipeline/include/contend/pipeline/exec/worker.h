@@ -18,6 +18,7 @@
 #include "contend/pipeline/compute/backend.h"
 #include "contend/pipeline/compute/model.h"
 #include "contend/pipeline/exec/executor.h"
+#include "contend/pipeline/exec/workload.h"
 #include "contend/pipeline/policy/policy.h"
 #include "contend/pipeline/transport/tcp_transport.h"
 #include "contend/schedule/schedule.h"
@@ -25,30 +26,25 @@
 namespace contend::pipeline {
 
 struct RunConfig {
-  int world_size = 1;
-  int microbatches = 8;
-  int iterations = 10;
+  RunConfig();        // the runtime's defaults: one rank, the cpu backend, 8 micro-batches, 10 iterations
+  Workload workload;  // what every rank runs: its warm-up iterations, then the measured ones
   Spec schedule = parse_schedule_or_policy("1f1b").value();  // a static schedule or a policy
   std::optional<OracleTruth> oracle;                         // the oracle policy's ground truth (rank 0)
-  Spec backend = backends().parse("cpu").value();            // cpu, emulated, or a registered one (cuda)
-  Spec transport = transports().parse("tcp").value();        // tcp, or a registered one (nccl)
   // The emulated network's stalls on this rank's links, by neighbouring rank (PipeMorph's
   // stragglers), on the scenario's clock: its time 0 at `scenario_zero_s` on the steady clock.
   std::map<int, StallSchedule> stalls;
   double scenario_zero_s = 0;
-  ModelConfig model;         // cpu backend (and profiling)
-  EmulatedCompute emulated;  // emulated backend
-  bool profile = false;      // emulated: take durations from the cpu backend's profile
+  bool profile = false;  // emulated: take durations from the cpu backend's profile
   ExecutorOptions executor;
 };
 
-// The lowered, validated schedule of `config` (for a policy: kFkB with the k it starts with), or
-// why not (a policy whose k does not fit, a schedule with several stages per rank, a bad model for
-// the world size).
+// The lowered, validated schedule of `config` (for a policy: its first schedule, first_schedule()),
+// or why not (a shape over the limits, a policy whose k does not fit, a schedule that does not
+// build or deadlocks, a model without a layer for each of the schedule's stages).
 Result<schedule::Schedule> runtime_schedule(const RunConfig& config);
 
 // The backends of `rank`: one for each stage it runs in `lowered` (several in interleaved and V
-// schedules), made by config.backend.
+// schedules), made by config.workload.backend.
 struct RankBackends {
   std::vector<std::unique_ptr<ComputeBackend>> owned;
   StageBackends stages;  // by stage, pointing into `owned`
