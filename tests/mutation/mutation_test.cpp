@@ -342,16 +342,21 @@ TEST_CASE("a results folder's files, mutated, are read or refused", "[mutation]"
     }
     const std::string events = recorded + "/events/" + entry.path().filename().string();
     survive(entry.path().string(), text_of(entry.path().string()), [&](const std::string& text) {
-      const std::string metrics = scratch.write("metrics.jsonl", text);
-      const bool plain = runner::cell_throughput(metrics, w).ok();
+      auto log = runner::read_iteration_log(scratch.write("metrics.jsonl", text));
+      if (!log) {
+        return false;
+      }
+      const bool plain = runner::cell_throughput(*log, w).ok();
       const bool windowed =
-          fs::exists(events) && runner::cell_throughput(metrics, w, runner::MeasureWindow{0.5, 1.0}, events).ok();
+          fs::exists(events) && runner::cell_throughput(*log, w, runner::MeasureWindow{0.5, 1.0}, events).ok();
+      (void)runner::measured_costs(w, {*log});  // the calibration reads the same lines
       return plain || windowed;
     });
     if (fs::exists(events)) {
+      const auto log = runner::read_iteration_log(entry.path().string());
+      REQUIRE(log.ok());
       survive(events, text_of(events), [&](const std::string& text) {
-        return runner::cell_throughput(entry.path().string(), w, runner::MeasureWindow{0.5, 1.0},
-                                       scratch.write("events.jsonl", text))
+        return runner::cell_throughput(*log, w, runner::MeasureWindow{0.5, 1.0}, scratch.write("events.jsonl", text))
             .ok();
       });
     }

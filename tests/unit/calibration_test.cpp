@@ -14,6 +14,17 @@ using namespace contend::runner;
 
 namespace {
 
+// The iteration logs of `paths`, read as a run reads a cell's.
+std::vector<IterationLog> logs_of(std::initializer_list<std::string> paths) {
+  std::vector<IterationLog> out;
+  for (const std::string& path : paths) {
+    auto log = read_iteration_log(path);
+    REQUIRE(log.ok());
+    out.push_back(std::move(*log));
+  }
+  return out;
+}
+
 std::string temp_path(const std::string& name) {
   return "/tmp/contend-calibration-test-" + std::to_string(::getpid()) + "-" + name;
 }
@@ -84,7 +95,7 @@ TEST_CASE("a calibration reads the runtime's costs from the ranks' iteration lin
       }
     }
   }
-  auto c = measured_costs(w, {path});
+  auto c = measured_costs(w, logs_of({path}));
   std::remove(path.c_str());
   REQUIRE(c.ok());
   CHECK(c->forward_s == Approx(0.022 / 4));  // per micro-batch
@@ -131,7 +142,7 @@ TEST_CASE("a real run's calibration fits one latency over its scenarios and roun
     out << R"({"rank":0,"iteration":1,"forward_s":0.02,"backward_s":0.04,"send_wait_s":0,"flush_s":0,"sends":4,"step_s":0})"
         << "\n";
   }
-  auto c = calibrate_from_run(w, kOneFOneB, {metrics}, {{"fast", &fast, fast_tp}, {"slow", &slow, slow_tp}},
+  auto c = calibrate_from_run(w, kOneFOneB, logs_of({metrics}), {{"fast", &fast, fast_tp}, {"slow", &slow, slow_tp}},
                               std::nullopt, 0.15);
   std::remove(metrics.c_str());
   REQUIRE(c.ok());
@@ -182,7 +193,8 @@ TEST_CASE("a noisy scenario's latency fit is outvoted by the fit that explains e
   }
   // The slow scenario measured 6% under what the true latency gives: its own fit is far larger,
   // and the median of two fits would have taken it.
-  auto c = calibrate_from_run(w, kOneFOneB, {metrics}, {{"fast", &fast, at(fast)}, {"slow", &slow, 0.94 * at(slow)}});
+  auto c = calibrate_from_run(w, kOneFOneB, logs_of({metrics}),
+                              {{"fast", &fast, at(fast)}, {"slow", &slow, 0.94 * at(slow)}});
   std::remove(metrics.c_str());
   REQUIRE(c.ok());
   CHECK(c->runtime.latency_s == Approx(0.0004).margin(5e-6));
@@ -210,8 +222,8 @@ TEST_CASE(
     out << R"({"rank":0,"iteration":1,"forward_s":0.04,"backward_s":0.08,"send_wait_s":0,"flush_s":0,"sends":8,"step_s":0})"
         << "\n";
   }
-  auto c =
-      calibrate_from_run(w, kOneFOneB, {metrics}, {{"fast", &fast, at(fast, truth)}, {"slow", &slow, at(slow, truth)}});
+  auto c = calibrate_from_run(w, kOneFOneB, logs_of({metrics}),
+                              {{"fast", &fast, at(fast, truth)}, {"slow", &slow, at(slow, truth)}});
   std::remove(metrics.c_str());
   REQUIRE(c.ok());
   CHECK(c->runtime.line_bps == Approx(8e9).epsilon(0.35));  // the grid's step: 8 a decade

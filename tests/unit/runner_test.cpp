@@ -408,7 +408,8 @@ TEST_CASE("an iteration log whose rank-0 line lacks its numbers is refused namin
   Workload w;
   w.warmup = 0;
   w.iterations = 1;
-  auto tp = cell_throughput(name, w);
+  auto log = read_iteration_log(name);
+  auto tp = log ? cell_throughput(*log, w) : Result<double>(log.error());
   ::unlink(name);
   REQUIRE_FALSE(tp.ok());
   CHECK(tp.error().code == Errc::kParse);
@@ -444,17 +445,18 @@ TEST_CASE("a cell whose measured iterations ran past its scenario is refused, a 
                              "\n");
   const TempFile too_short(R"({"kind": "start", "steady_s": 100, "duration_s": 4})"
                            "\n");
-  CHECK(cell_throughput(metrics.name, w, std::nullopt, long_enough.name).ok());
-  auto refused = cell_throughput(metrics.name, w, std::nullopt, too_short.name);
+  auto log = read_iteration_log(metrics.name);
+  REQUIRE(log.ok());
+  CHECK(cell_throughput(*log, w, std::nullopt, long_enough.name).ok());
+  auto refused = cell_throughput(*log, w, std::nullopt, too_short.name);
   REQUIRE_FALSE(refused.ok());
   CHECK_THAT(refused.error().message, Catch::Contains("ran until 23s of the scenario's clock, past its duration (4s)"));
   // Measured over a window inside the scenario, what ran after it does not matter.
-  CHECK(cell_throughput(metrics.name, w, MeasureWindow{0.5, 1.5}, too_short.name).ok());
-  auto spread = iteration_spread(metrics.name, w);
-  REQUIRE(spread.ok());
-  CHECK(spread->median_s == 1);
-  CHECK(spread->slowest_s == 20);
-  CHECK(spread->slowest == 2);
+  CHECK(cell_throughput(*log, w, MeasureWindow{0.5, 1.5}, too_short.name).ok());
+  const IterationSpread spread = iteration_spread(*log, w);
+  CHECK(spread.median_s == 1);
+  CHECK(spread.slowest_s == 20);
+  CHECK(spread.slowest == 2);
 }
 
 TEST_CASE("on periodic preemption adaptive switches ahead of the drop it predicts, on random drops it only reacts",

@@ -13,33 +13,6 @@ namespace contend::runner {
 
 namespace {
 
-// Rank 0's iterations: (start_s, iteration_s) in iteration order, from the iteration log.
-Result<std::vector<std::pair<double, double>>> rank0_iterations(const std::string& path, int from_iteration) {
-  std::ifstream in(path);
-  if (!in) {
-    return make_error(Errc::kNotFound, path + ": cannot read the iteration log");
-  }
-  std::vector<std::pair<double, double>> out;
-  int n = 0;
-  for (std::string line; std::getline(in, line);) {
-    ++n;
-    const auto parsed = parse_json(line, path);
-    if (!parsed || !parsed->is_object() || parsed->value("rank", nlohmann::json()) != 0) {
-      continue;  // another rank's line, or not one of the records
-    }
-    const nlohmann::json& j = *parsed;
-    const auto number = [&](const char* key) { return j.contains(key) && j[key].is_number(); };
-    if (!number("iteration") || !number("start_s") || !number("iteration_s")) {
-      return make_error(Errc::kParse, path + ":" + std::to_string(n) +
-                                          ": rank 0's line without a numeric iteration, start_s and iteration_s");
-    }
-    if (j["iteration"].get<double>() >= from_iteration) {
-      out.emplace_back(j["start_s"].get<double>(), j["iteration_s"].get<double>());
-    }
-  }
-  return out;
-}
-
 // Rank 0's iterations as intervals of the samples each carries.
 std::vector<Interval> intervals_of(const std::vector<std::pair<double, double>>& its, const Workload& w) {
   std::vector<Interval> out;
@@ -97,13 +70,13 @@ Result<double> window_throughput(const std::vector<Interval>& counted, const Mea
 
 }  // namespace
 
-Result<double> first_iteration_s(const std::string& metrics_path, double zero_s) {
-  auto its = rank0_iterations(metrics_path, 0);
+Result<double> first_iteration_s(const IterationLog& log, double zero_s) {
+  const auto its = log.rank0(0);
   if (!its) {
     return its.error();
   }
   if (its->empty()) {
-    return make_error(Errc::kParse, metrics_path + ": no iteration of rank 0");
+    return make_error(Errc::kParse, log.path + ": no iteration of rank 0");
   }
   return its->front().first - zero_s;
 }
@@ -172,17 +145,15 @@ Result<double> measured_throughput(const std::vector<Interval>& counted, std::si
   return intervals_throughput(counted, window, clock.zero_s, at_least, what);
 }
 
-Result<IterationSpread> iteration_spread(const std::string& path, const Workload& w) {
-  auto its = rank0_iterations(path, w.warmup);
-  if (!its) {
-    return its.error();
-  }
+IterationSpread iteration_spread(const IterationLog& log, const Workload& w) {
+  const auto counted = log.rank0(w.warmup);
+  const auto its = counted ? *counted : std::vector<std::pair<double, double>>();
   IterationSpread s;
   std::vector<double> seconds;
-  for (std::size_t i = 0; i < its->size(); ++i) {
-    seconds.push_back((*its)[i].second);
-    if ((*its)[i].second > s.slowest_s) {
-      s.slowest_s = (*its)[i].second;
+  for (std::size_t i = 0; i < its.size(); ++i) {
+    seconds.push_back(its[i].second);
+    if (its[i].second > s.slowest_s) {
+      s.slowest_s = its[i].second;
       s.slowest = w.warmup + static_cast<int>(i);
     }
   }
@@ -193,13 +164,14 @@ Result<IterationSpread> iteration_spread(const std::string& path, const Workload
   return s;
 }
 
-Result<double> cell_throughput(const std::string& path, const Workload& w, const std::optional<MeasureWindow>& window,
+Result<double> cell_throughput(const IterationLog& log, const Workload& w, const std::optional<MeasureWindow>& window,
                                const std::string& events_path) {
-  auto its = rank0_iterations(path, window ? 0 : w.warmup);
+  auto its = log.rank0(window ? 0 : w.warmup);
   if (!its) {
     return its.error();
   }
-  return measured_throughput(intervals_of(*its, w), static_cast<std::size_t>(w.iterations), window, events_path, path);
+  return measured_throughput(intervals_of(*its, w), static_cast<std::size_t>(w.iterations), window, events_path,
+                             log.path);
 }
 
 }  // namespace contend::runner

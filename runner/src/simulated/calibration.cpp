@@ -37,32 +37,24 @@ struct Totals {
   double lines = 0;
 };
 
-Result<void> add_file(const std::string& path, const Workload& w, Totals& t) {
-  std::ifstream in(path);
-  if (!in) {
-    return make_error(Errc::kNotFound, path + ": cannot read the iteration log");
-  }
-  for (std::string line; std::getline(in, line);) {
-    const auto parsed = parse_json(line, path);
-    if (!parsed) {
-      continue;  // not one of the records
+// Adds the measured iterations of `log` (the warm-up's and lines without the runtime's timings
+// left out) to `t`; kParse naming the line where one has some of the timings but not all.
+Result<void> add_log(const IterationLog& log, const Workload& w, Totals& t) {
+  for (const IterationLine& line : log.lines) {
+    if (!line.iteration || *line.iteration < w.warmup || !(line.timings || line.partial_timings)) {
+      continue;
     }
-    const nlohmann::json& j = *parsed;
-    if (!j.is_object() || !j.contains("sends") || !j.contains("iteration") || !j["iteration"].is_number_integer() ||
-        j["iteration"].get<int>() < w.warmup) {
-      continue;  // the warm-up, and lines of runtimes that did not measure these
+    if (line.partial_timings) {
+      return make_error(Errc::kParse, log.path + ":" + std::to_string(line.number) +
+                                          ": an iteration line without the runtime's timings (forward_s, "
+                                          "backward_s, send_wait_s, flush_s, step_s)");
     }
-    try {
-      t.forward_s += j.at("forward_s").get<double>();
-      t.backward_s += j.at("backward_s").get<double>();
-      t.send_s += j.at("send_wait_s").get<double>() - j.at("flush_s").get<double>();
-      t.sends += j.at("sends").get<double>();
-      t.iteration_cost_s += j.at("flush_s").get<double>() + j.at("step_s").get<double>();
-    } catch (const nlohmann::json::exception&) {
-      return make_error(Errc::kParse, path +
-                                          ": an iteration line without the runtime's timings "
-                                          "(forward_s, backward_s, send_wait_s, flush_s, step_s)");
-    }
+    const RuntimeTimings& r = *line.timings;
+    t.forward_s += r.forward_s;
+    t.backward_s += r.backward_s;
+    t.send_s += r.send_wait_s - r.flush_s;
+    t.sends += r.sends;
+    t.iteration_cost_s += r.flush_s + r.step_s;
     t.microbatches += w.microbatches;
     t.lines += 1;
   }
@@ -97,16 +89,16 @@ Workload calibrated_workload(const Workload& w, const Calibration& c) {
   return out;
 }
 
-Result<Calibration> measured_costs(const Workload& w, const std::vector<std::string>& metrics_paths) {
+Result<Calibration> measured_costs(const Workload& w, const std::vector<IterationLog>& logs) {
   Totals t;
-  for (const std::string& path : metrics_paths) {
-    if (auto ok = add_file(path, w, t); !ok) {
+  for (const IterationLog& log : logs) {
+    if (auto ok = add_log(log, w, t); !ok) {
       return ok.error();
     }
   }
   if (t.lines == 0) {
     return make_error(Errc::kParse, "no measured iteration with the runtime's timings in " +
-                                        std::to_string(metrics_paths.size()) + " iteration logs");
+                                        std::to_string(logs.size()) + " iteration logs");
   }
   Calibration c;
   c.forward_s = t.forward_s / t.microbatches;
@@ -229,7 +221,8 @@ constexpr double kBetterFit = 1e-5;
 
 }  // namespace
 
-Result<Calibration> calibrate_from_run(const Workload& w, const Spec& baseline, const std::vector<std::string>& metrics,
+Result<Calibration> calibrate_from_run(const Workload& w, const Spec& baseline,
+                                       const std::vector<IterationLog>& metrics,
                                        const std::vector<MeasuredScenario>& medians,
                                        const std::optional<MeasureWindow>& window, double start_s) {
   auto c = measured_costs(w, metrics);
@@ -302,9 +295,13 @@ Result<LoopbackProbe> probe_loopback(const Experiment& e, std::uint64_t activati
   if (auto ok = run_cell_loopback(probe, cell, files, launch, never); !ok) {
     return with_context(ok.error(), "calibrating on this host");
   }
-  auto c = measured_costs(probe.workload, {files.metrics});
-  auto measured = cell_throughput(files.metrics, probe.workload);
-  auto start = first_iteration_s(files.metrics, launched);
+  auto log = read_iteration_log(files.metrics);
+  if (!log) {
+    return log.error();
+  }
+  auto c = measured_costs(probe.workload, {*log});
+  auto measured = cell_throughput(*log, probe.workload);
+  auto start = first_iteration_s(*log, launched);
   if (!c || !measured || !start) {
     return !c ? c.error() : !measured ? measured.error() : start.error();
   }

@@ -1,7 +1,7 @@
 #pragma once
 // Throughput, the one place it is computed: of a real cell from rank 0's iteration log, of a
 // simulated one from its iterations, and the samples an iteration carries
-// (docs/metrics.md#throughput). Pure but for cell_throughput, which reads the cell's files.
+// (docs/metrics.md#throughput). Pure but for what reads a cell's events log (its clock).
 // Thread-safe.
 
 #include <optional>
@@ -11,6 +11,7 @@
 
 #include "contend/common/result.h"
 #include "contend/runner/experiment/experiment.h"
+#include "contend/runner/results/iteration_log.h"
 
 namespace contend::runner {
 
@@ -18,11 +19,11 @@ namespace contend::runner {
 // to the last one's end; kParse naming the file when it has fewer lines than that. With a
 // window: the samples rank 0 completed inside it on the scenario's clock (time 0 from the events
 // log's start line), over its length; kInvalidArgument when the cell does not cover it.
-Result<double> cell_throughput(const std::string& metrics_path, const Workload& w,
+Result<double> cell_throughput(const IterationLog& log, const Workload& w,
                                const std::optional<MeasureWindow>& window = {}, const std::string& events_path = "");
 // When rank 0 started its first iteration (the warm-up's), in seconds after `zero_s` on its clock
 // (the steady clock): a real cell's start-up (the workers, their connections, a policy's probe).
-Result<double> first_iteration_s(const std::string& metrics_path, double zero_s);
+Result<double> first_iteration_s(const IterationLog& log, double zero_s);
 
 // How even rank 0's measured iterations were: a worker stopped for a while (SIGSTOP, a stalled
 // machine) shows as one iteration many times the median, which the cell's record keeps.
@@ -31,7 +32,8 @@ struct IterationSpread {
   double slowest_s = 0;
   int slowest = 0;  // its iteration
 };
-Result<IterationSpread> iteration_spread(const std::string& metrics_path, const Workload& w);
+// (Nothing for a log cell_throughput refuses.)
+IterationSpread iteration_spread(const IterationLog& log, const Workload& w);
 
 // The same from rank 0's (start_s, iteration_s) of the iterations counted (without a window: those
 // after the warm-up), time 0 of the scenario at `zero`; `what` names them in errors.

@@ -21,6 +21,7 @@
 #include "contend/common/result.h"
 #include "contend/runner/experiment/experiment.h"
 #include "contend/runner/real/launcher.h"
+#include "contend/runner/results/iteration_log.h"
 #include "contend/runner/truth/network.h"
 #include "contend/sim/sim_config.h"
 
@@ -43,8 +44,8 @@ Result<Calibration> read_calibration(const std::string& path, const Workload& w)
 Result<void> write_calibration(const std::string& path, const Calibration& c);
 
 // Everything but the latency, from the rank lines of real cells of `w` (their iterations after
-// the warm-up). kParse when no file holds a measured iteration.
-Result<Calibration> measured_costs(const Workload& w, const std::vector<std::string>& metrics_paths);
+// the warm-up). kParse when no log holds a measured iteration.
+Result<Calibration> measured_costs(const Workload& w, const std::vector<IterationLog>& logs);
 
 // The latency at which `throughput_at(latency)` (samples/s, decreasing in it) equals `measured`,
 // by bisection on [0, 50 ms]; 0 when even no latency predicts less than measured.
@@ -74,7 +75,8 @@ struct MeasuredScenario {
   const ScenarioNetwork* links = nullptr;
   double throughput = 0;
 };
-Result<Calibration> calibrate_from_run(const Workload& w, const Spec& baseline, const std::vector<std::string>& metrics,
+Result<Calibration> calibrate_from_run(const Workload& w, const Spec& baseline,
+                                       const std::vector<IterationLog>& metrics,
                                        const std::vector<MeasuredScenario>& medians,
                                        const std::optional<MeasureWindow>& window = std::nullopt, double start_s = 0);
 

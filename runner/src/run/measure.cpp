@@ -1,0 +1,164 @@
+#include "run/measure.h"
+
+#include <cstdio>
+#include <filesystem>
+
+#include "contend/common/cpu_times.h"
+#include "contend/common/units.h"
+#include "contend/runner/hosts/hosts.h"
+#include "contend/runner/job/job_cell.h"
+#include "contend/runner/job/job_log.h"
+#include "contend/runner/simulated/calibration.h"
+#include "run/results_folder.h"
+#include "simulated/simulated_cell.h"
+
+namespace contend::runner {
+namespace {
+
+// Runs one cell into `files`: simulated, on hosts, or in namespaces here.
+Result<void> run_one(const Experiment& e, const Cell& cell, const CellFiles& files, const RunOptions& o,
+                     const ScenarioNetwork& truth, const std::atomic<bool>& stop) {
+  if (o.simulate) {
+    const Calibration none;
+    const Calibration& c = o.calibration ? *o.calibration : none;
+    Workload w = calibrated_workload(e.workload, c);
+    w.transport = cell.transport;
+    auto rows = simulate_cell(w, cell.schedule, truth, c.runtime);
+    if (!rows) {
+      return rows.error();
+    }
+    return write_simulated_cell(files, files.trace_prefix.empty() ? "" : files.trace_prefix + ".json", e, cell, *rows);
+  }
+  if (o.hosts) {
+    return run_cell_hosts(e, cell, files, *o.hosts, stop);
+  }
+  return e.job ? run_job_cell(e, cell, files, o.launch, stop) : run_cell(e, cell, files, o.launch, stop);
+}
+
+// A cell interrupted before runs again from scratch: what an earlier attempt left is removed, its
+// rank logs too (they are read for the first to fail, on one host or many).
+void remove_stale(const Experiment& e, const Cell& cell, const CellFiles& files) {
+  std::vector<std::string> stale = {files.metrics, files.events, files.log};
+  for (int r = 0; e.job && r < static_cast<int>(e.scenarios[cell.scenario].nodes.size()); ++r) {
+    stale.push_back(rank_log_path(files.log, r));
+  }
+  std::error_code ec;
+  for (const std::string& path : stale) {
+    std::filesystem::remove(path, ec);
+  }
+}
+
+// How even the iterations were; one many times the median is said (a worker stopped, a stalled
+// machine: the cell counts it, and its record shows it).
+IterationSpread spread_of(const IterationLog& log, const Workload& w, const std::string& id) {
+  constexpr double kStalled = 5;
+  const IterationSpread spread = iteration_spread(log, w);
+  if (spread.median_s > 0 && spread.slowest_s > kStalled * spread.median_s) {
+    std::fprintf(stderr,
+                 "contend run: %s: iteration %d took %s, %.0fx the median %s (was a worker stopped, or the machine "
+                 "stalled?); the cell counts it\n",
+                 id.c_str(), spread.slowest, format_seconds(spread.slowest_s).c_str(),
+                 spread.slowest_s / spread.median_s, format_seconds(spread.median_s).c_str());
+  }
+  return spread;
+}
+
+// What the cell's files say it measured: a pipeline's throughput from its iteration log (read
+// here, once), a user's job's from its rank log (its steps written beside it).
+Result<CellOutcome> read_outcome(const Experiment& e, const Cell& cell, const CellFiles& files) {
+  CellOutcome out;
+  if (e.job) {
+    auto throughput = job_throughput(*e.job, files.log, e.measure, files.events);
+    if (!throughput) {
+      return throughput.error();
+    }
+    if (auto ok = write_job_steps(*e.job, files.log, files.events, job_steps_path(files.log)); !ok) {
+      return ok.error();
+    }
+    out.measured.throughput = *throughput;
+    return out;
+  }
+  auto log = read_iteration_log(files.metrics);
+  if (!log) {
+    return log.error();
+  }
+  auto throughput = cell_throughput(*log, e.workload, e.measure, files.events);
+  if (!throughput) {
+    return throughput.error();
+  }
+  out.measured.throughput = *throughput;
+  out.spread = spread_of(*log, e.workload, cell.id);
+  out.log = std::move(*log);
+  return out;
+}
+
+std::optional<CpuTimes> cpu_now() {
+  auto t = read_cpu_times();
+  return t ? std::optional<CpuTimes>(*t) : std::nullopt;
+}
+
+// What the hypervisor took of this machine's CPU since `before`; nothing when it cannot tell.
+std::optional<double> stolen_since(const std::optional<CpuTimes>& before) {
+  const std::optional<CpuTimes> after = cpu_now();
+  if (!before || !after) {
+    return std::nullopt;
+  }
+  return steal_share(*before, *after);
+}
+
+// A cell that lost much of the CPU to the hypervisor is said (its record keeps it either way).
+void say_steal(const Cell& cell, const std::optional<double>& steal, const RunOptions& o) {
+  constexpr double kSaid = 0.10;  // costs a few percent of a cell's throughput (docs/experiment-format.md)
+  if (steal.value_or(0) > kSaid) {
+    std::fprintf(stderr,
+                 "contend run: %s: the hypervisor took %.1f%% of this machine's CPU while it ran (steal); the cell "
+                 "counts it, but every process of it waited meanwhile%s\n",
+                 cell.id.c_str(), 100 * *steal, o.keep_awake ? "" : " (--keep-awake keeps the CPUs from idling)");
+  }
+}
+
+}  // namespace
+
+Result<void> check_runnable_here(const Experiment& e, const RunOptions& o) {
+  if (e.job && o.simulate) {
+    return make_error(Errc::kInvalidArgument, e.source +
+                                                  ": a command experiment runs a user's job, which the "
+                                                  "simulator cannot model; run it without --simulate");
+  }
+  std::error_code ec;
+  if (e.job && !o.hosts && !std::filesystem::is_directory(e.job->workdir, ec)) {
+    return make_error(Errc::kNotFound, e.source + ": /workload/workdir: " + e.job->workdir +
+                                           " is not a folder here; the ranks would start in it");
+  }
+  if (e.job) {
+    return {};
+  }
+  const auto& available = pipeline::backends().find(e.workload.backend)->kind.available;
+  if (!available || o.simulate || o.hosts) {
+    return {};
+  }
+  if (auto ok = available(); !ok) {
+    return with_context(ok.error(), e.source + ": /workload/backend");
+  }
+  return {};
+}
+
+Result<CellOutcome> measure_cell(const Experiment& e, const Cell& cell, const std::string& dir, const RunOptions& o,
+                                 const ScenarioNetwork& truth, const std::atomic<bool>& stop) {
+  const CellFiles files = files_of(dir, e, cell);
+  remove_stale(e, cell, files);
+  const std::optional<CpuTimes> before = o.simulate || o.hosts ? std::nullopt : cpu_now();
+  if (auto ok = run_one(e, cell, files, o, truth, stop); !ok) {
+    return ok.error();
+  }
+  const std::optional<double> steal = stolen_since(before);
+  auto outcome = read_outcome(e, cell, files);
+  if (!outcome) {
+    return outcome.error();
+  }
+  outcome->measured.steal = steal;
+  say_steal(cell, steal, o);
+  return outcome;
+}
+
+}  // namespace contend::runner

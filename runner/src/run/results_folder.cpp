@@ -1,0 +1,186 @@
+#include "run/results_folder.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+
+#include "contend/common/fd.h"
+#include "contend/common/fnv.h"
+#include "contend/common/json.h"
+#include "contend/common/records.h"
+#include "contend/runner/results/results_dir.h"
+#include "contend/runner/results/throughput.h"
+#include "simulated/simulated_cell.h"
+
+namespace contend::runner {
+namespace {
+
+std::string timestamp() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", std::localtime(&t));
+  return buf;
+}
+
+// A file as the fingerprint reads it: its JSON, keys in order, without "description" (layout and
+// prose change no result), else its bytes.
+std::string fingerprinted(const std::string& path) {
+  auto text = read_file(path);
+  if (!text) {
+    return {};
+  }
+  auto json = parse_json(*text, path);
+  if (!json || !json->is_object()) {
+    return *text;
+  }
+  json->erase("description");
+  return json->dump();
+}
+
+// The fingerprint of the files the experiment was read from (its own and its scenarios'), in hex:
+// a run is resumed only with the files it began with.
+std::string files_fingerprint(const Experiment& e) {
+  std::uint64_t h = kFnv1aStart;
+  std::vector<std::string> files{e.source};
+  files.insert(files.end(), e.scenario_files.begin(), e.scenario_files.end());
+  for (const std::string& file : files) {
+    h = fnv1a(std::string_view("\0", 1), fnv1a(fingerprinted(file), h));
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return hex;
+}
+
+// env.json of a new folder: the experiment, its files' fingerprint, the mode, what the caller adds.
+nlohmann::ordered_json env_of(const Experiment& e, const RunOptions& o) {
+  nlohmann::ordered_json env = json_document("env", 1);
+  env["experiment"] = e.name;
+  env["experiment_file"] = std::filesystem::absolute(e.source).string();
+  env["files_fingerprint"] = files_fingerprint(e);
+  env["mode"] = mode_of(o);
+  if (o.env) {
+    const nlohmann::ordered_json extra = o.env();
+    for (const auto& item : extra.items()) {
+      env[item.key()] = item.value();
+    }
+  }
+  env["started"] = timestamp();
+  return env;
+}
+
+std::string truth_path(const std::string& dir, const Experiment& e, int scenario) {
+  return dir + "/truth/" + e.scenarios[scenario].name + ".json";
+}
+
+// Whether the workers of a scenario's cells are told its network: an oracle among the schedules
+// reads its rates, and every rank's transport applies its stalls.
+bool needs_truth(const Experiment& e, int scenario) {
+  if (e.job) {
+    return false;  // a user's job reads no truth, and only contend's transport applies stalls
+  }
+  return e.scenarios[scenario].has_stalls() ||
+         std::any_of(e.schedules.begin(), e.schedules.end(),
+                     [](const ScheduleEntry& s) { return pipeline::reads_truth(s.schedule); });
+}
+
+}  // namespace
+
+std::string mode_of(const RunOptions& o) {
+  return o.simulate ? "simulated" : "real";
+}
+
+CellFiles files_of(const std::string& dir, const Experiment& e, const Cell& cell) {
+  CellFiles files{dir + "/runs/" + cell.id + ".jsonl", dir + "/events/" + cell.id + ".jsonl",
+                  dir + "/runs/" + cell.id + ".log", "", ""};
+  if (cell.repetition == 0) {
+    files.trace_prefix = dir + "/traces/" + cell.id;
+  }
+  if (needs_truth(e, cell.scenario)) {
+    files.truth = truth_path(dir, e, cell.scenario);
+  }
+  return files;
+}
+
+Result<std::string> open_results(const Experiment& e, const RunOptions& o) {
+  if (!o.resume.empty()) {
+    if (auto ok = check_resume(o.resume, e.name, mode_of(o), files_fingerprint(e)); !ok) {
+      return ok.error();
+    }
+    return o.resume;
+  }
+  auto dir = create_results_dir(o.out, "results/" + e.name + "-" + timestamp() + (o.simulate ? "-sim" : ""));
+  if (!dir) {
+    return dir.error();
+  }
+  if (auto ok = write_json_document(*dir + "/env.json", env_of(e, o)); !ok) {
+    return ok.error();
+  }
+  if (o.calibration) {  // the simulation's costs, beside its results
+    if (auto ok = write_calibration(*dir + "/calibration.json", *o.calibration); !ok) {
+      return ok.error();
+    }
+  }
+  return dir;
+}
+
+Result<void> write_truths(const std::string& dir, const Experiment& e, const std::vector<ScenarioNetwork>& truths) {
+  for (std::size_t s = 0; s < e.scenarios.size(); ++s) {
+    if (!needs_truth(e, static_cast<int>(s))) {
+      continue;
+    }
+    auto links = chain_rates(e.scenarios[s], truths[s].links);
+    auto back = chain_rates(e.scenarios[s], back_links(truths[s]));
+    if (!links || !back) {
+      return !links ? links.error() : back.error();
+    }
+    std::error_code ec;
+    std::filesystem::create_directories(dir + "/truth", ec);
+    const NetworkTruth truth{std::move(*links), truths[s].stalls, std::move(*back)};
+    if (auto ok = write_truth(truth_path(dir, e, static_cast<int>(s)), e.scenarios[s].name, truth); !ok) {
+      return ok;
+    }
+  }
+  return {};
+}
+
+Summary summary_of(const Experiment& e, const std::vector<Cell>& cells, const std::map<std::string, double>& done,
+                   const std::string& mode) {
+  std::vector<std::pair<std::string, std::string>> order;
+  std::map<std::pair<std::string, std::string>, std::vector<double>> throughput;
+  std::map<std::string, const Spec*> specs;
+  for (const auto& cell : cells) {
+    const auto key = std::pair{e.scenarios[cell.scenario].name, cell.name};
+    specs[key.second] = &cell.schedule;
+    if (cell.repetition == 0) {
+      order.push_back(key);
+    }
+    if (auto it = done.find(cell.id); it != done.end()) {
+      throughput[key].push_back(it->second);
+    }
+  }
+  Summary s = summarize(e.name, e.baseline, mode, order, throughput);
+  if (e.job) {
+    s.unit = output_unit(e.job->output);
+    s.compare_throughput = true;
+  }
+  for (CellSummary& c : s.cells) {
+    if (!e.job && pipeline::reads_truth(*specs[c.schedule])) {
+      c.note =
+          "oracle: reads the scenario's ground truth; a reference for comparison (not a bound on a real run), not a "
+          "real scheduler";
+    }
+  }
+  return s;
+}
+
+Result<void> write_summary(const std::string& dir, const Experiment& e, const Summary& s) {
+  auto doc = summary_json(s);
+  describe_experiment(doc, e);
+  if (auto ok = write_json_document(dir + "/summary.json", doc); !ok) {
+    return ok;
+  }
+  return write_file_atomic(dir + "/summary.csv", summary_csv(s));
+}
+
+}  // namespace contend::runner
