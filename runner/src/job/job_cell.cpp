@@ -5,10 +5,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "contend/emulator/emulated_run.h"
 #include "contend/emulator/net/netns.h"
 #include "contend/runner/job/job_log.h"
-#include "real/cell_wait.h"
+#include "real/namespace_cell.h"
 
 namespace contend::runner {
 namespace {
@@ -145,50 +144,61 @@ std::vector<std::string> unlinked_rank_pairs(const emulator::Scenario& s) {
   return out;
 }
 
+namespace {
+
+// A user's job: one guard per rank in its node's namespace, running the rank's command.
+class CommandCell : public NamespaceCell {
+ public:
+  CommandCell(const Experiment& e, const Cell& cell, const CellFiles& files, const LaunchOptions& o)
+      : e_(e), cell_(cell), files_(files), o_(o) {}
+
+  Result<void> prepare(const emulator::TopologyPlan& plan) override {
+    const std::string out = job_out_dir(files_.log);
+    std::error_code ec;
+    std::filesystem::create_directories(out, ec);
+    auto places = rank_places(e_.scenarios[cell_.scenario], plan, std::filesystem::absolute(out).string());
+    if (!places) {
+      return places.error();
+    }
+    places_ = std::move(*places);
+    return write_hosts_files(plan, places_);
+  }
+
+  Result<std::vector<ChildProcess>> start(const emulator::TopologyPlan& plan, double /*zero_s*/) override {
+    auto ranks = start_ranks(e_, cell_, files_, o_, plan, places_);
+    ranks_ = ranks ? static_cast<int>(ranks->size()) : 0;
+    return ranks;
+  }
+
+  CellProcesses names() const override {
+    const std::string log = files_.log;
+    const int ranks = ranks_;
+    return {"rank", [log](std::size_t r) { return rank_log_path(log, static_cast<int>(r)); },
+            [log, ranks]() -> std::optional<std::pair<std::size_t, int>> {
+              if (auto first = first_failure(log, ranks)) {
+                return std::pair<std::size_t, int>(first->rank, first->failure.code);
+              }
+              return std::nullopt;
+            }};
+  }
+
+  std::chrono::seconds timeout() const override { return e_.job->timeout; }
+
+ private:
+  const Experiment& e_;
+  const Cell& cell_;
+  const CellFiles& files_;
+  const LaunchOptions& o_;
+  std::vector<RankPlace> places_;
+  int ranks_ = 0;  // guards started
+};
+
+}  // namespace
+
 Result<void> run_job_cell(const Experiment& e, const Cell& cell, const CellFiles& files, const LaunchOptions& o,
                           const std::atomic<bool>& stop) {
-  const emulator::Scenario& scenario = e.scenarios[cell.scenario];
-  auto net = emulator::EmulatedRun::up(scenario, cell_run_name(cell), e.scenario_files[cell.scenario], &stop);
-  if (!net) {
-    return net.error();
-  }
-  const std::string out = job_out_dir(files.log);
-  std::error_code ec;
-  std::filesystem::create_directories(out, ec);
-  auto places = rank_places(scenario, net->plan(), std::filesystem::absolute(out).string());
-  if (!places) {
-    return places.error();
-  }
-  if (auto ok = write_hosts_files(net->plan(), *places); !ok) {
-    return ok;
-  }
-  auto log = emulator::EventLog::open(files.events);
-  if (!log) {
-    return log.error();
-  }
-  net->play_in_background(
-      std::move(*log), emulator::PlayerOptions{std::chrono::milliseconds(100), true, std::chrono::steady_clock::now()});
-  auto ranks = start_ranks(e, cell, files, o, net->plan(), *places);
-  if (!ranks) {
-    return ranks.error();
-  }
-  const auto log_of = [&](std::size_t r) { return rank_log_path(files.log, static_cast<int>(r)); };
-  const auto first_failed = [&]() -> std::optional<std::pair<std::size_t, int>> {
-    if (auto first = first_failure(files.log, static_cast<int>(ranks->size()))) {
-      return std::pair<std::size_t, int>(first->rank, first->failure.code);
-    }
-    return std::nullopt;
-  };
-  const CellProcesses names{"rank", log_of, first_failed};
-  auto ok = wait_processes(*ranks, names, e.job->timeout, stop, [&] { return net->play_failed(); });
-  end_all(*ranks);  // the others of a rank that failed would wait for it
-  if (!ok) {
-    return ok;
-  }
-  if (auto played = net->finish_play(); !played) {
-    return with_context(played.error(), "the scenario player");
-  }
-  return {};
+  CommandCell kind(e, cell, files, o);
+  return run_in_namespaces(e, cell, files, kind, stop);
 }
 
 }  // namespace contend::runner

@@ -11,9 +11,9 @@
 #include "contend/common/child_process.h"
 #include "contend/common/fd.h"
 #include "contend/common/units.h"
-#include "contend/emulator/emulated_run.h"
 #include "contend/pipeline/transport/tcp_transport.h"
 #include "real/cell_wait.h"
+#include "real/namespace_cell.h"
 #include "real/traffic.h"
 
 namespace contend::runner {
@@ -159,47 +159,52 @@ CellProcesses workers_of(const CellFiles& files) {
 
 }  // namespace
 
+namespace {
+
+// contend's workers, one per stage in its node's namespace, reaching each other over the links.
+class PipelineCell : public NamespaceCell {
+ public:
+  PipelineCell(const Experiment& e, const Cell& cell, const CellFiles& files, const LaunchOptions& o)
+      : e_(e), cell_(cell), files_(files), o_(o) {}
+
+  Result<void> prepare(const emulator::TopologyPlan& plan) override {
+    auto ends = rank_ends(e_.scenarios[cell_.scenario], plan);
+    if (!ends) {
+      return ends.error();
+    }
+    for (const RankEnd& end : *ends) {
+      addresses_.push_back(end.address);
+    }
+    auto pairs = exchange_pairs(e_, cell_.scenario, cell_.schedule);
+    if (!pairs) {
+      return pairs.error();
+    }
+    reach_ = reach_options(*pairs, plan, o_.port);
+    return {};
+  }
+
+  Result<std::vector<ChildProcess>> start(const emulator::TopologyPlan& plan, double zero_s) override {
+    return start_workers(e_, cell_, files_, o_, plan, addresses_, reach_, zero_s);
+  }
+
+  CellProcesses names() const override { return workers_of(files_); }
+  std::chrono::seconds timeout() const override { return o_.timeout; }
+
+ private:
+  const Experiment& e_;
+  const Cell& cell_;
+  const CellFiles& files_;
+  const LaunchOptions& o_;
+  std::vector<std::string> addresses_;           // each rank's
+  std::vector<std::vector<std::string>> reach_;  // each rank's --reach options
+};
+
+}  // namespace
+
 Result<void> run_cell(const Experiment& e, const Cell& cell, const CellFiles& files, const LaunchOptions& o,
                       const std::atomic<bool>& stop) {
-  const emulator::Scenario& scenario = e.scenarios[cell.scenario];
-  const std::string run = cell_run_name(cell);
-  // The run owner tears the network down whatever happens next, also after a failure half-way.
-  auto net = emulator::EmulatedRun::up(scenario, run, e.scenario_files[cell.scenario], &stop);
-  if (!net) {
-    return net.error();
-  }
-  auto ends = rank_ends(scenario, net->plan());
-  if (!ends) {
-    return ends.error();
-  }
-  std::vector<std::string> addresses;
-  for (const RankEnd& end : *ends) {
-    addresses.push_back(end.address);
-  }
-  auto log = emulator::EventLog::open(files.events);
-  if (!log) {
-    return log.error();
-  }
-  auto pairs = exchange_pairs(e, cell.scenario, cell.schedule);
-  if (!pairs) {
-    return pairs.error();
-  }
-  // One time 0 for the player and the oracle: the scenario's clock.
-  const auto zero = std::chrono::steady_clock::now();
-  const double start_s = std::chrono::duration<double>(zero.time_since_epoch()).count();
-  net->play_in_background(std::move(*log), emulator::PlayerOptions{std::chrono::milliseconds(100), true, zero});
-  auto workers =
-      start_workers(e, cell, files, o, net->plan(), addresses, reach_options(*pairs, net->plan(), o.port), start_s);
-  if (!workers) {
-    return workers.error();
-  }
-  if (auto ok = wait_processes(*workers, workers_of(files), o.timeout, stop, [&] { return net->play_failed(); }); !ok) {
-    return ok;
-  }
-  if (auto played = net->finish_play(); !played) {
-    return with_context(played.error(), "the scenario player");
-  }
-  return {};
+  PipelineCell kind(e, cell, files, o);
+  return run_in_namespaces(e, cell, files, kind, stop);
 }
 
 Result<void> run_cell_loopback(const Experiment& e, const Cell& cell, const CellFiles& files, const LaunchOptions& o,
