@@ -17,6 +17,7 @@
 #include "contend/common/units.h"
 #include "contend/runner/run.h"
 #include "contend/runner/simulated/fidelity.h"
+#include "contend/runner/simulated/simulate.h"
 #include "contend/runner/truth/network.h"
 #include "signals.h"
 

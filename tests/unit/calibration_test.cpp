@@ -6,6 +6,7 @@
 #include "contend/common/fd.h"
 #include "contend/pipeline/policy/policy.h"
 #include "contend/runner/simulated/calibration.h"
+#include "contend/runner/simulated/simulate.h"
 #include "contend/schedule/registry.h"
 #include "contend/sim/simulator.h"
 

@@ -11,6 +11,7 @@
 #include "contend/runner/results/summary.h"
 #include "contend/runner/results/throughput.h"
 #include "contend/runner/simulated/calibration.h"
+#include "contend/runner/simulated/simulate.h"
 #include "contend/runner/truth/network.h"
 
 using namespace contend;

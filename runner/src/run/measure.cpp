@@ -9,6 +9,7 @@
 #include "contend/runner/job/job_cell.h"
 #include "contend/runner/job/job_log.h"
 #include "contend/runner/simulated/calibration.h"
+#include "contend/runner/simulated/simulate.h"
 #include "run/results_folder.h"
 #include "simulated/simulated_cell.h"
 

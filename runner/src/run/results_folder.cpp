@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <set>
 
 #include "contend/common/fd.h"
 #include "contend/common/fnv.h"
@@ -11,7 +12,6 @@
 #include "contend/common/records.h"
 #include "contend/runner/results/results_dir.h"
 #include "contend/runner/results/throughput.h"
-#include "simulated/simulated_cell.h"
 
 namespace contend::runner {
 namespace {
@@ -82,6 +82,43 @@ bool needs_truth(const Experiment& e, int scenario) {
   return e.scenarios[scenario].has_stalls() ||
          std::any_of(e.schedules.begin(), e.schedules.end(),
                      [](const ScheduleEntry& s) { return pipeline::reads_truth(s.schedule); });
+}
+
+// What the report needs to know of the experiment beyond the cells.
+void describe_experiment(nlohmann::ordered_json& doc, const Experiment& e) {
+  const Workload& w = e.workload;
+  doc["workload"] = {{"stages", w.stages},         {"microbatches", w.microbatches},
+                     {"iterations", w.iterations}, {"warmup", w.warmup},
+                     {"backend", w.backend.str()}, {"samples_per_iteration", w.samples_per_iteration()}};
+  nlohmann::ordered_json scenarios = nlohmann::ordered_json::object();
+  for (const auto& s : e.scenarios) {
+    double bottleneck = 0;
+    for (const auto& l : s.links) {
+      bottleneck = bottleneck == 0 ? l.rate_bps : std::min(bottleneck, l.rate_bps);
+    }
+    double stall = 0;
+    std::set<std::string> stalled;
+    for (const auto* events : {&s.events, &s.iteration_events}) {
+      for (const emulator::Event& ev : *events) {
+        if (ev.kind == emulator::Event::Kind::kSetStall && ev.stall_s > 0) {
+          stall = std::max(stall, ev.stall_s);
+          stalled.insert(ev.link);
+        }
+      }
+    }
+    scenarios[s.name] = {{"description", s.description},
+                         {"bottleneck_bps", bottleneck},
+                         {"steady", s.events.empty() && s.iteration_events.empty()},
+                         {"stall_s", stall},
+                         {"stalled_links", stalled}};
+  }
+  doc["scenarios"] = scenarios;
+  nlohmann::ordered_json schedules = nlohmann::ordered_json::object();
+  for (const ScheduleEntry& entry : e.schedules) {
+    schedules[entry.name] = {{"schedule", entry.schedule.str()},
+                             {"transport", entry.transport.value_or(w.transport).str()}};
+  }
+  doc["schedules"] = schedules;
 }
 
 }  // namespace

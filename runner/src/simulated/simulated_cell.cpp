@@ -96,41 +96,4 @@ Result<void> write_simulated_cell(const CellFiles& files, const std::string& tra
   return {};
 }
 
-// What the report needs to know of the experiment beyond the cells.
-void describe_experiment(nlohmann::ordered_json& doc, const Experiment& e) {
-  const Workload& w = e.workload;
-  doc["workload"] = {{"stages", w.stages},         {"microbatches", w.microbatches},
-                     {"iterations", w.iterations}, {"warmup", w.warmup},
-                     {"backend", w.backend.str()}, {"samples_per_iteration", w.samples_per_iteration()}};
-  nlohmann::ordered_json scenarios = nlohmann::ordered_json::object();
-  for (const auto& s : e.scenarios) {
-    double bottleneck = 0;
-    for (const auto& l : s.links) {
-      bottleneck = bottleneck == 0 ? l.rate_bps : std::min(bottleneck, l.rate_bps);
-    }
-    double stall = 0;
-    std::set<std::string> stalled;
-    for (const auto* events : {&s.events, &s.iteration_events}) {
-      for (const emulator::Event& ev : *events) {
-        if (ev.kind == emulator::Event::Kind::kSetStall && ev.stall_s > 0) {
-          stall = std::max(stall, ev.stall_s);
-          stalled.insert(ev.link);
-        }
-      }
-    }
-    scenarios[s.name] = {{"description", s.description},
-                         {"bottleneck_bps", bottleneck},
-                         {"steady", s.events.empty() && s.iteration_events.empty()},
-                         {"stall_s", stall},
-                         {"stalled_links", stalled}};
-  }
-  doc["scenarios"] = scenarios;
-  nlohmann::ordered_json schedules = nlohmann::ordered_json::object();
-  for (const ScheduleEntry& entry : e.schedules) {
-    schedules[entry.name] = {{"schedule", entry.schedule.str()},
-                             {"transport", entry.transport.value_or(w.transport).str()}};
-  }
-  doc["schedules"] = schedules;
-}
-
 }  // namespace contend::runner

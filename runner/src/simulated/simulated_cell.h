@@ -1,14 +1,13 @@
 #pragma once
-// Writing a results folder's files that are not the summary's: a simulated cell written as a real
-// one is (so reports read both alike), and what the report needs to know of the experiment.
+// A simulated cell written as a real one is (so reports read both alike). Private to the runner.
 // Thread-safe (no shared state).
 
-#include <nlohmann/json.hpp>
 #include <string>
 
 #include "contend/common/result.h"
 #include "contend/runner/experiment/experiment.h"
 #include "contend/runner/real/launcher.h"
+#include "contend/runner/simulated/simulate.h"
 #include "contend/runner/truth/network.h"
 
 namespace contend::runner {
@@ -18,8 +17,5 @@ namespace contend::runner {
 // iteration's Chrome trace. Errors name the file.
 Result<void> write_simulated_cell(const CellFiles& files, const std::string& trace_path, const Experiment& e,
                                   const Cell& cell, const SimCell& sim);
-
-// Adds "workload" and "scenarios" (description, bottleneck rate, whether steady) to a summary.
-void describe_experiment(nlohmann::ordered_json& doc, const Experiment& e);
 
 }  // namespace contend::runner

@@ -22,6 +22,7 @@
 #include "contend/runner/experiment/experiment.h"
 #include "contend/runner/real/launcher.h"
 #include "contend/runner/results/iteration_log.h"
+#include "contend/runner/simulated/simulate.h"
 #include "contend/runner/truth/network.h"
 #include "contend/sim/sim_config.h"
 

@@ -1,13 +1,9 @@
 #pragma once
-// The ground truth of a scenario as the workload sees it, and simulated runs on it.
-//  - workload_rates: the goodput the pipeline's TCP gets on each link of the chain over scenario
-//    time, from the scenario's own timeline (never measured): the oracle's input and the
-//    simulator's network;
-//  - simulate_cell: a run of `iterations` back to back in the simulator, under a static schedule
-//    or a policy, each iteration starting where the last ended on the scenario's clock. Policies
-//    decide from what the runtime would measure in band: the goodput each link gave over the
-//    iteration before.
-// Pure (but simulated_workload); thread-safe.
+// The ground truth of a scenario's network as the workload sees it, from the scenario's own
+// timeline (never measured): the goodput the pipeline's TCP gets on each link over scenario time
+// and each link's stalls; the simulator's network (simulated/simulate.h), the oracle's input and
+// the stalls the workers' transports apply (the truth file). Pure (but the truth file's reading
+// and writing); thread-safe.
 
 #include <map>
 #include <optional>
@@ -18,9 +14,7 @@
 #include "contend/common/result.h"
 #include "contend/common/stall_schedule.h"
 #include "contend/emulator/scenario/scenario.h"
-#include "contend/pipeline/policy/adaptive.h"
 #include "contend/runner/experiment/experiment.h"
-#include "contend/sim/simulator.h"
 
 namespace contend::runner {
 
@@ -84,40 +78,5 @@ Result<NetworkTruth> read_truth(const std::string& path);
 
 // The HTB/TBF burst the emulator gives a link whose workload goodput is `goodput_bps`.
 std::uint64_t shaper_burst_bytes(double goodput_bps);
-
-struct SimIteration {
-  int iteration = 0;
-  int k = 0;
-  double start_s = 0;  // on the scenario's clock
-  double iteration_s = 0;
-  double compute_s = 0;                     // rank 0's, as a real rank-0 line reports it
-  std::uint64_t peak_activation_bytes = 0;  // the worst stage's
-  std::optional<pipeline::Decision> decision;
-};
-
-struct SimCell {
-  std::vector<SimIteration> iterations;
-  sim::SimResult last;  // the last iteration, with its trace (times from its start)
-};
-
-// The workload the simulator runs for `w`: emulated as it is; cpu with each stage's forward and
-// backward time profiled here (the mean over stages of the real model, `repeats` runs each) and
-// the model's activation size; a backend that needs a device
-// (cuda) is kUnsupported: only its device can time it. Not pure: profiling runs the model.
-Result<Workload> simulated_workload(const Workload& w, int repeats = 5);
-
-// What the runtime adds to the simulated pipeline beyond compute and the wire (calibration.h
-// measures it): none by default, the ideal pipeline.
-struct RuntimeModel {
-  sim::RuntimeCosts costs;
-  double latency_s = 0;  // per transfer, on every link
-  double line_bps = 0;   // the unshaped path's rate: a shaper's burst and what crosses no shaper; 0: at once
-  double start_s = 0;    // when the first iteration starts on the scenario's clock (the cell's start-up)
-};
-
-// Simulates `w.warmup + w.iterations` iterations of `schedule` (a static schedule or a policy)
-// starting at scenario time 0 on `links`, with `runtime`'s costs (policies measure them in band).
-Result<SimCell> simulate_cell(const Workload& w, const Spec& schedule, const ScenarioNetwork& network,
-                              const RuntimeModel& runtime = {});
 
 }  // namespace contend::runner
