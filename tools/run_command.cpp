@@ -230,6 +230,73 @@ int compare(const runner::Summary& now, const runner::Summary& reference, const 
   return 3;
 }
 
+// --compare's reference, read and checked against this run's experiment and mode; nothing
+// without --compare.
+Result<std::optional<runner::Summary>> reference_of(const RunOptions& o, const runner::Experiment& e) {
+  if (o.compare.empty()) {
+    return std::optional<runner::Summary>();
+  }
+  auto s = runner::read_summary(o.compare);
+  if (!s) {
+    return s.error();
+  }
+  runner::Summary mine{e.name, e.baseline, o.simulate ? "simulated" : "real", {}, "", false};
+  if (auto ok = runner::check_comparable(mine, *s, o.compare); !ok) {
+    return with_context(ok.error(), "--compare");
+  }
+  return std::optional<runner::Summary>(std::move(*s));
+}
+
+// The runner's options from the command line's, the calibration measured or read here.
+Result<runner::RunOptions> runner_options(const RunOptions& o, const runner::Experiment& e) {
+  runner::RunOptions ro;
+  ro.out = o.out;
+  ro.resume = o.resume;
+  ro.simulate = o.simulate;
+  ro.keep_awake = o.keep_awake;
+  if (!o.hosts.empty()) {
+    ro.hosts = runner::HostsOptions{o.hosts, ansible_dir(), "", o.ansible_vars};
+  }
+  ro.launch.contend = fs::read_symlink("/proc/self/exe").string();
+  auto calibration = calibration_of(o, e, ro.launch);
+  if (!calibration) {
+    return calibration.error();
+  }
+  ro.calibration = std::move(*calibration);
+  ro.env = [&o] { return env_json(o); };
+  return ro;
+}
+
+// What a finished run prints and exits with: the failure or stop with how to resume, else the
+// results, the calibration and the report (the comparison is the caller's).
+std::optional<int> conclude(const RunOptions& o, const runner::RunOutcome& outcome) {
+  const std::string resume = "(finished cells kept in " + outcome.dir + "; continue with --resume " + outcome.dir +
+                             ", the experiment and scenario files unchanged)";
+  if (outcome.unsaved) {
+    return fail((outcome.failed ? outcome.failed->message + "\n" : std::string()) +
+                "the summary could not be written: " + outcome.unsaved->message + "\n" + resume);
+  }
+  if (outcome.failed) {
+    return fail(outcome.failed->message + "\n" + resume);
+  }
+  if (outcome.stopped) {
+    std::fprintf(stderr, "contend run: stopped; %zu of %zu cells done, kept in %s (continue with --resume %s)\n",
+                 outcome.cells_done, outcome.cells_total, outcome.dir.c_str(), outcome.dir.c_str());
+    return 128 + stop_signal();
+  }
+  std::printf("results: %s\n", outcome.dir.c_str());
+  if (outcome.calibration) {
+    std::printf("calibration: %s/calibration.json (simulate this host's runtime with --simulate --calibration)\n",
+                outcome.dir.c_str());
+  } else if (!o.simulate) {
+    std::printf("calibration: not recorded: %s\n", outcome.calibration_missing.c_str());
+  }
+  if (!o.no_report) {
+    draw_report(outcome.dir);
+  }
+  return std::nullopt;
+}
+
 int run(RunOptions& o) {
   auto e = load(o);
   if (!e) {
@@ -242,64 +309,21 @@ int run(RunOptions& o) {
   if (!tolerance) {
     return fail("--tolerance: " + tolerance.error().message);
   }
-  std::optional<runner::Summary> reference;
-  if (!o.compare.empty()) {
-    auto s = runner::read_summary(o.compare);
-    if (!s) {
-      return fail(s.error().message);
-    }
-    runner::Summary mine{e->name, e->baseline, o.simulate ? "simulated" : "real", {}, "", false};
-    if (auto ok = runner::check_comparable(mine, *s, o.compare); !ok) {
-      return fail("--compare: " + ok.error().message);
-    }
-    reference = std::move(*s);
+  auto reference = reference_of(o, *e);
+  auto ro = reference ? runner_options(o, *e) : Result<runner::RunOptions>(reference.error());
+  if (!ro) {
+    return fail(ro.error().message);
   }
-  runner::RunOptions ro;
-  ro.out = o.out;
-  ro.resume = o.resume;
-  ro.simulate = o.simulate;
-  ro.keep_awake = o.keep_awake;
-  if (!o.hosts.empty()) {
-    ro.hosts = runner::HostsOptions{o.hosts, ansible_dir(), "", o.ansible_vars};
-  }
-  ro.launch.contend = fs::read_symlink("/proc/self/exe").string();
-  auto calibration = calibration_of(o, *e, ro.launch);
-  if (!calibration) {
-    return fail(calibration.error().message);
-  }
-  ro.calibration = std::move(*calibration);
-  ro.env = [&o] { return env_json(o); };
-  auto outcome = runner::run_experiment(*e, ro, install_stop_handlers());
+  auto outcome = runner::run_experiment(*e, *ro, install_stop_handlers());
   if (!outcome) {
     return fail(outcome.error().message);
   }
   std::cout << runner::summary_table(outcome->summary) << std::flush;
   print_fidelity(o, *e);
-  const std::string resume = "(finished cells kept in " + outcome->dir + "; continue with --resume " + outcome->dir +
-                             ", the experiment and scenario files unchanged)";
-  if (outcome->unsaved) {
-    return fail((outcome->failed ? outcome->failed->message + "\n" : std::string()) +
-                "the summary could not be written: " + outcome->unsaved->message + "\n" + resume);
+  if (auto code = conclude(o, *outcome)) {
+    return *code;
   }
-  if (outcome->failed) {
-    return fail(outcome->failed->message + "\n" + resume);
-  }
-  if (outcome->stopped) {
-    std::fprintf(stderr, "contend run: stopped; %zu of %zu cells done, kept in %s (continue with --resume %s)\n",
-                 outcome->cells_done, outcome->cells_total, outcome->dir.c_str(), outcome->dir.c_str());
-    return 128 + stop_signal();
-  }
-  std::printf("results: %s\n", outcome->dir.c_str());
-  if (outcome->calibration) {
-    std::printf("calibration: %s/calibration.json (simulate this host's runtime with --simulate --calibration)\n",
-                outcome->dir.c_str());
-  } else if (!o.simulate) {
-    std::printf("calibration: not recorded: %s\n", outcome->calibration_missing.c_str());
-  }
-  if (!o.no_report) {
-    draw_report(outcome->dir);
-  }
-  return reference ? compare(outcome->summary, *reference, o, *tolerance) : 0;
+  return *reference ? compare(outcome->summary, **reference, o, *tolerance) : 0;
 }
 
 }  // namespace

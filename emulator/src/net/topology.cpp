@@ -158,6 +158,12 @@ class Builder {
         return with_context(ok.error(), r.netns);
       }
     }
+    return switch_up();
+  }
+
+ private:
+  // The switch: a bridge in its own namespace, a port for every node.
+  Result<void> switch_up() {
     nl_sock* sw = socks_.at(plan_.switch_netns).get();
     rtnl_link* bridge = rtnl_link_bridge_alloc();
     rtnl_link_set_name(bridge, "br0");
@@ -195,7 +201,6 @@ class Builder {
     return {};
   }
 
- private:
   Result<void> cancelled() const {
     if (cancel_ != nullptr && cancel_->load()) {
       return make_error(Errc::kInternal, "interrupted");

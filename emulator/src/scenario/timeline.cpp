@@ -97,6 +97,24 @@ Result<void> check_min_period(const JsonReader& p, const std::string& key, doubl
   return {};
 }
 
+namespace {
+
+// A flow's "rate": 0 for "unlimited", else a rate within what contend shapes.
+Result<double> flow_rate(const JsonReader& r, const std::string& text) {
+  if (text == "unlimited") {
+    return 0.0;
+  }
+  auto bps = parse_rate_bps(text);
+  if (!bps || !(*bps >= kMinFlowRateBps && *bps <= kMaxFlowRateBps)) {
+    return r.error_at("rate", "expected \"unlimited\" or a positive rate like \"500Mbit\" from " +
+                                  format_rate(kMinFlowRateBps) + " to " + format_rate(kMaxFlowRateBps) + ", got \"" +
+                                  text + "\"");
+  }
+  return *bps;
+}
+
+}  // namespace
+
 Result<FlowSpec> parse_flow(const JsonReader& r, const Scenario& scenario) {
   if (auto ok =
           r.check_keys({"name", "from", "to", "protocol", "streams", "rate", "congestion", "message_size", "duration"});
@@ -127,27 +145,19 @@ Result<FlowSpec> parse_flow(const JsonReader& r, const Scenario& scenario) {
   }
   f.name = name->value_or(f.from + "-" + f.to);
   const std::string proto = protocol->value_or("tcp");
-  if (proto == "tcp") {
-    f.protocol = Protocol::kTcp;
-  } else if (proto == "udp") {
-    f.protocol = Protocol::kUdp;
-  } else {
+  if (proto != "tcp" && proto != "udp") {
     return r.error_at("protocol", "expected \"tcp\" or \"udp\", got \"" + proto + "\"");
   }
+  f.protocol = proto == "tcp" ? Protocol::kTcp : Protocol::kUdp;
   f.streams = static_cast<int>(streams->value_or(1));
   if (f.streams < 1 || f.streams > 128) {
     return r.error_at("streams", "expected 1 to 128 streams");
   }
-  const std::string rate_text = rate->value_or("unlimited");
-  if (rate_text != "unlimited") {
-    auto bps = parse_rate_bps(rate_text);
-    if (!bps || !(*bps >= kMinFlowRateBps && *bps <= kMaxFlowRateBps)) {
-      return r.error_at("rate", "expected \"unlimited\" or a positive rate like \"500Mbit\" from " +
-                                    format_rate(kMinFlowRateBps) + " to " + format_rate(kMaxFlowRateBps) + ", got \"" +
-                                    rate_text + "\"");
-    }
-    f.rate_bps = *bps;
+  auto bps = flow_rate(r, rate->value_or("unlimited"));
+  if (!bps) {
+    return bps.error();
   }
+  f.rate_bps = *bps;
   if (f.protocol == Protocol::kUdp && f.rate_bps == 0) {
     return r.error_at("rate", "a UDP flow needs a rate (UDP has no congestion control to stop it)");
   }

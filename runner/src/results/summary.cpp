@@ -164,6 +164,37 @@ std::string summary_table(const Summary& s) {
   return table.text();
 }
 
+namespace {
+
+// One entry of a summary's "cells": what a comparison needs of it.
+Result<CellSummary> read_cell(const JsonReader& c) {
+  auto scenario = c.string("scenario");
+  auto schedule = c.string("schedule");
+  if (!scenario || !schedule) {
+    return scenario ? schedule.error() : scenario.error();
+  }
+  if (!c.has("speedup") || !c.has("throughput")) {
+    return c.error("expected \"speedup\" and \"throughput\"");
+  }
+  auto speedup = c.at("speedup").number("median");
+  auto median = c.at("throughput").number("median");
+  auto ci95 = c.at("throughput").optional_number("ci95");
+  if (auto e = first_error(speedup, median, ci95)) {
+    return *e;
+  }
+  CellSummary cell;
+  cell.scenario = *scenario;
+  cell.schedule = *schedule;
+  cell.speedup = *speedup;
+  cell.stats.median = *median;
+  cell.stats.ci95 = ci95->value_or(0);
+  cell.stats.n =
+      c.has("repetitions") && c.json()["repetitions"].is_number_integer() ? c.json()["repetitions"].get<int>() : 1;
+  return cell;
+}
+
+}  // namespace
+
 Result<Summary> read_summary(const std::string& path) {
   auto json = read_json_file(path);
   if (!json) {
@@ -195,33 +226,11 @@ Result<Summary> read_summary(const std::string& path) {
   }
   const JsonReader cells = r.at("cells");
   for (std::size_t i = 0; i < cells.json().size(); ++i) {
-    const JsonReader c = cells.at(i);
-    auto scenario = c.string("scenario");
-    auto schedule = c.string("schedule");
-    if (!scenario || !schedule) {
-      return scenario ? schedule.error() : scenario.error();
+    auto cell = read_cell(cells.at(i));
+    if (!cell) {
+      return cell.error();
     }
-    if (!c.has("speedup") || !c.has("throughput")) {
-      return c.error("expected \"speedup\" and \"throughput\"");
-    }
-    auto speedup = c.at("speedup").number("median");
-    auto median = c.at("throughput").number("median");
-    if (!speedup || !median) {
-      return speedup ? median.error() : speedup.error();
-    }
-    CellSummary cell;
-    cell.scenario = *scenario;
-    cell.schedule = *schedule;
-    cell.speedup = *speedup;
-    cell.stats.median = *median;
-    auto ci95 = c.at("throughput").optional_number("ci95");
-    if (!ci95) {
-      return ci95.error();
-    }
-    cell.stats.ci95 = ci95->value_or(0);
-    cell.stats.n =
-        c.has("repetitions") && c.json()["repetitions"].is_number_integer() ? c.json()["repetitions"].get<int>() : 1;
-    s.cells.push_back(std::move(cell));
+    s.cells.push_back(std::move(*cell));
   }
   return s;
 }

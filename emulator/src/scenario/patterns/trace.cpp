@@ -148,6 +148,33 @@ Result<void> expand_pipemorph(PatternCall& call, const JsonReader& p, double fac
   return {};
 }
 
+// What a csv trace's points set, and by how much they are scaled.
+struct Scaled {
+  double factor = 1;
+  bool stalls = false;  // "of": "stall" (else the rate)
+};
+
+// Every point of `points` from the pattern's time on, as a rate change or a stall on the call's
+// links, once or (`loops`) every `period_s` until the scenario ends.
+Result<void> play_points(PatternCall& call, const JsonReader& p, const RateTrace& points, Scaled scaled,
+                         double period_s, bool loops) {
+  for (double base = call.at_s(); base < call.scenario().duration_s; base += period_s) {
+    for (const auto& point : points.points()) {
+      const double t = base + point.time_s;
+      const double value = point.rate_bps * scaled.factor;
+      auto ok = scaled.stalls ? call.set_stall(p, call.links(), t, value)
+                              : call.set_rate(call.entry(), call.links(), t, value);
+      if (!ok) {
+        return ok;
+      }
+    }
+    if (!loops) {
+      break;
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<void> expand_trace(PatternCall& call) {
@@ -201,21 +228,7 @@ Result<void> expand_trace(PatternCall& call) {
   if (auto ok = check_rates(call, p, *trace, factor, stalls); !ok) {
     return ok;
   }
-  for (double base = call.at_s(); base < call.scenario().duration_s; base += period_s) {
-    for (const auto& point : trace->rates.points()) {
-      const double t = base + point.time_s;
-      const double value = point.rate_bps * factor;
-      auto ok =
-          stalls ? call.set_stall(p, call.links(), t, value) : call.set_rate(call.entry(), call.links(), t, value);
-      if (!ok) {
-        return ok;
-      }
-    }
-    if (!loops) {
-      break;
-    }
-  }
-  return {};
+  return play_points(call, p, trace->rates, Scaled{factor, stalls}, period_s, loops);
 }
 
 PatternItem trace_pattern() {

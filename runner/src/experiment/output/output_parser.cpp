@@ -98,69 +98,93 @@ std::string strip_ansi(std::string_view line) {
   return out;
 }
 
-std::optional<LogNumber> read_log_number(std::string_view text) {
-  const std::size_t n = text.size();
+namespace {
+
+// A number being read from a log line: where it is, and its text without separators (for
+// from_chars).
+struct NumberScan {
+  std::string_view text;
   std::size_t i = 0;
-  while (i < n && is_blank(text[i])) {
-    ++i;
-  }
-  std::string plain;  // the number without separators, for from_chars
-  if (i < n && (text[i] == '-' || text[i] == '+')) {
-    if (text[i] == '-') {
-      plain += '-';
-    }
-    ++i;
-  }
+  std::string plain;
   std::size_t digits = 0;
-  std::size_t group = 0;  // digits since the start or the last separator
-  bool grouped = false;
-  while (i < n) {
-    if (is_digit(text[i])) {
-      plain += text[i++];
-      ++digits;
-      ++group;
-      continue;
-    }
-    // A separator only between groups: 1 to 3 digits first, exactly 3 after each comma.
-    if (text[i] == ',' && group > 0 && group <= 3 && (!grouped || group == 3) && i + 3 < n && is_digit(text[i + 1]) &&
-        is_digit(text[i + 2]) && is_digit(text[i + 3]) && (i + 4 >= n || !is_digit(text[i + 4]))) {
-      grouped = true;
-      group = 0;
+
+  bool digit_at(std::size_t at) const { return at < text.size() && is_digit(text[at]); }
+
+  // The sign and the whole part: digits, grouped by commas only between groups (1 to 3 digits
+  // first, exactly 3 after each comma: "1,234,567", never "12,34").
+  void whole() {
+    if (i < text.size() && (text[i] == '-' || text[i] == '+')) {
+      plain += text[i] == '-' ? "-" : "";
       ++i;
-      continue;
     }
-    break;
-  }
-  if (i + 1 < n && text[i] == '.' && is_digit(text[i + 1])) {
-    plain += text[i++];
-    while (i < n && is_digit(text[i])) {
-      plain += text[i++];
-      ++digits;
-    }
-  }
-  if (digits == 0) {
-    return std::nullopt;
-  }
-  if (i < n && (text[i] == 'e' || text[i] == 'E')) {
-    std::size_t j = i + 1;
-    std::string exponent = "e";
-    if (j < n && (text[j] == '-' || text[j] == '+')) {
-      exponent += text[j++];
-    }
-    if (j < n && is_digit(text[j])) {
-      while (j < n && is_digit(text[j])) {
-        exponent += text[j++];
+    std::size_t group = 0;  // digits since the start or the last separator
+    bool grouped = false;
+    while (i < text.size()) {
+      if (digit_at(i)) {
+        plain += text[i++];
+        ++digits;
+        ++group;
+      } else if (text[i] == ',' && group > 0 && group <= 3 && (!grouped || group == 3) && digit_at(i + 1) &&
+                 digit_at(i + 2) && digit_at(i + 3) && !digit_at(i + 4)) {
+        grouped = true;
+        group = 0;
+        ++i;
+      } else {
+        break;
       }
-      plain += exponent;
+    }
+  }
+
+  // ".digits", when a digit follows the point.
+  void fraction() {
+    if (i + 1 < text.size() && text[i] == '.' && digit_at(i + 1)) {
+      plain += text[i++];
+      while (digit_at(i)) {
+        plain += text[i++];
+        ++digits;
+      }
+    }
+  }
+
+  // "e[+-]digits", when digits follow (else the "e" is not the number's).
+  void exponent() {
+    if (i >= text.size() || (text[i] != 'e' && text[i] != 'E')) {
+      return;
+    }
+    std::size_t j = i + 1;
+    std::string e = "e";
+    if (j < text.size() && (text[j] == '-' || text[j] == '+')) {
+      e += text[j++];
+    }
+    if (digit_at(j)) {
+      while (digit_at(j)) {
+        e += text[j++];
+      }
+      plain += e;
       i = j;
     }
   }
-  double value = 0;
-  const auto [end, ec] = std::from_chars(plain.data(), plain.data() + plain.size(), value);
-  if (ec != std::errc() || end != plain.data() + plain.size() || !std::isfinite(value)) {
+};
+
+}  // namespace
+
+std::optional<LogNumber> read_log_number(std::string_view text) {
+  NumberScan scan{text, 0, {}, 0};
+  while (scan.i < text.size() && is_blank(text[scan.i])) {
+    ++scan.i;
+  }
+  scan.whole();
+  scan.fraction();
+  if (scan.digits == 0) {
     return std::nullopt;
   }
-  return LogNumber{value, i};
+  scan.exponent();
+  double value = 0;
+  const auto [end, ec] = std::from_chars(scan.plain.data(), scan.plain.data() + scan.plain.size(), value);
+  if (ec != std::errc() || end != scan.plain.data() + scan.plain.size() || !std::isfinite(value)) {
+    return std::nullopt;
+  }
+  return LogNumber{value, scan.i};
 }
 
 std::optional<double> parse_log_number(std::string_view text) {

@@ -126,6 +126,38 @@ SendOptions send_options(const RunConfig& c) {
   return o;
 }
 
+namespace {
+
+// A policy's coordinator, for every rank of a run whose schedule is a policy (made at rank 0
+// alone); nothing for a static schedule.
+Result<std::optional<Coordinator>> coordinator_of(const RunConfig& config, int rank, Transport& transport,
+                                                  std::chrono::milliseconds timeout) {
+  if (!is_policy(config.schedule)) {
+    return std::optional<Coordinator>();
+  }
+  const std::vector<StageMeasurement> prior = known_stages(config);
+  std::unique_ptr<KPolicy> policy;
+  if (rank == 0) {
+    auto made = make_policy(config.schedule, PolicyContext{config.workload.stages,
+                                                           config.workload.microbatches,
+                                                           config.oracle,
+                                                           {},
+                                                           prior,
+                                                           send_options_of(config.workload.transport)});
+    if (!made) {
+      return with_context(made.error(), "rank 0");
+    }
+    policy = std::move(*made);
+  }
+  const bool probe = probes_links(config.schedule) && !prior.empty();
+  std::optional<Coordinator> out;
+  out.emplace(rank, config.workload.stages, transport, std::move(policy), timeout,
+              probe ? probe_frame_bytes(config.workload.emulated.activation_bytes) : 0);
+  return out;
+}
+
+}  // namespace
+
 Result<void> run_rank(const RunConfig& config, const schedule::Schedule& lowered, int rank,
                       const StageBackends& backends, Transport& transport,
                       const std::function<void(const IterationMetrics&)>& on_iteration,
@@ -133,32 +165,16 @@ Result<void> run_rank(const RunConfig& config, const schedule::Schedule& lowered
   ExecutorOptions options = config.executor;
   options.record_trace = options.record_trace || trace != nullptr;
   StageExecutor executor(lowered, rank, backends, transport, options);
-  std::optional<Coordinator> coordinator;
-  schedule::LoweredCache cache(config.workload.stages, config.workload.microbatches);
-  if (is_policy(config.schedule)) {
-    const std::vector<StageMeasurement> prior = known_stages(config);
-    std::unique_ptr<KPolicy> policy;
-    if (rank == 0) {
-      auto made = make_policy(config.schedule, PolicyContext{config.workload.stages,
-                                                             config.workload.microbatches,
-                                                             config.oracle,
-                                                             {},
-                                                             prior,
-                                                             send_options_of(config.workload.transport)});
-      if (!made) {
-        return with_context(made.error(), "rank 0");
-      }
-      policy = std::move(*made);
-    }
-    const bool probe = probes_links(config.schedule) && !prior.empty();
-    coordinator.emplace(rank, config.workload.stages, transport, std::move(policy), options.timeout,
-                        probe ? probe_frame_bytes(config.workload.emulated.activation_bytes) : 0);
+  auto coordinator = coordinator_of(config, rank, transport, options.timeout);
+  if (!coordinator) {
+    return coordinator.error();
   }
+  schedule::LoweredCache cache(config.workload.stages, config.workload.microbatches);
   std::optional<StageReport> report;
   for (int it = 0; it < config.workload.runs(); ++it) {
     std::optional<Decision> decision;
-    if (coordinator) {
-      auto d = coordinator->agree(it, report);
+    if (*coordinator) {
+      auto d = (*coordinator)->agree(it, report);
       if (!d) {
         return make_error(d.error().code, "rank " + std::to_string(rank) + ", choosing k for iteration " +
                                               std::to_string(it) + ": " + d.error().message);
@@ -173,7 +189,7 @@ Result<void> run_rank(const RunConfig& config, const schedule::Schedule& lowered
       return m.error();
     }
     m->decision = std::move(decision);
-    if (coordinator) {
+    if (*coordinator) {
       report = report_of(*m, transport, rank);
     }
     if (on_iteration) {
