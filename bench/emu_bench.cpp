@@ -112,11 +112,7 @@ Result<void> measure_tc(const Network& net, Measures& m) {
 // Player lateness: 1000 changes 5 ms apart, read back from the event log.
 Result<void> measure_lateness(Scenario s, Network& net, const std::string& run, Measures& m) {
   for (int i = 0; i < 1000; ++i) {
-    Event e;
-    e.at_s = 0.5 + 0.005 * i;
-    e.link = "l0";
-    e.rate_bps = i % 2 == 0 ? 500e6 : 1e9;
-    s.events.push_back(e);
+    s.events.push_back(Event{0.5 + 0.005 * i, SetRate{"l0", i % 2 == 0 ? 500e6 : 1e9}, "/bench"});
   }
   const std::string log_path = "/tmp/" + run + "-events.jsonl";
   std::remove(log_path.c_str());  // event logs are created exclusively

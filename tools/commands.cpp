@@ -47,7 +47,7 @@ const Registry<CommandKind>& commands() {
        CommandKind{add_job_rank_command}},
       {{"", "list",
         "List what this build registers: schedules, policies, compute backends, transports, "
-        "shaping disciplines, timeline patterns, output parsers and subcommands, with their parameters "
+        "shaping disciplines, timeline patterns, event kinds, output parsers and subcommands, with their parameters "
         "(docs/extending.md adds more)", {}},
        CommandKind{add_list_command}},
   });

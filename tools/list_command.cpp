@@ -8,6 +8,7 @@
 #include "contend/common/json.h"
 #include "contend/common/records.h"
 #include "contend/emulator/net/discipline_registry.h"
+#include "contend/emulator/scenario/events.h"
 #include "contend/emulator/scenario/pattern_registry.h"
 #include "contend/pipeline/compute/backend.h"
 #include "contend/pipeline/policy/policy.h"
@@ -24,6 +25,22 @@ struct Family {
   std::vector<std::pair<std::string, std::string>> not_built;
 };
 
+// The kinds of scenario event (emulator/scenario/events.h): not specs, but listed alike.
+std::vector<const SpecEntry*> event_kind_entries() {
+  static const std::vector<SpecEntry> kEntries = [] {
+    std::vector<SpecEntry> out;
+    for (const emulator::EventKindInfo& k : emulator::kEventKinds) {
+      out.push_back({"event kind", k.name, k.help, {}});
+    }
+    return out;
+  }();
+  std::vector<const SpecEntry*> out;
+  for (const SpecEntry& e : kEntries) {
+    out.push_back(&e);
+  }
+  return out;
+}
+
 std::vector<Family> families() {
   return {{"schedules", schedule::schedule_entries(), {}},
           {"policies", pipeline::policy_entries(), {}},
@@ -31,6 +48,7 @@ std::vector<Family> families() {
           {"transports", pipeline::transports().entries(), pipeline::transports().not_built()},
           {"disciplines", emulator::disciplines().entries(), {}},
           {"patterns", emulator::timeline_patterns().entries(), {}},
+          {"event kinds", event_kind_entries(), {}},
           {"output parsers", runner::output_parsers().entries(), {}},
           {"commands", commands().entries(), {}}};
 }

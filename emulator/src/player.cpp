@@ -8,7 +8,9 @@
 #include <utility>
 
 #include "contend/common/json.h"
+#include "contend/common/overloaded.h"
 #include "contend/common/units.h"
+#include "contend/emulator/event_record.h"
 #include "shaping_watch.h"
 #include "threads.h"
 
@@ -63,10 +65,6 @@ bool sleep_until(Clock::time_point t0, double at_s, const std::atomic<bool>& sto
   return false;
 }
 
-const char* protocol_name(Protocol p) {
-  return p == Protocol::kTcp ? "tcp" : "udp";
-}
-
 nlohmann::ordered_json base_rates(const Scenario& scenario) {
   nlohmann::ordered_json out = nlohmann::ordered_json::object();
   for (const LinkSpec& l : scenario.links) {
@@ -80,7 +78,9 @@ nlohmann::ordered_json base_rates(const Scenario& scenario) {
 nlohmann::ordered_json iteration_stalls(const Scenario& scenario) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (const Event& e : scenario.iteration_events) {
-    out.push_back({{"iteration", e.at_iteration}, {"link", e.link}, {"stall_s", e.stall_s}, {"origin", e.origin}});
+    const auto& stall = std::get<SetStall>(e.action);  // only stalls are indexed by iteration
+    out.push_back(
+        {{"iteration", stall.at_iteration}, {"link", stall.link}, {"stall_s", stall.stall_s}, {"origin", e.origin}});
   }
   return out;
 }
@@ -182,54 +182,47 @@ class Player {
   }
 
   Result<void> apply(const Event& e) {
-    if (e.kind == Event::Kind::kSetRate) {
-      return apply_rate(e);
-    }
-    if (e.kind == Event::Kind::kSetStall) {
-      log_stall(e);
+    return std::visit(Overloaded{[&](const SetRate& r) { return apply_rate(e, r); },
+                                 [&](const SetStall&) {
+                                   log_stall(e);
+                                   return Result<void>();
+                                 },
+                                 [&](const FlowStart& f) { return apply_flow(e, f.flow, true); },
+                                 [&](const FlowStop& f) { return apply_flow(e, f.flow, false); }},
+                      e.action);
+  }
+
+  Result<void> apply_flow(const Event& e, const FlowSpec& flow, bool start) {
+    if (flows_ == nullptr || !flows_->source_here(flow)) {
+      log_unrun_flow(e, flow);
       return {};
     }
-    if (flows_ == nullptr || !flows_->source_here(e.flow)) {
-      log_unrun_flow(e);
-      return {};
-    }
-    const bool start = e.kind == Event::Kind::kFlowStart;
-    auto ok = start ? flows_->start(e.flow) : flows_->stop(e.flow.name);
+    auto ok = start ? flows_->start(flow) : flows_->stop(flow.name);
     if (!ok && start) {
       return ok;
     }
     report_.flow_events++;
     const double applied = since(t0_);
-    log_.write({{"kind", start ? "flow_start" : "flow_stop"},
-                {"scheduled_s", e.at_s},
-                {"applied_s", applied},
-                {"flow", e.flow.name},
-                {"from", e.flow.from},
-                {"to", e.flow.to},
-                {"protocol", protocol_name(e.flow.protocol)},
-                {"streams", e.flow.streams},
-                {"rate_bps", e.flow.rate_bps},
-                {"origin", e.origin},
-                {"status", ok ? "applied" : "not running"}});
+    nlohmann::ordered_json line = event_record(e);
+    line["applied_s"] = applied;
+    line["status"] = ok ? "applied" : "not running";
+    log_.write(line);
     return on_time(e, applied);
   }
 
-  Result<void> apply_rate(const Event& e) {
+  Result<void> apply_rate(const Event& e, const SetRate& r) {
     const double start = since(t0_);
-    if (auto ok = net_.set_rate(e.link, e.rate_bps); !ok) {
+    if (auto ok = net_.set_rate(r.link, r.rate_bps); !ok) {
       return ok;
     }
     const double applied = since(t0_);
-    watch_.rate_set(e.link, e.rate_bps);
+    watch_.rate_set(r.link, r.rate_bps);
     report_.applied++;
     report_.max_lateness_s = std::max(report_.max_lateness_s, applied - e.at_s);
-    log_.write({{"kind", "rate"},
-                {"scheduled_s", e.at_s},
-                {"applied_s", applied},
-                {"call_s", applied - start},
-                {"link", e.link},
-                {"rate_bps", e.rate_bps},
-                {"origin", e.origin}});
+    nlohmann::ordered_json line = event_record(e);
+    line["applied_s"] = applied;
+    line["call_s"] = applied - start;
+    log_.write(line);
     return on_time(e, applied);
   }
 
@@ -251,30 +244,22 @@ class Player {
   // A stall is in force from its time in the runtime's transport, which has the run's stall plan
   // and clock (the same time 0 as this play's); the log records it as the ground truth.
   void log_stall(const Event& e) {
-    log_.write({{"kind", "stall"},
-                {"scheduled_s", e.at_s},
-                {"logged_s", since(t0_)},
-                {"link", e.link},
-                {"stall_s", e.stall_s},
-                {"origin", e.origin}});
+    nlohmann::ordered_json line = event_record(e);
+    line["logged_s"] = since(t0_);
+    log_.write(line);
   }
 
   // A flow event this play does not run: no flow generator, or (hosts mode) the host the flow
   // leaves runs it.
-  void log_unrun_flow(const Event& e) {
+  void log_unrun_flow(const Event& e, const FlowSpec& flow) {
     const bool elsewhere = flows_ != nullptr;
     report_.skipped_flows += elsewhere ? 0 : 1;
-    log_.write({{"kind", e.kind == Event::Kind::kFlowStart ? "flow_start" : "flow_stop"},
-                {"scheduled_s", e.at_s},
-                {"applied_s", nullptr},
-                {"flow", e.flow.name},
-                {"from", e.flow.from},
-                {"to", e.flow.to},
-                {"protocol", protocol_name(e.flow.protocol)},
-                {"origin", e.origin},
-                {"status", elsewhere ? "elsewhere" : "skipped"},
-                {"reason", elsewhere ? "its source runs on " + e.flow.from
-                                     : std::string("no flow generator attached to this play")}});
+    nlohmann::ordered_json line = event_record(e);
+    line["applied_s"] = nullptr;
+    line["status"] = elsewhere ? "elsewhere" : "skipped";
+    line["reason"] =
+        elsewhere ? "its source runs on " + flow.from : std::string("no flow generator attached to this play");
+    log_.write(line);
   }
 
   void progress(std::size_t applied_events) {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every schedule, policy, compute backend, transport and subcommand the binary registers is
+# Every schedule, policy, compute backend, transport, subcommand and scenario event kind the binary registers is
 # documented as its registry declares it (the first column of the doc's table is the entry's exact syntax), and the
 # docs list nothing the registries lack (optional parts not built here count by name).
 # Usage: registry_docs_test.sh CONTEND_BINARY SOURCE_DIR
@@ -17,6 +17,7 @@ places = {  # family -> (doc, the heading whose first table lists it, the recipe
     "backends": ("docs/runtime.md", "## Compute backends", "## Compute backends"),
     "transports": ("docs/runtime.md", "## Transports", "## Transports"),
     "commands": ("docs/architecture.md", "## Subcommands", "## Subcommands"),
+    "event kinds": ("docs/scenario-format.md", "## Event kinds", "## An event kind"),
 }
 def first_cells(path, heading):
     lines = open(f"{root}/{path}").read().split("\n")

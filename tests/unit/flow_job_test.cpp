@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cstdlib>
+
 #include <chrono>
 #include <thread>
+#include "contend/common/overloaded.h"
 
 #include "contend/emulator/flows/flow_engine.h"
 #include "contend/emulator/flows/flow_job.h"
@@ -13,6 +16,17 @@ using namespace contend;
 using namespace contend::emulator;
 
 namespace {
+
+// The flow a flow event starts or stops.
+const FlowSpec& flow_of(const Event& e) {
+  return std::visit(Overloaded{[](const FlowStart& f) -> const FlowSpec& { return f.flow; },
+                               [](const FlowStop& f) -> const FlowSpec& { return f.flow; },
+                               [](const auto&) -> const FlowSpec& {
+                                 FAIL("not a flow event");
+                                 std::abort();
+                               }},
+                    e.action);
+}
 Scenario three_nodes() {
   const std::string text = R"({"schema": "contend.scenario/1", "name": "s", "duration": "10s", "nodes": ["a", "b", "c"],
     "links": [{"name": "a-b", "from": "a", "to": "b", "rate": "1Gbit"}, {"name": "b-c", "from": "b", "to": "c", "rate": "1Gbit"}]})";
@@ -48,14 +62,14 @@ TEST_CASE("a flow job expands starts, stops and on/off patterns within its durat
   REQUIRE(j.ok());
   std::vector<std::tuple<double, std::string, bool>> got;
   for (const Event& e : j->events) {
-    got.emplace_back(e.at_s, e.flow.name, e.kind == Event::Kind::kFlowStart);
+    got.emplace_back(e.at_s, flow_of(e).name, std::holds_alternative<FlowStart>(e.action));
   }
   const std::vector<std::tuple<double, std::string, bool>> expected = {
       {0, "y", true},  {1, "x", true}, {1, "y", false}, {3, "x", false}, {3, "y", true},
       {4, "y", false}, {6, "y", true}, {7, "y", false}, {9, "y", true},  {10, "y", false}};
   CHECK(got == expected);
-  CHECK(j->events[0].flow.protocol == Protocol::kUdp);
-  CHECK(j->events[0].flow.rate_bps == 10e6);
+  CHECK(flow_of(j->events[0]).protocol == Protocol::kUdp);
+  CHECK(flow_of(j->events[0]).rate_bps == 10e6);
 }
 
 TEST_CASE("a flow job plays as a scenario of the run's nodes and links with the job's flows", "[flows]") {
@@ -97,7 +111,7 @@ TEST_CASE("a flow never allocates its message: a TCP flow with a 1 TiB message s
   auto s = parse_scenario(text, "s.json", nullptr);
   REQUIRE(s.ok());
   auto [sink, source] = loopback_hosts(*s, 43000 + ::getpid() % 2000);
-  FlowSpec f = s->events[0].flow;
+  FlowSpec f = flow_of(s->events[0]);
   f.message_bytes = std::uint64_t{1} << 40;  // past the parser's limit: the engine must not allocate it
   REQUIRE(source->start(f).ok());
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -185,7 +199,7 @@ TEST_CASE("a UDP flow sends its target in batches and says how it sends", "[flow
   auto s = parse_scenario(text, "s.json", nullptr);
   REQUIRE(s.ok());
   auto [sink, source] = loopback_hosts(*s, 45000 + ::getpid() % 2000);
-  REQUIRE(source->start(s->events[0].flow).ok());
+  REQUIRE(source->start(flow_of(s->events[0])).ok());
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   REQUIRE(source->stop("u").ok());
   const auto sent = source->stats();

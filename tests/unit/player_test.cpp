@@ -111,9 +111,9 @@ TEST_CASE("the player stops early when asked and says so", "[player]") {
 TEST_CASE("a play without links logs its flow events and ends with a count of them", "[player]") {
   const std::string path = "/tmp/contend-player-nolinks-" + std::to_string(::getpid()) + ".jsonl";
   Scenario s = scenario(0.3);
-  s.events.erase(
-      std::remove_if(s.events.begin(), s.events.end(), [](const Event& e) { return e.kind == Event::Kind::kSetRate; }),
-      s.events.end());
+  s.events.erase(std::remove_if(s.events.begin(), s.events.end(),
+                                [](const Event& e) { return std::holds_alternative<SetRate>(e.action); }),
+                 s.events.end());
   NoLinks links;
   std::atomic<bool> stop{false};
   {

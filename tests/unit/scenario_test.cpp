@@ -1,6 +1,8 @@
 #include <catch2/catch.hpp>
 #include <map>
+#include <set>
 
+#include "contend/emulator/event_record.h"
 #include "contend/emulator/scenario/scenario.h"
 
 using namespace contend;
@@ -39,8 +41,9 @@ std::string error_of(const std::string& timeline, const std::string& links_extra
 std::vector<std::pair<double, double>> rates(const Scenario& s, const std::string& link) {
   std::vector<std::pair<double, double>> out;
   for (const Event& e : s.events) {
-    if (e.kind == Event::Kind::kSetRate && e.link == link) {
-      out.emplace_back(e.at_s, e.rate_bps);
+    const auto* rate = std::get_if<SetRate>(&e.action);
+    if (rate != nullptr && rate->link == link) {
+      out.emplace_back(e.at_s, rate->rate_bps);
     }
   }
   return out;
@@ -60,7 +63,7 @@ TEST_CASE("the minimal scenario from ARCHITECTURE.md parses", "[scenario]") {
   CHECK(s->links[0].preemption == Preemption::kBackgroundFirst);
   REQUIRE(s->events.size() == 1);
   CHECK(s->events[0].at_s == 2);
-  CHECK(s->events[0].rate_bps == 50e6);
+  CHECK(std::get<SetRate>(s->events[0].action).rate_bps == 50e6);
   CHECK(s->events[0].origin == "/timeline/0");
   CHECK_FALSE(s->needs_netem());
 }
@@ -70,8 +73,8 @@ TEST_CASE("rate changes on \"*\" apply to every link and events are sorted by ti
   REQUIRE(s.ok());
   REQUIRE(s->events.size() == 3);
   CHECK(s->events[0].at_s == 1);
-  CHECK(s->events[1].link == "a");
-  CHECK(s->events[2].link == "b");
+  CHECK(std::get<SetRate>(s->events[1].action).link == "a");
+  CHECK(std::get<SetRate>(s->events[2].action).link == "b");
   CHECK(s->events[2].at_s == 5);
 }
 
@@ -141,11 +144,11 @@ TEST_CASE("loops repeat their events and flows are validated and timed", "[scena
   const std::vector<std::pair<double, double>> expected = {{5, 10e6}, {25, 10e6}, {45, 10e6}};
   CHECK(rates(*s, "a") == expected);
   CHECK(s->flow_events() == 6);  // three starts, three stops
-  const Event& start = s->events[0];
-  CHECK(start.kind == Event::Kind::kFlowStart);
-  CHECK(start.flow.streams == 2);
-  CHECK(start.flow.congestion == "cubic");
-  CHECK(start.flow.name == "n0-n1");
+  const auto* start = std::get_if<FlowStart>(&s->events[0].action);
+  REQUIRE(start != nullptr);
+  CHECK(start->flow.streams == 2);
+  CHECK(start->flow.congestion == "cubic");
+  CHECK(start->flow.name == "n0-n1");
 }
 
 TEST_CASE("scenario errors name the file, the JSON path and what was expected", "[scenario]") {
@@ -227,7 +230,7 @@ TEST_CASE("a flow's message size is 1B to 64MiB: larger or empty messages are re
   CHECK_THAT(error_of(flow("0B")), Catch::Contains("/timeline/0/flow/message_size: expected 1B to 64MiB"));
   auto s = parse(flow("64MiB"));
   REQUIRE(s.ok());
-  CHECK(s->events[0].flow.message_bytes == (std::uint64_t{64} << 20));
+  CHECK(std::get<FlowStart>(s->events[0].action).flow.message_bytes == (std::uint64_t{64} << 20));
   CHECK(parse(flow("1B")).ok());
 }
 
@@ -327,4 +330,33 @@ TEST_CASE("rates outside what the link's discipline installs are refused, naming
   CHECK_THAT(error_of(R"([{"at": "1s", "flow": {"from": "n0", "to": "n1", "rate": "1bit"}}])"),
              Catch::Contains("/timeline/0/flow/rate: expected \"unlimited\" or a positive rate like \"500Mbit\" from "
                              "8kbit to 4Tbit, got \"1bit\""));
+}
+
+TEST_CASE("every event kind is named once and written to the events log with its own fields", "[scenario]") {
+  std::set<std::string> names;
+  for (const EventKindInfo& k : kEventKinds) {
+    CHECK(names.insert(k.name).second);
+    CHECK(std::string(k.help).size() > 10);
+  }
+  CHECK(names.size() == std::variant_size_v<EventAction>);
+  FlowSpec flow;
+  flow.name = "f";
+  flow.from = "a";
+  flow.to = "b";
+  const std::vector<Event> events = {{1, SetRate{"l", 5e6}, "/timeline/0"},
+                                     {2, SetStall{"l", 0.03, 7}, "/timeline/1"},
+                                     {3, FlowStart{flow}, "/timeline/2"},
+                                     {4, FlowStop{flow}, "/timeline/2"}};
+  REQUIRE(events.size() == kEventKinds.size());  // one of each kind
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    const nlohmann::ordered_json line = event_record(events[i]);
+    CHECK(line["kind"] == kEventKinds[events[i].action.index()].name);
+    CHECK(line["scheduled_s"] == events[i].at_s);
+    CHECK(line["origin"] == events[i].origin);
+  }
+  CHECK(event_record(events[0])["rate_bps"] == 5e6);
+  CHECK(event_record(events[1])["iteration"] == 7);
+  CHECK(event_record(events[1])["stall_s"] == 0.03);
+  CHECK(event_record(events[3])["flow"] == "f");
+  CHECK(event_record(events[3])["protocol"] == "tcp");
 }

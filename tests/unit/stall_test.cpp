@@ -49,8 +49,9 @@ Result<Scenario> scenario(const std::string& timeline) {
 std::vector<std::pair<double, double>> stalls(const std::vector<Event>& events, const std::string& link) {
   std::vector<std::pair<double, double>> out;
   for (const Event& e : events) {
-    if (e.kind == Event::Kind::kSetStall && e.link == link) {
-      out.emplace_back(e.at_iteration >= 0 ? e.at_iteration : e.at_s, e.stall_s);
+    const auto* stall = std::get_if<SetStall>(&e.action);
+    if (stall != nullptr && stall->link == link) {
+      out.emplace_back(stall->at_iteration >= 0 ? stall->at_iteration : e.at_s, stall->stall_s);
     }
   }
   return out;

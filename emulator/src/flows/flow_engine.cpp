@@ -53,8 +53,8 @@ Result<std::unique_ptr<FlowEngine>> FlowEngine::for_host(const Scenario& scenari
   std::unique_ptr<FlowEngine> engine(new FlowEngine());
   std::map<std::string, const FlowSpec*> flows;  // by name: the first start of each
   for (const Event& e : scenario.events) {
-    if (e.kind == Event::Kind::kFlowStart) {
-      flows.try_emplace(e.flow.name, &e.flow);
+    if (const auto* start = std::get_if<FlowStart>(&e.action)) {
+      flows.try_emplace(start->flow.name, &start->flow);
     }
   }
   for (const auto& [name, spec] : flows) {

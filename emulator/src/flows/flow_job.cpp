@@ -57,15 +57,8 @@ Result<std::vector<Event>> job_flow_events(const JsonReader& f, const FlowSpec& 
     return ok.error();
   }
   for (const detail::Episode& episode : detail::on_off_episodes(t0, end, on_s, on_s + off_s)) {
-    for (auto [t, kind] : {std::pair{episode.start_s, Event::Kind::kFlowStart},
-                           std::pair{episode.start_s + episode.length_s, Event::Kind::kFlowStop}}) {
-      Event e;
-      e.at_s = t;
-      e.kind = kind;
-      e.flow = flow;
-      e.origin = f.path();
-      out.push_back(std::move(e));
-    }
+    out.push_back(Event{episode.start_s, FlowStart{flow}, f.path()});
+    out.push_back(Event{episode.start_s + episode.length_s, FlowStop{flow}, f.path()});
   }
   return out;
 }

@@ -34,12 +34,15 @@ bool Scenario::needs_netem() const {
 
 std::size_t Scenario::flow_events() const {
   return static_cast<std::size_t>(std::count_if(events.begin(), events.end(), [](const Event& e) {
-    return e.kind == Event::Kind::kFlowStart || e.kind == Event::Kind::kFlowStop;
+    return std::holds_alternative<FlowStart>(e.action) || std::holds_alternative<FlowStop>(e.action);
   }));
 }
 
 bool Scenario::has_stalls() const {
-  const auto stalls = [](const Event& e) { return e.kind == Event::Kind::kSetStall && e.stall_s > 0; };
+  const auto stalls = [](const Event& e) {
+    const auto* stall = std::get_if<SetStall>(&e.action);
+    return stall != nullptr && stall->stall_s > 0;
+  };
   return std::any_of(events.begin(), events.end(), stalls) ||
          std::any_of(iteration_events.begin(), iteration_events.end(), stalls);
 }
@@ -298,11 +301,11 @@ Result<std::vector<Event>> parse_events(const JsonReader& r, const Scenario& s, 
 
 // Moves the stalls indexed by iteration out of `s.events` (no clock plays them), by iteration.
 void split_iteration_events(Scenario& s) {
-  const auto by_iteration = [](const Event& e) { return e.at_iteration >= 0; };
+  const auto by_iteration = [](const Event& e) { return iteration_of(e) >= 0; };
   std::copy_if(s.events.begin(), s.events.end(), std::back_inserter(s.iteration_events), by_iteration);
   s.events.erase(std::remove_if(s.events.begin(), s.events.end(), by_iteration), s.events.end());
   std::stable_sort(s.iteration_events.begin(), s.iteration_events.end(),
-                   [](const Event& a, const Event& b) { return a.at_iteration < b.at_iteration; });
+                   [](const Event& a, const Event& b) { return iteration_of(a) < iteration_of(b); });
 }
 
 }  // namespace

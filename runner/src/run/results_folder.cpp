@@ -100,9 +100,10 @@ void describe_experiment(nlohmann::ordered_json& doc, const Experiment& e) {
     std::set<std::string> stalled;
     for (const auto* events : {&s.events, &s.iteration_events}) {
       for (const emulator::Event& ev : *events) {
-        if (ev.kind == emulator::Event::Kind::kSetStall && ev.stall_s > 0) {
-          stall = std::max(stall, ev.stall_s);
-          stalled.insert(ev.link);
+        const auto* set = std::get_if<emulator::SetStall>(&ev.action);
+        if (set != nullptr && set->stall_s > 0) {
+          stall = std::max(stall, set->stall_s);
+          stalled.insert(set->link);
         }
       }
     }

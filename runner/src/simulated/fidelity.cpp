@@ -8,6 +8,7 @@
 #include <map>
 
 #include "contend/common/json_reader.h"
+#include "contend/common/overloaded.h"
 #include "contend/common/units.h"
 #include "contend/pipeline/policy/policy.h"
 #include "contend/runner/truth/network.h"
@@ -35,20 +36,24 @@ double slowest_bps(const emulator::Scenario& s) {
   return std::isfinite(lowest) ? lowest : 0;
 }
 
+// What a flow starting does to a configuration: its protocol, and the preemption policy of the
+// link it shares.
+void add_flow(const emulator::Scenario& s, const emulator::FlowSpec& flow, FidelityConfig& c) {
+  (flow.protocol == emulator::Protocol::kTcp ? c.tcp_flow : c.udp_flow) = true;
+  for (const emulator::LinkSpec& link : s.links) {
+    if ((link.from == flow.from && link.to == flow.to) || (link.from == flow.to && link.to == flow.from)) {
+      c.preemption = emulator::preemption_name(link.preemption);
+    }
+  }
+}
+
 void add_events(const emulator::Scenario& s, const std::vector<emulator::Event>& events, FidelityConfig& c) {
   for (const emulator::Event& e : events) {
-    if (e.kind == emulator::Event::Kind::kSetRate) {
-      c.rate_changes = true;
-    } else if (e.kind == emulator::Event::Kind::kSetStall) {
-      c.stall = c.stall || e.stall_s > 0;
-    } else if (e.kind == emulator::Event::Kind::kFlowStart) {
-      (e.flow.protocol == emulator::Protocol::kTcp ? c.tcp_flow : c.udp_flow) = true;
-      for (const emulator::LinkSpec& link : s.links) {
-        if ((link.from == e.flow.from && link.to == e.flow.to) || (link.from == e.flow.to && link.to == e.flow.from)) {
-          c.preemption = emulator::preemption_name(link.preemption);
-        }
-      }
-    }
+    std::visit(Overloaded{[&](const emulator::SetRate&) { c.rate_changes = true; },
+                          [&](const emulator::SetStall& stall) { c.stall = c.stall || stall.stall_s > 0; },
+                          [&](const emulator::FlowStart& start) { add_flow(s, start.flow, c); },
+                          [](const emulator::FlowStop&) {}},
+               e.action);
   }
 }
 

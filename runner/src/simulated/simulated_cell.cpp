@@ -6,6 +6,7 @@
 #include "contend/common/fd.h"
 #include "contend/common/json.h"
 #include "contend/common/records.h"
+#include "contend/emulator/event_record.h"
 #include "contend/pipeline/exec/worker.h"
 #include "contend/runner/results/throughput.h"
 #include "contend/sim/chrome_trace.h"
@@ -16,7 +17,8 @@ namespace contend::runner {
 // "simulated"), the scenario's rate changes as the player logs them, and the last iteration's trace.
 namespace {
 
-// events/CELL.jsonl of a simulated cell: the scenario's rate changes as the player logs them.
+// events/CELL.jsonl of a simulated cell: the scenario's events as the player logs them, each
+// applied when it was scheduled.
 Result<void> write_simulated_events(const std::string& path, const emulator::Scenario& scenario, double end_s) {
   auto log = JsonLinesWriter::open(path, "contend.events/1", JsonLinesWriter::Mode::kCreate);
   if (!log) {
@@ -33,13 +35,9 @@ Result<void> write_simulated_events(const std::string& path, const emulator::Sce
                                                 {"duration_s", scenario.duration_s},
                                                 {"base_rates_bps", base}}};
   for (const auto& ev : scenario.events) {
-    if (ev.kind == emulator::Event::Kind::kSetRate) {
-      lines.push_back({{"kind", "rate"},
-                       {"scheduled_s", ev.at_s},
-                       {"applied_s", ev.at_s},
-                       {"link", ev.link},
-                       {"rate_bps", ev.rate_bps}});
-    }
+    nlohmann::ordered_json line = emulator::event_record(ev);
+    line["applied_s"] = ev.at_s;  // the simulator applies every event on time
+    lines.push_back(std::move(line));
   }
   lines.push_back({{"kind", "end"}, {"t_s", end_s}});
   for (const auto& line : lines) {

@@ -3,10 +3,69 @@
 #include <algorithm>
 #include <map>
 
+#include "contend/common/overloaded.h"
 #include "contend/emulator/net/htb_params.h"
 
 namespace contend::runner {
 namespace {
+
+// One way of a link, from node `from` to node `to`, as the timeline changes it: its rate, and the
+// background flows sent that way.
+class LinkWay {
+ public:
+  LinkWay(const emulator::LinkSpec& link, std::string from, std::string to)
+      : link_(link), from_(std::move(from)), to_(std::move(to)), rate_(link.rate_bps) {}
+
+  // Whether `action` changes what the workload gets this way (and changes it).
+  bool apply(const emulator::EventAction& action) {
+    return std::visit(Overloaded{[&](const emulator::SetRate& r) {
+                                   if (r.link != link_.name) {
+                                     return false;
+                                   }
+                                   rate_ = r.rate_bps;
+                                   return true;
+                                 },
+                                 [](const emulator::SetStall&) {
+                                   return false;  // a stall holds messages back, not the rate
+                                 },
+                                 [&](const emulator::FlowStart& f) {
+                                   if (!this_way(f.flow)) {
+                                     return false;
+                                   }
+                                   flows_[f.flow.name] = f.flow.rate_bps * f.flow.streams;
+                                   return true;
+                                 },
+                                 [&](const emulator::FlowStop& f) {
+                                   if (!this_way(f.flow)) {
+                                     return false;
+                                   }
+                                   flows_.erase(f.flow.name);
+                                   return true;
+                                 }},
+                      action);
+  }
+
+  // The workload's goodput this way now: the rate less what the flows take under the link's
+  // preemption policy.
+  double goodput() const {
+    double total = 0;
+    bool unpaced = false;
+    for (const auto& [name, bps] : flows_) {
+      total += bps;
+      unpaced = unpaced || bps <= 0;
+    }
+    return kTcpGoodput * emulator::workload_rate_bps(link_, rate_, unpaced ? 0 : total, !flows_.empty());
+  }
+
+ private:
+  bool this_way(const emulator::FlowSpec& f) const { return f.from == from_ && f.to == to_; }
+
+  const emulator::LinkSpec& link_;
+  std::string from_;
+  std::string to_;
+  double rate_;
+  std::map<std::string, double> flows_;  // running this way, by name
+};
 
 // The goodput the pipeline's TCP gets on `link` from node `from` to node `to` over the scenario's
 // clock: its rate as the timeline sets it, less what the background flows sent that way take
@@ -20,33 +79,16 @@ Result<RateTrace> link_goodput(const emulator::Scenario& s, const emulator::Link
       (!forward && link.direction == emulator::Direction::kForward)) {
     return RateTrace::unlimited();
   }
-  double rate = link.rate_bps;
-  std::map<std::string, double> flows;  // running on this link this way, by name
-  const auto on_link = [&](const emulator::FlowSpec& f) { return f.from == from && f.to == to; };
-  const auto current = [&] {
-    double total = 0;
-    bool unpaced = false;
-    for (const auto& [name, bps] : flows) {
-      total += bps;
-      unpaced = unpaced || bps <= 0;
-    }
-    return kTcpGoodput * emulator::workload_rate_bps(link, rate, unpaced ? 0 : total, !flows.empty());
-  };
-  std::vector<RateTrace::Point> points{{0.0, current()}};
+  LinkWay way(link, from, to);
+  std::vector<RateTrace::Point> points{{0.0, way.goodput()}};
   for (const auto& e : s.events) {
-    if (e.kind == emulator::Event::Kind::kSetRate && e.link == link.name) {
-      rate = e.rate_bps;
-    } else if (e.kind == emulator::Event::Kind::kFlowStart && on_link(e.flow)) {
-      flows[e.flow.name] = e.flow.rate_bps * e.flow.streams;
-    } else if (e.kind == emulator::Event::Kind::kFlowStop && on_link(e.flow)) {
-      flows.erase(e.flow.name);
-    } else {
+    if (!way.apply(e.action)) {
       continue;
     }
     if (e.at_s <= points.back().time_s) {
-      points.back().rate_bps = current();
+      points.back().rate_bps = way.goodput();
     } else {
-      points.push_back({e.at_s, current()});
+      points.push_back({e.at_s, way.goodput()});
     }
   }
   return RateTrace::from_points(std::move(points));
@@ -90,14 +132,15 @@ PipelineStalls pipeline_stalls(const emulator::Scenario& s) {
     bool any = false;
     for (const auto* events : {&s.events, &s.iteration_events}) {
       for (const emulator::Event& e : *events) {
-        if (e.kind != emulator::Event::Kind::kSetStall || e.link != link.name) {
+        const auto* stall = std::get_if<emulator::SetStall>(&e.action);
+        if (stall == nullptr || stall->link != link.name) {
           continue;
         }
         any = true;
-        if (e.at_iteration >= 0) {
-          schedule.add_at_iteration(e.at_iteration, e.stall_s);
+        if (stall->at_iteration >= 0) {
+          schedule.add_at_iteration(stall->at_iteration, stall->stall_s);
         } else {
-          schedule.add_at_time(e.at_s, e.stall_s);
+          schedule.add_at_time(e.at_s, stall->stall_s);
         }
       }
     }

@@ -56,13 +56,7 @@ Result<void> PatternCall::set_rate(const JsonReader& where, const std::vector<co
     return ok;
   }
   for (const LinkSpec* l : links) {
-    Event e;
-    e.at_s = t;
-    e.kind = Event::Kind::kSetRate;
-    e.link = l->name;
-    e.rate_bps = rate;
-    e.origin = where.path();
-    out_.push_back(std::move(e));
+    out_.push_back(Event{t, SetRate{l->name, rate}, where.path()});
   }
   return {};
 }
@@ -89,17 +83,9 @@ Result<void> PatternCall::add_flow(const JsonReader& where, double t, const Flow
   if (auto ok = ctx_.budget.take(where, stops ? 2 : 1); !ok) {
     return ok;
   }
-  Event start;
-  start.at_s = t;
-  start.kind = Event::Kind::kFlowStart;
-  start.flow = flow;
-  start.origin = where.path();
-  out_.push_back(start);
+  out_.push_back(Event{t, FlowStart{flow}, where.path()});
   if (stops) {
-    Event stop = start;
-    stop.at_s = t + *duration_s;
-    stop.kind = Event::Kind::kFlowStop;
-    out_.push_back(std::move(stop));
+    out_.push_back(Event{t + *duration_s, FlowStop{flow}, where.path()});
   }
   return {};
 }
@@ -119,14 +105,7 @@ Result<void> PatternCall::set_stall(const JsonReader& where, const std::vector<c
     return ok;
   }
   for (const LinkSpec* l : links) {
-    Event e;
-    e.at_s = iteration < 0 ? t : 0;
-    e.kind = Event::Kind::kSetStall;
-    e.link = l->name;
-    e.stall_s = stall_s;
-    e.at_iteration = iteration;
-    e.origin = where.path();
-    out_.push_back(std::move(e));
+    out_.push_back(Event{iteration < 0 ? t : 0, SetStall{l->name, stall_s, iteration}, where.path()});
   }
   return {};
 }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "contend/common/result.h"
+#include "contend/emulator/scenario/events.h"
 
 namespace contend::emulator {
 
@@ -44,44 +45,6 @@ struct LinkSpec {
   double workload_share = 0.5;  // kSplit only: fraction of the rate kept for the workload
 };
 
-enum class Protocol { kTcp, kUdp };
-
-// A flow's "message_size" (bytes per write) is 1 byte to this; TCP writes at most 256 KiB at
-// once from one reused buffer, UDP at most 1472 bytes per datagram.
-inline constexpr std::uint64_t kMaxMessageBytes = 64u << 20;
-inline constexpr std::uint64_t kDefaultMessageBytes = 128u << 10;
-// A flow's "rate" (its pacing, over all streams), when not "unlimited": the range contend shapes
-// links in (discipline_registry.h).
-inline constexpr double kMinFlowRateBps = 8e3;
-inline constexpr double kMaxFlowRateBps = 4e12;
-
-struct FlowSpec {
-  std::string name;
-  std::string from;
-  std::string to;
-  Protocol protocol = Protocol::kTcp;
-  int streams = 1;
-  double rate_bps = 0;                                 // 0: unlimited (TCP takes what it can)
-  std::string congestion = "cubic";                    // TCP_CONGESTION for TCP flows
-  std::uint64_t message_bytes = kDefaultMessageBytes;  // 1..kMaxMessageBytes
-};
-
-// A stall (kSetStall): every message on the link, in both directions, waits `stall_s` before it
-// is sent, one after another, as PipeMorph injects stragglers before each ncclSend; 0 ends it. The
-// runtime's transport and the simulator apply it (a kernel's qdisc cannot: netem's delay
-// pipelines, a stall serialises), the player logs it.
-struct Event {
-  enum class Kind { kSetRate, kFlowStart, kFlowStop, kSetStall };
-  double at_s = 0;
-  Kind kind = Kind::kSetRate;
-  std::string link;       // kSetRate, kSetStall: the link's name
-  double rate_bps = 0;    // kSetRate
-  double stall_s = 0;     // kSetStall
-  int at_iteration = -1;  // kSetStall from this iteration of the workload on (Scenario::iteration_events)
-  FlowSpec flow;          // flow events
-  std::string origin;     // JSON pointer of the timeline entry that made it, e.g. "/timeline/2"
-};
-
 struct Scenario {
   std::string name;
   std::string description;
@@ -91,8 +54,8 @@ struct Scenario {
   std::vector<std::string> nodes;
   std::vector<LinkSpec> links;
   std::vector<Event> events;  // sorted by at_s (stable: equal times keep file order), all < duration
-  // Stalls indexed by the workload's iteration (PipeMorph's traces), sorted by at_iteration: no
-  // clock plays them; the runtime applies each from its iteration on.
+  // Stalls indexed by the workload's iteration (PipeMorph's traces: SetStall with at_iteration
+  // >= 0), sorted by it: no clock plays them; the runtime applies each from its iteration on.
   std::vector<Event> iteration_events;
 
   const LinkSpec* find_link(const std::string& name) const;
