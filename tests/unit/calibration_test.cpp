@@ -15,6 +15,13 @@ using namespace contend::runner;
 
 namespace {
 
+// `spec` resolved for `w`'s shape, as an experiment resolves its schedules.
+pipeline::ScheduleChoice resolved(const Spec& spec, const Workload& w) {
+  auto choice = pipeline::resolve_schedule(spec, w.stages, w.microbatches);
+  REQUIRE(choice.ok());
+  return *choice;
+}
+
 // The iteration logs of `paths`, read as a run reads a cell's.
 std::vector<IterationLog> logs_of(std::initializer_list<std::string> paths) {
   std::vector<IterationLog> out;
@@ -112,14 +119,14 @@ TEST_CASE("the fitted latency is the one that reproduces the measured throughput
   const PipelineLinks links = chain(2, 1e9);
   Calibration truth;
   truth.runtime = RuntimeModel{sim::RuntimeCosts{0.0002, 0.0003}, 0.0007, 0};
-  const auto measured = simulate_cell(w, kOneFOneB, links, truth.runtime);
+  const auto measured = simulate_cell(w, resolved(kOneFOneB, w), links, truth.runtime);
   REQUIRE(measured.ok());
   const double throughput = *simulated_throughput(*measured, w);
-  const auto ideal = simulate_cell(w, kOneFOneB, links);
+  const auto ideal = simulate_cell(w, resolved(kOneFOneB, w), links);
   CHECK(*simulated_throughput(*ideal, w) > 1.01 * throughput);  // the costs change the prediction
   auto latency = fit_latency(
       [&](double l) -> Result<double> {
-        return simulated_throughput(*simulate_cell(w, kOneFOneB, links, {truth.runtime.costs, l, 0}), w);
+        return simulated_throughput(*simulate_cell(w, resolved(kOneFOneB, w), links, {truth.runtime.costs, l, 0}), w);
       },
       throughput);
   REQUIRE(latency.ok());
@@ -135,16 +142,16 @@ TEST_CASE("a real run's calibration fits one latency over its scenarios and roun
   const ScenarioNetwork fast = chain(2, 2e9);
   const ScenarioNetwork slow = chain(2, 2e8);
   const RuntimeModel truth{sim::RuntimeCosts{0, 0}, 0.0004, 0};
-  const double fast_tp = *simulated_throughput(*simulate_cell(w, kOneFOneB, fast, truth), w);
-  const double slow_tp = *simulated_throughput(*simulate_cell(w, kOneFOneB, slow, truth), w);
+  const double fast_tp = *simulated_throughput(*simulate_cell(w, resolved(kOneFOneB, w), fast, truth), w);
+  const double slow_tp = *simulated_throughput(*simulate_cell(w, resolved(kOneFOneB, w), slow, truth), w);
   const std::string metrics = temp_path("run.jsonl");
   {
     std::ofstream out(metrics);
     out << R"({"rank":0,"iteration":1,"forward_s":0.02,"backward_s":0.04,"send_wait_s":0,"flush_s":0,"sends":4,"step_s":0})"
         << "\n";
   }
-  auto c = calibrate_from_run(w, kOneFOneB, logs_of({metrics}), {{"fast", &fast, fast_tp}, {"slow", &slow, slow_tp}},
-                              std::nullopt, 0.15);
+  auto c = calibrate_from_run(w, resolved(kOneFOneB, w), logs_of({metrics}),
+                              {{"fast", &fast, fast_tp}, {"slow", &slow, slow_tp}}, std::nullopt, 0.15);
   std::remove(metrics.c_str());
   REQUIRE(c.ok());
   CHECK(c->runtime.latency_s == Approx(0.0004).margin(2e-6));
@@ -184,7 +191,7 @@ TEST_CASE("a noisy scenario's latency fit is outvoted by the fit that explains e
   const ScenarioNetwork slow = chain(2, 2e8);
   const RuntimeModel truth{sim::RuntimeCosts{0, 0}, 0.0004, 0};
   const auto at = [&](const ScenarioNetwork& links) {
-    return *simulated_throughput(*simulate_cell(w, kOneFOneB, links, truth), w);
+    return *simulated_throughput(*simulate_cell(w, resolved(kOneFOneB, w), links, truth), w);
   };
   const std::string metrics = temp_path("noisy.jsonl");
   {
@@ -194,7 +201,7 @@ TEST_CASE("a noisy scenario's latency fit is outvoted by the fit that explains e
   }
   // The slow scenario measured 6% under what the true latency gives: its own fit is far larger,
   // and the median of two fits would have taken it.
-  auto c = calibrate_from_run(w, kOneFOneB, logs_of({metrics}),
+  auto c = calibrate_from_run(w, resolved(kOneFOneB, w), logs_of({metrics}),
                               {{"fast", &fast, at(fast)}, {"slow", &slow, 0.94 * at(slow)}});
   std::remove(metrics.c_str());
   REQUIRE(c.ok());
@@ -215,7 +222,7 @@ TEST_CASE(
   const ScenarioNetwork slow = chain(4, 2e8);
   const RuntimeModel truth{sim::RuntimeCosts{0, 0}, 0.0001, 8e9};
   const auto at = [&](const ScenarioNetwork& links, const RuntimeModel& runtime) {
-    return *simulated_throughput(*simulate_cell(w, kOneFOneB, links, runtime), w);
+    return *simulated_throughput(*simulate_cell(w, resolved(kOneFOneB, w), links, runtime), w);
   };
   const std::string metrics = temp_path("line.jsonl");
   {
@@ -223,7 +230,7 @@ TEST_CASE(
     out << R"({"rank":0,"iteration":1,"forward_s":0.04,"backward_s":0.08,"send_wait_s":0,"flush_s":0,"sends":8,"step_s":0})"
         << "\n";
   }
-  auto c = calibrate_from_run(w, kOneFOneB, logs_of({metrics}),
+  auto c = calibrate_from_run(w, resolved(kOneFOneB, w), logs_of({metrics}),
                               {{"fast", &fast, at(fast, truth)}, {"slow", &slow, at(slow, truth)}});
   std::remove(metrics.c_str());
   REQUIRE(c.ok());
@@ -249,7 +256,7 @@ TEST_CASE(
   w.emulated.activation_bytes = 4 << 20;
   const RuntimeModel truth{sim::RuntimeCosts{0.0001, 0.00015}, 0.00015, 20e9};
   const auto throughput = [&](const Workload& work, const ScenarioNetwork& links, const RuntimeModel& runtime) {
-    return *simulated_throughput(*simulate_cell(work, kOneFOneB, links, runtime), work);
+    return *simulated_throughput(*simulate_cell(work, resolved(kOneFOneB, work), links, runtime), work);
   };
   Calibration costs;
   costs.runtime.costs = truth.costs;

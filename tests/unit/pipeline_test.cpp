@@ -130,9 +130,9 @@ TEST_CASE("a rank that fails ends the others with an error naming the peer", "[p
   const auto start = std::chrono::steady_clock::now();
   for (int r = 0; r < 2; ++r) {
     threads.emplace_back([&, r] {
-      auto backends = make_rank_backends(c, *lowered, r);
+      auto backends = make_rank_backends(c, lowered->lowered, r);
       auto transport = hub.transport(r);
-      StageExecutor executor(*lowered, r, backends->stages, *transport, c.executor);
+      StageExecutor executor(lowered->lowered, r, backends->stages, *transport, c.executor);
       results[r] = executor.run_iteration(0);
       if (!results[r]) {
         hub.fail_rank(r, "rank " + std::to_string(r) + " failed");
@@ -165,9 +165,9 @@ TEST_CASE("a rank's trace keeps its last whole iterations within the cap", "[pip
   std::vector<std::thread> threads;
   for (int r = 0; r < 2; ++r) {
     threads.emplace_back([&, r] {
-      auto backends = make_rank_backends(c, *lowered, r);
+      auto backends = make_rank_backends(c, lowered->lowered, r);
       auto transport = hub.transport(r);
-      StageExecutor executor(*lowered, r, backends->stages, *transport, c.executor);
+      StageExecutor executor(lowered->lowered, r, backends->stages, *transport, c.executor);
       for (int it = 0; it < 10; ++it) {
         ran[r] = ran[r] && executor.run_iteration(it).ok();
       }
@@ -180,7 +180,7 @@ TEST_CASE("a rank's trace keeps its last whole iterations within the cap", "[pip
   }
   for (int r = 0; r < 2; ++r) {
     REQUIRE(ran[r]);
-    CHECK(kept[r] == 3 * lowered->ranks[r].size());  // three whole iterations fit in 50
+    CHECK(kept[r] == 3 * lowered->lowered.ranks[r].size());  // three whole iterations fit in 50
     CHECK(from[r] == 7);
   }
 }
@@ -191,9 +191,9 @@ TEST_CASE("a receive that never comes times out naming what it waited for", "[pi
   c.executor.timeout = std::chrono::milliseconds(200);
   InProcHub hub(2);
   auto lowered = runtime_schedule(c);
-  auto backends = make_rank_backends(c, *lowered, 1);
+  auto backends = make_rank_backends(c, lowered->lowered, 1);
   auto transport = hub.transport(1);
-  StageExecutor executor(*lowered, 1, backends->stages, *transport, c.executor);
+  StageExecutor executor(lowered->lowered, 1, backends->stages, *transport, c.executor);
   auto m = executor.run_iteration(0);
   REQUIRE_FALSE(m.ok());
   CHECK(m.error().code == Errc::kTimeout);
@@ -285,7 +285,7 @@ TEST_CASE("tensors completed on the sending thread train as complete ones, in pr
     std::vector<std::thread> threads;
     for (int r = 0; r < 2; ++r) {
       threads.emplace_back([&, r] {
-        auto inner = make_rank_backends(c, *runtime_schedule(c), r);
+        auto inner = make_rank_backends(c, runtime_schedule(c)->lowered, r);
         Deferred backend(std::move(inner->owned.front()), completed);
         std::unique_ptr<Transport> transport;
         if (tcp) {

@@ -574,3 +574,28 @@ TEST_CASE(
     CHECK(chosen.size() == 1);
   }
 }
+
+TEST_CASE("a schedule or policy resolved once answers what every consumer asks of it", "[policy]") {
+  const auto resolve = [](const std::string& text, int ranks, int microbatches) {
+    return resolve_schedule(parse_schedule_or_policy(text).value(), ranks, microbatches);
+  };
+  auto fixed = resolve("kfkb:k=2", 4, 8);
+  REQUIRE(fixed.ok());
+  CHECK_FALSE(fixed->policy);
+  CHECK(fixed->first.str() == "kfkb:k=2");
+  CHECK(fixed->lowered.num_ranks == 4);
+  CHECK(fixed->lowered.peers_of(0) == std::vector<int>{1});
+  auto looped = resolve("adaptive:chunks=2,kmin=4", kP, kM);
+  REQUIRE(looped.ok());
+  CHECK(looped->policy);
+  CHECK(looped->probes_links);
+  CHECK_FALSE(looped->reads_truth);
+  CHECK(looped->first.str() == "interleaved:v=2,group=4");
+  CHECK(looped->lowered.num_stages == 2 * kP);  // its placement: the last rank sends to the first
+  auto oracle = resolve("oracle", 4, 8);
+  REQUIRE(oracle.ok());
+  CHECK(oracle->reads_truth);
+  CHECK_FALSE(resolve("fixed:k=9", 4, 8).ok());        // k past the micro-batches
+  CHECK_FALSE(resolve("kfkb:k=2", 0, 8).ok());         // no ranks
+  CHECK_FALSE(resolve("interleaved:v=2", 4, 3).ok());  // a group smaller than the ranks
+}

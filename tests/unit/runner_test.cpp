@@ -18,6 +18,13 @@ using namespace contend;
 using namespace contend::runner;
 
 namespace {
+
+// `spec` resolved for `w`'s shape, as an experiment resolves its schedules.
+pipeline::ScheduleChoice resolved(const Spec& spec, const Workload& w) {
+  auto choice = pipeline::resolve_schedule(spec, w.stages, w.microbatches);
+  REQUIRE(choice.ok());
+  return *choice;
+}
 // Two emulated stages whose 1 MiB tensors weigh more than their compute on a shaped link.
 Workload two_stages() {
   Workload w;
@@ -183,7 +190,7 @@ TEST_CASE("a background flow takes from its own direction of a link only: each e
   const Workload w = two_stages();
   const Spec one_f_one_b = pipeline::parse_schedule_or_policy("1f1b").value();
   const auto throughput = [&](const ScenarioNetwork& n) {
-    return *simulated_throughput(*simulate_cell(w, one_f_one_b, n), w);
+    return *simulated_throughput(*simulate_cell(w, resolved(one_f_one_b, w), n), w);
   };
   const ScenarioNetwork fast(PipelineLinks{{{0, 1}, RateTrace::constant(kTcpGoodput * 1e9)}});
   const ScenarioNetwork slow(PipelineLinks{{{0, 1}, RateTrace::constant(kTcpGoodput * 400e6)}});
@@ -215,12 +222,13 @@ TEST_CASE("a link shaped one way only leaves the other way to the unshaped path"
   runtime.line_bps = 10e9;
   const Spec one_f_one_b = pipeline::parse_schedule_or_policy("1f1b").value();
   const auto throughput = [&](const emulator::Scenario& s) {
-    return *simulated_throughput(*simulate_cell(w, one_f_one_b, *scenario_network(s), runtime), w);
+    return *simulated_throughput(*simulate_cell(w, resolved(one_f_one_b, w), *scenario_network(s), runtime), w);
   };
   CHECK(throughput(*forward) > 1.05 * throughput(*both));  // 1.10 here: the ways overlap
   CHECK(throughput(*backward) == Approx(throughput(*forward)).epsilon(0.05));
   const ScenarioNetwork line(PipelineLinks{{{0, 1}, RateTrace::constant(runtime.line_bps)}});
-  CHECK(throughput(*forward) < 0.9 * *simulated_throughput(*simulate_cell(w, one_f_one_b, line, runtime), w));
+  CHECK(throughput(*forward) <
+        0.9 * *simulated_throughput(*simulate_cell(w, resolved(one_f_one_b, w), line, runtime), w));
 }
 
 TEST_CASE("simulated cells follow the clock: a step slows 1F1B and adaptive moves k", "[runner]") {
@@ -234,10 +242,10 @@ TEST_CASE("simulated cells follow the clock: a step slows 1F1B and adaptive move
   // A cell whose first iteration starts late (a real cell's start-up) meets the step sooner.
   RuntimeModel late;
   late.start_s = 4.5;
-  auto late_cell = simulate_cell(w, spec("1f1b"), links, late);
+  auto late_cell = simulate_cell(w, resolved(spec("1f1b"), w), links, late);
   REQUIRE(late_cell.ok());
   CHECK(late_cell->iterations.front().start_s == 4.5);
-  auto one_cell = simulate_cell(w, spec("1f1b"), links);
+  auto one_cell = simulate_cell(w, resolved(spec("1f1b"), w), links);
   REQUIRE(one_cell.ok());
   CHECK(late_cell->iterations.at(2).iteration_s > 1.2 * one_cell->iterations.at(2).iteration_s);
   const auto* one = &one_cell->iterations;
@@ -246,7 +254,7 @@ TEST_CASE("simulated cells follow the clock: a step slows 1F1B and adaptive move
   REQUIRE(one->size() == 20);
   CHECK((*one)[1].start_s == Approx((*one)[0].iteration_s));
   CHECK(one->back().iteration_s > 1.1 * one->front().iteration_s);
-  auto adaptive_cell = simulate_cell(w, spec("adaptive:knobs=k"), links);
+  auto adaptive_cell = simulate_cell(w, resolved(spec("adaptive:knobs=k"), w), links);
   REQUIRE(adaptive_cell.ok());
   const auto* adaptive = &adaptive_cell->iterations;
   CHECK(adaptive->front().k == 1);
@@ -254,20 +262,20 @@ TEST_CASE("simulated cells follow the clock: a step slows 1F1B and adaptive move
   CHECK(adaptive->back().iteration_s < one->back().iteration_s);
   // The joint policy starts on zero bubble (fast links: no bubble at 1F1B's memory) and leaves it
   // after the step (grouping or slack, whichever is leaner at the same speed).
-  auto joint_cell = simulate_cell(w, spec("adaptive"), links);
+  auto joint_cell = simulate_cell(w, resolved(spec("adaptive"), w), links);
   REQUIRE(joint_cell.ok());
   CHECK(joint_cell->iterations.front().decision->schedule.str() == "zb");
   CHECK(joint_cell->iterations.back().decision->schedule.str() != "zb");
   CHECK(joint_cell->iterations.back().iteration_s <= 1.01 * adaptive->back().iteration_s);
-  auto oracle_cell = simulate_cell(w, spec("oracle"), links);
+  auto oracle_cell = simulate_cell(w, resolved(spec("oracle"), w), links);
   REQUIRE(oracle_cell.ok());
   const auto* oracle = &oracle_cell->iterations;
   CHECK(oracle->back().decision->link_bps[0] == Approx(95.6e6));
   // A looped schedule's ring (rank 3 to rank 0): over the link joining them when there is one
   // (its rate counts), else unlimited (the switch).
-  auto without = simulate_cell(w, spec("interleaved:v=2"), links);
+  auto without = simulate_cell(w, resolved(spec("interleaved:v=2"), w), links);
   links.insert_or_assign({0, 3}, *RateTrace::from_points({{0, 9.56e6}}));
-  auto slow_ring = simulate_cell(w, spec("interleaved:v=2"), links);
+  auto slow_ring = simulate_cell(w, resolved(spec("interleaved:v=2"), w), links);
   REQUIRE(without.ok());
   REQUIRE(slow_ring.ok());
   CHECK(slow_ring->iterations.front().iteration_s > 2 * without->iterations.front().iteration_s);
@@ -284,7 +292,7 @@ TEST_CASE("a drop inside an iteration shrinks the shaper's bucket with the rate,
     for (int r = 0; r < 3; ++r) {
       links.insert_or_assign({r, r + 1}, rate);
     }
-    auto cell = simulate_cell(w, pipeline::parse_schedule_or_policy("1f1b").value(), links);
+    auto cell = simulate_cell(w, resolved(pipeline::parse_schedule_or_policy("1f1b").value(), w), links);
     REQUIRE(cell.ok());
     return cell->iterations.front().iteration_s;
   };
@@ -474,7 +482,7 @@ TEST_CASE("on periodic preemption adaptive switches ahead of the drop it predict
     periodic.insert_or_assign({r, r + 1}, *RateTrace::from_points(points));
   }
   const auto spec = [](const char* text) { return pipeline::parse_schedule_or_policy(text).value(); };
-  auto cell = simulate_cell(w, spec("adaptive"), periodic);
+  auto cell = simulate_cell(w, resolved(spec("adaptive"), w), periodic);
   REQUIRE(cell.ok());
   int ahead = 0;  // switched on a prediction while the last measurement still saw the fast link
   int predicted = 0;
@@ -487,7 +495,7 @@ TEST_CASE("on periodic preemption adaptive switches ahead of the drop it predict
   }
   CHECK(predicted > 40);
   CHECK(ahead > 0);
-  auto off = simulate_cell(w, spec("adaptive:predict=off"), periodic);
+  auto off = simulate_cell(w, resolved(spec("adaptive:predict=off"), w), periodic);
   REQUIRE(off.ok());
   for (const SimIteration& it : off->iterations) {
     CHECK_FALSE(it.decision->predicted);
@@ -504,7 +512,7 @@ TEST_CASE("on periodic preemption adaptive switches ahead of the drop it predict
   for (int r = 0; r < 3; ++r) {
     noisy.insert_or_assign({r, r + 1}, *RateTrace::from_points(random));
   }
-  auto reacting = simulate_cell(w, spec("adaptive"), noisy);
+  auto reacting = simulate_cell(w, resolved(spec("adaptive"), w), noisy);
   REQUIRE(reacting.ok());
   for (const SimIteration& it : reacting->iterations) {
     CHECK_FALSE(it.decision->predicted);

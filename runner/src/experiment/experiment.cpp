@@ -10,7 +10,7 @@
 #include "contend/pipeline/policy/policy.h"
 #include "contend/schedule/registry.h"
 #include "contend/schedule/validation.h"
-#include "experiment/pipeline_spec.h"
+#include "experiment/schedules.h"
 
 #include <tuple>
 
@@ -242,11 +242,14 @@ Result<Experiment> parse_experiment(const std::string& text, const std::string& 
       return workload.error();
     }
     e.workload = *workload;
-    for (const auto& part : {parse_scenarios, parse_schedules}) {
-      if (auto ok = part(r, e); !ok) {
-        return ok.error();
-      }
+    if (auto ok = parse_scenarios(r, e); !ok) {
+      return ok.error();
     }
+    auto schedules = parse_schedules(r, e.workload);
+    if (!schedules) {
+      return schedules.error();
+    }
+    e.schedules = std::move(*schedules);
   }
   for (const auto& part : {check_cell_names, parse_baseline, parse_measure}) {
     if (auto ok = part(r, e); !ok) {
@@ -254,6 +257,12 @@ Result<Experiment> parse_experiment(const std::string& text, const std::string& 
     }
   }
   return e;
+}
+
+const pipeline::ScheduleChoice& schedule_of(const Experiment& e, const Cell& cell) {
+  CONTEND_CHECK(cell.entry >= 0 && cell.entry < static_cast<int>(e.schedules.size()),
+                "schedule_of: cell " + cell.id + " runs no schedule of its experiment");
+  return e.schedules[static_cast<std::size_t>(cell.entry)].schedule;
 }
 
 Result<Experiment> load_experiment(const std::string& path) {
@@ -267,8 +276,10 @@ Result<Experiment> load_experiment(const std::string& path) {
 std::vector<Cell> expand(const Experiment& e) {
   // The second axis: the schedules, or a command job's variants (a schedule-less cell each).
   std::vector<Cell> axis;
-  for (const ScheduleEntry& entry : e.schedules) {
-    axis.push_back({0, entry.schedule, 0, "", entry.transport.value_or(e.workload.transport), entry.name});
+  for (std::size_t i = 0; i < e.schedules.size(); ++i) {
+    const ScheduleEntry& entry = e.schedules[i];
+    axis.push_back({0, entry.schedule.spec, 0, "", entry.transport.value_or(e.workload.transport), entry.name, -1,
+                    static_cast<int>(i)});
   }
   for (std::size_t v = 0; e.job && v < e.job->variants.size(); ++v) {
     axis.push_back({0, Spec(), 0, "", e.workload.transport, e.job->variants[v].name, static_cast<int>(v)});

@@ -71,7 +71,7 @@ bool transport_environment(const Spec& transport) {
 
 // The variables of a cell of contend's own pipeline: the workers' options.
 Result<nlohmann::json> pipeline_vars(const Experiment& e, const Cell& cell, const CellFiles& files) {
-  if (pipeline::reads_truth(cell.schedule)) {
+  if (schedule_of(e, cell).reads_truth) {
     return make_error(Errc::kUnsupported,
                       "the oracle reads the player's clock, which is one host's: single-host runs only");
   }

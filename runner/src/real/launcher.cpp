@@ -175,11 +175,7 @@ class PipelineCell : public NamespaceCell {
     for (const RankEnd& end : *ends) {
       addresses_.push_back(end.address);
     }
-    auto pairs = exchange_pairs(e_, cell_.scenario, cell_.schedule);
-    if (!pairs) {
-      return pairs.error();
-    }
-    reach_ = reach_options(*pairs, plan, o_.port);
+    reach_ = reach_options(exchange_pairs(e_.scenarios[cell_.scenario], schedule_of(e_, cell_)), plan, o_.port);
     return {};
   }
 

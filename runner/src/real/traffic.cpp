@@ -35,16 +35,11 @@ std::string address_for(const emulator::TopologyPlan& plan, const std::string& n
 
 }  // namespace
 
-Result<std::vector<RankPair>> exchange_pairs(const Experiment& e, int scenario, const Spec& schedule) {
-  auto made = schedule::make_schedule(pipeline::first_schedule(schedule, e.workload.stages, e.workload.microbatches),
-                                      e.workload.stages, e.workload.microbatches);
-  if (!made) {
-    return made.error();
-  }
-  const emulator::Scenario& s = e.scenarios[scenario];
+std::vector<RankPair> exchange_pairs(const emulator::Scenario& s, const pipeline::ScheduleChoice& schedule) {
+  const schedule::Schedule& placed = schedule.lowered;
   std::vector<RankPair> out;
-  for (int a = 0; a < made->num_ranks; ++a) {
-    for (int b : made->peers_of(a)) {
+  for (int a = 0; a < placed.num_ranks; ++a) {
+    for (int b : placed.peers_of(a)) {
       if (b > a) {
         const emulator::LinkSpec* link = link_between(s, s.nodes[a], s.nodes[b]);
         out.push_back({a, b, link != nullptr ? link->name : ""});
@@ -58,9 +53,8 @@ std::vector<std::string> unshaped_traffic(const Experiment& e) {
   std::vector<std::string> out;
   for (int sc = 0; sc < static_cast<int>(e.scenarios.size()); ++sc) {
     for (const ScheduleEntry& entry : e.schedules) {
-      const Spec& schedule = entry.schedule;
-      auto pairs = exchange_pairs(e, sc, schedule);
-      for (const RankPair& p : pairs ? *pairs : std::vector<RankPair>{}) {
+      const Spec& schedule = entry.schedule.spec;
+      for (const RankPair& p : exchange_pairs(e.scenarios[sc], entry.schedule)) {
         if (p.link.empty()) {
           const auto& nodes = e.scenarios[sc].nodes;
           out.push_back("scenario " + e.scenarios[sc].name + ", " + schedule.str() + ": ranks " + std::to_string(p.a) +

@@ -7,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "contend/common/result.h"
 #include "contend/emulator/net/topology.h"
 #include "contend/runner/experiment/experiment.h"
 
@@ -19,10 +18,9 @@ struct RankPair {
   std::string link;  // the scenario link joining their nodes; "" when none does
 };
 
-// The pairs of ranks whose stages exchange tensors under `schedule` on `scenario` (a policy: the
-// placement of its first schedule, which all its choices share). Errors: the schedule does not
-// build for the workload.
-Result<std::vector<RankPair>> exchange_pairs(const Experiment& e, int scenario, const Spec& schedule);
+// The pairs of ranks whose stages exchange tensors under `schedule` on `s` (a policy: the
+// placement of its first schedule, which all its choices share).
+std::vector<RankPair> exchange_pairs(const emulator::Scenario& s, const pipeline::ScheduleChoice& schedule);
 
 // One sentence for each (scenario, schedule, pair) of `e` that no scenario link joins.
 std::vector<std::string> unshaped_traffic(const Experiment& e);

@@ -81,7 +81,7 @@ bool needs_truth(const Experiment& e, int scenario) {
   }
   return e.scenarios[scenario].has_stalls() ||
          std::any_of(e.schedules.begin(), e.schedules.end(),
-                     [](const ScheduleEntry& s) { return pipeline::reads_truth(s.schedule); });
+                     [](const ScheduleEntry& s) { return s.schedule.reads_truth; });
 }
 
 // What the report needs to know of the experiment beyond the cells.
@@ -116,7 +116,7 @@ void describe_experiment(nlohmann::ordered_json& doc, const Experiment& e) {
   doc["scenarios"] = scenarios;
   nlohmann::ordered_json schedules = nlohmann::ordered_json::object();
   for (const ScheduleEntry& entry : e.schedules) {
-    schedules[entry.name] = {{"schedule", entry.schedule.str()},
+    schedules[entry.name] = {{"schedule", entry.schedule.spec.str()},
                              {"transport", entry.transport.value_or(w.transport).str()}};
   }
   doc["schedules"] = schedules;
@@ -186,10 +186,10 @@ Summary summary_of(const Experiment& e, const std::vector<Cell>& cells, const st
                    const std::string& mode) {
   std::vector<std::pair<std::string, std::string>> order;
   std::map<std::pair<std::string, std::string>, std::vector<double>> throughput;
-  std::map<std::string, const Spec*> specs;
+  std::map<std::string, bool> oracle;  // by the schedule's name
   for (const auto& cell : cells) {
     const auto key = std::pair{e.scenarios[cell.scenario].name, cell.name};
-    specs[key.second] = &cell.schedule;
+    oracle[key.second] = !e.job && schedule_of(e, cell).reads_truth;
     if (cell.repetition == 0) {
       order.push_back(key);
     }
@@ -203,7 +203,7 @@ Summary summary_of(const Experiment& e, const std::vector<Cell>& cells, const st
     s.compare_throughput = true;
   }
   for (CellSummary& c : s.cells) {
-    if (!e.job && pipeline::reads_truth(*specs[c.schedule])) {
+    if (oracle[c.schedule]) {
       c.note =
           "oracle: reads the scenario's ground truth; a reference for comparison (not a bound on a real run), not a "
           "real scheduler";

@@ -50,8 +50,9 @@ Result<double> simulated_throughput(const SimCell& cell, const Workload& w,
   return iterations_throughput(rank0, w, window, 0, "the simulated cell");
 }
 
-Result<double> simulated_at(const Workload& w, const Calibration& c, const Spec& schedule, const ScenarioNetwork& links,
-                            double latency_s, const std::optional<MeasureWindow>& window) {
+Result<double> simulated_at(const Workload& w, const Calibration& c, const pipeline::ScheduleChoice& schedule,
+                            const ScenarioNetwork& links, double latency_s,
+                            const std::optional<MeasureWindow>& window) {
   const Workload calibrated = calibrated_workload(w, c);
   RuntimeModel runtime = c.runtime;
   runtime.latency_s = latency_s;
@@ -62,8 +63,8 @@ Result<double> simulated_at(const Workload& w, const Calibration& c, const Spec&
   return simulated_throughput(*run, calibrated, window);
 }
 
-Result<double> fit_cell(const Workload& w, const Calibration& c, const Spec& schedule, const ScenarioNetwork& links,
-                        double measured, const std::optional<MeasureWindow>& window) {
+Result<double> fit_cell(const Workload& w, const Calibration& c, const pipeline::ScheduleChoice& schedule,
+                        const ScenarioNetwork& links, double measured, const std::optional<MeasureWindow>& window) {
   return fit_latency([&](double l) { return simulated_at(w, c, schedule, links, l, window); }, measured);
 }
 
@@ -79,7 +80,7 @@ struct ScenarioFit {
 
 // Of the latencies fitted per scenario under `c`'s costs and line rate, the one that explains
 // every scenario best: the least error. A noisy scenario's fit is outvoted rather than averaged in.
-Result<ScenarioFit> fit_scenarios(const Workload& w, const Calibration& c, const Spec& baseline,
+Result<ScenarioFit> fit_scenarios(const Workload& w, const Calibration& c, const pipeline::ScheduleChoice& baseline,
                                   const std::vector<MeasuredScenario>& medians,
                                   const std::optional<MeasureWindow>& window) {
   ScenarioFit best;
@@ -128,7 +129,7 @@ constexpr double kBetterFit = 1e-5;
 
 }  // namespace
 
-Result<Calibration> calibrate_from_run(const Workload& w, const Spec& baseline,
+Result<Calibration> calibrate_from_run(const Workload& w, const pipeline::ScheduleChoice& baseline,
                                        const std::vector<IterationLog>& metrics,
                                        const std::vector<MeasuredScenario>& medians,
                                        const std::optional<MeasureWindow>& window, double start_s) {
@@ -138,7 +139,7 @@ Result<Calibration> calibrate_from_run(const Workload& w, const Spec& baseline,
   }
   c->runtime.start_s = start_s;
   if (medians.empty()) {
-    return make_error(Errc::kInvalidArgument, "no finished cell of " + baseline.str() + " to fit the latency on");
+    return make_error(Errc::kInvalidArgument, "no finished cell of " + baseline.spec.str() + " to fit the latency on");
   }
   ScenarioFit best;
   for (const double line : candidate_line_rates()) {
@@ -154,8 +155,9 @@ Result<Calibration> calibrate_from_run(const Workload& w, const Spec& baseline,
     }
   }
   c->runtime.latency_s = best.latency_s;
-  c->source = "recorded by a real run: costs from " + std::to_string(metrics.size()) + " cells of " + baseline.str() +
-              ", latency the fit per scenario (" + best.fitted + ") that explains all of them best, " +
+  c->source = "recorded by a real run: costs from " + std::to_string(metrics.size()) + " cells of " +
+              baseline.spec.str() + ", latency the fit per scenario (" + best.fitted +
+              ") that explains all of them best, " +
               (c->runtime.line_bps > 0 ? "at the line rate that does (" + format_rate(c->runtime.line_bps) + ")"
                                        : "with no line rate");
   return c;

@@ -114,7 +114,7 @@ Result<void> configure(FidelityCell& cell, const std::string& folder, std::map<s
     return make_error(Errc::kInvalidArgument, "a fidelity cell names " + cell.scenario + " / " + cell.schedule +
                                                   ", which " + cell.experiment + " does not run");
   }
-  cell.config = fidelity_config(e.workload, *scenario, entry->name, pipeline::is_policy(entry->schedule));
+  cell.config = fidelity_config(e.workload, *scenario, entry->name, entry->schedule.policy);
   return {};
 }
 
@@ -235,7 +235,7 @@ std::string fidelity_note(const FidelityTable& t, const Experiment& e, const std
                     calibration + (calibration == "ideal" ? "" : " calibration") + "; " + t.measured + ")\n";
   for (const emulator::Scenario& s : e.scenarios) {
     for (const ScheduleEntry& entry : e.schedules) {
-      const FidelityConfig mine = fidelity_config(e.workload, s, entry.name, pipeline::is_policy(entry.schedule));
+      const FidelityConfig mine = fidelity_config(e.workload, s, entry.name, entry.schedule.policy);
       const FidelityCell* near = nearest_cell(t, mine);
       if (near == nullptr) {
         return out + "  (no measured cell)\n";

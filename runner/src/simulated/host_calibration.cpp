@@ -71,9 +71,13 @@ Result<LoopbackProbe> probe_loopback(const Experiment& e, std::uint64_t activati
 }  // namespace
 
 Result<Calibration> fit_loopback(const LoopbackProbe& small, const LoopbackProbe& full) {
-  const Spec one_f_one_b = pipeline::parse_schedule_or_policy("1f1b").value();
   const int stages = full.workload.stages;
-  auto latency = fit_cell(small.workload, small.costs, one_f_one_b, loopback_links(stages, kUnlimitedBps),
+  auto one_f_one_b = pipeline::resolve_schedule(pipeline::parse_schedule_or_policy("1f1b").value(), stages,
+                                                full.workload.microbatches);
+  if (!one_f_one_b) {
+    return one_f_one_b.error();
+  }
+  auto latency = fit_cell(small.workload, small.costs, *one_f_one_b, loopback_links(stages, kUnlimitedBps),
                           small.throughput, std::nullopt);
   if (!latency) {
     return latency.error();
@@ -84,7 +88,7 @@ Result<Calibration> fit_loopback(const LoopbackProbe& small, const LoopbackProbe
       [&](double bps) {
         Calibration at = c;
         at.runtime.line_bps = bps;
-        return simulated_at(full.workload, at, one_f_one_b, loopback_links(stages, bps), *latency, std::nullopt);
+        return simulated_at(full.workload, at, *one_f_one_b, loopback_links(stages, bps), *latency, std::nullopt);
       },
       full.throughput);
   if (!line) {

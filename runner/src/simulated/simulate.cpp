@@ -197,12 +197,12 @@ struct SimRunner {
   std::vector<pipeline::StageReport> reports;  // what the policy decides the next iteration on
 };
 
-Result<SimRunner> sim_runner(const Workload& w, const Spec& schedule, const schedule::Schedule& first,
+Result<SimRunner> sim_runner(const Workload& w, const pipeline::ScheduleChoice& choice,
                              const std::vector<RateTrace>& links, const std::vector<RateTrace>& back,
                              const std::vector<StallSchedule>& stalls, double& now, const RuntimeModel& runtime) {
   SimRunner out;
-  if (!pipeline::is_policy(schedule)) {
-    out.fixed = schedule::lower(first);
+  if (!choice.policy) {
+    out.fixed = choice.lowered;
     return out;
   }
   const std::function<double()> clock = [&now] { return now; };
@@ -212,12 +212,12 @@ Result<SimRunner> sim_runner(const Workload& w, const Spec& schedule, const sche
                                         clock,
                                         known_stages(w, runtime.costs),
                                         pipeline::send_options_of(w.transport)};
-  auto made = pipeline::make_policy(schedule, context);
+  auto made = pipeline::make_policy(choice.spec, context);
   if (!made) {
     return made.error();
   }
   out.policy = std::move(*made);
-  if (pipeline::probes_links(schedule)) {
+  if (choice.probes_links) {
     out.reports = probe_reports(w, links, back, stalls, now, runtime.costs);
   }
   return out;
@@ -225,17 +225,12 @@ Result<SimRunner> sim_runner(const Workload& w, const Spec& schedule, const sche
 
 }  // namespace
 
-Result<SimCell> simulate_cell(const Workload& w, const Spec& schedule, const ScenarioNetwork& net,
+Result<SimCell> simulate_cell(const Workload& w, const pipeline::ScheduleChoice& choice, const ScenarioNetwork& net,
                               const RuntimeModel& runtime) {
   auto links = chain_of(net.links, w.stages);  // the oracle's truth and what ranks time in band
   auto back = chain_of(back_links(net), w.stages);
   if (!links || !back) {
     return !links ? links.error() : back.error();
-  }
-  auto first =
-      schedule::make_schedule(pipeline::first_schedule(schedule, w.stages, w.microbatches), w.stages, w.microbatches);
-  if (!first) {
-    return first.error();
   }
   std::vector<StallSchedule> stalls;  // the chain's, as its senders time them
   for (int r = 0; r + 1 < w.stages; ++r) {
@@ -243,14 +238,14 @@ Result<SimCell> simulate_cell(const Workload& w, const Spec& schedule, const Sce
     stalls.push_back(it == net.stalls.end() ? StallSchedule{} : it->second);
   }
   double now = runtime.start_s;
-  auto runner = sim_runner(w, schedule, *first, *links, *back, stalls, now, runtime);
+  auto runner = sim_runner(w, choice, *links, *back, stalls, now, runtime);
   if (!runner) {
     return runner.error();
   }
   schedule::LoweredCache cache(w.stages, w.microbatches);
   SimCell out;
   for (int it = 0; it < w.warmup + w.iterations; ++it) {
-    SimIteration row{it, schedule::group_size(schedule, w.microbatches), now, 0, 0, 0, std::nullopt};
+    SimIteration row{it, schedule::group_size(choice.spec, w.microbatches), now, 0, 0, 0, std::nullopt};
     const schedule::Schedule* run = runner->fixed ? &*runner->fixed : nullptr;
     if (runner->policy) {
       auto d = runner->policy->decide(it, runner->reports);
@@ -261,7 +256,7 @@ Result<SimCell> simulate_cell(const Workload& w, const Spec& schedule, const Sce
       run = &cache.get(d->schedule);
       row.decision = std::move(*d);
     }
-    sim::SimConfig config = iteration_config(w, net, now, it, first->num_stages, runtime);
+    sim::SimConfig config = iteration_config(w, net, now, it, choice.lowered.num_stages, runtime);
     config.record_trace = it + 1 == w.warmup + w.iterations;
     auto result = sim::simulate(*run, config);
     if (!result) {

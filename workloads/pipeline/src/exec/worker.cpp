@@ -23,38 +23,24 @@ RunConfig::RunConfig() {
   workload.emulated = EmulatedCompute{};
 }
 
-Result<schedule::Schedule> runtime_schedule(const RunConfig& c) {
-  if (auto ok = schedule::check_shape(c.workload.stages, c.workload.microbatches); !ok) {
-    return ok.error();
-  }
+Result<ScheduleChoice> runtime_schedule(const RunConfig& c) {
   if (c.workload.emulated.activation_bytes > kMaxActivationBytes) {
     return make_error(Errc::kInvalidArgument, "emulated activation of " +
                                                   format_size(c.workload.emulated.activation_bytes) + ": at most " +
                                                   format_size(kMaxActivationBytes));
   }
-  if (is_policy(c.schedule)) {
-    // Checked on every rank; made at rank 0 alone (run_rank), with the oracle's truth there.
-    if (auto ok = check_policy(c.schedule, c.workload.stages, c.workload.microbatches); !ok) {
-      return ok.error();
-    }
-  }
-  auto made = schedule::make_schedule(first_schedule(c.schedule, c.workload.stages, c.workload.microbatches),
-                                      c.workload.stages, c.workload.microbatches);
-  if (!made) {
-    return made.error();
-  }
-  auto lowered = schedule::lower(*made);
-  if (auto ok = schedule::validate(lowered); !ok) {
-    return ok.error();
+  auto choice = resolve_schedule(c.schedule, c.workload.stages, c.workload.microbatches);
+  if (!choice) {
+    return choice.error();
   }
   CONTEND_CHECK(backends().find(c.workload.backend) != nullptr,
                 "runtime_schedule: not a backend spec: " + c.workload.backend.str());
   if (c.workload.uses_model() || c.profile) {
-    if (auto ok = validate_model(c.workload.model, lowered.num_stages); !ok) {
+    if (auto ok = validate_model(c.workload.model, choice->lowered.num_stages); !ok) {
       return ok.error();
     }
   }
-  return lowered;
+  return choice;
 }
 
 Result<RankBackends> make_rank_backends(const RunConfig& c, const schedule::Schedule& lowered, int rank) {
@@ -130,9 +116,9 @@ namespace {
 
 // A policy's coordinator, for every rank of a run whose schedule is a policy (made at rank 0
 // alone); nothing for a static schedule.
-Result<std::optional<Coordinator>> coordinator_of(const RunConfig& config, int rank, Transport& transport,
-                                                  std::chrono::milliseconds timeout) {
-  if (!is_policy(config.schedule)) {
+Result<std::optional<Coordinator>> coordinator_of(const RunConfig& config, const ScheduleChoice& choice, int rank,
+                                                  Transport& transport, std::chrono::milliseconds timeout) {
+  if (!choice.policy) {
     return std::optional<Coordinator>();
   }
   const std::vector<StageMeasurement> prior = known_stages(config);
@@ -149,7 +135,7 @@ Result<std::optional<Coordinator>> coordinator_of(const RunConfig& config, int r
     }
     policy = std::move(*made);
   }
-  const bool probe = probes_links(config.schedule) && !prior.empty();
+  const bool probe = choice.probes_links && !prior.empty();
   std::optional<Coordinator> out;
   out.emplace(rank, config.workload.stages, transport, std::move(policy), timeout,
               probe ? probe_frame_bytes(config.workload.emulated.activation_bytes) : 0);
@@ -158,14 +144,13 @@ Result<std::optional<Coordinator>> coordinator_of(const RunConfig& config, int r
 
 }  // namespace
 
-Result<void> run_rank(const RunConfig& config, const schedule::Schedule& lowered, int rank,
-                      const StageBackends& backends, Transport& transport,
-                      const std::function<void(const IterationMetrics&)>& on_iteration,
+Result<void> run_rank(const RunConfig& config, const ScheduleChoice& choice, int rank, const StageBackends& backends,
+                      Transport& transport, const std::function<void(const IterationMetrics&)>& on_iteration,
                       std::vector<sim::TraceEvent>* trace) {
   ExecutorOptions options = config.executor;
   options.record_trace = options.record_trace || trace != nullptr;
-  StageExecutor executor(lowered, rank, backends, transport, options);
-  auto coordinator = coordinator_of(config, rank, transport, options.timeout);
+  StageExecutor executor(choice.lowered, rank, backends, transport, options);
+  auto coordinator = coordinator_of(config, choice, rank, transport, options.timeout);
   if (!coordinator) {
     return coordinator.error();
   }
@@ -209,16 +194,16 @@ Result<void> run_rank(const RunConfig& config, const schedule::Schedule& lowered
 Result<void> run_worker(const RunConfig& config, const TcpOptions& tcp,
                         const std::function<void(const IterationMetrics&)>& on_iteration,
                         std::vector<sim::TraceEvent>* trace) {
-  auto lowered = runtime_schedule(config);
-  if (!lowered) {
-    return lowered.error();
+  auto choice = runtime_schedule(config);
+  if (!choice) {
+    return choice.error();
   }
-  auto backends = make_rank_backends(config, *lowered, tcp.rank);
+  auto backends = make_rank_backends(config, choice->lowered, tcp.rank);
   if (!backends) {
     return backends.error();
   }
   TcpOptions options = tcp;
-  options.neighbors = lowered->peers_of(tcp.rank);
+  options.neighbors = choice->lowered.peers_of(tcp.rank);
   // The largest frame a neighbour may announce: this run's tensors, or a probe's or a control
   // message's (both under 1 MiB).
   std::size_t floats = 0;
@@ -241,7 +226,7 @@ Result<void> run_worker(const RunConfig& config, const TcpOptions& tcp,
     return with_context(configured.error(),
                         "rank " + std::to_string(tcp.rank) + ", " + config.workload.transport.str());
   }
-  auto ok = run_rank(config, *lowered, tcp.rank, backends->stages, **transport, on_iteration, trace);
+  auto ok = run_rank(config, *choice, tcp.rank, backends->stages, **transport, on_iteration, trace);
   if (!ok) {
     (*transport)->abort(ok.error().message);
   }
@@ -250,9 +235,9 @@ Result<void> run_worker(const RunConfig& config, const TcpOptions& tcp,
 
 Result<std::vector<std::vector<IterationMetrics>>> run_in_process(
     const RunConfig& config, const std::function<void(int, const StageBackends&)>& inspect) {
-  auto lowered = runtime_schedule(config);
-  if (!lowered) {
-    return lowered.error();
+  auto choice = runtime_schedule(config);
+  if (!choice) {
+    return choice.error();
   }
   const int p = config.workload.stages;
   InProcHub hub(p);
@@ -261,7 +246,7 @@ Result<std::vector<std::vector<IterationMetrics>>> run_in_process(
   std::vector<std::thread> threads;
   for (int r = 0; r < p; ++r) {
     threads.emplace_back([&, r] {
-      auto backends = make_rank_backends(config, *lowered, r);
+      auto backends = make_rank_backends(config, choice->lowered, r);
       if (!backends) {
         results[r] = backends.error();
         hub.fail_rank(r, backends.error().message);
@@ -273,8 +258,8 @@ Result<std::vector<std::vector<IterationMetrics>>> run_in_process(
         return;
       }
       auto ok = run_rank(
-          config, *lowered, r, backends->stages, *transport,
-          [&](const IterationMetrics& m) { metrics[r].push_back(m); }, nullptr);
+          config, *choice, r, backends->stages, *transport, [&](const IterationMetrics& m) { metrics[r].push_back(m); },
+          nullptr);
       if (!ok) {
         results[r] = ok.error();
         transport->abort(ok.error().message);

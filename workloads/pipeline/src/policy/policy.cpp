@@ -4,6 +4,7 @@
 
 #include "contend/common/registry.h"
 #include "contend/schedule/registry.h"
+#include "contend/schedule/validation.h"
 #include "policy/policies.h"
 
 namespace contend::pipeline {
@@ -98,6 +99,33 @@ Result<void> check_policy(const Spec& spec, int stages, int microbatches) {
   const PolicyKind* p = find(spec);
   CONTEND_CHECK(p != nullptr, "check_policy: \"" + spec.str() + "\" is not a policy spec");
   return p->check(spec, stages, microbatches);
+}
+
+Result<ScheduleChoice> resolve_schedule(const Spec& spec, int ranks, int microbatches) {
+  if (auto ok = schedule::check_shape(ranks, microbatches); !ok) {
+    return ok.error();
+  }
+  ScheduleChoice out;
+  out.spec = spec;
+  out.policy = is_policy(spec);
+  if (out.policy) {
+    // Checked wherever it is resolved (every rank); made at rank 0 alone, with the truth there.
+    if (auto ok = check_policy(spec, ranks, microbatches); !ok) {
+      return ok.error();
+    }
+  }
+  out.reads_truth = reads_truth(spec);
+  out.probes_links = probes_links(spec);
+  out.first = first_schedule(spec, ranks, microbatches);
+  auto made = schedule::make_schedule(out.first, ranks, microbatches);
+  if (!made) {
+    return made.error();
+  }
+  out.lowered = schedule::lower(*made);
+  if (auto ok = schedule::validate(out.lowered); !ok) {
+    return ok.error();
+  }
+  return out;
 }
 
 Result<std::unique_ptr<KPolicy>> make_policy(const Spec& spec, const PolicyContext& context) {

@@ -16,6 +16,7 @@
 #include "contend/pipeline/policy/policy.h"
 #include "contend/pipeline/transport/transport.h"
 #include "contend/runner/experiment/command_job.h"
+#include "contend/runner/experiment/schedule_entry.h"
 
 namespace contend::runner {
 
@@ -28,15 +29,6 @@ using Workload = pipeline::Workload;
 struct MeasureWindow {
   double from_s = 0;
   double to_s = 0;
-};
-
-// One entry of "schedules": a schedule or policy, run over the workload's transport unless the
-// entry names its own: {"schedule": "zb", "transport": "tcp:sends=wait", "name": "zb-wait"} (so
-// one run measures Megatron's blocking sends beside offloaded ones, as PipeMorph's paper does).
-struct ScheduleEntry {
-  Spec schedule;
-  std::optional<Spec> transport;  // unset: the workload's
-  std::string name;               // how results call it: "name", else the spec ("+ over TRANSPORT")
 };
 
 struct Experiment {
@@ -67,7 +59,11 @@ struct Cell {
   Spec transport;    // the entry's, else the workload's
   std::string name;  // the entry's name (ScheduleEntry::name), or a command job's variant's
   int variant = -1;  // a command job's: index into CommandJob::variants
+  int entry = -1;    // contend's pipeline's: index into Experiment::schedules
 };
+
+// The schedule `cell` runs, resolved (`cell` is of contend's pipeline, not a command job's).
+const pipeline::ScheduleChoice& schedule_of(const Experiment& e, const Cell& cell);
 
 // Parses `text`; scenario paths are relative to `source`'s directory. Every schedule, backend and
 // transport is parsed by its registry, every scenario must have `stages` nodes, and the baseline

@@ -76,7 +76,7 @@ struct MeasuredScenario {
   const ScenarioNetwork* links = nullptr;
   double throughput = 0;
 };
-Result<Calibration> calibrate_from_run(const Workload& w, const Spec& baseline,
+Result<Calibration> calibrate_from_run(const Workload& w, const pipeline::ScheduleChoice& baseline,
                                        const std::vector<IterationLog>& metrics,
                                        const std::vector<MeasuredScenario>& medians,
                                        const std::optional<MeasureWindow>& window = std::nullopt, double start_s = 0);

@@ -49,7 +49,7 @@ struct RuntimeModel {
 
 // Simulates `w.warmup + w.iterations` iterations of `schedule` (a static schedule or a policy)
 // starting at scenario time 0 on `links`, with `runtime`'s costs (policies measure them in band).
-Result<SimCell> simulate_cell(const Workload& w, const Spec& schedule, const ScenarioNetwork& network,
+Result<SimCell> simulate_cell(const Workload& w, const pipeline::ScheduleChoice& choice, const ScenarioNetwork& network,
                               const RuntimeModel& runtime = {});
 
 }  // namespace contend::runner

@@ -38,10 +38,11 @@ struct RunConfig {
   ExecutorOptions executor;
 };
 
-// The lowered, validated schedule of `config` (for a policy: its first schedule, first_schedule()),
-// or why not (a shape over the limits, a policy whose k does not fit, a schedule that does not
-// build or deadlocks, a model without a layer for each of the schedule's stages).
-Result<schedule::Schedule> runtime_schedule(const RunConfig& config);
+// The schedule of `config` resolved for its workload (resolve_schedule: its lowered, validated first
+// schedule), or why not (a shape over the limits, a policy whose k does not fit, a schedule that
+// does not build or deadlocks, an activation over the limit, a model without a layer for each of
+// the schedule's stages).
+Result<ScheduleChoice> runtime_schedule(const RunConfig& config);
 
 // The backends of `rank`: one for each stage it runs in `lowered` (several in interleaved and V
 // schedules), made by config.workload.backend.
@@ -51,12 +52,11 @@ struct RankBackends {
 };
 Result<RankBackends> make_rank_backends(const RunConfig& config, const schedule::Schedule& lowered, int rank);
 
-// Runs `rank`'s iterations of `lowered` (runtime_schedule(config)) on `transport`, with a policy's
+// Runs `rank`'s iterations of `choice` (runtime_schedule(config)) on `transport`, with a policy's
 // coordinator when the schedule names one, calling `on_iteration` after each. Errors name the
 // rank, action and peer.
-Result<void> run_rank(const RunConfig& config, const schedule::Schedule& lowered, int rank,
-                      const StageBackends& backends, Transport& transport,
-                      const std::function<void(const IterationMetrics&)>& on_iteration,
+Result<void> run_rank(const RunConfig& config, const ScheduleChoice& choice, int rank, const StageBackends& backends,
+                      Transport& transport, const std::function<void(const IterationMetrics&)>& on_iteration,
                       std::vector<sim::TraceEvent>* trace);
 
 // The record of `m` in the iteration log (contend.iteration/1, docs/runtime.md), for a

@@ -18,6 +18,7 @@
 #include "contend/common/stall_schedule.h"
 #include "contend/pipeline/policy/adaptive.h"
 #include "contend/pipeline/transport/transport.h"
+#include "contend/schedule/schedule.h"
 
 namespace contend::pipeline {
 
@@ -73,7 +74,23 @@ struct PolicyContext {
   SendOptions sends;
 };
 
-// Whether the policy probes the links before its first iteration (start=probe, the default of the
+// A schedule or policy spec resolved once for a pipeline of `ranks` x `microbatches`: everything
+// its consumers (an experiment and its cells, a simulated cell, the worker) ask of it, asked here.
+struct ScheduleChoice {
+  Spec spec;
+  bool policy = false;         // a policy chooses each iteration's schedule; else `spec` is static
+  bool reads_truth = false;    // the oracle: it reads the scenario's ground truth
+  bool probes_links = false;   // a policy that probes the links before its first iteration
+  Spec first;                  // what runs first: `spec` itself, or the policy's first choice
+  schedule::Schedule lowered;  // `first` lowered and validated: its placement is every choice's
+};
+
+// `spec` resolved for `ranks` x `microbatches`. kInvalidArgument naming why: a shape over the
+// limits, a policy whose k range does not fit, a schedule that does not build or would deadlock.
+Result<ScheduleChoice> resolve_schedule(const Spec& spec, int ranks, int microbatches);
+
+// The parts resolve_schedule asks (consumers ask resolve_schedule):
+// whether the policy probes the links before its first iteration (start=probe, the default of the
 // adaptive policies): every rank must agree, so each asks this of the same spec.
 bool probes_links(const Spec& spec);
 // The probe: kProbeFrames tensors of probe_frame_bytes(activation) each way on every link, timed

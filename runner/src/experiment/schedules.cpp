@@ -1,51 +1,42 @@
-#include "experiment/pipeline_spec.h"
+#include "experiment/schedules.h"
 
 #include <algorithm>
 
 #include "contend/common/units.h"
 #include "contend/pipeline/policy/policy.h"
 #include "contend/schedule/registry.h"
-#include "contend/schedule/validation.h"
 
 namespace contend::runner {
 namespace {
 
-// A schedule or policy for this workload: one stage per rank, valid, its model fits.
-Result<Spec> parse_schedule(const JsonReader& entry, const std::string& text, const Experiment& e) {
+// A schedule or policy resolved for this workload: valid, its model fits.
+Result<pipeline::ScheduleChoice> parse_schedule(const JsonReader& entry, const std::string& text,
+                                                const pipeline::Workload& w) {
   auto spec = pipeline::parse_schedule_or_policy(text);
   if (!spec) {
     return entry.error(spec.error().message);
   }
-  if (pipeline::is_policy(*spec)) {
-    if (auto ok = pipeline::check_policy(*spec, e.workload.stages, e.workload.microbatches); !ok) {
-      return entry.error(ok.error().message);
-    }
-    return spec;
-  }
-  auto made = schedule::make_schedule(*spec, e.workload.stages, e.workload.microbatches);
-  if (!made) {
-    return entry.error(made.error().message);
-  }
-  if (auto ok = schedule::validate(*made); !ok) {
-    return entry.error(ok.error().message);
+  auto choice = pipeline::resolve_schedule(*spec, w.stages, w.microbatches);
+  if (!choice) {
+    return entry.error(choice.error().message);
   }
   // Several chunks per rank split the model over more stages: it must have a layer for each.
-  if (pipeline::backends().find(e.workload.backend)->kind.uses_model) {
-    if (auto ok = pipeline::validate_model(e.workload.model, made->num_stages); !ok) {
+  if (w.uses_model()) {
+    if (auto ok = pipeline::validate_model(w.model, choice->lowered.num_stages); !ok) {
       return entry.error("\"" + spec->str() + "\": " + ok.error().message);
     }
   }
-  return spec;
+  return choice;
 }
 
 // An entry of "schedules": a spec's text, or {"schedule", "transport", "name"}.
-Result<ScheduleEntry> parse_entry(const JsonReader& entry, const Experiment& e) {
+Result<ScheduleEntry> parse_entry(const JsonReader& entry, const pipeline::Workload& w) {
   if (entry.json().is_string()) {
-    auto spec = parse_schedule(entry, entry.json().get<std::string>(), e);
-    if (!spec) {
-      return spec.error();
+    auto choice = parse_schedule(entry, entry.json().get<std::string>(), w);
+    if (!choice) {
+      return choice.error();
     }
-    return ScheduleEntry{*spec, std::nullopt, spec->str()};
+    return ScheduleEntry{*choice, std::nullopt, choice->spec.str()};
   }
   if (!entry.json().is_object()) {
     return entry.error(
@@ -61,11 +52,11 @@ Result<ScheduleEntry> parse_entry(const JsonReader& entry, const Experiment& e) 
   if (auto err = first_error(text, transport, name)) {
     return *err;
   }
-  auto spec = parse_schedule(entry.at("schedule"), *text, e);
-  if (!spec) {
-    return spec.error();
+  auto choice = parse_schedule(entry.at("schedule"), *text, w);
+  if (!choice) {
+    return choice.error();
   }
-  ScheduleEntry out{*spec, std::nullopt, spec->str()};
+  ScheduleEntry out{*choice, std::nullopt, choice->spec.str()};
   if (*transport) {
     auto t = pipeline::transports().parse(**transport);
     if (!t) {
@@ -80,25 +71,25 @@ Result<ScheduleEntry> parse_entry(const JsonReader& entry, const Experiment& e) 
   return out;
 }
 
-// The entries of "schedules": parsed once here, no name twice.
 }  // namespace
 
-Result<void> parse_schedules(const JsonReader& r, Experiment& e) {
+Result<std::vector<ScheduleEntry>> parse_schedules(const JsonReader& r, const pipeline::Workload& w) {
   const auto& schedules = r.at("schedules");
+  std::vector<ScheduleEntry> out;
   for (std::size_t i = 0; i < schedules.json().size(); ++i) {
     const JsonReader entry = schedules.at(i);
-    auto parsed = parse_entry(entry, e);
+    auto parsed = parse_entry(entry, w);
     if (!parsed) {
       return parsed.error();
     }
-    for (const ScheduleEntry& earlier : e.schedules) {
+    for (const ScheduleEntry& earlier : out) {
       if (earlier.name == parsed->name) {
         return entry.error("schedule \"" + parsed->name + "\" appears twice");
       }
     }
-    e.schedules.push_back(std::move(*parsed));
+    out.push_back(std::move(*parsed));
   }
-  return {};
+  return out;
 }
 
 }  // namespace contend::runner
