@@ -15,6 +15,7 @@
 #include "contend/emulator/net/network.h"
 #include "contend/emulator/net/run_state.h"
 #include "contend/emulator/net/run_status.h"
+#include "contend/emulator/net/teardown.h"
 #include "contend/emulator/net/topology.h"
 #include "contend/emulator/player.h"
 #include "emu_host_command.h"

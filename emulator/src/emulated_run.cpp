@@ -4,9 +4,10 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "contend/emulator/net/leftovers.h"
 #include "contend/emulator/net/netns.h"
+#include "contend/emulator/net/processes.h"
 #include "contend/emulator/net/run_state.h"
+#include "contend/emulator/net/teardown.h"
 #include "contend/emulator/net/topology.h"
 
 namespace contend::emulator {

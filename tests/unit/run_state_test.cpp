@@ -6,6 +6,7 @@
 #include "contend/common/fd.h"
 #include "contend/emulator/net/netns.h"
 #include "contend/emulator/net/run_state.h"
+#include "contend/emulator/net/teardown.h"
 #include "contend/emulator/net/topology.h"
 
 using namespace contend;

@@ -11,7 +11,6 @@
 #include "contend/common/fd.h"
 #include "contend/common/json.h"
 #include "contend/common/json_reader.h"
-#include "contend/emulator/net/leftovers.h"
 #include "contend/emulator/net/topology.h"
 
 namespace contend::emulator {
@@ -28,15 +27,6 @@ std::string state_path(const std::string& run) {
   return state_dir() + "/" + run + ".json";
 }
 
-// The namespaces of `a` and those of `b` that `a` lacks, in that order.
-std::vector<std::string> joined(std::vector<std::string> a, const std::vector<std::string>& b) {
-  for (const std::string& x : b) {
-    if (std::find(a.begin(), a.end(), x) == a.end()) {
-      a.push_back(x);
-    }
-  }
-  return a;
-}
 }  // namespace
 
 Result<void> write_run_state(const RunState& state) {
@@ -114,45 +104,14 @@ Result<Scenario> load_run_scenario(const std::string& run) {
   return load_scenario((*state)->scenario);
 }
 
-Result<TearDownReport> tear_down_run(const std::string& run, const std::vector<std::string>& planned) {
-  TearDownReport report;
-  auto state = read_run_state(run);
-  if (!state) {
-    report.damaged_state = state.error().message;  // removed below, after what can be found
-  }
-  std::vector<std::string> recorded;
-  for (const std::string& ns : state&&* state ? (*state)->namespaces : planned) {
-    (run_made(run, ns) ? recorded : report.ignored).push_back(ns);
-  }
-  // What the state lists and every other namespace of the run's name (one killed before its state).
-  const std::vector<std::string> namespaces = joined(run_namespaces(run), recorded);
-  report.processes = end_processes(processes_in(namespaces));
-  auto removed = remove_namespaces(namespaces);
-  if (!removed) {
-    return removed.error();
-  }
-  report.namespaces = *removed;
-  if (auto ok = remove_run_state(run); !ok) {
-    return ok.error();
-  }
-  return report;
-}
-
 std::vector<std::string> list_runs() {
   std::vector<std::string> out;
-  DIR* dir = ::opendir(state_dir().c_str());
-  if (dir == nullptr) {
-    return out;
-  }
-  while (const dirent* e = ::readdir(dir)) {
-    const std::string name = e->d_name;
+  for (const std::string& name : folder_entries(state_dir())) {
     if (name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0 &&
         valid_run_name(name.substr(0, name.size() - 5))) {
       out.push_back(name.substr(0, name.size() - 5));  // a run contend could have made
     }
   }
-  ::closedir(dir);
-  std::sort(out.begin(), out.end());
   return out;
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "contend/common/result.h"
 
@@ -51,5 +52,8 @@ std::string file_tail(const std::string& path, std::size_t max_bytes);
 // through a link) and rename(), so readers never see half a file and a planted link is replaced,
 // not followed. Errors name the path.
 Result<void> write_file_atomic(const std::string& path, const std::string& text);
+
+// The names in folder `dir` but "." and "..", sorted; empty when it cannot be read.
+std::vector<std::string> folder_entries(const std::string& dir);
 
 }  // namespace contend

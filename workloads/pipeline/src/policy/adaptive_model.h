@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "contend/pipeline/policy/adaptive.h"
+#include "contend/pipeline/policy/measurements.h"
 #include "contend/sim/simulator.h"
 
 namespace contend::pipeline {

@@ -30,21 +30,6 @@ Result<void> remove_run_state(const std::string& run);
 // first") without a state file, else the scenario file's own errors.
 Result<Scenario> load_run_scenario(const std::string& run);
 
-struct TearDownReport {
-  std::size_t namespaces = 0;        // namespaces removed
-  std::size_t processes = 0;         // processes ended inside them
-  std::string damaged_state;         // why the state file could not be read; "" when it could, or there was none
-  std::vector<std::string> ignored;  // namespaces the state listed that the run could not have made: left alone
-};
-
-// Tears run `run` down, also after a crash: ends every process inside its namespaces
-// (end_processes, leftovers.h; never the caller), removes the namespaces its state file records
-// (else `planned`, those its scenario would make) and every other one named contend-<run> or
-// contend-<run>.* through remove_namespaces (topology.h), then its state file, also a damaged
-// one. Only namespaces the run could have made (run_made): any other name a state file lists is
-// left alone, in `ignored`. What `contend emu down` and the end of a `play` or a runner's cell call.
-Result<TearDownReport> tear_down_run(const std::string& run, const std::vector<std::string>& planned = {});
-
 // Runs with a state file (readable or not), sorted; only files named as a run can be (<run>.json).
 std::vector<std::string> list_runs();
 

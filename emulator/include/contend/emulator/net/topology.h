@@ -112,7 +112,7 @@ class Topology {
   std::vector<std::string> owned_;
 };
 
-// The one teardown (Topology's destructor, tear_down_run in run_state.h): removes each of
+// The one teardown (Topology's destructor, tear_down_run in teardown.h): removes each of
 // `namespaces` that exists, last first; everything a run made lives in them, so its interfaces,
 // bridge and qdiscs go with them. Each name's hosts file goes too, whether or not its namespace is
 // still there. Tries all; returns how many namespaces it removed, or the first failure.

@@ -1,0 +1,39 @@
+#pragma once
+// Removing what contend's runs made on this host: one run (its processes, namespaces and state
+// file), or everything (`contend emu down --all`). Thread-safe (no shared state).
+
+#include <string>
+#include <vector>
+
+#include "contend/common/result.h"
+#include "contend/emulator/net/run_state.h"
+
+namespace contend::emulator {
+
+struct TearDownReport {
+  std::size_t namespaces = 0;        // namespaces removed
+  std::size_t processes = 0;         // processes ended inside them
+  std::string damaged_state;         // why the state file could not be read; "" when it could, or there was none
+  std::vector<std::string> ignored;  // namespaces the state listed that the run could not have made: left alone
+};
+
+// Tears run `run` down, also after a crash: ends every process inside its namespaces
+// (end_processes, leftovers.h; never the caller), removes the namespaces its state file records
+// (else `planned`, those its scenario would make) and every other one named contend-<run> or
+// contend-<run>.* through remove_namespaces (topology.h), then its state file, also a damaged
+// one. Only namespaces the run could have made (run_made): any other name a state file lists is
+// left alone, in `ignored`. What `contend emu down` and the end of a `play` or a runner's cell call.
+Result<TearDownReport> tear_down_run(const std::string& run, const std::vector<std::string>& planned = {});
+
+struct CleanupReport {
+  std::size_t runs = 0;        // state files removed, damaged ones included
+  std::size_t namespaces = 0;  // namespaces removed
+  std::size_t processes = 0;   // processes ended
+};
+
+// `contend emu down --all`: ends every process inside a contend namespace, tears down every run
+// with a state file (tear_down_run), removes every other contend namespace and the state folder's
+// stale temporary files. Tries everything; returns what it removed, or the first failure.
+Result<CleanupReport> tear_down_all();
+
+}  // namespace contend::emulator
