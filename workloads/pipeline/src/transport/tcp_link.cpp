@@ -103,12 +103,16 @@ void TcpLink::write(Item& item) {
     sent_(bytes, std::chrono::duration<double>(sent - taken).count());
   }
   pool_.give(std::move(item.data));
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::unique_lock<std::mutex> lock(mutex_);
   writing_ = false;
   ++written_;
   if (!ok) {
-    send_error_ = make_error(ok.error().code, "sending to " + name() + ": the connection broke (" + name() +
-                                                  " exited or crashed): " + ok.error().message);
+    // A peer that failed closes after its closing frame, which the receiver may not have read yet.
+    cv_.wait_for(lock, std::chrono::seconds(1), [&] { return !receiving_ || !peer_failure_.empty(); });
+    send_error_ = peer_failure_.empty()
+                      ? make_error(ok.error().code, "sending to " + name() + ": the connection broke (" + name() +
+                                                        " exited or crashed): " + ok.error().message)
+                      : make_error(Errc::kIo, "sending to " + name() + ": " + name() + " failed: " + peer_failure_);
     written_ += queue_.size();
     queue_.clear();
   }
@@ -172,6 +176,14 @@ Result<bool> TcpLink::read_tensor(const FrameHeader& h) {
 }
 
 void TcpLink::receive_loop() {
+  struct Ended {  // a send that broke may wait for this loop's end (write)
+    TcpLink& link;
+    ~Ended() {
+      std::lock_guard<std::mutex> lock(link.mutex_);
+      link.receiving_ = false;
+      link.cv_.notify_all();
+    }
+  } ended{*this};
   for (;;) {
     FrameHeader h;
     auto got = socket_.recv_exact(&h, sizeof h);
@@ -191,6 +203,11 @@ void TcpLink::receive_loop() {
       std::string why(std::min<std::uint64_t>(h.bytes, kMaxReasonBytes), '\0');
       auto text = socket_.recv_exact(why.data(), why.size());
       peer_done_ = true;
+      if (h.kind == kFailed) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        peer_failure_ = text && *text ? why : "(no reason given)";
+        cv_.notify_all();
+      }
       broken(h.kind == kBye ? name() + " finished and closed the connection"
                             : name() + " failed: " + (text && *text ? why : "(no reason given)"));
       continue;

@@ -97,6 +97,10 @@ class TcpLink {
   bool stopping_ = false;
   Result<void> send_error_;
   std::string failure_;  // set by fail(): the closing frame carries it
+  // The reason the peer's closing frame gave for failing, and whether its receiver still reads:
+  // a send that breaks waits briefly for them, so it names why the peer went (the root cause).
+  std::string peer_failure_;
+  bool receiving_ = true;
   std::atomic<bool> closed_{false};
   std::atomic<bool> peer_done_{false};
   std::thread receiver_;
