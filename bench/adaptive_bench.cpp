@@ -83,7 +83,7 @@ void BM_DecideInBand(benchmark::State& state) {
   }
 }
 
-// Rank 0's whole decision on PipeMorph's ground (experiments/pipemorph-delay.json): the joint
+// Rank 0's whole decision on PipeMorph's ground (experiments/reproductions/pipemorph-delay.json): the joint
 // `adaptive` policy, p=8, m=24, 9/16 ms stages, 256 KiB at 5 Gbit/s, every tensor on the last link
 // stalled 10 ms (range(0) = 1) or none (0), six delegates per link.
 void BM_DecideStalled(benchmark::State& state) {

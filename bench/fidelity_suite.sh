@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The fidelity suite (docs/metrics.md#fidelity-suite): every experiments/fidelity-*.json run for
+# The fidelity suite (docs/metrics.md#fidelity-suite): every experiments/suites/fidelity/fidelity-*.json run for
 # real (root: namespaces), then simulated three ways: the ideal pipeline, with a calibration
 # measured here over loopback (--calibration host) and with the real run's own calibration.json.
 # Keeps every results folder in OUT/NAME/{real,ideal,host,own}, writes OUT/measured.json
-# (contend.fidelity/1: what `contend run --simulate` quotes; copy it to experiments/fidelity/ to
+# (contend.fidelity/1: what `contend run --simulate` quotes; copy it to experiments/suites/fidelity/ to
 # publish it) and prints the table of simulated / real per cell.
 # Run: bash bench/fidelity_suite.sh build/default/bin/contend [OUT] [EXPERIMENT ...]
 #      (all eight experiments: about 40 minutes here). With REUSE_REAL=1, an experiment whose real
@@ -17,7 +17,7 @@ out=$(realpath -m "${2:-/tmp/fidelity-suite}")
 here=$(dirname "$(realpath "$0")")
 shift $(( $# < 2 ? $# : 2 ))
 experiments=("$@")
-[ ${#experiments[@]} -gt 0 ] || experiments=("$here"/../experiments/fidelity-*.json)
+[ ${#experiments[@]} -gt 0 ] || experiments=("$here"/../experiments/suites/fidelity/fidelity-*.json)
 mkdir -p "$out"
 for exp in "${experiments[@]}"; do
   name=$(basename "$exp" .json)

@@ -7,7 +7,7 @@ set -euo pipefail
 contend=$(realpath "${1:-build/default/bin/contend}")
 rounds=${2:-5}
 shift $(( $# < 2 ? $# : 2 ))
-[ $# -gt 0 ] || set -- experiments/fidelity-two.json experiments/fidelity-steady.json
+[ $# -gt 0 ] || set -- experiments/suites/fidelity/fidelity-two.json experiments/suites/fidelity/fidelity-steady.json
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for exp in "$@"; do

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 25's goal through --hosts: experiments/own-job.json (a PyTorch DDP job on four nodes, two
+# Issue 25's goal through --hosts: experiments/examples/own-job.json (a PyTorch DDP job on four nodes, two
 # scenarios x two variants x three repetitions) run by `contend run --hosts` over SSH on four
 # stand-in hosts (namespaces on one bridge, each with its own sshd; the control node in a fifth;
 # tests/integration/lib.sh's ssh_hosts), as on a cluster. Prints the table `contend run` prints
@@ -13,6 +13,6 @@ trap 'rc=$?; set +e; ssh_hosts_stop; (exit $rc); cleanup' EXIT
 out=${OUT:-$tmp/res}
 ssh_hosts 4
 start=$(date +%s)
-in_control "$contend" run "$src/experiments/own-job.json" --hosts "$tmp/inventory.yml" --out "$out" --no-report ||
+in_control "$contend" run "$src/experiments/examples/own-job.json" --hosts "$tmp/inventory.yml" --out "$out" --no-report ||
   fail "contend run --hosts failed; the Ansible logs: $out/runs/*.ansible"
 echo "own-job.json on four hosts over SSH: $(($(date +%s) - start)) s"

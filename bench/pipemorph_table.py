@@ -6,7 +6,7 @@ stated in (issue 26, within 15%): how each system's iteration time grows with th
 contend over the artifact's) and each system's ratio to 1F1B at that delay (contend over the
 artifact's). adaptive and adaptra, which the artifact has not, are given over PipeMorph.
 
-Usage: bench/pipemorph_table.py RESULTS/summary.json  (a run of experiments/pipemorph-delay.json;
+Usage: bench/pipemorph_table.py RESULTS/summary.json  (a run of experiments/reproductions/pipemorph-delay.json;
 prints Markdown)
 """
 import csv

@@ -2,7 +2,7 @@
 # Pipeline runtime benchmarks (root: namespaces). Prints Markdown tables (the transport alone
 # against iperf3: bench/transport_bench.sh).
 #  1. Runtime overhead per action: 4 workers on loopback, zero compute, 64-byte tensors.
-#  2. Fidelity: experiments/fidelity-steady.json (4 emulated stages through shaped links, 100 Mbit/s to
+#  2. Fidelity: experiments/suites/fidelity/fidelity-steady.json (4 emulated stages through shaped links, 100 Mbit/s to
 #     2 Gbit/s) for real, against `--simulate` without and with the real run's calibration.
 # Run: bash bench/runtime_bench.sh build/default/bin/contend
 set -euo pipefail
@@ -33,12 +33,12 @@ PY
 echo
 echo "### Fidelity: measured throughput against the simulator, without and with the run's calibration"
 echo
-# experiments/fidelity-steady.json for real (in namespaces, under this script's own state dir), then
+# experiments/suites/fidelity/fidelity-steady.json for real (in namespaces, under this script's own state dir), then
 # simulated: the ideal pipeline, and the runtime's costs as the real run recorded them.
 here=$(dirname "$(realpath "$0")")
-"$contend" run "$here/../experiments/fidelity-steady.json" --out "$tmp/real" >/dev/null
-"$contend" run "$here/../experiments/fidelity-steady.json" --simulate --out "$tmp/ideal" >/dev/null 2>&1
-"$contend" run "$here/../experiments/fidelity-steady.json" --simulate --calibration "$tmp/real/calibration.json" \
+"$contend" run "$here/../experiments/suites/fidelity/fidelity-steady.json" --out "$tmp/real" >/dev/null
+"$contend" run "$here/../experiments/suites/fidelity/fidelity-steady.json" --simulate --out "$tmp/ideal" >/dev/null 2>&1
+"$contend" run "$here/../experiments/suites/fidelity/fidelity-steady.json" --simulate --calibration "$tmp/real/calibration.json" \
   --out "$tmp/calibrated" >/dev/null 2>&1
 python3 -c "import json; print('calibration:', json.load(open('$tmp/real/calibration.json'))['source'])"
 echo

@@ -274,7 +274,7 @@ def fig_bandwidth(r, out, made, missing):
     steady = {s: i["bottleneck_bps"] for s, i in r.info.items() if i.get("steady") and i.get("bottleneck_bps")}
     if len(steady) < 3:
         missing.append(("bandwidth", "needs 3 or more steady scenarios of different rates "
-                                     "(a bandwidth sweep: experiments/bandwidth-sweep.json)"))
+                                     "(a bandwidth sweep: experiments/examples/bandwidth-sweep.json)"))
         return
     fig, ax = plt.subplots(figsize=(7, 4.2))
     for schedule in r.schedules:
@@ -303,7 +303,7 @@ def fig_stalls(r, out, made, missing):
     panels = {link: pts for link, pts in panels.items() if len(pts) + len(quiet[:1]) >= 3}
     if not panels or per_iteration <= 0:
         missing.append(("stalls", "needs 3 or more scenarios stalling one link by different amounts "
-                                  "(a delay sweep: experiments/pipemorph-delay.json)"))
+                                  "(a delay sweep: experiments/reproductions/pipemorph-delay.json)"))
         return
     fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.2), squeeze=False)
     for ax, (link, pts) in zip(axes[0], sorted(panels.items())):

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "build_info.h"
+#include "data_dir.h"
 
 namespace contend::tools {
 namespace {
@@ -17,10 +17,9 @@ struct ReportOptions {
   std::string out;
 };
 
-// The script: $CONTEND_REPORTS_DIR, else the source tree this binary was built from.
+// The script: in $CONTEND_REPORTS_DIR, else the shipped one.
 std::string script_path() {
-  const char* dir = std::getenv("CONTEND_REPORTS_DIR");
-  return std::string(dir != nullptr ? dir : CONTEND_SOURCE_DIR "/reports") + "/contend_report.py";
+  return data_path("CONTEND_REPORTS_DIR", "reports") + "/contend_report.py";
 }
 
 // $CONTEND_PYTHON, else Debian's python3 (where apt puts matplotlib), else python3 on PATH.

@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "build_info.h"
+#include "data_dir.h"
 #if CONTEND_BUILT_CUDA
 #include "contend/pipeline_cuda/plugin.h"
 #endif
@@ -122,11 +123,9 @@ void draw_report(const std::string& dir) {
   }
 }
 
-// ansible/: $CONTEND_ANSIBLE_DIR, else the source tree this binary was built from.
-// The fidelity suite's measurements --simulate quotes (CONTEND_FIDELITY overrides the source tree's).
+// The fidelity suite's measurements --simulate quotes: $CONTEND_FIDELITY, else the shipped ones.
 std::string fidelity_file() {
-  const char* file = std::getenv("CONTEND_FIDELITY");
-  return file != nullptr ? file : CONTEND_SOURCE_DIR "/experiments/fidelity/measured.json";
+  return data_path("CONTEND_FIDELITY", "experiments/suites/fidelity/measured.json");
 }
 
 // --simulate's note beside the table: how far the simulator was off on the suite's nearest cells.
@@ -143,9 +142,9 @@ void print_fidelity(const RunOptions& o, const runner::Experiment& e) {
   std::cout << runner::fidelity_note(*table, e, kind) << std::flush;
 }
 
+// ansible/: $CONTEND_ANSIBLE_DIR, else the shipped playbooks.
 std::string ansible_dir() {
-  const char* dir = std::getenv("CONTEND_ANSIBLE_DIR");
-  return dir != nullptr ? dir : CONTEND_SOURCE_DIR "/ansible";
+  return data_path("CONTEND_ANSIBLE_DIR", "ansible");
 }
 
 // Results record their paths in JSON, which holds UTF-8 only: a path that is not is refused

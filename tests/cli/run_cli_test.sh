@@ -53,13 +53,13 @@ grep -q '"1" would be 100%: write "1%"' "$tmp/err.txt" || fail "--tolerance 1 no
 
 # --simulate says how far to trust its table: per cell, the fidelity suite's nearest measured cell
 # (for one of the suite's own cells, that cell) and its simulated / real under the calibration used.
-"$contend" run "$src/experiments/fidelity-two.json" --simulate --no-report --out "$tmp/fid" >"$tmp/fid.txt" 2>&1 ||
+"$contend" run "$src/experiments/suites/fidelity/fidelity-two.json" --simulate --no-report --out "$tmp/fid" >"$tmp/fid.txt" 2>&1 ||
   fail "simulating the fidelity suite's two-stage experiment: $(cat "$tmp/fid.txt")"
 grep -q "how far to trust it: simulated / real of the nearest cell measured in the fidelity suite (ideal; " \
   "$tmp/fid.txt" || fail "no fidelity note: $(cat "$tmp/fid.txt")"
 grep -Eq "two-5Gbit +kfkb:k=4 +[01]\.[0-9]{3} +nearest: fidelity-two.json two-5Gbit / kfkb:k=4 \(2 stages" \
   "$tmp/fid.txt" || fail "the note's line for a suite cell: $(cat "$tmp/fid.txt")"
-CONTEND_FIDELITY=$tmp/none.json "$contend" run "$src/experiments/fidelity-two.json" --simulate --no-report \
+CONTEND_FIDELITY=$tmp/none.json "$contend" run "$src/experiments/suites/fidelity/fidelity-two.json" --simulate --no-report \
   --out "$tmp/fid-none" >"$tmp/fid.txt" 2>&1 || fail "simulating without fidelity measurements"
 grep -q "how far to trust it: unknown (no fidelity measurements: .*none.json" "$tmp/fid.txt" ||
   fail "no measurements, not said: $(cat "$tmp/fid.txt")"
@@ -116,12 +116,12 @@ check_report "$tmp/qs" throughput adaptive-periodic adaptive-steady memory sched
 grep -q "not drawn: bandwidth" "$tmp/rep.err" || fail "the missing bandwidth sweep went unmentioned: $(cat "$tmp/rep.err")"
 grep -q "bandwidth-sweep" "$tmp/fig/index.html" || fail "index.html does not say why the bandwidth figure is missing"
 rm -rf "$tmp/fig"
-"$contend" run "$src/experiments/bandwidth-sweep.json" --simulate --no-report --out "$tmp/bw" >/dev/null 2>&1
+"$contend" run "$src/experiments/examples/bandwidth-sweep.json" --simulate --no-report --out "$tmp/bw" >/dev/null 2>&1
 check_report "$tmp/bw" throughput bandwidth memory
 rm -rf "$tmp/fig"
 check_report "$src/tests/data/recorded-run" throughput bandwidth memory schedules adaptive-bw-200Mbit timeline-bw-200Mbit.adaptive.r1
 rm -rf "$tmp/fig"
 # kFkB with slack (`kfkb:k=2,extra=2/1/0/0`) has a k but is not on the fixed-k curve.
-"$contend" run "$src/experiments/memory-limited.json" --simulate --no-report --out "$tmp/ml" >/dev/null 2>&1
+"$contend" run "$src/experiments/examples/memory-limited.json" --simulate --no-report --out "$tmp/ml" >/dev/null 2>&1
 check_report "$tmp/ml" throughput memory adaptive-uneven
 echo "cli: run and report ok"

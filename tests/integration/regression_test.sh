@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The CI regression check, for real: experiments/regression.json in namespaces, its speedups
-# compared with experiments/regression-baseline.json (recorded on this kind of machine). Speedups
+# The CI regression check, for real: experiments/ci/regression.json in namespaces, its speedups
+# compared with experiments/ci/regression-baseline.json (recorded on this kind of machine). Speedups
 # are ratios measured in the same run, so they travel between machines; the tolerance covers this
 # machine's run-to-run noise (docs/experiment-format.md).
 source "$(dirname "$0")/lib.sh"
@@ -8,8 +8,8 @@ need_root
 src=$(cd "$(dirname "$0")/../.." && pwd)
 before=$(runner_namespaces)
 rc=0
-"$contend" run "$src/experiments/regression.json" --out "$tmp/res" --no-report \
-  --compare "$src/experiments/regression-baseline.json" --tolerance 3% >"$tmp/out.txt" 2>"$tmp/err.txt" || rc=$?
+"$contend" run "$src/experiments/ci/regression.json" --out "$tmp/res" --no-report \
+  --compare "$src/experiments/ci/regression-baseline.json" --tolerance 3% >"$tmp/out.txt" 2>"$tmp/err.txt" || rc=$?
 cat "$tmp/out.txt"
 [ $rc -eq 0 ] || fail "regression check exited $rc: $(cat "$tmp/out.txt" "$tmp/err.txt" | tail -20)"
 [ "$(runner_namespaces)" = "$before" ] || fail "namespaces left: $(runner_namespaces)"

@@ -10,7 +10,7 @@ using namespace contend::runner;
 
 namespace {
 
-const std::string kExperiments = std::string(CONTEND_SOURCE_DIR) + "/experiments";
+const std::string kExperiments = std::string(CONTEND_SOURCE_DIR) + "/experiments/suites/fidelity";  // the suite
 
 const emulator::Scenario& scenario_of(const Experiment& e, const std::string& name) {
   for (const emulator::Scenario& s : e.scenarios) {
@@ -101,10 +101,10 @@ TEST_CASE("fidelity measurements are read or refused, naming the field", "[fidel
 }
 
 TEST_CASE("the shipped measurements cover every cell of the fidelity suite", "[fidelity]") {
-  auto t = load_fidelity(kExperiments + "/fidelity/measured.json");
+  auto t = load_fidelity(kExperiments + "/measured.json");
   REQUIRE(t.ok());
   std::size_t cells = 0;
-  std::vector<std::string> suite;  // experiments/fidelity-*.json
+  std::vector<std::string> suite;  // experiments/suites/fidelity/fidelity-*.json
   for (const auto& entry : std::filesystem::directory_iterator(kExperiments)) {
     const std::string name = entry.path().filename().string();
     if (name.starts_with("fidelity-") && name.ends_with(".json")) {

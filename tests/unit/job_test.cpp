@@ -21,7 +21,7 @@ namespace {
 
 Result<Experiment> parse(const std::string& body) {
   return parse_experiment(R"({"schema": "contend.experiment/1", "name": "j", )" + body + "}",
-                          std::string(CONTEND_SOURCE_DIR) + "/experiments/j.json");
+                          std::string(CONTEND_SOURCE_DIR) + "/tests/data/j.json");
 }
 const std::string kScenarios = R"("scenarios": ["scenarios/two-200Mbit.json", "scenarios/two-50Mbit.json"], )";
 
@@ -77,7 +77,7 @@ TEST_CASE("a command experiment has variants for its axis, one rank per node and
   CHECK(e->workload.stages == 2);
   CHECK(e->baseline == "small");
   CHECK(e->schedules.empty());
-  CHECK(e->job->workdir == std::string(CONTEND_SOURCE_DIR) + "/experiments");
+  CHECK(e->job->workdir == std::string(CONTEND_SOURCE_DIR) + "/tests/data");
   const auto cells = expand(*e);
   REQUIRE(cells.size() == 2 * 2 * 3);
   CHECK(cells[0].id == "two-200Mbit.small.r1");
@@ -187,12 +187,13 @@ TEST_CASE("a node's hosts file names this machine and every node at its link add
 }
 
 TEST_CASE("ranks whose nodes share no link are named before a run", "[job]") {
-  auto e = parse(R"("scenarios": ["../emulator/scenarios/steady.json"], "workload": {"command": ["x"]})");
+  auto e = parse(R"("scenarios": ["../../emulator/scenarios/steady.json"], "workload": {"command": ["x"]})");
   REQUIRE(e.ok());
   const auto pairs = unlinked_rank_pairs(e->scenarios[0]);  // a 4-node chain
   CHECK(pairs.size() == 3);
   CHECK(pairs.front() == "n0 and n2");
-  auto mesh = parse(R"("scenarios": ["scenarios/mesh4-steady.json"], "workload": {"command": ["x"]})");
+  auto mesh =
+      parse(R"("scenarios": ["../../emulator/scenarios/mesh/mesh4-steady.json"], "workload": {"command": ["x"]})");
   REQUIRE(mesh.ok());
   CHECK(unlinked_rank_pairs(mesh->scenarios[0]).empty());
 }

@@ -17,7 +17,7 @@ PeriodPredictor history(double dt, double seconds, Low low) {
   }
   return p;
 }
-bool periodic_low(double t) {  // 2 s of every 4 s from 1 s, as experiments/scenarios/paper4-heavy.json
+bool periodic_low(double t) {  // 2 s of every 4 s from 1 s, as emulator/scenarios/paper/paper4-heavy.json
   return t >= 1 && std::fmod(t - 1, 4.0) < 2;
 }
 }  // namespace

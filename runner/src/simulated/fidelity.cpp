@@ -220,7 +220,7 @@ Result<FidelityTable> load_fidelity(const std::string& path) {
   if (!t) {
     return t.error();
   }
-  const std::string folder = std::filesystem::path(path).parent_path().parent_path().string();
+  const std::string folder = std::filesystem::path(path).parent_path().string();
   std::map<std::string, Experiment> loaded;
   for (FidelityCell& cell : t->cells) {
     if (auto ok = configure(cell, folder, loaded); !ok) {

@@ -1,6 +1,6 @@
 #pragma once
-// How far to trust a simulated run: the fidelity suite's measurements (experiments/fidelity-*.json
-// run real and simulated by bench/fidelity_suite.sh, recorded in experiments/fidelity/measured.json,
+// How far to trust a simulated run: the fidelity suite's measurements (experiments/suites/fidelity/fidelity-*.json
+// run real and simulated by bench/fidelity_suite.sh, recorded in experiments/suites/fidelity/measured.json,
 // contend.fidelity/1, docs/metrics.md#fidelity-suite) and, for a configuration, the measured cell
 // nearest to it. What a cell varies is derived from its experiment and scenario files by
 // fidelity_config, the same function for the suite's cells and for the user's, so the two are
@@ -34,7 +34,7 @@ struct FidelityConfig {
 
 // Simulated / real throughput of one cell of the suite, per calibration; 0 where not measured.
 struct FidelityCell {
-  std::string experiment;  // the suite's file, relative to the experiments folder
+  std::string experiment;  // the suite's file, relative to the measurements' folder
   std::string scenario;
   std::string schedule;
   double real = 0;  // samples/s, the real run's median
@@ -50,7 +50,7 @@ struct FidelityTable {
 };
 
 // The measurements in `path` (contend.fidelity/1), each cell's configuration derived from its
-// experiment (relative to `path`'s folder's parent, the experiments folder). A cell naming a
+// experiment (relative to `path`'s folder, where the suite lies). A cell naming a
 // scenario or schedule its experiment lacks is refused.
 Result<FidelityTable> load_fidelity(const std::string& path);
 // The measurements alone, without the files (what load_fidelity reads first).
