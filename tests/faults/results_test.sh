@@ -2,7 +2,7 @@
 # Results folders under contention and damage (issue 16, findings 3 and 9): runs started in the
 # same second never share a folder; a resumed run refuses another experiment, another mode, edited
 # experiment or scenario files and a damaged cells.jsonl, naming the line, without a raw parser exception, and completes a stopped
-# run. (A stopped run's table shows unfinished cells as "not run": tests/unit/runner_test.cpp.)
+# run. (A stopped run's table shows unfinished cells as "not run": tests/unit/runner/results/summary_test.cpp.)
 source "$(dirname "$0")/../integration/lib.sh"
 source "$(dirname "$0")/lib.sh"
 src=$(cd "$(dirname "$0")/../.." && pwd)

@@ -1,5 +1,5 @@
 // The one table of shaping disciplines: a line each. docs/extending.md says how to add one;
-// tests/unit/registry_docs_test.cpp fails when this table and docs/scenario-format.md disagree.
+// tests/unit/emulator/registry_docs_test.cpp fails when this table and docs/scenario-format.md disagree.
 
 #include "net/disciplines/discipline.h"
 

@@ -1,5 +1,5 @@
 // The one table of timeline entry kinds: a line each. The order is the order error messages list
-// them in. docs/extending.md says how to add one; tests/unit/registry_docs_test.cpp fails when
+// them in. docs/extending.md says how to add one; tests/unit/emulator/registry_docs_test.cpp fails when
 // this table and docs/scenario-format.md disagree.
 
 #include "scenario/patterns/pattern.h"

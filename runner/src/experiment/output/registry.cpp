@@ -1,5 +1,5 @@
 // The one table of output parsers: a line each, in the order errors list them.
-// tests/unit/registry_docs_test.cpp fails when this table and docs/own-job.md's "Output parsers"
+// tests/unit/emulator/registry_docs_test.cpp fails when this table and docs/own-job.md's "Output parsers"
 // disagree. An experiment's "output" object is read here: the keys every parser takes ("parser",
 // "unit"), then the chosen parser's own (its entry's parameters, read by its kind's `read`).
 

@@ -1,5 +1,5 @@
 // The single-process reference of one iteration, which every distributed run's gradients are
-// checked against (tests/unit/pipeline_test.cpp, tests/gpu/).
+// checked against (tests/unit/workloads/pipeline/exec/worker_test.cpp, tests/gpu/).
 
 #include "contend/pipeline/compute/model.h"
 

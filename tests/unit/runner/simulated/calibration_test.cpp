@@ -9,18 +9,13 @@
 #include "contend/runner/simulated/simulate.h"
 #include "contend/schedule/registry.h"
 #include "contend/sim/simulator.h"
+#include "unit/runner/fixtures.h"
 
 using namespace contend;
 using namespace contend::runner;
+using contend::test::resolved;
 
 namespace {
-
-// `spec` resolved for `w`'s shape, as an experiment resolves its schedules.
-pipeline::ScheduleChoice resolved(const Spec& spec, const Workload& w) {
-  auto choice = pipeline::resolve_schedule(spec, w.stages, w.microbatches);
-  REQUIRE(choice.ok());
-  return *choice;
-}
 
 // The iteration logs of `paths`, read as a run reads a cell's.
 std::vector<IterationLog> logs_of(std::initializer_list<std::string> paths) {

@@ -1,0 +1,125 @@
+#include "contend/runner/experiment/command_job.h"
+
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <fstream>
+
+#include "contend/runner/experiment/experiment.h"
+#include "contend/runner/results/summary.h"
+#include "unit/runner/fixtures.h"
+
+using namespace contend;
+using namespace contend::runner;
+using namespace contend::test;
+
+TEST_CASE("a command experiment has variants for its axis, one rank per node and the first variant as baseline",
+          "[job]") {
+  auto e = parse_job(kJobScenarios + R"("workload": {"command": ["python3", "train.py", "--rank", "{rank}"]},
+    "variants": [{"name": "small", "args": ["--bucket", "1"]}, {"name": "big", "env": {"BUCKET": "25"}}])");
+  REQUIRE(e.ok());
+  REQUIRE(e->job);
+  CHECK(e->job->ranks == 2);
+  CHECK(e->workload.stages == 2);
+  CHECK(e->baseline == "small");
+  CHECK(e->schedules.empty());
+  CHECK(e->job->workdir == std::string(CONTEND_SOURCE_DIR) + "/tests/data");
+  const auto cells = expand(*e);
+  REQUIRE(cells.size() == 2 * 2 * 3);
+  CHECK(cells[0].id == "two-200Mbit.small.r1");
+  CHECK(cells[3].variant == 1);
+  CHECK(cells[3].name == "big");
+  // Without variants: one, the command as it is.
+  auto plain = parse_job(kJobScenarios + R"("workload": {"command": ["true"]}, "repetitions": 1)");
+  REQUIRE(plain.ok());
+  CHECK(expand(*plain).size() == 2);
+  CHECK(plain->baseline == "job");
+}
+
+TEST_CASE("bad command experiments say where and what", "[job]") {
+  CHECK_THAT(job_error_of(R"("workload": {"command": ["x"]}, "schedules": ["1f1b"])"),
+             Catch::Contains("/schedules") && Catch::Contains("\"variants\", not \"schedules\""));
+  CHECK_THAT(job_error_of(R"("workload": {"stages": 2, "fwd": "1ms"}, "schedules": ["1f1b"], "variants": [])"),
+             Catch::Contains("/variants"));
+  CHECK_THAT(job_error_of(R"("workload": {"command": ["x", "{rnak}"]})"),
+             Catch::Contains("/workload/command/1") && Catch::Contains("unknown placeholder {rnak}"));
+  CHECK_THAT(job_error_of(R"("workload": {"command": ["x"], "env": {"A": "{rank"}})"),
+             Catch::Contains("/workload/env/A") && Catch::Contains("without its '}'"));
+  CHECK_THAT(job_error_of(R"("workload": {"command": ["x"], "output_rank": 2})"),
+             Catch::Contains("/workload/output_rank") && Catch::Contains("below 2"));
+  CHECK_THAT(job_error_of(R"("workload": {"command": ["x"], "speed": 1})"), Catch::Contains("speed"));
+  CHECK_THAT(job_error_of(R"("workload": {"command": ["x"], "launch": "all"})"), Catch::Contains("/workload/launch"));
+  CHECK_THAT(job_error_of(R"("workload": {"command": ["x"]}, "variants": [{"name": "a"}, {"name": "a"}])"),
+             Catch::Contains("/variants/1/name") && Catch::Contains("twice"));
+  // Names that differ but would share a cell id: one would never run and report the other's cells.
+  CHECK_THAT(job_error_of(R"("workload": {"command": ["x"]},
+                          "variants": [{"name": "a-b"}, {"name": "c"}, {"name": "a=b"}])"),
+             Catch::Contains("/variants") && Catch::Contains("\"a-b\" and \"a=b\" would both be \"a-b\""));
+  CHECK(parse_job(kJobScenarios + R"("workload": {"command": ["x"]}, "variants": [{"name": "a_b"}, {"name": "a.b"}])")
+            .ok());
+  CHECK_THAT(job_error_of(R"("workload": {"command": ["x"]}, "variants": [{"name": "a"}], "baseline": "b")"),
+             Catch::Contains("/baseline") && Catch::Contains("not one of the variants"));
+}
+
+TEST_CASE("placeholders expand per rank and braces double to stay literal", "[job]") {
+  CommandJob job;
+  job.port = 29511;
+  const RankPlace p = place_of(1);
+  CHECK(*expand_placeholders("{rank}/{world_size} {node}@{addr} on {ifname}", p, job) == "1/2 n1@198.18.0.2 on c0-n0");
+  CHECK(*expand_placeholders("{master_addr}:{master_port} {peers} {nodes}", p, job) ==
+        "198.18.0.1:29511 198.18.0.1,198.18.0.2 n0,n1");
+  CHECK(*expand_placeholders("{{\"a\": {local_rank}}} {out}", p, job) == "{\"a\": 0} /r/runs/x.out");
+  CHECK_FALSE(expand_placeholders("a } b", p, job).ok());
+  CHECK_THAT(expand_placeholders("{ rank }", p, job).error().message, Catch::Contains("known placeholders: {rank}"));
+}
+
+TEST_CASE("each rank's environment is what torchrun, gloo, NCCL and Open MPI expect, the job's on top", "[job]") {
+  CommandJob job;
+  job.env = {{"MASTER_PORT", "1234"}, {"NODE_TAG", "{node}-{rank}"}};
+  const JobVariant variant{"v", {"--lr", "{rank}"}, {{"NODE_TAG", "variant"}}};
+  job.command = {"python3", "t.py"};
+  const auto env = rank_environment(job, variant, place_of(1));
+  REQUIRE(env.ok());
+  CHECK(value_of(*env, "RANK") == "1");
+  CHECK(value_of(*env, "WORLD_SIZE") == "2");
+  CHECK(value_of(*env, "LOCAL_RANK") == "0");
+  CHECK(value_of(*env, "MASTER_ADDR") == "198.18.0.1");
+  CHECK(value_of(*env, "MASTER_PORT") == "1234");  // the job's replaces contend's
+  CHECK(value_of(*env, "GLOO_SOCKET_IFNAME") == "c0-n0");
+  CHECK(value_of(*env, "NCCL_SOCKET_IFNAME") == "c0-n0");
+  CHECK(value_of(*env, "OMPI_MCA_btl_tcp_if_include") == "198.18.0.0/17");
+  CHECK(value_of(*env, "PYTHONUNBUFFERED") == "1");
+  CHECK(value_of(*env, "NODE_TAG") == "variant");  // the variant's replaces the job's
+  CHECK(std::count_if(env->begin(), env->end(), [](const std::string& e) { return e.rfind("NODE_TAG=", 0) == 0; }) ==
+        1);
+  const auto argv = rank_command(job, variant, place_of(1));
+  REQUIRE(argv.ok());
+  CHECK(*argv == std::vector<std::string>{"python3", "t.py", "--lr", "1"});
+}
+
+TEST_CASE("a command experiment's --compare flags a throughput fall beyond tolerance and noise, not ratios", "[job]") {
+  const std::vector<std::pair<std::string, std::string>> order = {{"s", "a"}, {"s", "b"}};
+  auto summary = [&](double a, double b) {
+    Summary s = summarize("e", "a", "real", order, {{{"s", "a"}, {a, a * 1.001, a * 0.999}}, {{"s", "b"}, {b, b, b}}});
+    s.compare_throughput = true;
+    s.unit = "tokens/s";
+    return s;
+  };
+  const Summary ref = summary(100, 100);
+  CHECK(compare(summary(100.5, 99.5), ref, 0.02).empty());  // noise
+  const auto fell = compare(summary(97, 97), ref, 0.02);    // both 3% slower: equal speedups, lower throughput
+  REQUIRE(fell.size() == 2);
+  CHECK_THAT(fell[0].what, Catch::Contains("throughput lower by 3.0%"));
+  // A fall inside the runs' intervals is noise, however large.
+  Summary noisy = summarize("e", "a", "real", order, {{{"s", "a"}, {80, 100, 120}}, {{"s", "b"}, {100, 100, 100}}});
+  noisy.compare_throughput = true;
+  CHECK(compare(summarize("e", "a", "real", order, {{{"s", "a"}, {95, 96, 97}}, {{"s", "b"}, {100, 100, 100}}}), noisy,
+                0.02)
+            .empty());
+  // What --compare reads back: the unit and what is compared.
+  const auto json = summary_json(ref);
+  CHECK(json["unit"] == "tokens/s");
+  CHECK(json["compared"] == "throughput");
+  CHECK_THAT(summary_table(ref), Catch::Contains("tokens/s"));
+}

@@ -1,0 +1,83 @@
+#include "contend/runner/experiment/experiment.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <random>
+
+#include "unit/runner/fixtures.h"
+
+using namespace contend;
+using namespace contend::runner;
+using namespace contend::test;
+
+TEST_CASE("an experiment parses with defaults and expands scenario, schedule, repetition", "[runner]") {
+  auto e = parse(kGood);
+  REQUIRE(e.ok());
+  CHECK(e->scenarios.size() == 2);
+  CHECK(e->workload.microbatches == 8);
+  CHECK(e->workload.emulated.forward == std::chrono::milliseconds(5));
+  CHECK(e->workload.emulated.backward == std::chrono::milliseconds(20));  // default
+  CHECK(e->workload.emulated.activation_bytes == 256u * 1024);
+  CHECK(e->baseline == "1f1b");
+  const auto cells = expand(*e);
+  REQUIRE(cells.size() == 2 * 3 * 2);
+  CHECK(cells[0].id == "steady.1f1b.r1");
+  CHECK(cells[1].id == "steady.kfkb-k-2.r1");  // repetition by repetition: the schedules alternate
+  CHECK(cells[4].id == "steady.kfkb-k-2.r2");
+  CHECK(cells.back().id == "periodic.adaptive.r2");
+  CHECK(e->workload.samples_per_iteration() == 8 * 4);
+}
+
+TEST_CASE("bad experiment files say where and what", "[runner]") {
+  CHECK_THAT(error_of(R"("scenarios": ["../emulator/scenarios/steady.json"], "workload": {}, "schedules": ["1f1b"],
+    "colour": "red")"),
+             Catch::Contains("colour"));
+  CHECK_THAT(error_of(R"("scenarios": ["nope.json"], "workload": {}, "schedules": ["1f1b"])"),
+             Catch::Contains("/scenarios/0") && Catch::Contains("nope.json"));
+  CHECK_THAT(error_of(R"("scenarios": ["../emulator/scenarios/steady.json"], "workload": {"stages": 3},
+    "schedules": ["1f1b"])"),
+             Catch::Contains("4 nodes") && Catch::Contains("3 stages"));
+  CHECK_THAT(error_of(R"("scenarios": ["../emulator/scenarios/steady.json"], "workload": {"fwd": "soon"},
+    "schedules": ["1f1b"])"),
+             Catch::Contains("/workload/fwd"));
+  CHECK_THAT(error_of(R"("scenarios": ["../emulator/scenarios/steady.json"], "workload": {},
+    "schedules": ["kfkb:k=2", "zigzag"])"),
+             Catch::Contains("/schedules/1"));
+  CHECK_THAT(error_of(R"("scenarios": ["../emulator/scenarios/steady.json"],
+    "workload": {"backend": "cpu", "layers": 4}, "schedules": ["1f1b", "interleaved:v=2"])"),
+             Catch::Contains("/schedules/1") && Catch::Contains("cannot fill 8 stages"));
+  CHECK_THAT(error_of(R"("scenarios": ["../emulator/scenarios/steady.json"], "workload": {},
+    "schedules": ["kfkb:k=2"])"),
+             Catch::Contains("/baseline") && Catch::Contains("not one of the schedules"));
+  CHECK_THAT(error_of(R"("scenarios": ["../emulator/scenarios/steady.json"], "workload": {"transport": "gloo"},
+    "schedules": ["1f1b"])"),
+             Catch::Contains("/workload/transport") && Catch::Contains("known: tcp"));
+  CHECK_THAT(error_of(R"("scenarios": ["../emulator/scenarios/steady.json"], "workload": {"backend": "tpu"},
+    "schedules": ["1f1b"])"),
+             Catch::Contains("/workload/backend") && Catch::Contains("known: cpu, emulated"));
+  CHECK_THAT(error_of(R"("scenarios": ["../emulator/scenarios/steady.json"], "workload": {},
+    "schedules": ["kfkb:2", "kfkb:k=2"])"),
+             Catch::Contains("/schedules/1") && Catch::Contains("appears twice"));
+  CHECK_THAT(error_of(R"("scenarios": ["../emulator/scenarios/steady.json"], "workload": {},
+    "schedules": ["adaptive:wobble=1"])"),
+             Catch::Contains("wobble"));
+}
+
+TEST_CASE("a measure window parses within every scenario and is checked", "[runner]") {
+  auto e = parse(kGood + R"(, "measure": {"from": "1s", "to": "3s"})");
+  REQUIRE(e.ok());
+  REQUIRE(e->measure.has_value());
+  CHECK(e->measure->from_s == 1);
+  CHECK(e->measure->to_s == 3);
+  CHECK_FALSE(parse(kGood)->measure.has_value());
+  CHECK_THAT(error_of(kGood + R"(, "measure": {"from": "3s", "to": "1s"})"),
+             Catch::Contains("/measure/to") && Catch::Contains("after"));
+  CHECK_THAT(error_of(kGood + R"(, "measure": {"from": "1s", "to": "1h"})"),
+             Catch::Contains("/measure/to") && Catch::Contains("lasts"));
+  CHECK_THAT(error_of(kGood + R"(, "measure": {"from": "1s", "until": "2s"})"), Catch::Contains("until"));
+}

@@ -1,0 +1,92 @@
+#include "contend/runner/results/throughput.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <random>
+
+#include "contend/runner/results/iteration_log.h"
+#include "unit/runner/fixtures.h"
+
+using namespace contend;
+using namespace contend::runner;
+using namespace contend::test;
+
+TEST_CASE("over a window, the samples completed inside it count, an iteration across an end in part", "[runner]") {
+  Workload w;
+  w.stages = 2;
+  w.microbatches = 4;
+  w.warmup = 1;
+  w.iterations = 2;
+  const double n = w.samples_per_iteration();
+  // Iterations of 1 s from 10 s on the steady clock; the scenario began at 10 s.
+  const std::vector<std::pair<double, double>> its{{10, 1}, {11, 1}, {12, 1}, {13, 1}};
+  auto whole = iterations_throughput(its, w, MeasureWindow{0, 4}, 10, "t");
+  REQUIRE(whole.ok());
+  CHECK(*whole == Approx(n));
+  // 1.5 s to 3.5 s: half of the second, the third, half of the fourth: 2 iterations in 2 s.
+  auto part = iterations_throughput(its, w, MeasureWindow{1.5, 3.5}, 10, "t");
+  REQUIRE(part.ok());
+  CHECK(*part == Approx(n));
+  const std::vector<std::pair<double, double>> uneven{{10, 1}, {11, 3}};
+  CHECK(*iterations_throughput(uneven, w, MeasureWindow{0, 2}, 10, "t") == Approx((n + n / 3) / 2));
+  // A cell that ended before the window's end is refused, not counted short.
+  auto short_cell = iterations_throughput(its, w, MeasureWindow{1, 5}, 10, "t");
+  REQUIRE_FALSE(short_cell.ok());
+  CHECK_THAT(short_cell.error().message, Catch::Contains("measure window") && Catch::Contains("iterations"));
+  // Without a window: all the iterations given, first start to last end.
+  CHECK(*iterations_throughput(its, w, std::nullopt, 0, "t") == Approx(n));
+}
+
+TEST_CASE("an iteration log whose rank-0 line lacks its numbers is refused naming the line", "[runner]") {
+  char name[] = "/tmp/contend-log-XXXXXX";
+  const int fd = ::mkstemp(name);
+  REQUIRE(fd >= 0);
+  const std::string text =
+      "{\"rank\": 1, \"iteration\": 0}\n{\"rank\": 0, \"iteration\": null, \"start_s\": 1, "
+      "\"iteration_s\": 1}\n";
+  REQUIRE(::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()));
+  ::close(fd);
+  Workload w;
+  w.warmup = 0;
+  w.iterations = 1;
+  auto log = read_iteration_log(name);
+  auto tp = log ? cell_throughput(*log, w) : Result<double>(log.error());
+  ::unlink(name);
+  REQUIRE_FALSE(tp.ok());
+  CHECK(tp.error().code == Errc::kParse);
+  CHECK_THAT(tp.error().message, Catch::Contains(std::string(name) + ":2"));
+}
+
+TEST_CASE("a cell whose measured iterations ran past its scenario is refused, a stopped worker shows in its spread",
+          "[runner]") {
+  Workload w;
+  w.warmup = 1;
+  w.iterations = 3;
+  // Rank 0's iterations of 1 s from the scenario's time 0 (steady clock 100), the third 20 s long.
+  const TempFile metrics(R"({"rank": 0, "iteration": 0, "start_s": 100, "iteration_s": 1}
+{"rank": 0, "iteration": 1, "start_s": 101, "iteration_s": 1}
+{"rank": 0, "iteration": 2, "start_s": 102, "iteration_s": 20}
+{"rank": 0, "iteration": 3, "start_s": 122, "iteration_s": 1}
+)");
+  const TempFile long_enough(R"({"kind": "start", "steady_s": 100, "duration_s": 60})"
+                             "\n");
+  const TempFile too_short(R"({"kind": "start", "steady_s": 100, "duration_s": 4})"
+                           "\n");
+  auto log = read_iteration_log(metrics.name);
+  REQUIRE(log.ok());
+  CHECK(cell_throughput(*log, w, std::nullopt, long_enough.name).ok());
+  auto refused = cell_throughput(*log, w, std::nullopt, too_short.name);
+  REQUIRE_FALSE(refused.ok());
+  CHECK_THAT(refused.error().message, Catch::Contains("ran until 23s of the scenario's clock, past its duration (4s)"));
+  // Measured over a window inside the scenario, what ran after it does not matter.
+  CHECK(cell_throughput(*log, w, MeasureWindow{0.5, 1.5}, too_short.name).ok());
+  const IterationSpread spread = iteration_spread(*log, w);
+  CHECK(spread.median_s == 1);
+  CHECK(spread.slowest_s == 20);
+  CHECK(spread.slowest == 2);
+}

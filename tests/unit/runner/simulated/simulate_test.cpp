@@ -1,0 +1,141 @@
+#include "contend/runner/simulated/simulate.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <random>
+
+#include "contend/runner/simulated/calibration.h"
+#include "contend/runner/truth/network.h"
+#include "unit/runner/fixtures.h"
+
+using namespace contend;
+using namespace contend::runner;
+using namespace contend::test;
+
+TEST_CASE("simulated cells follow the clock: a step slows 1F1B and adaptive moves k", "[runner]") {
+  const Workload w = four_stages(20);
+  const RateTrace step = *RateTrace::from_points({{0, 956e6}, {5, 95.6e6}});
+  PipelineLinks links;
+  for (int r = 0; r < 3; ++r) {
+    links.insert_or_assign({r, r + 1}, step);
+  }
+  const auto spec = [](const char* text) { return pipeline::parse_schedule_or_policy(text).value(); };
+  // A cell whose first iteration starts late (a real cell's start-up) meets the step sooner.
+  RuntimeModel late;
+  late.start_s = 4.5;
+  auto late_cell = simulate_cell(w, resolved(spec("1f1b"), w), links, late);
+  REQUIRE(late_cell.ok());
+  CHECK(late_cell->iterations.front().start_s == 4.5);
+  auto one_cell = simulate_cell(w, resolved(spec("1f1b"), w), links);
+  REQUIRE(one_cell.ok());
+  CHECK(late_cell->iterations.at(2).iteration_s > 1.2 * one_cell->iterations.at(2).iteration_s);
+  const auto* one = &one_cell->iterations;
+  CHECK_FALSE(one_cell->last.trace.empty());
+  CHECK(one->back().peak_activation_bytes == 4u * 256 * 1024);  // 1F1B: p in flight on stage 0
+  REQUIRE(one->size() == 20);
+  CHECK((*one)[1].start_s == Approx((*one)[0].iteration_s));
+  CHECK(one->back().iteration_s > 1.1 * one->front().iteration_s);
+  auto adaptive_cell = simulate_cell(w, resolved(spec("adaptive:knobs=k"), w), links);
+  REQUIRE(adaptive_cell.ok());
+  const auto* adaptive = &adaptive_cell->iterations;
+  CHECK(adaptive->front().k == 1);
+  CHECK(adaptive->back().k > 1);
+  CHECK(adaptive->back().iteration_s < one->back().iteration_s);
+  // The joint policy starts on zero bubble (fast links: no bubble at 1F1B's memory) and leaves it
+  // after the step (grouping or slack, whichever is leaner at the same speed).
+  auto joint_cell = simulate_cell(w, resolved(spec("adaptive"), w), links);
+  REQUIRE(joint_cell.ok());
+  CHECK(joint_cell->iterations.front().decision->schedule.str() == "zb");
+  CHECK(joint_cell->iterations.back().decision->schedule.str() != "zb");
+  CHECK(joint_cell->iterations.back().iteration_s <= 1.01 * adaptive->back().iteration_s);
+  auto oracle_cell = simulate_cell(w, resolved(spec("oracle"), w), links);
+  REQUIRE(oracle_cell.ok());
+  const auto* oracle = &oracle_cell->iterations;
+  CHECK(oracle->back().decision->link_bps[0] == Approx(95.6e6));
+  // A looped schedule's ring (rank 3 to rank 0): over the link joining them when there is one
+  // (its rate counts), else unlimited (the switch).
+  auto without = simulate_cell(w, resolved(spec("interleaved:v=2"), w), links);
+  links.insert_or_assign({0, 3}, *RateTrace::from_points({{0, 9.56e6}}));
+  auto slow_ring = simulate_cell(w, resolved(spec("interleaved:v=2"), w), links);
+  REQUIRE(without.ok());
+  REQUIRE(slow_ring.ok());
+  CHECK(slow_ring->iterations.front().iteration_s > 2 * without->iterations.front().iteration_s);
+}
+
+TEST_CASE("a drop inside an iteration shrinks the shaper's bucket with the rate, as the shaper does", "[runner]") {
+  // At 1 Gbit/s the bucket (4 ms of the rate) holds two 256 KiB tensors, at 100 Mbit/s less than
+  // one: a drop 0.1 s into the first iteration slows it, not only the iterations after it.
+  Workload w = four_stages(1);
+  w.emulated.forward = std::chrono::milliseconds(11);
+  w.emulated.backward = std::chrono::milliseconds(22);
+  const auto first_iteration = [&](const RateTrace& rate) {
+    PipelineLinks links;
+    for (int r = 0; r < 3; ++r) {
+      links.insert_or_assign({r, r + 1}, rate);
+    }
+    auto cell = simulate_cell(w, resolved(pipeline::parse_schedule_or_policy("1f1b").value(), w), links);
+    REQUIRE(cell.ok());
+    return cell->iterations.front().iteration_s;
+  };
+  const double fast = first_iteration(RateTrace::constant(956e6));
+  const double slow = first_iteration(RateTrace::constant(95.6e6));
+  const double drop = first_iteration(*RateTrace::from_points({{0, 956e6}, {0.1, 95.6e6}}));
+  CHECK(slow > 1.1 * fast);
+  CHECK(drop > fast + 0.5 * (slow - fast));  // the bucket at the drop's depth: most of the drop's cost
+}
+
+TEST_CASE("on periodic preemption adaptive switches ahead of the drop it predicts, on random drops it only reacts",
+          "[runner][predict]") {
+  const Workload w = four_stages(80);  // iterations of 0.6-0.7 s: several samples per drop
+  // Every link: 956 Mbit/s, 95.6 Mbit/s for 2 s of every 4 s from 1 s.
+  std::vector<RateTrace::Point> points{{0, 956e6}};
+  for (double t = 1; t < 200; t += 4) {
+    points.push_back({t, 95.6e6});
+    points.push_back({t + 2, 956e6});
+  }
+  PipelineLinks periodic;
+  for (int r = 0; r < 3; ++r) {
+    periodic.insert_or_assign({r, r + 1}, *RateTrace::from_points(points));
+  }
+  const auto spec = [](const char* text) { return pipeline::parse_schedule_or_policy(text).value(); };
+  auto cell = simulate_cell(w, resolved(spec("adaptive"), w), periodic);
+  REQUIRE(cell.ok());
+  int ahead = 0;  // switched on a prediction while the last measurement still saw the fast link
+  int predicted = 0;
+  for (const SimIteration& it : cell->iterations) {
+    predicted += it.decision->predicted ? 1 : 0;
+    if (it.decision->predicted && it.decision->switched && it.decision->link_bps[0] > 500e6 &&
+        it.decision->schedule.str() != "kfkb:k=1") {
+      ++ahead;
+    }
+  }
+  CHECK(predicted > 40);
+  CHECK(ahead > 0);
+  auto off = simulate_cell(w, resolved(spec("adaptive:predict=off"), w), periodic);
+  REQUIRE(off.ok());
+  for (const SimIteration& it : off->iterations) {
+    CHECK_FALSE(it.decision->predicted);
+  }
+  // Random drops (the same lengths, exponential gaps): no period, so no prediction.
+  std::mt19937_64 rng(3);
+  std::exponential_distribution<double> gap(1.0 / 3);
+  std::vector<RateTrace::Point> random{{0, 956e6}};
+  for (double t = 1 + gap(rng); t < 200; t += 2 + gap(rng)) {
+    random.push_back({t, 95.6e6});
+    random.push_back({t + 2, 956e6});
+  }
+  PipelineLinks noisy;
+  for (int r = 0; r < 3; ++r) {
+    noisy.insert_or_assign({r, r + 1}, *RateTrace::from_points(random));
+  }
+  auto reacting = simulate_cell(w, resolved(spec("adaptive"), w), noisy);
+  REQUIRE(reacting.ok());
+  for (const SimIteration& it : reacting->iterations) {
+    CHECK_FALSE(it.decision->predicted);
+  }
+}
