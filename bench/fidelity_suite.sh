@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The fidelity suite (docs/metrics.md#fidelity-suite): every experiments/suites/fidelity/fidelity-*.json run for
+# The fidelity suite (docs/fidelity.md): every experiments/suites/fidelity/fidelity-*.json run for
 # real (root: namespaces), then simulated three ways: the ideal pipeline, with a calibration
 # measured here over loopback (--calibration host) and with the real run's own calibration.json.
 # Keeps every results folder in OUT/NAME/{real,ideal,host,own}, writes OUT/measured.json

@@ -103,6 +103,7 @@ def fig_throughput(r, out, made, missing):
         return
     width = 0.8 / max(1, len(r.schedules))
     fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(r.scenarios) * max(1, len(r.schedules)) / 2), 4.2))
+    top = 0.0
     for i, schedule in enumerate(r.schedules):
         xs, ys, errs, labels = [], [], [], []
         for j, scenario in enumerate(r.scenarios):
@@ -114,16 +115,21 @@ def fig_throughput(r, out, made, missing):
             errs.append(c["throughput"]["ci95"])
             labels.append(f"{c['speedup']['median']:.2f}x")
         bars = ax.bar(xs, ys, width, yerr=errs, capsize=3, label=schedule)
-        for b, label in zip(bars, labels):
-            ax.annotate(label, (b.get_x() + b.get_width() / 2, b.get_height()), ha="center", va="bottom",
+        for b, err, label in zip(bars, errs, labels):
+            # Above the bar's interval, so neither hides the other.
+            ax.annotate(label, (b.get_x() + b.get_width() / 2, b.get_height() + err), ha="center", va="bottom",
                         fontsize=7, xytext=(0, 2), textcoords="offset points")
+            top = max(top, b.get_height() + err)
+    ax.set_ylim(0, top * 1.12 if top > 0 else 1)  # room for the labels over the tallest bar
     ax.set_xticks(range(len(r.scenarios)))
     ax.set_xticklabels(r.scenarios)
     ax.set_xlabel("scenario")
     ax.set_ylabel(f"throughput ({r.unit()}, median, 95% CI)")
     mode = r.summary.get("mode", "real")
     ax.set_title(f"{r.summary.get('experiment', '')} ({mode}): speedup over {r.summary.get('baseline')} on each bar")
-    ax.legend(fontsize=8, ncol=min(4, len(r.schedules)))
+    # Below the axes, never over a bar: the tallest bars carry the labels that matter most.
+    ax.legend(fontsize=8, ncol=min(6, len(r.schedules)), loc="upper center", bbox_to_anchor=(0.5, -0.18),
+              frameon=False)
     ax.grid(axis="y", alpha=0.3)
     save(fig, out, "throughput", made)
 

@@ -9,7 +9,7 @@ packages=(
   g++ cmake ninja-build pkg-config git python3
   # the format check (tests/cli/format_test.sh): Debian 12 ships clang-format 14
   clang-format
-  # libraries (ARCHITECTURE.md, Dependencies)
+  # libraries (docs/architecture.md#dependencies)
   nlohmann-json3-dev libcli11-dev catch2 libbenchmark-dev libnl-3-dev libnl-route-3-dev libopenblas-dev
   # the DPDK flow source (CONTEND_WITH_DPDK, on in the presets)
   libdpdk-dev

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `contend sim` and `contend --version` as scripts outside the project call them
-# (ARCHITECTURE.md: interfaces that must stay stable). Usage: sim_cli_test.sh PATH/TO/contend
+# (docs/architecture.md#interfaces-kept-stable). Usage: sim_cli_test.sh PATH/TO/contend
 set -euo pipefail
 contend=$1
 tmp=$(mktemp -d)

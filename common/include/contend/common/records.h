@@ -2,7 +2,7 @@
 // Results are written as records, ordered JSON objects, through one interface, in the manner of
 // Google Benchmark's reporters: the same rows go to a JSON-lines file, a CSV file or a console
 // table, and whole documents to a JSON file. Every JSON line and document starts with "schema"
-// (ARCHITECTURE.md); results files are created exclusively and never through a link.
+// (docs/architecture.md#interfaces-kept-stable); results files are created exclusively and never through a link.
 
 #include <functional>
 #include <memory>

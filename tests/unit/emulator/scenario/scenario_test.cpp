@@ -50,7 +50,7 @@ std::vector<std::pair<double, double>> rates(const Scenario& s, const std::strin
 }
 }  // namespace
 
-TEST_CASE("the minimal scenario from ARCHITECTURE.md parses", "[scenario]") {
+TEST_CASE("the minimal scenario of docs/scenario-format.md parses", "[scenario]") {
   const std::string text = R"({"schema": "contend.scenario/1", "name": "two-nodes", "duration": "10s",
     "nodes": ["n0", "n1"], "links": [{"name": "n0-n1", "from": "n0", "to": "n1", "rate": "200Mbit"}],
     "timeline": [{"at": "2s", "link": "n0-n1", "rate": "50Mbit"}]})";

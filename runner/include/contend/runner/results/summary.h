@@ -1,5 +1,5 @@
 #pragma once
-// Aggregating repetitions into contend.summary/1 (ARCHITECTURE.md, docs/metrics.md): per scenario
+// Aggregating repetitions into contend.summary/1 (docs/experiment-format.md, docs/metrics.md): per scenario
 // and schedule the throughput's median, mean, stdev and 95% confidence interval, and the speedup
 // over the baseline schedule with its interval; JSON, CSV and a console table from the same
 // values; and comparing two summaries by their speedups (the CI regression mode). Pure.

@@ -1,7 +1,7 @@
 #pragma once
 // How far to trust a simulated run: the fidelity suite's measurements (experiments/suites/fidelity/fidelity-*.json
 // run real and simulated by bench/fidelity_suite.sh, recorded in experiments/suites/fidelity/measured.json,
-// contend.fidelity/1, docs/metrics.md#fidelity-suite) and, for a configuration, the measured cell
+// contend.fidelity/1, docs/fidelity.md) and, for a configuration, the measured cell
 // nearest to it. What a cell varies is derived from its experiment and scenario files by
 // fidelity_config, the same function for the suite's cells and for the user's, so the two are
 // compared on the same terms. Not thread-safe.
