@@ -104,10 +104,10 @@ void TcpLink::write(Item& item) {
   }
   pool_.give(std::move(item.data));
   std::unique_lock<std::mutex> lock(mutex_);
-  writing_ = false;
-  ++written_;
   if (!ok) {
     // A peer that failed closes after its closing frame, which the receiver may not have read yet.
+    // The item stays unwritten while this waits, so no flush or waiting send returns before the
+    // error is set.
     cv_.wait_for(lock, std::chrono::seconds(1), [&] { return !receiving_ || !peer_failure_.empty(); });
     send_error_ = peer_failure_.empty()
                       ? make_error(ok.error().code, "sending to " + name() + ": the connection broke (" + name() +
@@ -116,6 +116,8 @@ void TcpLink::write(Item& item) {
     written_ += queue_.size();
     queue_.clear();
   }
+  writing_ = false;
+  ++written_;
   cv_.notify_all();
 }
 
