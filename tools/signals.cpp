@@ -17,8 +17,11 @@ const std::atomic<bool>& install_stop_handlers() {
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = 0;
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
+  // A closed terminal (SIGHUP) and a reader gone from a pipe (SIGPIPE, `| head`) end a run as
+  // Ctrl-C does: everything it made is removed, not left behind by the default action.
+  for (const int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) {
+    sigaction(sig, &sa, nullptr);
+  }
   return g_stop;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
-// SIGINT and SIGTERM set a flag that long-running subcommands poll, so they can clean up
-// (remove namespaces, reap children) instead of dying mid-way.
+// SIGINT, SIGTERM, SIGHUP (a closed terminal) and SIGPIPE (a closed pipe) set a flag that
+// long-running subcommands poll, so they can clean up (remove namespaces, reap children) instead
+// of dying mid-way.
 
 #include <atomic>
 

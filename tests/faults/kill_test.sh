@@ -50,3 +50,22 @@ poll 5 nothing_inside || fail "processes still inside the run's namespaces: $(co
 [ -z "$(workers)" ] || fail "contend worker processes of this test left: $(workers)"
 [ -z "$(ls "$CONTEND_STATE_DIR" 2>/dev/null)" ] || fail "state files left: $(ls "$CONTEND_STATE_DIR")"
 echo "ok: contend emu down --all left no namespace, veth or process ($(cat "$tmp/down.out"))"
+
+# Hardening v3: a closed terminal (SIGHUP) or a reader gone from a pipe (SIGPIPE) ends a run as
+# Ctrl-C does: the cell's namespaces and the state file removed, said (before, the default action
+# killed the runner and left them for `emu down`).
+for sig in HUP PIPE; do
+  "$contend" run "$tmp/e.json" --out "$tmp/res-$sig" --no-report >"$tmp/run-$sig.out" 2>&1 &
+  runner=$!
+  pids+=("$runner")
+  logged() { [ -n "$(cat "$tmp"/res-$sig/runs/*.jsonl 2>/dev/null | head -c 1)" ]; }
+  poll 60 logged || fail "SIG$sig: no iteration logged within 60 s: $(tail -5 "$tmp/run-$sig.out")"
+  kill -"$sig" "$runner"
+  rc=0
+  wait "$runner" || rc=$?
+  [ "$rc" -ne 0 ] || fail "SIG$sig: the run exited 0"
+  grep -q "stopped" "$tmp/run-$sig.out" || fail "SIG$sig: the run did not say it stopped: $(tail -3 "$tmp/run-$sig.out")"
+  poll 5 no_contend_netns || fail "SIG$sig: namespaces left: $(ls /run/netns)"
+  [ -z "$(ls "$CONTEND_STATE_DIR" 2>/dev/null)" ] || fail "SIG$sig: state files left: $(ls "$CONTEND_STATE_DIR")"
+  echo "ok: SIG$sig ended the run as Ctrl-C does: nothing left, and it said it stopped (exit $rc)"
+done
