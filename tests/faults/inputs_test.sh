@@ -74,4 +74,16 @@ refused "an experiment in a folder named with byte 0xFF" "not valid UTF-8" \
 refused "a chrome trace of 1024 stages x 4096 micro-batches" "more than the 1000000 a trace may hold" \
   "$contend" sim -p 1024 -m 4096 --fwd 1ms --chrome-trace "$tmp/huge.json"
 [ ! -e "$tmp/huge.json" ] || fail "the refused trace was written"
+# Hardening v3: a job's command that names {out}, with a results folder whose path a shell would
+# read (`bash -c "... {out}"` would run what follows the ";"): refused before anything runs.
+python3 - "$tmp/job.json" "$src" <<'PY'
+import json, sys
+json.dump({"schema": "contend.experiment/1", "name": "shelly",
+           "scenarios": [sys.argv[2] + "/emulator/scenarios/steady.json"],
+           "workload": {"command": ["bash", "-c", "echo step > {out}/log"], "output": {"parser": "jsonl"}},
+           "variants": [{"name": "one"}], "repetitions": 1}, open(sys.argv[1], "w"))
+PY
+refused "a job naming {out} with a results folder a shell would read" "uses \\{out\\}.*characters a shell would read" \
+  "$contend" run "$tmp/job.json" --no-report --out "$tmp/res;touch $tmp/pwned"
+[ ! -e "$tmp/pwned" ] && [ ! -e "$tmp/res;touch $tmp/pwned" ] || fail "the shell line ran, or a folder was made"
 echo "inputs: all refused"

@@ -91,6 +91,19 @@ Result<std::string> expand_placeholders(const std::string& text, const RankPlace
   return out;
 }
 
+bool uses_placeholder(const CommandJob& job, const std::string& placeholder) {
+  const auto names = [&](const std::string& text) { return text.find(placeholder) != std::string::npos; };
+  const auto in_env = [&](const EnvList& env) {
+    return std::any_of(env.begin(), env.end(), [&](const auto& kv) { return names(kv.second); });
+  };
+  if (std::any_of(job.command.begin(), job.command.end(), names) || in_env(job.env)) {
+    return true;
+  }
+  return std::any_of(job.variants.begin(), job.variants.end(), [&](const JobVariant& v) {
+    return std::any_of(v.args.begin(), v.args.end(), names) || in_env(v.env);
+  });
+}
+
 Result<std::vector<std::string>> rank_command(const CommandJob& job, const JobVariant& variant,
                                               const RankPlace& place) {
   std::vector<std::string> out;

@@ -1,15 +1,17 @@
 #include "run/measure.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 
 #include "contend/common/cpu_times.h"
 #include "contend/common/units.h"
 #include "contend/runner/hosts/hosts.h"
-#include "contend/runner/job/job_cell.h"
-#include "contend/runner/job/job_log.h"
 #include "contend/runner/simulated/calibration.h"
 #include "contend/runner/simulated/simulate.h"
+#include "job/job_cell.h"
+#include "job/job_log.h"
 #include "run/results_folder.h"
 #include "simulated/simulated_cell.h"
 
@@ -118,9 +120,37 @@ void say_steal(const Cell& cell, const std::optional<double>& steal, const RunOp
   }
 }
 
+// Whether every character of `path` is one no shell reads as anything but itself.
+bool shell_plain(const std::string& path) {
+  return std::all_of(path.begin(), path.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 ||
+           std::string_view("_./+,:=@%~-").find(c) != std::string_view::npos;
+  });
+}
+
+// A job whose command hands {out} (a folder of the results) to what may be a shell line ("bash",
+// "-c", "... {out}"): the results folder's path must hold nothing a shell would run.
+Result<void> check_out_placeholder(const Experiment& e, const RunOptions& o) {
+  if (!e.job || !uses_placeholder(*e.job, "{out}")) {
+    return {};
+  }
+  const std::string named = !o.resume.empty() ? o.resume : !o.out.empty() ? o.out : "results/" + e.name;
+  const std::string path = std::filesystem::absolute(named).string();
+  if (shell_plain(path)) {
+    return {};
+  }
+  return make_error(Errc::kInvalidArgument,
+                    "the job's command uses {out}, a folder under the results folder " + path +
+                        ", whose path has characters a shell would read (a command that passes {out} through a "
+                        "shell would run them): choose a folder whose path has letters, digits and _./+,:=@%~- only");
+}
+
 }  // namespace
 
 Result<void> check_runnable_here(const Experiment& e, const RunOptions& o) {
+  if (auto ok = check_out_placeholder(e, o); !ok) {
+    return ok;
+  }
   if (e.job && o.simulate) {
     return make_error(Errc::kInvalidArgument, e.source +
                                                   ": a command experiment runs a user's job, which the "

@@ -10,10 +10,10 @@
 #include "contend/common/result.h"
 #include "contend/runner/experiment/experiment.h"
 #include "contend/runner/results/iteration_log.h"
-#include "contend/runner/results/results_dir.h"
-#include "contend/runner/results/throughput.h"
 #include "contend/runner/run.h"
 #include "contend/runner/truth/network.h"
+#include "results/results_dir.h"
+#include "results/throughput.h"
 
 namespace contend::runner {
 

@@ -26,7 +26,7 @@ struct JobVariant {
 };
 
 struct CommandJob {
-  std::vector<std::string> command;   // argv template: "{rank}", "{master_addr}", ... (job.h)
+  std::vector<std::string> command;   // argv template: "{rank}", "{master_addr}", ... (below)
   EnvList env;                        // on top of the rank's environment (rank_environment)
   OutputSpec output;                  // how its throughput is read
   int ranks = 0;                      // one per node; 0 until the scenarios say
@@ -59,6 +59,10 @@ struct RankPlace {
 
 // The placeholders a template may use, for help and errors: "{rank}", "{world_size}", ...
 const std::vector<std::string>& placeholder_names();
+
+// Whether the job's command, its variants' arguments or any environment value names `placeholder`
+// ("{out}").
+bool uses_placeholder(const CommandJob& job, const std::string& placeholder);
 
 // `text` with every placeholder replaced ("{{" and "}}" are literal braces). kInvalidArgument
 // naming the placeholder and the known ones for an unknown name or an unclosed brace.
