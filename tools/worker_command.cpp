@@ -1,5 +1,6 @@
 #include "worker_command.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <fstream>
@@ -9,8 +10,6 @@
 
 #include "cli_units.h"
 #include "contend/common/fd.h"
-#include "contend/common/json.h"
-#include "contend/common/json_reader.h"
 #include "contend/common/records.h"
 #include "contend/common/socket.h"
 #include "contend/common/units.h"
@@ -62,7 +61,7 @@ Result<void> apply_truth(WorkerOptions& o) {
       c.stalls[nodes.first == rank ? nodes.second : nodes.first] = schedule;
     }
   }
-  if (rank == 0 && pipeline::reads_truth(c.schedule)) {
+  if (rank == 0) {  // the oracle's truth, where rank 0 decides; a policy that does not read it ignores it
     std::vector<StallSchedule> stalls;
     for (int r = 0; r + 1 < c.workload.stages; ++r) {
       const auto it = truth->stalls.find({r, r + 1});
@@ -280,24 +279,28 @@ void add_emulated_options(CLI::App* w, WorkerOptions* o) {
 
 // --workload: the whole workload as JSON, the experiment file's "workload" object (what `contend
 // run` gives its workers), decoded by the codec every part of contend shares; it excludes every
-// option that sets a member of the workload.
+// option that sets a member of the workload: the codec's (by its keys) and the runtime's others,
+// which it resets.
 void add_workload_json(CLI::App* w, WorkerOptions* o) {
+  std::string keys;
+  for (const std::string& key : pipeline::workload_keys()) {
+    keys += (keys.empty() ? "" : ", ") + key;
+  }
   auto* option = add_parsed(
       w, "--workload", o->workload,
-      [](const std::string& text) -> Result<pipeline::Workload> {
-        auto json = parse_json(text, "--workload");
-        if (!json) {
-          return json.error();
-        }
-        return pipeline::parse_workload(JsonReader(*json, "--workload"));
-      },
-      "The workload as JSON, an experiment's \"workload\" object (stages, microbatches, iterations, warmup, "
-      "backend, transport, fwd, bwd, activation, hidden, layers, microbatch_size, seq_len; docs/experiment-format.md): "
-      "what contend run gives its workers. Its warm-up iterations run first. Excludes the options that set the same",
+      [](const std::string& text) { return pipeline::parse_workload_json(text, "--workload"); },
+      "The workload as JSON, an experiment's \"workload\" object (" + keys +
+          "; docs/experiment-format.md): what contend run gives its workers. Its warm-up iterations run first. "
+          "Excludes the options that set the same, and the model's others (they keep their defaults)",
       "JSON");
-  for (const char* name : {"--microbatches", "--iterations", "--backend", "--transport", "--hidden", "--ffn-mult",
-                           "--layers", "--split", "--microbatch-size", "--seq-len", "--optimizer", "--lr", "--seed",
-                           "--fwd", "--bwd", "--activation", "--spin"}) {
+  std::vector<std::string> excluded = {"--ffn-mult", "--split", "--optimizer", "--lr", "--seed", "--spin"};
+  for (std::string key : pipeline::workload_keys()) {
+    std::replace(key.begin(), key.end(), '_', '-');
+    if (key != "stages" && w->get_option_no_throw("--" + key) != nullptr) {  // the world size is --world-size
+      excluded.push_back("--" + key);
+    }
+  }
+  for (const std::string& name : excluded) {
     option->excludes(w->get_option(name));
   }
 }

@@ -1,6 +1,5 @@
 #include "contend/common/process_tree.h"
 
-#include <dirent.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,23 +12,21 @@
 #include <string>
 #include <thread>
 
+#include "contend/common/fd.h"
+
 namespace contend {
 namespace {
 
 // Every process's parent, from /proc/PID/stat (the field after the command's closing ')').
 std::multimap<pid_t, pid_t> children_by_parent() {
   std::multimap<pid_t, pid_t> out;
-  DIR* dir = ::opendir("/proc");
-  if (dir == nullptr) {
-    return out;
-  }
-  while (const dirent* e = ::readdir(dir)) {
+  for (const std::string& name : folder_entries("/proc")) {
     char* end = nullptr;
-    const long pid = std::strtol(e->d_name, &end, 10);
-    if (end == e->d_name || *end != '\0') {
+    const long pid = std::strtol(name.c_str(), &end, 10);
+    if (end == name.c_str() || *end != '\0') {
       continue;
     }
-    std::ifstream stat(std::string("/proc/") + e->d_name + "/stat");
+    std::ifstream stat("/proc/" + name + "/stat");
     std::string text;
     std::getline(stat, text);
     const std::size_t close = text.rfind(')');
@@ -40,7 +37,6 @@ std::multimap<pid_t, pid_t> children_by_parent() {
     const long parent = std::strtol(text.c_str() + close + 4, nullptr, 10);
     out.emplace(static_cast<pid_t>(parent), static_cast<pid_t>(pid));
   }
-  ::closedir(dir);
   return out;
 }
 

@@ -27,16 +27,16 @@
 #include "contend/emulator/flows/flow_job.h"
 #include "contend/emulator/scenario/scenario.h"
 #include "contend/runner/experiment/experiment.h"
-#include "contend/runner/job/job_log.h"
 #include "contend/runner/real/launcher.h"
-#include "contend/runner/results/results_dir.h"
 #include "contend/runner/results/summary.h"
-#include "contend/runner/results/throughput.h"
 #include "contend/runner/simulated/calibration.h"
 #include "contend/runner/simulated/fidelity.h"
 #include "contend/runner/truth/network.h"
 #include "contend/schedule/csv.h"
 #include "contend/schedule/validation.h"
+#include "job/job_log.h"
+#include "results/results_dir.h"
+#include "results/throughput.h"
 
 // A runaway allocation: no parser needs anything near 1 GiB for a file of at most a few MiB.
 // Under ASan an allocation beyond it is reported and aborts; otherwise the address space is capped

@@ -38,8 +38,9 @@ Result<TearDownReport> tear_down_run(const std::string& run, const std::vector<s
   if (!state) {
     report.damaged_state = state.error().message;  // removed below, after what can be found
   }
+  const bool recorded_state = state && state->has_value();
   std::vector<std::string> recorded;
-  for (const std::string& ns : state&&* state ? (*state)->namespaces : planned) {
+  for (const std::string& ns : recorded_state ? (*state)->namespaces : planned) {
     (run_made(run, ns) ? recorded : report.ignored).push_back(ns);
   }
   // What the state lists and every other namespace of the run's name (one killed before its state).

@@ -83,7 +83,7 @@ Result<void> parse_header(const JsonReader& r, Experiment& e) {
                       "ansible/), got \"" +
                           e.topology + "\"");
   }
-  // A command workload's axis is "variants" (job.h); contend's pipeline's is "schedules".
+  // A command workload's axis is "variants" (command_job.h); contend's pipeline's is "schedules".
   const bool job = r.has("workload") && r.at("workload").has("command");
   const char* other_axis = job ? "schedules" : "variants";
   if (r.has(other_axis)) {
@@ -196,7 +196,7 @@ Result<void> parse_measure(const JsonReader& r, Experiment& e) {
   return {};
 }
 
-// A command workload (job.h) and its variants; its ranks, when it does not say, are the first
+// A command workload (command_job.h) and its variants; its ranks, when it does not say, are the first
 // scenario's nodes (parse_scenarios), and the rank whose output is read one of them.
 Result<void> parse_job(const JsonReader& r, Experiment& e) {
   static const nlohmann::json kNone;

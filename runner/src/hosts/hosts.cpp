@@ -7,8 +7,8 @@
 #include "contend/common/child_process.h"
 #include "contend/common/fd.h"
 #include "contend/pipeline/transport/tcp_transport.h"
-#include "contend/runner/job/job_log.h"
 #include "hosts/job_hosts.h"
+#include "job/job_log.h"
 #include "real/cell_wait.h"
 
 namespace contend::runner {

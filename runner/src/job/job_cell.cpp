@@ -1,4 +1,4 @@
-#include "contend/runner/job/job_cell.h"
+#include "job/job_cell.h"
 
 #include <unistd.h>
 
@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "contend/emulator/net/netns.h"
-#include "contend/runner/job/job_log.h"
+#include "job/job_log.h"
 #include "real/namespace_cell.h"
 
 namespace contend::runner {

@@ -1,13 +1,11 @@
 #pragma once
-// Running one cell of a command experiment (a user's job, job.h) for real on this host: the
-// scenario's network as for contend's own workers (launcher.h), the scenario player on its
-// thread, and in each node's namespace one `contend job-rank` guard (rank_guard.h) running the
-// rank's command with its environment, its output timestamped into the rank's log
-// (runs/ID.rankR.log). Each namespace's hosts file maps this machine's hostname and every node's
-// name to the node addresses, so programs that resolve them (gloo, Open MPI) use the links. When
-// a rank fails, the cell times out, the player fails or `stop` is set, every rank's process tree
-// is ended; everything created is removed before it returns. Needs CAP_NET_ADMIN. Not
-// thread-safe: one cell at a time.
+// Running one cell of a command experiment (a user's job, experiment/command_job.h) for real on this host: the
+// scenario's network as for contend's own workers (the one cell skeleton, real/namespace_cell), the scenario player on
+// its thread, and in each node's namespace one `contend job-rank` guard (rank_guard.h) running the rank's command with
+// its environment, its output timestamped into the rank's log (runs/ID.rankR.log). Each namespace's hosts file maps
+// this machine's hostname and every node's name to the node addresses, so programs that resolve them (gloo, Open MPI)
+// use the links. When a rank fails, the cell times out, the player fails or `stop` is set, every rank's process tree is
+// ended; everything created is removed before it returns. Needs CAP_NET_ADMIN. Not thread-safe: one cell at a time.
 
 #include <atomic>
 #include <string>

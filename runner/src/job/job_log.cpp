@@ -1,4 +1,4 @@
-#include "contend/runner/job/job_log.h"
+#include "job/job_log.h"
 
 #include <charconv>
 #include <cmath>

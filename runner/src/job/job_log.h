@@ -15,7 +15,7 @@
 
 #include "contend/common/result.h"
 #include "contend/runner/experiment/command_job.h"
-#include "contend/runner/results/throughput.h"
+#include "results/throughput.h"
 
 namespace contend::runner {
 

@@ -14,7 +14,7 @@
 #include "contend/common/child_process.h"
 #include "contend/common/fd.h"
 #include "contend/common/process_tree.h"
-#include "contend/runner/job/job_log.h"
+#include "job/job_log.h"
 
 namespace contend::runner {
 namespace {

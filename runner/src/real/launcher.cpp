@@ -1,7 +1,5 @@
 #include "contend/runner/real/launcher.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <fstream>
 #include <functional>
@@ -24,11 +22,6 @@ namespace {
 constexpr const char* kWorkerPeerTimeout = "120s";
 
 }  // namespace
-
-std::string cell_run_name(const Cell& cell) {
-  return "r" + std::to_string(::getpid() % 100000) + "-" + std::to_string(cell.repetition) +
-         std::to_string(std::chrono::steady_clock::now().time_since_epoch().count() % 1000);
-}
 
 Result<std::vector<RankEnd>> rank_ends(const emulator::Scenario& s, const emulator::TopologyPlan& plan) {
   std::vector<RankEnd> out;

@@ -1,8 +1,21 @@
 #include "real/namespace_cell.h"
 
+#include <unistd.h>
+
 #include "contend/emulator/emulated_run.h"
 
 namespace contend::runner {
+
+namespace {
+
+// A new run name for `cell`'s network (its namespaces are contend-<name>.<node>): short, and
+// unlike any other process's or cell's.
+std::string cell_run_name(const Cell& cell) {
+  return "r" + std::to_string(::getpid() % 100000) + "-" + std::to_string(cell.repetition) +
+         std::to_string(std::chrono::steady_clock::now().time_since_epoch().count() % 1000);
+}
+
+}  // namespace
 
 Result<void> run_in_namespaces(const Experiment& e, const Cell& cell, const CellFiles& files, NamespaceCell& kind,
                                const std::atomic<bool>& stop) {

@@ -13,7 +13,7 @@
 #include "contend/common/result.h"
 #include "contend/emulator/net/topology.h"
 #include "contend/runner/experiment/experiment.h"
-#include "contend/runner/real/launcher.h"
+#include "contend/runner/results/cell_files.h"
 #include "real/cell_wait.h"
 
 namespace contend::runner {

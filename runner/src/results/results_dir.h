@@ -6,11 +6,12 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "contend/common/fd.h"
 #include "contend/common/result.h"
-#include "contend/runner/results/throughput.h"
+#include "results/throughput.h"
 
 namespace contend::runner {
 
@@ -29,8 +30,10 @@ Result<void> check_resume(const std::string& dir, const std::string& experiment,
                           const std::string& files);
 
 // The cells finished in `dir` (cells.jsonl): id -> samples/s. kParse naming the file and line of
-// a damaged entry, so a resumed run never mixes in what it cannot read.
-Result<std::map<std::string, double>> finished_cells(const std::string& dir);
+// a damaged entry, so a resumed run never mixes in what it cannot read, and kInvalidArgument
+// naming the line of a cell this run would not have recorded: one that is not among `cells` (the
+// matrix's ids; empty: any), one recorded twice, a throughput that is not a positive number.
+Result<std::map<std::string, double>> finished_cells(const std::string& dir, const std::set<std::string>& cells = {});
 
 // Locks `dir` for this run (flock on the folder itself, released with the Fd): kInvalidArgument
 // when another run holds it (a second --resume of one folder would run its cells twice).

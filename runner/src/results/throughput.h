@@ -1,7 +1,7 @@
 #pragma once
 // Throughput, the one place it is computed: of a real cell from rank 0's iteration log, of a
 // simulated one from its iterations, and the samples an iteration carries
-// (docs/metrics.md#throughput). Pure but for what reads a cell's events log (its clock).
+// (docs/metrics.md, "Experiments"). Pure but for what reads a cell's events log (its clock).
 // Thread-safe.
 
 #include <optional>

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "contend/runner/results/throughput.h"
+#include "results/throughput.h"
 #include "run/results_folder.h"
 
 namespace contend::runner {

@@ -10,8 +10,8 @@
 #include "contend/common/fnv.h"
 #include "contend/common/json.h"
 #include "contend/common/records.h"
-#include "contend/runner/results/results_dir.h"
-#include "contend/runner/results/throughput.h"
+#include "results/results_dir.h"
+#include "results/throughput.h"
 
 namespace contend::runner {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "contend/common/result.h"
 #include "contend/runner/experiment/experiment.h"
-#include "contend/runner/real/launcher.h"
+#include "contend/runner/results/cell_files.h"
 #include "contend/runner/results/summary.h"
 #include "contend/runner/run.h"
 #include "contend/runner/truth/network.h"

@@ -5,8 +5,8 @@
 #include <limits>
 
 #include "contend/common/units.h"
-#include "contend/runner/results/throughput.h"
 #include "contend/runner/simulated/calibration.h"
+#include "results/throughput.h"
 #include "simulated/calibration_fit.h"
 
 namespace contend::runner {

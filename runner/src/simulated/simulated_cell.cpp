@@ -8,13 +8,11 @@
 #include "contend/common/records.h"
 #include "contend/emulator/event_record.h"
 #include "contend/pipeline/exec/worker.h"
-#include "contend/runner/results/throughput.h"
 #include "contend/sim/chrome_trace.h"
+#include "results/throughput.h"
 
 namespace contend::runner {
 
-// Writes a simulated cell as a real one is written: the runtime's rank-0 lines (backend
-// "simulated"), the scenario's rate changes as the player logs them, and the last iteration's trace.
 namespace {
 
 // events/CELL.jsonl of a simulated cell: the scenario's events as the player logs them, each
@@ -69,7 +67,7 @@ nlohmann::ordered_json simulated_record(const Experiment& e, const Cell& cell, c
 }  // namespace
 
 // Writes a simulated cell as a real one is written: the runtime's rank-0 lines (backend
-// "simulated"), the scenario's rate changes as the player logs them, and the last iteration's trace.
+// "simulated"), the scenario's events as the player logs them, and the last iteration's trace.
 Result<void> write_simulated_cell(const CellFiles& files, const std::string& trace_path, const Experiment& e,
                                   const Cell& cell, const SimCell& sim) {
   const auto& rows = sim.iterations;

@@ -1,4 +1,4 @@
-// contend.truth/1: a scenario's network as the workers are told it (truth.h).
+// contend.truth/1: a scenario's network as the workers are told it (truth/network.h).
 
 #include "contend/common/fd.h"
 #include "contend/common/json.h"

@@ -71,9 +71,7 @@ inline std::string error_of(const std::string& body) {
 inline Result<Workload> workload_given(const std::vector<std::string>& argv) {
   const auto at = std::find(argv.begin(), argv.end(), "--workload");
   REQUIRE(at + 1 < argv.end());
-  auto json = parse_json(*(at + 1), "--workload");
-  REQUIRE(json.ok());
-  return pipeline::parse_workload(JsonReader(*json, "--workload"));
+  return pipeline::parse_workload_json(*(at + 1), "--workload");
 }
 
 // A file holding `text`, removed when the value goes.

@@ -1,5 +1,5 @@
 #pragma once
-// An event as the events log (contend.events/1, docs/scenario-format.md#the-events-log) writes it:
+// An event as the events log (contend.events/1, docs/scenario-format.md, "The event log") writes it:
 // its kind, when it was scheduled, what it does, the timeline entry that made it. The player adds
 // when it applied it and how that went; a simulated cell writes it as scheduled. One writer for
 // every kind, so the log, the report and the docs name and shape each alike. Pure; thread-safe.

@@ -1,6 +1,6 @@
 // {"at": "2s", "link": "a", "stall": "30ms"}: from then on every message on the link(s), in both
 // directions, waits the stall before it is sent, one after another ("0s" ends it): PipeMorph's
-// straggler, applied by the runtime's transport and the simulator (scenario.h, kSetStall).
+// straggler, applied by the runtime's transport and the simulator (scenario/events.h, SetStall).
 
 #include "contend/common/units.h"
 #include "scenario/patterns/pattern.h"

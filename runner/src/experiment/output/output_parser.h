@@ -1,6 +1,6 @@
 #pragma once
-// Private: each output parser's line in the registry (job_output/registry.cpp), defined in its file
-// (job_output/<name>.cpp), and what the parsers share: the guard every line passes first, and
+// Private: each output parser's line in the registry (experiment/output/registry.cpp), defined in its file
+// (experiment/output/<name>.cpp), and what the parsers share: the guard every line passes first, and
 // reading numbers as training logs print them ("1,234", "1234.5", "1.000000E-04").
 
 #include <cstddef>
@@ -43,7 +43,7 @@ std::optional<LogNumber> read_log_number(std::string_view text);
 // The whole of `text` (blanks around it allowed) as one read_log_number number; nullopt otherwise.
 std::optional<double> parse_log_number(std::string_view text);
 
-// Each parser's registration, in its file: job_output/<name>.cpp.
+// Each parser's registration, in its file: experiment/output/<name>.cpp.
 OutputParserItem megatron_parser();
 OutputParserItem torchtitan_parser();
 OutputParserItem jsonl_parser();

@@ -1,4 +1,4 @@
-// Output parsers (runner/job_output.h) on lines in the real formats: Megatron-LM's training_log
+// Output parsers (runner/experiment/job_output.h) on lines in the real formats: Megatron-LM's training_log
 // (megatron/training/training.py), torchtitan's step line (torchtitan/components/metrics.py),
 // contend's JSON lines, and users' regular expressions; and the "output" object's errors.
 #include <catch2/catch.hpp>

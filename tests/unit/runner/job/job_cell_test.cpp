@@ -1,4 +1,4 @@
-#include "contend/runner/job/job_cell.h"
+#include "job/job_cell.h"
 
 #include <unistd.h>
 

@@ -5,6 +5,7 @@
 
 #include <variant>
 
+#include "contend/common/json.h"
 #include "contend/common/units.h"
 #include "contend/schedule/schedule.h"
 
@@ -191,6 +192,14 @@ nlohmann::ordered_json json_of(const Workload& w, bool (*keep)(Part, const Workl
 }
 
 }  // namespace
+
+Result<Workload> parse_workload_json(const std::string& text, const std::string& source) {
+  auto json = parse_json(text, source);
+  if (!json) {
+    return json.error();
+  }
+  return parse_workload(JsonReader(*json, source));
+}
 
 nlohmann::ordered_json workload_json(const Workload& w) {
   return json_of(w, [](Part, const Workload&) { return true; });

@@ -50,7 +50,7 @@ HtbLinkClasses htb_classes(double rate_bps, Preemption preemption, double worklo
 // gets its guaranteed rate (the background no more than it sends), then the link's spare rate is
 // lent up to each ceil, to the lower prio first, evenly between equal prios. A discipline without
 // preemption classes (tbf) is one queue that TCP flows share about evenly: modelled as fair.
-// Used by the shaper's tests and the runner's simulated runs (truth.cpp) alike.
+// Used by the shaper's tests and the runner's simulated runs (runner/src/truth/network.cpp) alike.
 double workload_rate_bps(const LinkSpec& link, double rate_bps, double background_bps, bool background_running);
 
 // The rates `link` can have (base or in the timeline) under its discipline: from the rate at

@@ -1,10 +1,11 @@
 #pragma once
 // A scenario's events: what happens to its network at a time (or from an iteration of the
-// workload on). The kinds are a closed set, EventAction: every reader of events (the player,
-// the flows, the workload's network and the simulator's, the fidelity code) visits each kind with
-// std::visit (common/overloaded.h), so a kind added here fails to compile until every reader
-// handles it (docs/extending.md#an-event-kind). Each kind says here how it is named and written
-// in the events log (kName, kHelp, fields()). Plain values; thread-safe to read.
+// workload on). The kinds are a closed set, EventAction: every reader that acts on each kind (the
+// player, the workload's network, the fidelity code) visits them all with std::visit
+// (common/overloaded.h), so a kind added here fails to compile until each of them handles it
+// (docs/extending.md, "An event kind"); a reader that asks after one kind alone (a flow's start,
+// a stall) uses get_if and is left as it is. Each kind says here how it is named and written in
+// the events log (kName, kHelp, fields()). Plain values; thread-safe to read.
 
 #include <array>
 #include <cstdint>

@@ -39,12 +39,12 @@ struct Experiment {
   std::vector<emulator::Scenario> scenarios;
   std::vector<std::string> scenario_files;  // as resolved, beside each scenario
   Workload workload;
-  std::vector<ScheduleEntry> schedules;  // static schedules and policies (pipeline/policy.h)
+  std::vector<ScheduleEntry> schedules;  // static schedules and policies (pipeline/policy/policy.h)
   int repetitions = 3;
   std::string baseline = "1f1b";  // the name of one of the schedules
 
   std::optional<MeasureWindow> measure;  // unset: the iterations after the warm-up
-  // A user's own job (job.h): set when the workload has a "command"; then `schedules` is empty,
+  // A user's own job (command_job.h): set when the workload has a "command"; then `schedules` is empty,
   // the job's variants are the matrix's second axis, `baseline` names one of them and
   // `workload.stages` is its number of ranks.
   std::optional<CommandJob> job;
@@ -67,7 +67,7 @@ const pipeline::ScheduleChoice& schedule_of(const Experiment& e, const Cell& cel
 
 // Parses `text`; scenario paths are relative to `source`'s directory. Every schedule, backend and
 // transport is parsed by its registry, every scenario must have `stages` nodes, and the baseline
-// must be one of the schedules. A workload with a "command" is a user's job (job.h): "variants"
+// must be one of the schedules. A workload with a "command" is a user's job (command_job.h): "variants"
 // in place of "schedules", one rank per node.
 Result<Experiment> parse_experiment(const std::string& text, const std::string& source);
 Result<Experiment> load_experiment(const std::string& path);

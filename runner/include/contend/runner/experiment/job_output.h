@@ -55,7 +55,7 @@ struct OutputParserKind {
   std::function<Result<void>(const JsonReader&, OutputSpec&)> read;  // the kind's own keys; may be empty
 };
 
-// Every parser, in table order (runner/src/job_output/registry.cpp, a line each).
+// Every parser, in table order (runner/src/experiment/output/registry.cpp, a line each).
 const Registry<OutputParserKind>& output_parsers();
 
 // An experiment's "output" object, checked strictly (unknown keys, an unknown parser naming the

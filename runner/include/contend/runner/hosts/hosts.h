@@ -2,7 +2,7 @@
 // Hosts mode: one cell of an experiment on cluster hosts, through the Ansible playbooks in
 // ansible/ (experiment.yml shapes each host's interface per peer, runs one worker per host in the
 // inventory's `nodes` order, or a command experiment's rank through `contend job-rank`
-// (job_hosts.h), and collects into the same results layout as the single-host mode).
+// (hosts/job_hosts.h), and collects into the same results layout as the single-host mode).
 // Needs ansible-playbook on PATH (kNotFound otherwise). Not thread-safe: one cell at a time.
 
 #include <atomic>

@@ -14,27 +14,16 @@
 #include "contend/common/result.h"
 #include "contend/emulator/net/topology.h"
 #include "contend/runner/experiment/experiment.h"
+#include "contend/runner/results/cell_files.h"
 #include "contend/runner/truth/network.h"
 
 namespace contend::runner {
-
-struct CellFiles {
-  std::string metrics;       // every rank's contend.iteration/1 lines
-  std::string events;        // the player's contend.events/1 log
-  std::string log;           // the workers' stdout and stderr
-  std::string trace_prefix;  // when set, rank r writes its Chrome trace to PREFIX.rankR.json
-  std::string truth{};       // a policy that reads the truth: its scenario's contend.truth/1 file
-};
 
 struct LaunchOptions {
   std::string contend;                // the contend binary the workers run
   std::chrono::seconds timeout{900};  // a cell taking longer fails
   int port = 29500;                   // every worker listens on its own address at this port
 };
-
-// A new run name for `cell`'s network (its namespaces are contend-<name>.<node>): short, and
-// unlike any other process's or cell's.
-std::string cell_run_name(const Cell& cell);
 
 // Where rank r of a cell is reached: its node's end of the link from node r-1 (node 0: of the link
 // to node 1), its address ("198.18.0.1") and that link's interface in its namespace.

@@ -42,7 +42,7 @@ Result<std::vector<RateTrace>> chain_rates(const emulator::Scenario& scenario, c
 Result<std::vector<RateTrace>> chain_of(const PipelineLinks& links, int stages);
 
 // Every stalled link's stall schedule, by the node indices it joins (a < b): the scenario's
-// kSetStall events, at their times and from their iterations.
+// SetStall events, at their times and from their iterations.
 using PipelineStalls = std::map<std::pair<int, int>, StallSchedule>;
 PipelineStalls pipeline_stalls(const emulator::Scenario& scenario);
 
@@ -61,7 +61,7 @@ Result<ScenarioNetwork> scenario_network(const emulator::Scenario& scenario);
 PipelineLinks back_links(const ScenarioNetwork& network);
 
 // A scenario's network as the workers are told it, resolved once by the runner (schema
-// contend.truth/1, docs/experiment-format.md#the-results-folder): the workload's goodput on each
+// contend.truth/1, docs/experiment-format.md, "The results folder"): the workload's goodput on each
 // chain link (workload_rates; the oracle's), the same the other way (`back`, optional: as
 // `links` when absent), and every stalled link's stalls (the transports'):
 //   {"schema": "contend.truth/1", "scenario": "periodic", "links": [[[0, 956e6], [2, 95.6e6]], ...],

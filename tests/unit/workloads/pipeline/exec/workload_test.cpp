@@ -39,6 +39,15 @@ TEST_CASE("a workload written by the codec reads back as the same workload", "[w
   CHECK_FALSE(*odd_again == *w);
 }
 
+TEST_CASE("a workload decodes from JSON text as from the object", "[workload]") {
+  auto w = parse_workload_json(R"({"stages": 3, "fwd": "2ms"})", "--workload");
+  REQUIRE(w.ok());
+  CHECK(w->emulated.forward == std::chrono::milliseconds(2));
+  auto bad = parse_workload_json("{\"stages\": 3,", "--workload");
+  REQUIRE_FALSE(bad.ok());
+  CHECK_THAT(bad.error().message, Catch::Contains("--workload"));
+}
+
 TEST_CASE("the workload codec refuses what no run could take, naming the key", "[workload]") {
   const auto error_of = [](const std::string& text) {
     auto w = decode(text);

@@ -44,7 +44,7 @@ struct LinkModel {
   int stall_slots = 1;
 };
 
-// What the runtime costs beyond compute and the wire, on one rank (measured: runner/calibration.h,
+// What the runtime costs beyond compute and the wire, on one rank (measured: runner/simulated/calibration.h,
 // and in band by the adaptive policies). All zero: the ideal pipeline.
 struct RuntimeCosts {
   double send_s = 0;       // the compute lane's time per send to another rank (hand-off, copy)

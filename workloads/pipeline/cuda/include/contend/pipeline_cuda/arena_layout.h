@@ -1,6 +1,7 @@
 #pragma once
 // Where each buffer of a cuda stage lives in its one device allocation (the arena) and in its
-// pinned host buffer, as a pure function so that a CPU can test it (tests/unit/cuda_arena_test).
+// pinned host buffer, as a pure function so that a CPU can test it
+// (tests/unit/workloads/pipeline/cuda/arena_layout_test.cpp).
 //  - Every carve-out starts on a kArenaAlignment (256-byte) boundary, as cudaMalloc's own
 //    allocations do: cuBLAS picks its vectorised kernels by pointer alignment, and the loss is a
 //    double that atomicAdd needs 8-byte aligned (carved after an odd number of floats, it was not).

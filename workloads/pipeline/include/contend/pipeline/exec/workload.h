@@ -1,7 +1,7 @@
 #pragma once
 // What a pipeline run trains and for how long: the one description that an experiment's
 // "workload" object, `contend run`, `contend worker` and the simulator share. It crosses a process
-// boundary as the same JSON an experiment file holds (docs/experiment-format.md#the-workload):
+// boundary as the same JSON an experiment file holds (docs/experiment-format.md, "The file"):
 // workload_json() writes every member, parse_workload() reads it back to the same struct, and
 // each member is one row of one table (workload.cpp), read and written from it, so a new member is
 // its field here, its row there and its line in the docs. Plain values; thread-safe.
@@ -38,6 +38,8 @@ struct Workload {
   // Whether the backend runs the model (cpu, cuda); else its stages are emulated.
   bool uses_model() const;
 
+  // Equal in every member the codec carries (workload_json), not the runtime's others (spin,
+  // the model's optimizer and seed...).
   friend bool operator==(const Workload&, const Workload&);
 };
 
@@ -46,6 +48,9 @@ struct Workload {
 // unknown backend or transport (named by its registry), a shape or a model that cannot run. Keys
 // left out keep the defaults above. Errors name the file and the JSON pointer.
 Result<Workload> parse_workload(const JsonReader& r);
+
+// The same from JSON text (what `contend worker --workload` is given); `source` names it in errors.
+Result<Workload> parse_workload_json(const std::string& text, const std::string& source);
 
 // Every member, in the table's order, as parse_workload reads it: durations in ns and sizes in
 // bytes, so the struct read back is equal to `w`.
