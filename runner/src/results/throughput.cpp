@@ -1,6 +1,8 @@
-#include "contend/runner/results/throughput.h"
+#include "results/throughput.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <limits>
 
@@ -23,6 +25,16 @@ std::vector<Interval> intervals_of(const std::vector<std::pair<double, double>>&
   return out;
 }
 
+// `rate`, when it is a finite number: a step's reported amount can be anything (1.5e308), and a
+// throughput that is not finite would print "inf" and be written as null.
+Result<double> finite(double rate, const std::string& what) {
+  if (!std::isfinite(rate)) {
+    return make_error(Errc::kInvalidArgument,
+                      what + ": the throughput measured is not a finite number (does a step report an absurd amount?)");
+  }
+  return rate;
+}
+
 // A measured interval that ended after the scenario did ran on a network the scenario does not
 // describe (its last state, held): the cell is refused.
 Result<void> within_scenario(const std::vector<Interval>& counted, const ScenarioClock& clock,
@@ -40,6 +52,21 @@ Result<void> within_scenario(const std::vector<Interval>& counted, const Scenari
                                                 format_seconds(clock.duration_s) +
                                                 "): the network after it is not one the scenario describes; "
                                                 "lengthen the scenario's duration or run fewer of them");
+}
+
+// A step that began before the scenario's time 0 was not timed on the player's clock (a stale
+// log, another clock): the cell is refused. A second of slack: a step's own start is its end less
+// the time it reports.
+Result<void> after_start(const std::vector<Interval>& counted, const ScenarioClock& clock, const std::string& path) {
+  constexpr double kSlack = 1.0;
+  for (const Interval& i : counted) {
+    if (i.start_s - clock.zero_s < -kSlack) {
+      return make_error(Errc::kInvalidArgument, path + ": a step began at " + format_seconds(i.start_s - clock.zero_s) +
+                                                    " of the scenario's clock, before the scenario started: it was "
+                                                    "not timed on the player's clock (a log left from another run?)");
+    }
+  }
+  return {};
 }
 
 Result<double> window_throughput(const std::vector<Interval>& counted, const MeasureWindow& window, double zero,
@@ -65,7 +92,39 @@ Result<double> window_throughput(const std::vector<Interval>& counted, const Mea
                           "): run more of them (the workload's iterations, or the job's own step count) or "
                           "narrow the window");
   }
-  return amount / (window.to_s - window.from_s);
+  return finite(amount / (window.to_s - window.from_s), path);
+}
+
+// The intervals with each one reported twice counted once (a launcher that merges its ranks'
+// output, as mpirun does, prints the same step line twice: the same length and amount, begun
+// within a tenth of it), said on stderr; intervals that overlap otherwise are refused, since their
+// work would be counted on top of each other.
+Result<std::vector<Interval>> counted_once(std::vector<Interval> counted, const std::string& what) {
+  std::sort(counted.begin(), counted.end(), [](const Interval& a, const Interval& b) { return a.start_s < b.start_s; });
+  std::vector<Interval> out;
+  std::size_t repeats = 0;
+  for (const Interval& i : counted) {
+    if (out.empty() || i.start_s >= out.back().start_s + out.back().seconds - 1e-6) {
+      out.push_back(i);
+      continue;
+    }
+    const Interval& prev = out.back();
+    const bool same = std::abs(i.seconds - prev.seconds) <= 1e-6 * std::max(1.0, prev.seconds) &&
+                      i.amount == prev.amount && i.start_s - prev.start_s <= 0.1 * prev.seconds;
+    if (!same) {
+      return make_error(Errc::kInvalidArgument,
+                        what + ": two steps overlap (one from " + format_seconds(prev.start_s) + " for " +
+                            format_seconds(prev.seconds) + ", the next from " + format_seconds(i.start_s) +
+                            " of the steady clock): their work would be counted twice; read one rank's steps "
+                            "(output_rank), or a log where each step is printed once");
+    }
+    ++repeats;
+  }
+  if (repeats > 0) {
+    std::fprintf(stderr, "contend run: %s: %zu steps were reported twice (merged output?); each is counted once\n",
+                 what.c_str(), repeats);
+  }
+  return out;
 }
 
 }  // namespace
@@ -115,7 +174,7 @@ Result<double> intervals_throughput(const std::vector<Interval>& counted, const 
     return make_error(Errc::kParse, what + ": " + std::to_string(counted.size()) + " measured (iterations of rank 0, " +
                                         "or steps of a job), expected at least " + std::to_string(at_least));
   }
-  return amount / (last_end - first_start);
+  return finite(amount / (last_end - first_start), what);
 }
 
 Result<double> iterations_throughput(const std::vector<std::pair<double, double>>& its, const Workload& w,
@@ -142,7 +201,16 @@ Result<double> measured_throughput(const std::vector<Interval>& counted, std::si
       return ok.error();
     }
   }
-  return intervals_throughput(counted, window, clock.zero_s, at_least, what);
+  if (!events_path.empty()) {
+    if (auto ok = after_start(counted, clock, what); !ok) {
+      return ok.error();
+    }
+  }
+  auto once = counted_once(counted, what);
+  if (!once) {
+    return once.error();
+  }
+  return intervals_throughput(*once, window, clock.zero_s, at_least, what);
 }
 
 IterationSpread iteration_spread(const IterationLog& log, const Workload& w) {

@@ -1,4 +1,4 @@
-#include "contend/runner/results/throughput.h"
+#include "results/throughput.h"
 
 #include <unistd.h>
 
@@ -89,4 +89,46 @@ TEST_CASE("a cell whose measured iterations ran past its scenario is refused, a 
   CHECK(spread.median_s == 1);
   CHECK(spread.slowest_s == 20);
   CHECK(spread.slowest == 2);
+}
+
+TEST_CASE("a step reported twice counts once, and overlapping, early or absurd steps are refused", "[runner]") {
+  const TempFile events(R"({"kind": "start", "steady_s": 100, "duration_s": 60})"
+                        "\n");
+  // Ten steps of 1 s from the scenario's time 1, 10 samples each.
+  std::vector<Interval> steps;
+  for (int i = 0; i < 10; ++i) {
+    steps.push_back({101.0 + i, 1.0, 10.0});
+  }
+  auto once = measured_throughput(steps, 10, std::nullopt, events.name, "log");
+  REQUIRE(once.ok());
+  CHECK(*once == Approx(10.0));
+  // Every step line printed twice (mpirun's merged output), read a moment apart: the same rate.
+  std::vector<Interval> twice;
+  for (const Interval& s : steps) {
+    twice.push_back(s);
+    twice.push_back({s.start_s + 0.002, s.seconds, s.amount});
+  }
+  auto doubled = measured_throughput(twice, 10, std::nullopt, events.name, "log");
+  REQUIRE(doubled.ok());
+  CHECK(*doubled == Approx(10.0));
+  // Two steps that overlap and differ: their work would be counted on top of each other.
+  std::vector<Interval> overlapping = steps;
+  overlapping.push_back({101.5, 1.0, 7.0});
+  auto refused = measured_throughput(overlapping, 10, std::nullopt, events.name, "log");
+  REQUIRE_FALSE(refused.ok());
+  CHECK_THAT(refused.error().message, Catch::Contains("two steps overlap"));
+  // A step that began 49.9 s before the scenario: not timed on the player's clock.
+  std::vector<Interval> early = steps;
+  early.front().start_s = 100 - 49.9;
+  early.front().seconds = 0.5;
+  auto before = measured_throughput(early, 10, std::nullopt, events.name, "log");
+  REQUIRE_FALSE(before.ok());
+  CHECK_THAT(before.error().message, Catch::Contains("before the scenario started"));
+  // A step claiming 1.5e308 samples: the sum is not a number to publish.
+  std::vector<Interval> absurd = steps;
+  absurd[3].amount = 1.5e308;
+  absurd[4].amount = 1.5e308;
+  auto huge = measured_throughput(absurd, 10, std::nullopt, events.name, "log");
+  REQUIRE_FALSE(huge.ok());
+  CHECK_THAT(huge.error().message, Catch::Contains("not a finite number"));
 }
