@@ -89,4 +89,65 @@ grep -q "the summary could not be written: .*summary.json" "$tmp/unsaved.err" &&
   fail "the failure and the resume hint did not reach the terminal: $(cat "$tmp/unsaved.err")"
 [ "$(wc -l <"$tmp/linked/cells.jsonl")" -eq 4 ] || fail "the finished cells were not kept"
 echo "ok: no write through a link, one run per folder, and an unsaved summary still reported with how to resume"
+# Hardening v3: an edited cells.jsonl is refused, naming the line, for each thing no run records
+# (before, duplicated, unknown, negative, zero and 1e308 cells were all taken in).
+for bad in duplicate unknown negative zero huge; do
+  cp -r "$tmp/sim" "$tmp/edited-$bad"
+  head -1 "$tmp/sim/cells.jsonl" >"$tmp/edited-$bad/cells.jsonl"
+  python3 - "$tmp/edited-$bad/cells.jsonl" "$bad" <<'PY'
+import json, sys
+path, bad = sys.argv[1], sys.argv[2]
+first = json.loads(open(path).readline())
+line = dict(first)
+if bad == "unknown":
+    line["id"] = "nowhere.1f1b.r1"
+else:
+    line["throughput"] = {"duplicate": first["throughput"], "negative": -5, "zero": 0, "huge": 1e308}[bad]
+    if bad != "duplicate":
+        line["id"] = first["id"].replace(".r1", ".r2")
+open(path, "a").write(json.dumps(line) + "\n")
+PY
+  case $bad in
+    duplicate) why="is recorded twice" ;;
+    unknown) why="is not one of this experiment's cells" ;;
+    huge) why="cells.jsonl:2" ;;
+    *) why="has a throughput of" ;;
+  esac
+  refused "resume with a $bad cell in cells.jsonl" "cells.jsonl:2: cell .*$why|$why" \
+    "$contend" run "$tmp/e.json" --simulate --no-report --resume "$tmp/edited-$bad"
+done
+echo "ok: resume refuses a duplicated, unknown, negative, zero or 1e308 cell, naming the line"
+# Hardening v3: --compare against a reference with no cells, or with speedups of 0, refused before
+# anything runs (before: "no regression", exit 0).
+python3 - "$tmp/sim/summary.json" "$tmp/empty.json" "$tmp/zeros.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+json.dump(dict(s, cells=[]), open(sys.argv[2], "w"))
+for c in s["cells"]:
+    c["speedup"]["median"] = 0
+json.dump(s, open(sys.argv[3], "w"))
+PY
+refused "compare with a reference of no cells" "has no cells: there is nothing to compare with" \
+  "$contend" run "$tmp/e.json" --simulate --no-report --compare "$tmp/empty.json" --out "$tmp/cmp-empty"
+refused "compare with a reference whose speedups are 0" "has a speedup of 0: a reference must be positive" \
+  "$contend" run "$tmp/e.json" --simulate --no-report --compare "$tmp/zeros.json" --out "$tmp/cmp-zeros"
+[ ! -e "$tmp/cmp-empty" ] && [ ! -e "$tmp/cmp-zeros" ] || fail "a refused comparison made a results folder"
+echo "ok: --compare refuses a reference with no cells or non-positive speedups, before anything runs"
+# Hardening v3: a crafted summary's fields are text in the report, never markup or TeX.
+if /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
+  cp -r "$tmp/sim" "$tmp/crafted"
+  python3 - "$tmp/crafted/summary.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+s["cells"][0]["repetitions"] = "<img src=x onerror=alert(1)>"
+s["cells"][0]["schedule"] = "cost $x^2$ <b>"
+s["unit"] = "$samples$/s"
+json.dump(s, open(sys.argv[1], "w"))
+PY
+  "$contend" report "$tmp/crafted" >"$tmp/crafted.out" 2>&1 || fail "the report of a crafted summary failed: $(tail -3 "$tmp/crafted.out")"
+  grep -q "<img src=x" "$tmp/crafted/report/index.html" && fail "the crafted summary's markup reached index.html"
+  grep -q "&lt;img src=x onerror=alert(1)&gt;" "$tmp/crafted/report/index.html" || fail "the crafted field is not in index.html as text"
+  [ -f "$tmp/crafted/report/throughput.png" ] || fail "a \$ in a name stopped the throughput figure: $(cat "$tmp/crafted.out")"
+  echo "ok: a crafted summary's fields are escaped in index.html and drawn as text, \$ included"
+fi
 echo "results: all checks passed"

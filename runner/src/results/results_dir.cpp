@@ -1,4 +1,4 @@
-#include "contend/runner/results/results_dir.h"
+#include "results/results_dir.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <filesystem>
 #include <sstream>
 
@@ -115,7 +116,17 @@ Result<void> check_resume(const std::string& dir, const std::string& experiment,
   return {};
 }
 
-Result<std::map<std::string, double>> finished_cells(const std::string& dir) {
+namespace {
+
+std::string fmt_number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+}  // namespace
+
+Result<std::map<std::string, double>> finished_cells(const std::string& dir, const std::set<std::string>& cells) {
   std::map<std::string, double> out;
   const std::string path = dir + "/cells.jsonl";
   if (::access(path.c_str(), F_OK) != 0) {
@@ -139,7 +150,19 @@ Result<std::map<std::string, double>> finished_cells(const std::string& dir) {
     if (auto e = first_error(id, throughput)) {
       return *e;
     }
-    out[*id] = *throughput;
+    const std::string where = path + ":" + std::to_string(n) + ": cell " + *id;
+    if (!cells.empty() && cells.count(*id) == 0) {
+      return make_error(Errc::kInvalidArgument, where + " is not one of this experiment's cells (an edited file?)");
+    }
+    // No unit a run measures in reaches 1e15 a second (a petasample): beyond it, an edited file.
+    constexpr double kMostThroughput = 1e15;
+    if (!(*throughput > 0) || !(*throughput < kMostThroughput)) {
+      return make_error(Errc::kInvalidArgument, where + " has a throughput of " + fmt_number(*throughput) +
+                                                    ", which no measured cell has (an edited file?)");
+    }
+    if (!out.emplace(*id, *throughput).second) {
+      return make_error(Errc::kInvalidArgument, where + " is recorded twice (an edited file?)");
+    }
   }
   return out;
 }

@@ -244,6 +244,18 @@ Result<void> check_comparable(const Summary& now, const Summary& reference, cons
     return make_error(Errc::kInvalidArgument, reference_path + " is of experiment \"" + reference.experiment +
                                                   "\"; this run is of \"" + now.experiment + "\"");
   }
+  if (reference.cells.empty()) {
+    return make_error(Errc::kInvalidArgument, reference_path + " has no cells: there is nothing to compare with");
+  }
+  for (const CellSummary& ref : reference.cells) {
+    const double was = reference.compare_throughput ? ref.stats.median : ref.speedup;
+    if (!(was > 0) || !std::isfinite(was)) {
+      return make_error(Errc::kInvalidArgument,
+                        reference_path + ": cell " + ref.scenario + " / " + ref.schedule + " has " +
+                            (reference.compare_throughput ? "a throughput" : "a speedup") + " of " + fmt("%g", was) +
+                            ": a reference must be positive (a cell that never ran, or an edited file?)");
+    }
+  }
   return {};
 }
 

@@ -2,12 +2,13 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <set>
 
 #include "contend/common/keep_awake.h"
-#include "contend/runner/job/job_cell.h"
-#include "contend/runner/results/results_dir.h"
+#include "job/job_cell.h"
 #include "real/traffic.h"
 #include "results/progress.h"
+#include "results/results_dir.h"
 #include "run/measure.h"
 #include "run/record_calibration.h"
 #include "run/results_folder.h"
@@ -86,7 +87,7 @@ Result<std::vector<ScenarioNetwork>> networks_of(const Experiment& e) {
 // The folder opened and locked (held by the outcome, through the caller's report), its finished
 // cells read, the truths written for the workers.
 Result<Finished> open_folder(const Experiment& e, RunOptions& o, const std::vector<ScenarioNetwork>& truths,
-                             RunOutcome& out) {
+                             const std::vector<Cell>& cells, RunOutcome& out) {
   auto dir = open_results(e, o);
   if (!dir) {
     return dir.error();
@@ -95,7 +96,11 @@ Result<Finished> open_folder(const Experiment& e, RunOptions& o, const std::vect
   if (!lock) {
     return lock.error();
   }
-  auto done = finished_cells(*dir);
+  std::set<std::string> ids;
+  for (const Cell& cell : cells) {
+    ids.insert(cell.id);
+  }
+  auto done = finished_cells(*dir, ids);
   if (!done) {
     return done.error();
   }
@@ -143,11 +148,11 @@ Result<RunOutcome> run_experiment(const Experiment& e, RunOptions o, const std::
     return truths.error();
   }
   RunOutcome out;
-  auto finished = open_folder(e, o, *truths, out);
+  const std::vector<Cell> cells = expand(e);
+  auto finished = open_folder(e, o, *truths, cells, out);
   if (!finished) {
     return finished.error();
   }
-  const std::vector<Cell> cells = expand(e);
   out.cells_total = cells.size();
   announce(e, o, cells.size(), out.dir);
   std::unique_ptr<KeepAwake> awake;

@@ -69,7 +69,8 @@ struct Regression {
   std::string what;      // "slower by 7.2%" or "missing"
 };
 // kInvalidArgument when `reference` is of another experiment or mode (simulated against real):
-// their speedups do not compare.
+// their speedups do not compare; or when it has no cells, or a cell whose value compared (its
+// speedup, or its throughput) is not a positive number: nothing would be compared.
 Result<void> check_comparable(const Summary& now, const Summary& reference, const std::string& reference_path);
 // Cells whose speedup fell by more than `tolerance` (0.05: 5%) against `reference`, and cells of
 // the reference missing now. Ratios are compared, not absolute times: machines differ. A summary
