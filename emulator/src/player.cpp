@@ -78,9 +78,7 @@ nlohmann::ordered_json base_rates(const Scenario& scenario) {
 nlohmann::ordered_json iteration_stalls(const Scenario& scenario) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (const Event& e : scenario.iteration_events) {
-    const auto& stall = std::get<SetStall>(e.action);  // only stalls are indexed by iteration
-    out.push_back(
-        {{"iteration", stall.at_iteration}, {"link", stall.link}, {"stall_s", stall.stall_s}, {"origin", e.origin}});
+    out.push_back(event_record(e));  // a stall with its "iteration"
   }
   return out;
 }
@@ -101,6 +99,10 @@ class Player {
       const bool sample_first = period > 0 && next_sample <= next_event && next_sample < scenario_.duration_s;
       if (!sleep_until(t0_, sample_first ? next_sample : next_event, stop)) {
         report_.stopped = true;
+        if (auto ok = at_stop(next, period); !ok) {
+          log_failure(ok.error());
+          return ok.error();
+        }
         break;
       }
       if (sample_first) {
@@ -236,6 +238,23 @@ class Player {
     return make_error(Errc::kIo, "applied " + format_seconds(late) + " late, more than the " + format_seconds(most) +
                                      " a play allows (was the player stopped, or the machine stalled?): the network "
                                      "was not what the scenario says meanwhile");
+  }
+
+  // A play stopped before its end (a runner's cell whose ranks ended): the network was the
+  // scenario's up to now only if no event is overdue (its time passed while the player did not
+  // run: a stopped or stalled process) and a last sample finds the shaping as the player set it
+  // (what changed since the previous sample, up to 100 ms ago).
+  Result<void> at_stop(std::size_t next, double period) {
+    const double now = since(t0_);
+    const double most = std::chrono::duration<double>(options_.max_lateness).count();
+    if (next < scenario_.events.size() && scenario_.events[next].at_s + most < now) {
+      const Event& e = scenario_.events[next];
+      return make_error(Errc::kIo, "event at " + format_seconds(e.at_s) + " (" + e.origin + ") was due " +
+                                       format_seconds(now - e.at_s) +
+                                       " before the play stopped and was never applied (was the player stopped, or "
+                                       "the machine stalled?): the network was not what the scenario says meanwhile");
+    }
+    return period > 0 ? sample() : Result<void>();
   }
 
   // What ended the play early, as the log's last line.

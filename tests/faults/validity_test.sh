@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# A cell is published only when the network was the scenario's (issue 27, findings 1 and 2), seen
+# A cell is published only when the network was the scenario's (issue 27, findings 1 and 2; issue
+# 44, finding 1: a runner stopped while an event was due), seen
 # from `contend run` itself: the shaping of a link deleted mid-cell (`tc qdisc del ... root`) fails
 # the run, naming the link and node, with no number recorded for that cell; a worker stopped for
 # 3 s mid-cell leaves a cell that counts it, and its record and the terminal say which iteration
@@ -56,4 +57,30 @@ PY
 grep -q "the median .*was a worker stopped" "$tmp/stopped.out" ||
   fail "the terminal did not say an iteration was many times the median: $(tail -5 "$tmp/stopped.out")"
 echo "ok: a worker stopped for 3 s: the cell's record shows its slowest iteration, and the terminal says so"
+# Hardening v3, finding 1: the runner stopped (SIGSTOP) across a drop its scenario schedules at
+# 3 s while its workers finish (about 2.5 s): the drop is never applied, so the cell ran on a
+# network the scenario does not describe and must not be published (before, most such runs exited
+# 0 with the undisturbed rate).
+python3 - "$tmp/drop.json" <<'PY'
+import json, sys
+nodes = ["n0", "n1", "n2", "n3"]
+json.dump({"schema": "contend.scenario/1", "name": "drop", "duration": "60s", "nodes": nodes,
+           "links": [{"name": f"{a}-{b}", "from": a, "to": b, "rate": "1Gbit"} for a, b in zip(nodes, nodes[1:])],
+           "timeline": [{"at": "3s", "link": "n1-n2", "rate": "10Mbit"}]}, open(sys.argv[1], "w"))
+PY
+experiment "$tmp/paused.json" '"scenarios": ["'"$tmp"'/drop.json"], "workload": {"iterations": 10, "microbatches": 4, "fwd": "10ms", "bwd": "20ms"}'
+"$contend" run "$tmp/paused.json" --out "$tmp/paused" --no-report >"$tmp/paused.out" 2>&1 &
+runner=$!
+pids+=("$runner")
+poll 60 iteration_logged "$tmp/paused" || fail "no iteration logged within 60 s: $(tail -5 "$tmp/paused.out")"
+kill -STOP "$runner"
+sleep 6  # the workers end meanwhile, and the drop at 3 s is due
+kill -CONT "$runner"
+rc=0
+wait "$runner" || rc=$?
+[ "$rc" -ne 0 ] || fail "a run stopped across a scheduled drop exited 0: $(tail -5 "$tmp/paused.out")"
+grep -Eq "was due .* and was never applied|applied .* late" "$tmp/paused.out" ||
+  fail "the error does not say the drop was not applied in time: $(tail -5 "$tmp/paused.out")"
+[ ! -s "$tmp/paused/cells.jsonl" ] || fail "a number was recorded for the cell: $(cat "$tmp/paused/cells.jsonl")"
+echo "ok: a runner stopped across a scheduled drop: the run failed, saying the drop was not applied, and recorded nothing"
 echo "validity: all checks passed"

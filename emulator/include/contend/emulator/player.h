@@ -73,7 +73,9 @@ struct PlayReport {
 // could not be written (after the play, which goes on without it). So is a network that is no
 // longer what the scenario says: an event applied later than `max_lateness` (a paused player, a
 // stalled machine), or shaping that changed behind the player's back (a class gone, a rate it did
-// not set: ShapingWatch), checked at every sample. The one event loop:
+// not set: ShapingWatch), checked at every sample and once more when the play is stopped; a play
+// stopped while an event is overdue by more than `max_lateness` (its time passed while the player
+// did not run: the runner stopped) is one too, though that event was never applied. The one event loop:
 // `contend emu play`, `contend emu host`, the runner's cells and `contend flows` (a flow job as a
 // scenario, with NoLinks) all play through it.
 Result<PlayReport> play(const Scenario& scenario, LinkControl& net, EventLog& log, const std::atomic<bool>& stop,
