@@ -10,7 +10,6 @@ index.html into RESULTS_DIR/report (or --out). A figure whose data is missing is
 index says which and why, and so does stderr.
 """
 import argparse
-import html
 import json
 import os
 import sys
@@ -28,68 +27,11 @@ matplotlib.rcParams["text.parse_math"] = False
 import matplotlib.pyplot as plt  # noqa: E402
 import matplotlib.ticker  # noqa: E402,F401
 
+from report_index import write_index  # noqa: E402 (beside this file)
+from report_results import Results, schedule_k  # noqa: E402
+
 GBIT = 1e9
 MBIT = 1e6
-
-
-def read_jsonl(path):
-    out = []
-    with open(path) as f:
-        for line in f:
-            line = line.strip()
-            if line:
-                out.append(json.loads(line))
-    return out
-
-
-def schedule_k(name, microbatches):
-    """The fixed k of a schedule name; None for policies that choose k and for kFkB with slack
-    (`kfkb:k=2,extra=1/0/0/0`: not on the fixed-k curve)."""
-    if name == "1f1b":
-        return 1
-    if name == "gpipe":
-        return microbatches
-    for prefix in ("kfkb:k=", "kfkb:", "fixed:k=", "fixed:"):
-        if name.startswith(prefix):
-            k = name[len(prefix):]
-            return int(k) if k.isdigit() else None
-    return None
-
-
-class Results:
-    def __init__(self, root):
-        self.root = root
-        path = os.path.join(root, "summary.json")
-        if not os.path.exists(path):
-            raise SystemExit(f"contend report: {path} not found: is {root} a `contend run` results directory?")
-        self.summary = json.load(open(path))
-        if self.summary.get("schema") != "contend.summary/1":
-            raise SystemExit(f"contend report: {path}: expected schema contend.summary/1")
-        self.env = json.load(open(os.path.join(root, "env.json"))) if os.path.exists(os.path.join(root, "env.json")) else {}
-        self.cells = self.summary["cells"]
-        self.scenarios = list(dict.fromkeys(c["scenario"] for c in self.cells))
-        self.schedules = list(dict.fromkeys(c["schedule"] for c in self.cells))
-        self.info = self.summary.get("scenarios", {})
-        self.microbatches = self.summary.get("workload", {}).get("microbatches", 0)
-
-    def cell_id(self, scenario, schedule, rep=1):
-        safe = "".join(ch if ch.isalnum() or ch == "." else "-" for ch in schedule)
-        return f"{scenario}.{safe}.r{rep}"
-
-    def run_lines(self, scenario, schedule, rep=1):
-        path = os.path.join(self.root, "runs", self.cell_id(scenario, schedule, rep) + ".jsonl")
-        return read_jsonl(path) if os.path.exists(path) else None
-
-    def unit(self):
-        return self.summary.get("unit", "samples/s")
-
-    def job_steps(self, scenario, variant, rep=1):
-        path = os.path.join(self.root, "runs", self.cell_id(scenario, variant, rep) + ".steps.jsonl")
-        return read_jsonl(path) if os.path.exists(path) else None
-
-    def events(self, scenario, schedule, rep=1):
-        path = os.path.join(self.root, "events", self.cell_id(scenario, schedule, rep) + ".jsonl")
-        return read_jsonl(path) if os.path.exists(path) else None
 
 
 def save(fig, out, name, made):
@@ -407,39 +349,6 @@ def fig_schedules(r, out, made, missing):
     bubble_ax.set_title("bubble per schedule (median iteration, mean over ranks)")
     memory_ax.set_title("memory per schedule")
     save(fig, out, "schedules", made)
-
-
-def esc(value):
-    """Any field of the summary, as HTML text: a crafted file's markup stays text."""
-    return html.escape(str(value))
-
-
-def number(value, digits):
-    """A number with `digits` decimals; anything else (null, a crafted string) as escaped text."""
-    return f"{value:.{digits}f}" if isinstance(value, (int, float)) and not isinstance(value, bool) else esc(value)
-
-
-def write_index(r, out, made, missing):
-    rows = "".join(
-        f"<tr><td>{esc(c['scenario'])}</td><td>{esc(c['schedule'])}</td><td>{esc(c['repetitions'])}</td>"
-        f"<td>{number(c['throughput']['median'], 1)}</td><td>&plusmn;{number(c['throughput']['ci95'], 1)}</td>"
-        f"<td>{number(c['speedup']['median'], 3)} &plusmn;{number(c['speedup']['ci95'], 3)}</td></tr>"
-        for c in r.cells)
-    figs = "".join(f"<h2>{esc(n)}</h2><img src=\"{esc(n)}.svg\" alt=\"{esc(n)}\">" for n in made)
-    gaps = "".join(f"<li><b>{esc(n)}</b>: {esc(why)}</li>" for n, why in missing)
-    env = esc(json.dumps({k: r.env.get(k) for k in ("version", "git_commit", "kernel", "started", "mode")}))
-    text = f"""<!doctype html><html><head><meta charset="utf-8"><title>contend: {esc(r.summary.get('experiment', ''))}</title>
-<style>body{{font-family:sans-serif;max-width:1100px;margin:2em auto}}img{{max-width:100%}}
-table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:3px 8px;text-align:right}}</style></head><body>
-<h1>{esc(r.summary.get('experiment', ''))} ({esc(r.summary.get('mode', ''))})</h1>
-<p>{env}</p>
-<table><tr><th>scenario</th><th>schedule</th><th>reps</th><th>{esc(r.unit())}</th><th>95% CI</th><th>speedup vs {esc(r.summary.get('baseline', ''))}</th></tr>{rows}</table>
-{figs}
-<h2>Not drawn</h2><ul>{gaps or '<li>every figure was drawn</li>'}</ul>
-</body></html>
-"""
-    with open(os.path.join(out, "index.html"), "w") as f:
-        f.write(text)
 
 
 def main():

@@ -12,7 +12,8 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 cmake --install "$build" --prefix "$tmp/prefix" >"$tmp/install.log" 2>&1 || { cat "$tmp/install.log" >&2; fail "cmake --install"; }
 contend=$tmp/prefix/bin/contend
 [ -x "$contend" ] || fail "no $contend"
-for f in share/contend/reports/contend_report.py share/contend/experiments/suites/fidelity/measured.json \
+for f in share/contend/reports/contend_report.py share/contend/reports/report_index.py \
+         share/contend/reports/report_results.py share/contend/experiments/suites/fidelity/measured.json \
          share/contend/ansible/experiment.yml share/contend/experiments/quickstart.json; do
   [ -f "$tmp/prefix/$f" ] || fail "$f was not installed"
 done
