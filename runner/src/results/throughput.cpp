@@ -97,15 +97,22 @@ Result<double> window_throughput(const std::vector<Interval>& counted, const Mea
 
 // The intervals with each one reported twice counted once (a launcher that merges its ranks'
 // output, as mpirun does, prints the same step line twice: the same length and amount, begun
-// within a tenth of it), said on stderr; intervals that overlap otherwise are refused, since their
-// work would be counted on top of each other.
+// within a tenth of it), said on stderr. A step whose start, its line's time less its length, falls
+// a little into the previous step (up to a quarter of the shorter one: when each line was read, and
+// what the job's own timer includes, jitter) starts where the previous ended. Intervals that
+// overlap more are refused, since their work would be counted on top of each other.
 Result<std::vector<Interval>> counted_once(std::vector<Interval> counted, const std::string& what) {
   std::sort(counted.begin(), counted.end(), [](const Interval& a, const Interval& b) { return a.start_s < b.start_s; });
   std::vector<Interval> out;
   std::size_t repeats = 0;
   for (const Interval& i : counted) {
-    if (out.empty() || i.start_s >= out.back().start_s + out.back().seconds - 1e-6) {
+    const double overlap = out.empty() ? 0 : out.back().start_s + out.back().seconds - i.start_s;
+    if (overlap <= 0.25 * (out.empty() ? 0 : std::min(out.back().seconds, i.seconds))) {
       out.push_back(i);
+      if (overlap > 0) {
+        out.back().start_s += overlap;
+        out.back().seconds -= overlap;
+      }
       continue;
     }
     const Interval& prev = out.back();

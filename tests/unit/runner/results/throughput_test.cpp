@@ -111,7 +111,16 @@ TEST_CASE("a step reported twice counts once, and overlapping, early or absurd s
   auto doubled = measured_throughput(twice, 10, std::nullopt, events.name, "log");
   REQUIRE(doubled.ok());
   CHECK(*doubled == Approx(10.0));
-  // Two steps that overlap and differ: their work would be counted on top of each other.
+  // Each step's line read 3 ms late but the next on time: its start falls 3 ms into the one
+  // before, which is jitter, not work counted twice.
+  std::vector<Interval> jitter = steps;
+  for (std::size_t i = 0; i < jitter.size(); i += 2) {
+    jitter[i].start_s += 0.003;
+  }
+  auto jittered = measured_throughput(jitter, 10, std::nullopt, events.name, "log");
+  REQUIRE(jittered.ok());
+  CHECK(*jittered == Approx(10.0).epsilon(0.01));
+  // Two steps that overlap by half and differ: their work would be counted on top of each other.
   std::vector<Interval> overlapping = steps;
   overlapping.push_back({101.5, 1.0, 7.0});
   auto refused = measured_throughput(overlapping, 10, std::nullopt, events.name, "log");
