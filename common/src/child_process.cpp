@@ -99,6 +99,12 @@ Result<std::string> resolve(const std::string& argv0) {
       ::_exit(127);  // the parent died before the signal was armed
     }
   }
+  if (o.own_group) {
+    const int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (::setpgid(0, 0) != 0 || null < 0 || ::dup2(null, 0) < 0) {
+      fail_child(report);
+    }
+  }
   if (!o.output_path.empty()) {
     const int fd = ::open(o.output_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (fd < 0 || ::dup2(fd, 1) < 0 || ::dup2(fd, 2) < 0) {
@@ -157,6 +163,9 @@ Result<ChildProcess> ChildProcess::spawn(const std::vector<std::string>& argv, C
   if (pid == 0) {
     exec_child(*program, args.data(), env.data(), options, parent, pipe->second.get());
   }
+  if (options.own_group) {
+    (void)::setpgid(pid, pid);  // also here, so that it holds before spawn returns (EACCES after exec: done)
+  }
   pipe->second.reset();
   int err = 0;
   ssize_t n = 0;
@@ -211,12 +220,13 @@ int ChildProcess::terminate() {
   if (!running()) {
     return exit_code_;
   }
-  ::kill(pid_, options_.stop_signal);
+  const pid_t target = options_.own_group ? -pid_ : pid_;  // unreaped, the group's id is still its own
+  ::kill(target, options_.stop_signal);
   auto waited = wait(options_.grace);
   if (waited) {
     return *waited;
   }
-  ::kill(pid_, SIGKILL);
+  ::kill(target, SIGKILL);
   int status = 0;
   if (::waitpid(pid_, &status, 0) == pid_) {
     exit_code_ = exit_code_of(status);

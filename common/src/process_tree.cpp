@@ -87,11 +87,16 @@ int end_descendants(pid_t root, std::chrono::milliseconds grace) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  signalled += signal_all(root, SIGKILL);
-  if (root == ::getpid()) {
+  // SIGKILL until nothing is left: a process that forked between the walk and the signal (one
+  // that re-forks under new PIDs) is found by the next walk.
+  const auto last = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  do {
+    signalled += signal_all(root, SIGKILL);
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    reap_ended_children();
-  }
+    if (root == ::getpid()) {
+      reap_ended_children();
+    }
+  } while (!descendants(root).empty() && std::chrono::steady_clock::now() < last);
   return signalled;
 }
 

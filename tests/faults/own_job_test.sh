@@ -73,6 +73,30 @@ job "$tmp/e.json" "[\"sh\", \"-c\", \"$busy; $first\"]" '"timeout": "60s"'
 fails_clearly "rank 1 failing first, its guard ending last" \
   'rank 1 exited with 5 \(the first to fail\); the log .*\.rank1\.log ends'
 
+# Rank 1 signals its whole process group, as a launcher's `trap 'kill 0' EXIT` does: it ends its
+# own tree and nothing else. Before each rank led a group of its own, the signal reached the runner
+# and this script (which then died with 143).
+job "$tmp/e.json" "[\"sh\", \"-c\", \"$busy; [ {rank} = 1 ] && kill -TERM 0; wait\"]" '"timeout": "60s"'
+fails_clearly "rank 1 signalling its process group (kill 0)" \
+  'rank 1 (exited with 143|was killed by signal 15) \(the first to fail\)'
+
+# Every rank starts a process that re-forks under a new PID every few ms, each copy in a session of
+# its own (so a signal to the rank's process group misses it) starting the next, adding a line to
+# a file and exiting; rank 1 fails. One look at the tree or at the namespace, then one signal,
+# misses the copy forked in between; the guard and the teardown look again until none is left. A
+# copy lives a few ms, too short for a look at /proc to find: the file stops growing when the last
+# one is gone.
+printf '#!/bin/sh\n[ -e %s/stop-hopping ] && exit\necho >>%s/hops\nsleep 0.002\nsetsid "$0" "$@" &\n' \
+  "$tmp" "$tmp" >"$tmp/hop.sh"
+chmod +x "$tmp/hop.sh"
+job "$tmp/e.json" "[\"sh\", \"-c\", \"$busy; $tmp/hop.sh & sleep 1; [ {rank} = 1 ] && exit 4; wait\"]" '"timeout": "60s"'
+trap 'touch "$tmp/stop-hopping"; cleanup' EXIT  # whatever outlived its cell then ends itself
+fails_clearly "a process that re-forks under new PIDs" 'rank 1 exited with 4 \(the first to fail\)'
+hops=$(wc -l <"$tmp/hops")
+sleep 1
+[ "$(wc -l <"$tmp/hops")" = "$hops" ] || fail "a process that re-forks under new PIDs outlived its cell ($hops copies)"
+echo "ok: no copy of it outlived the cell ($hops copies)"
+
 job "$tmp/e.json" "[\"sh\", \"-c\", \"$busy; wait\"]" '"timeout": "3s"'
 fails_clearly "a job that hangs past its timeout" \
   'the cell took longer than 3 s \(ranks 0, 1 still running\)'

@@ -96,6 +96,31 @@ std::vector<Fd> wait_ended(std::vector<Fd> pidfds, std::chrono::milliseconds tim
   return pidfds;
 }
 
+// One look's processes ended: SIGTERM, SIGKILL after `grace`; how many ended.
+std::size_t end_processes(const std::vector<NetnsProcess>& processes, std::chrono::milliseconds grace) {
+  std::vector<Fd> signalled;
+  for (const NetnsProcess& p : processes) {
+    Fd pidfd(p.pid == ::getpid() ? -1 : pidfd_open(p.pid));
+    if (!pidfd.valid()) {
+      continue;  // gone already (or the caller itself)
+    }
+    // Checked after the pidfd pins the process: if the PID now names another one, it is left alone.
+    const auto key = key_of(netns_path(p.netns));
+    if (!key || !netns_of(p.pid, {{*key, p.netns}})) {
+      continue;
+    }
+    if (pidfd_signal(pidfd, SIGTERM)) {
+      signalled.push_back(std::move(pidfd));
+    }
+  }
+  const std::size_t total = signalled.size();
+  std::vector<Fd> stubborn = wait_ended(std::move(signalled), grace);
+  for (const Fd& pidfd : stubborn) {
+    (void)pidfd_signal(pidfd, SIGKILL);
+  }
+  return total - wait_ended(std::move(stubborn), grace).size();
+}
+
 }  // namespace
 
 std::vector<std::string> contend_namespaces() {
@@ -145,28 +170,14 @@ std::vector<NetnsProcess> processes_in(const std::vector<std::string>& namespace
   return out;
 }
 
-std::size_t end_processes(const std::vector<NetnsProcess>& processes, std::chrono::milliseconds grace) {
-  std::vector<Fd> signalled;
-  for (const NetnsProcess& p : processes) {
-    Fd pidfd(p.pid == ::getpid() ? -1 : pidfd_open(p.pid));
-    if (!pidfd.valid()) {
-      continue;  // gone already (or the caller itself)
-    }
-    // Checked after the pidfd pins the process: if the PID now names another one, it is left alone.
-    const auto key = key_of(netns_path(p.netns));
-    if (!key || !netns_of(p.pid, {{*key, p.netns}})) {
-      continue;
-    }
-    if (pidfd_signal(pidfd, SIGTERM)) {
-      signalled.push_back(std::move(pidfd));
-    }
+std::size_t end_processes_in(const std::vector<std::string>& namespaces, std::chrono::milliseconds grace) {
+  std::size_t ended = end_processes(processes_in(namespaces), grace);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  for (auto left = processes_in(namespaces); !left.empty() && std::chrono::steady_clock::now() < deadline;
+       left = processes_in(namespaces)) {
+    ended += end_processes(left, std::chrono::milliseconds(50));
   }
-  const std::size_t total = signalled.size();
-  std::vector<Fd> stubborn = wait_ended(std::move(signalled), grace);
-  for (const Fd& pidfd : stubborn) {
-    (void)pidfd_signal(pidfd, SIGKILL);
-  }
-  return total - wait_ended(std::move(stubborn), grace).size();
+  return ended;
 }
 
 }  // namespace contend::emulator

@@ -45,7 +45,7 @@ Result<TearDownReport> tear_down_run(const std::string& run, const std::vector<s
   }
   // What the state lists and every other namespace of the run's name (one killed before its state).
   const std::vector<std::string> namespaces = joined(run_namespaces(run), recorded);
-  report.processes = end_processes(processes_in(namespaces));
+  report.processes = end_processes_in(namespaces);
   auto removed = remove_namespaces(namespaces);
   if (!removed) {
     return removed.error();
@@ -62,7 +62,7 @@ Result<CleanupReport> tear_down_all() {
   Result<void> first;
   const auto note = [&first](const Result<void>& r) { first = first.ok() ? r : first; };
   // Processes first, all at once: each would keep its namespace alive after its name is gone.
-  report.processes = end_processes(processes_in(contend_namespaces()));
+  report.processes = end_processes_in(contend_namespaces());
   for (const std::string& run : list_runs()) {
     auto torn = tear_down_run(run);
     if (!torn) {

@@ -159,6 +159,7 @@ int run_rank_guard(const RankGuardOptions& o, const std::atomic<bool>& stop) {
   co.stderr_fd = err->second.get();
   co.working_dir = o.working_dir;
   co.grace = o.grace;
+  co.own_group = true;  // the rank's `kill 0` ends its own tree, not its guard
   auto child = ChildProcess::spawn(o.command, co);
   out->second.reset();
   err->second.reset();

@@ -111,6 +111,7 @@ Result<std::vector<ChildProcess>> spawn_workers(const std::vector<std::vector<st
     ChildOptions co;
     co.output_path = log;
     co.environment = {token};
+    co.own_group = true;
     auto child = ChildProcess::spawn(argv, co);
     if (!child) {
       return child.error();

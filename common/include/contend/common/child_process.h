@@ -1,8 +1,8 @@
 #pragma once
 // ChildProcess: one started program, owned until it is reaped. Move-only. The destructor ends a
 // child that is still running (SIGTERM, then SIGKILL after a grace period) and reaps it, so no
-// process outlives its owner. Only the child's own PID is ever signalled. A child starts with no
-// signal blocked, whatever its spawner blocks.
+// process outlives its owner. Only the child's own PID is ever signalled, or with own_group the
+// group it leads. A child starts with no signal blocked, whatever its spawner blocks.
 // Not thread-safe: one owner thread.
 
 #include <sys/types.h>
@@ -36,6 +36,11 @@ struct ChildOptions {
   // in the child; the caller keeps its own (a pipe's write end it reads the child's lines from).
   int stdout_fd = -1;
   int stderr_fd = -1;
+  // When set, the child leads a process group of its own (setpgid in the child and the parent,
+  // before exec): a signal it sends to its group (`kill 0`, a launcher's `trap 'kill 0' EXIT`)
+  // stays inside it instead of reaching its spawner, and terminate() signals the whole group. Its
+  // stdin is /dev/null (a background group that read the terminal would be stopped).
+  bool own_group = false;
   // When set, the child starts in this folder (the spawn fails naming the program and the errno
   // when it cannot).
   std::string working_dir{};

@@ -17,7 +17,8 @@ namespace contend {
 std::vector<pid_t> descendants(pid_t root);
 
 // Ends every process below `root`: SIGTERM to each, then SIGKILL to any still there after
-// `grace`, walking the tree again each time (a process may fork while it is being ended).
+// `grace`, walking the tree again each time (a process may fork while it is being ended) until
+// none is left or 2 s have passed.
 // Children of the caller among them are reaped. Returns how many processes were signalled.
 int end_descendants(pid_t root, std::chrono::milliseconds grace);
 

@@ -27,11 +27,12 @@ std::vector<std::string> run_namespaces(const std::string& run);
 // against every /proc/PID/task/TID/ns/net), never the calling process; sorted by PID. Namespaces
 // that do not exist are skipped.
 std::vector<NetnsProcess> processes_in(const std::vector<std::string>& namespaces);
-// Ends `processes`: SIGTERM to each that is still in its namespace, SIGKILL after `grace` to those
-// still running, then waits up to `grace` again. Signals go through pidfds opened after the
-// namespace is checked, so a PID reused meanwhile by another process is never signalled. Returns
-// how many ended.
-std::size_t end_processes(const std::vector<NetnsProcess>& processes,
-                          std::chrono::milliseconds grace = std::chrono::milliseconds(2000));
+// Ends every process in `namespaces`: SIGTERM to each, SIGKILL after `grace` to those still
+// running, then looks again and ends what it finds (a process that forked between the look and
+// the signal, one that re-forks under new PIDs) until none is left or 5 s have passed. Signals go
+// through pidfds opened after the namespace is checked, so a PID reused meanwhile by another
+// process is never signalled. Returns how many ended.
+std::size_t end_processes_in(const std::vector<std::string>& namespaces,
+                             std::chrono::milliseconds grace = std::chrono::milliseconds(2000));
 
 }  // namespace contend::emulator

@@ -18,7 +18,7 @@ struct TearDownReport {
 };
 
 // Tears run `run` down, also after a crash: ends every process inside its namespaces
-// (end_processes, leftovers.h; never the caller), removes the namespaces its state file records
+// (end_processes_in, leftovers.h; never the caller), removes the namespaces its state file records
 // (else `planned`, those its scenario would make) and every other one named contend-<run> or
 // contend-<run>.* through remove_namespaces (topology.h), then its state file, also a damaged
 // one. Only namespaces the run could have made (run_made): any other name a state file lists is
