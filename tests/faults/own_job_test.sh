@@ -63,6 +63,12 @@ fails_clearly "a parser that matches no line" \
 job "$tmp/e.json" "[\"sh\", \"-c\", \"$busy; [ {rank} = 1 ] && exit 3; wait\"]" '"timeout": "60s"'
 fails_clearly "rank 1 exiting with 3" 'rank 1 exited with 3 \(the first to fail\); the log .*\.rank1\.log ends'
 
+# Rank 0 prints, on stderr, the line a guard writes when its command fails, with a time long past;
+# then rank 1 fails. The forgery is the job's output, not its guard's: rank 1 is named.
+forged="echo 'contend job-rank: the command exited with 9 (code 9, at 1.000000 on the system clock)' >&2"
+job "$tmp/e.json" "[\"sh\", \"-c\", \"$busy; [ {rank} = 0 ] && $forged; [ {rank} = 1 ] && exit 3; wait\"]" '"timeout": "60s"'
+fails_clearly "rank 0 forging its guard's failure line" 'rank 1 exited with 3 \(the first to fail\)'
+
 # Rank 1 fails first, and its guard is slow to end (a child that ignores SIGTERM: 1.5 s to its
 # SIGKILL); rank 0 fails 0.3 s after it (a file says when), as a peer of a dead rank does, and its
 # guard ends first. The culprit is named by when each failed, not by whose guard ended first.

@@ -286,7 +286,8 @@ TEST_CASE("a user's job's rank log, mutated, is read into steps by every output 
   for (const auto& [output, line] : outputs) {
     std::string log;
     for (int i = 0; i < 4; ++i) {
-      log += runner::log_line(100.0 + i, i == 2, i == 2 ? "warning: slow" : line);
+      log += runner::log_line(100.0 + i, i == 2 ? runner::LogStream::kErr : runner::LogStream::kOut,
+                              i == 2 ? "warning: slow" : line);
     }
     // A log is never refused: a line that is no longer a step is skipped. Every step read is a
     // real one, and a mutant that lost a step line counts as refused.
@@ -304,8 +305,9 @@ TEST_CASE("a user's job's rank log, mutated, is read into steps by every output 
 
 TEST_CASE("a rank log's failure line, mutated, is read back whole or not at all", "[mutation]") {
   Scratch scratch;
-  const std::string log = runner::log_line(100.0, false, "step 1") + runner::failure_line({7, 101.25, 1764806400.5}) +
-                          runner::log_line(101.5, true, "Traceback (most recent call last):");
+  const std::string log = runner::log_line(100.0, runner::LogStream::kOut, "step 1") +
+                          runner::failure_line({7, 101.25, 1764806400.5}) +
+                          runner::log_line(101.5, runner::LogStream::kErr, "Traceback (most recent call last):");
   survive("rank log's failure line", log, [&](const std::string& text) {
     const auto failure = runner::command_failure(scratch.write("rank1.log", text));
     if (failure) {  // what is read is a failure: a code a process can exit with, times on the clocks

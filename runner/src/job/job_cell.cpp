@@ -87,7 +87,7 @@ Result<ChildProcess> start_rank(const CommandJob& job, const JobVariant& variant
   co.output_path = rank_log;  // the guard's own complaints, if any, beside the rank's lines
   co.environment = std::move(*env);
   co.grace = std::chrono::milliseconds(3000);  // the guard's 1.5 s for the rank's tree, and its exit
-  co.own_group = true;  // what the job signals stays in its cell
+  co.own_group = true;                         // what the job signals stays in its cell
   return ChildProcess::spawn(argv, co);
 }
 

@@ -1,11 +1,14 @@
 #include "job/job_log.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "contend/common/child_process.h"
 #include "contend/common/fd.h"
@@ -34,10 +37,13 @@ std::optional<double> whole_number(std::string_view text) {
 struct LogLine {
   double steady_s = 0;
   std::string_view text;
-  bool from_stderr = false;
+  LogStream stream = LogStream::kOut;
 };
 
-// "<seconds> out|err <text>"; nullopt for anything else.
+constexpr std::pair<std::string_view, LogStream> kStreams[] = {
+    {"out", LogStream::kOut}, {"err", LogStream::kErr}, {"guard", LogStream::kGuard}};
+
+// "<seconds> out|err|guard <text>"; nullopt for anything else.
 std::optional<LogLine> read_log_line(std::string_view line) {
   const std::size_t space = line.find(' ');
   if (space == std::string_view::npos || space == 0 || space > 32) {
@@ -48,19 +54,19 @@ std::optional<LogLine> read_log_line(std::string_view line) {
     return std::nullopt;
   }
   const std::string_view rest = line.substr(space + 1);
-  for (const std::string_view stream : {"out", "err"}) {
+  for (const auto& [stream, kind] : kStreams) {
     if (rest.substr(0, stream.size()) == stream && (rest.size() == stream.size() || rest[stream.size()] == ' ')) {
-      return LogLine{*t, rest.size() == stream.size() ? std::string_view() : rest.substr(stream.size() + 1),
-                     stream == "err"};
+      return LogLine{*t, rest.size() == stream.size() ? std::string_view() : rest.substr(stream.size() + 1), kind};
     }
   }
   return std::nullopt;
 }
 
-// A failure_line, read back; nullopt for any other line (one on stdout is the job's own).
+// A failure_line, read back; nullopt for any other line (one on stdout or stderr is the job's own,
+// whatever it says).
 std::optional<CommandFailure> read_failure(std::string_view line) {
   const auto read = read_log_line(line);
-  if (!read || !read->from_stderr || read->text.substr(0, kFailed.size()) != kFailed ||
+  if (!read || read->stream != LogStream::kGuard || read->text.substr(0, kFailed.size()) != kFailed ||
       read->text.size() < kFailedEnd.size() || read->text.substr(read->text.size() - kFailedEnd.size()) != kFailedEnd) {
     return std::nullopt;
   }
@@ -81,9 +87,11 @@ std::optional<CommandFailure> read_failure(std::string_view line) {
 
 }  // namespace
 
-std::string log_line(double steady_s, bool from_stderr, std::string_view text) {
+std::string log_line(double steady_s, LogStream stream, std::string_view text) {
+  const auto named =
+      std::find_if(std::begin(kStreams), std::end(kStreams), [&](const auto& s) { return s.second == stream; });
   char stamp[48];
-  std::snprintf(stamp, sizeof stamp, "%.6f %s ", steady_s, from_stderr ? "err" : "out");
+  std::snprintf(stamp, sizeof stamp, "%.6f %s ", steady_s, named->first.data());
   std::string out(stamp);
   out.append(text);
   out += '\n';
@@ -93,7 +101,7 @@ std::string log_line(double steady_s, bool from_stderr, std::string_view text) {
 std::string failure_line(const CommandFailure& failure) {
   char at[48];
   std::snprintf(at, sizeof at, "%.6f", failure.system_s);
-  return log_line(failure.steady_s, true,
+  return log_line(failure.steady_s, LogStream::kGuard,
                   std::string(kFailed) + ending(failure.code) + std::string(kFailedCode) +
                       std::to_string(failure.code) + std::string(kFailedTime) + at + std::string(kFailedEnd));
 }

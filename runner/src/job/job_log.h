@@ -4,6 +4,9 @@
 // base, as the events log's "steady_s") and the stream:
 //   1234.567890 out {"schema": "contend.step/1", "samples": 32, "seconds": 0.41}
 //   1234.601223 err [rank0]: warning: ...
+// The guard's own lines (its failure line, a command that could not start) are on a third stream,
+// "guard", that nothing the job prints can be written as:
+//   1234.702113 guard contend job-rank: the command exited with 7 (code 7, at ... on the system clock)
 // Written by `contend job-rank` (rank_guard.h), read here into the steps the job reported.
 // Pure but for the functions given a file's path, which read it (write_job_steps also writes one).
 // Thread-safe.
@@ -22,8 +25,11 @@ namespace contend::runner {
 // A line longer than this is written in pieces of it (a runaway line is not held in memory).
 inline constexpr std::size_t kMaxLogLine = 64 * 1024;
 
-// One rank log line for `text` (without its newline) read at `steady_s` from stderr or stdout.
-std::string log_line(double steady_s, bool from_stderr, std::string_view text);
+// Where a rank log line came from: the command's stdout or stderr, or its guard.
+enum class LogStream { kOut, kErr, kGuard };
+
+// One rank log line for `text` (without its newline) read at `steady_s` from `stream`.
+std::string log_line(double steady_s, LogStream stream, std::string_view text);
 
 // How a rank's command failed by itself: its exit code (128 + signal), and when, on the steady
 // clock and on the system clock (seconds since the epoch: the hosts of a cluster run agree on it,
@@ -34,7 +40,7 @@ struct CommandFailure {
   double system_s = 0;
 };
 
-// The line a guard writes to its rank log (on its stderr side) as soon as its command failed or
+// The line a guard writes to its rank log (on its own stream) as soon as its command failed or
 // could not start ("... the command exited with 7 (code 7, at 1764806400.250000 on the system
 // clock)"; what the command's processes still print follows it), and the last such line of a
 // log, read back (nullopt: none, or the log cannot be read).

@@ -32,7 +32,7 @@ CommandFailure failed_now(int code) {
 // One stream of the command: its pipe's read end and the line it has begun.
 struct Stream {
   Fd fd;
-  bool from_stderr = false;
+  LogStream stream = LogStream::kOut;
   std::string partial;
 };
 
@@ -41,12 +41,12 @@ void emit_lines(Stream& s, const Fd& log, bool flush_partial) {
   std::string out;
   std::size_t start = 0;
   for (std::size_t nl; (nl = s.partial.find('\n', start)) != std::string::npos; start = nl + 1) {
-    out += log_line(steady_now(), s.from_stderr, std::string_view(s.partial).substr(start, nl - start));
+    out += log_line(steady_now(), s.stream, std::string_view(s.partial).substr(start, nl - start));
   }
   s.partial.erase(0, start);
   while (s.partial.size() >= kMaxLogLine || (flush_partial && !s.partial.empty())) {
     const std::size_t n = std::min(s.partial.size(), kMaxLogLine);
-    out += log_line(steady_now(), s.from_stderr, std::string_view(s.partial).substr(0, n));
+    out += log_line(steady_now(), s.stream, std::string_view(s.partial).substr(0, n));
     s.partial.erase(0, n);
   }
   if (!out.empty() && ::write(log.get(), out.data(), out.size()) < 0) {
@@ -164,15 +164,15 @@ int run_rank_guard(const RankGuardOptions& o, const std::atomic<bool>& stop) {
   out->second.reset();
   err->second.reset();
   if (!child) {
-    const std::string line =
-        log_line(steady_now(), true, "contend job-rank: " + child.error().message) + failure_line(failed_now(127));
+    const std::string line = log_line(steady_now(), LogStream::kGuard, "contend job-rank: " + child.error().message) +
+                             failure_line(failed_now(127));
     (void)!::write(log->get(), line.data(), line.size());
     std::fprintf(stderr, "contend job-rank: %s\n", child.error().message.c_str());
     return 127;
   }
   std::vector<Stream> streams;
-  streams.push_back({std::move(out->first), false, {}});
-  streams.push_back({std::move(err->first), true, {}});
+  streams.push_back({std::move(out->first), LogStream::kOut, {}});
+  streams.push_back({std::move(err->first), LogStream::kErr, {}});
   const auto ended = watch(*child, streams, *log, stop);
   finish(streams, *log, o.grace);
   // Stopped, finish reaped the command with the rest of the tree: forget its pid, so that nothing

@@ -14,10 +14,10 @@ using namespace contend::runner;
 using namespace contend::test;
 
 TEST_CASE("a rank log's step lines are steps on the steady clock, other lines are skipped", "[job]") {
-  const JobFile log(log_line(100.5, false, R"({"schema": "contend.step/1", "samples": 32, "seconds": 0.5})") +
-                    log_line(100.6, true, "warning: something") + "garbage without a time\n" +
-                    log_line(101.5, false, R"({"schema": "contend.step/1", "samples": 32, "seconds": 1.0})") +
-                    log_line(102.0, false, R"({"schema": "contend.step/1", "throughput": 40})"));
+  const JobFile log(log_line(100.5, LogStream::kOut, R"({"schema": "contend.step/1", "samples": 32, "seconds": 0.5})") +
+                    log_line(100.6, LogStream::kErr, "warning: something") + "garbage without a time\n" +
+                    log_line(101.5, LogStream::kOut, R"({"schema": "contend.step/1", "samples": 32, "seconds": 1.0})") +
+                    log_line(102.0, LogStream::kOut, R"({"schema": "contend.step/1", "throughput": 40})"));
   const auto steps = job_steps(log.path, OutputSpec{});
   REQUIRE(steps.ok());
   REQUIRE(steps->size() == 3);
@@ -35,23 +35,32 @@ TEST_CASE("a guard's failure line says when and how its command failed, read bac
       failure_line({139, 12.5, 1764806400.25}),
       Catch::Contains("the command was killed by signal 11 (code 139, at 1764806400.250000 on the system clock)"));
   // What the command's processes print after it failed follows the line; the last one counts, and
-  // a malformed one or one on stdout (the job's own) is not one.
-  const JobFile log(
-      log_line(10, false, "step 1") + failure_line({7, 11.25, 1764806401.5}) +
-      log_line(11.3, true, "a child's last word") +
-      log_line(11.4, true, "contend job-rank: the command exited with 9 (code nine, at 1 on the system clock)") +
-      log_line(11.4, true, "contend job-rank: the command exited with 9 (code 9, at x on the system clock)") +
-      log_line(11.4, true, "contend job-rank: the command exited with 9 (code 9.5, at 1 on the system clock)") +
-      log_line(11.4, true, "contend job-rank: the command exited with 9 (code 0x9, at 1 on the system clock)") +
-      log_line(11.4, true, "contend job-rank: the command exited with 9 (code  9, at -1 on the system clock)") +
-      log_line(11.4, true, "contend job-rank: the command exited with 9 (code 9)") +
-      log_line(11.5, false, "contend job-rank: the command exited with 3 (code 3, at 1 on the system clock)"));
+  // a malformed one, or one the job printed on stdout or stderr (a forgery naming another code and
+  // time), is not one.
+  const JobFile log(log_line(10, LogStream::kOut, "step 1") + failure_line({7, 11.25, 1764806401.5}) +
+                    log_line(11.3, LogStream::kErr, "a child's last word") +
+                    log_line(11.4, LogStream::kGuard,
+                             "contend job-rank: the command exited with 9 (code nine, at 1 on the system clock)") +
+                    log_line(11.4, LogStream::kGuard,
+                             "contend job-rank: the command exited with 9 (code 9, at x on the system clock)") +
+                    log_line(11.4, LogStream::kGuard,
+                             "contend job-rank: the command exited with 9 (code 9.5, at 1 on the system clock)") +
+                    log_line(11.4, LogStream::kGuard,
+                             "contend job-rank: the command exited with 9 (code 0x9, at 1 on the system clock)") +
+                    log_line(11.4, LogStream::kGuard,
+                             "contend job-rank: the command exited with 9 (code  9, at -1 on the system clock)") +
+                    log_line(11.4, LogStream::kGuard, "contend job-rank: the command exited with 9 (code 9)") +
+                    log_line(11.5, LogStream::kOut,
+                             "contend job-rank: the command exited with 3 (code 3, at 1 on the system clock)") +
+                    log_line(11.6, LogStream::kErr,
+                             "contend job-rank: the command exited with 3 (code 3, at 1 on the system clock)"));
   const auto failure = command_failure(log.path);
   REQUIRE(failure);
   CHECK(failure->steady_s == Approx(11.25));
   CHECK(failure->system_s == Approx(1764806401.5));
   CHECK(failure->code == 7);
-  const JobFile fine(log_line(10, false, "step 1") + log_line(10.5, true, "the command exited with 3 (code 3)"));
+  const JobFile fine(log_line(10, LogStream::kOut, "step 1") +
+                     log_line(10.5, LogStream::kErr, "the command exited with 3 (code 3)"));
   CHECK_FALSE(command_failure(fine.path));
   CHECK_FALSE(command_failure(fine.path + ".missing"));
 }
@@ -60,8 +69,9 @@ TEST_CASE("the rank that failed first is the one whose failure line is earliest 
   // Ranks on three hosts: their steady clocks have nothing in common, their system clocks agree.
   // Rank 1 failed first; rank 2's peer failed 0.3 s later, rank 0 still ran (no line).
   const std::string cell = "/tmp/contend-job-test-" + std::to_string(::getpid()) + "-first.log";
-  const JobFile rank0(log_line(5, false, "step 1"), rank_log_path(cell, 0));
-  const JobFile rank1(log_line(900, false, "step 1") + failure_line({3, 901, 1764806400.0}), rank_log_path(cell, 1));
+  const JobFile rank0(log_line(5, LogStream::kOut, "step 1"), rank_log_path(cell, 0));
+  const JobFile rank1(log_line(900, LogStream::kOut, "step 1") + failure_line({3, 901, 1764806400.0}),
+                      rank_log_path(cell, 1));
   const JobFile rank2(failure_line({1, 20, 1764806400.3}), rank_log_path(cell, 2));
   const auto first = first_failure(cell, 3);
   REQUIRE(first);
@@ -77,7 +87,7 @@ TEST_CASE("a job's throughput leaves out its warm-up and fails clearly on a log 
   for (int i = 0; i < 5; ++i) {
     const double seconds = i == 0 ? 3.0 : 0.5;  // the first step is slow (start-up)
     t += seconds;
-    text += log_line(t, false,
+    text += log_line(t, LogStream::kOut,
                      R"({"schema": "contend.step/1", "samples": 10, "seconds": )" + std::to_string(seconds) + "}");
   }
   const JobFile events(R"({"schema": "contend.events/1", "kind": "start", "steady_s": 10.0, "duration_s": 60})"
@@ -89,7 +99,7 @@ TEST_CASE("a job's throughput leaves out its warm-up and fails clearly on a log 
   auto throughput = job_throughput(job, cell_log, std::nullopt, events.path);
   REQUIRE(throughput.ok());
   CHECK(*throughput == Approx(20.0));  // 4 steps of 10 in 2 s
-  std::ofstream(rank_log_path(cell_log, 0)) << log_line(11, false, "loss 2.5");
+  std::ofstream(rank_log_path(cell_log, 0)) << log_line(11, LogStream::kOut, "loss 2.5");
   auto failed = job_throughput(job, cell_log, std::nullopt, events.path);
   std::remove(rank_log_path(cell_log, 0).c_str());
   REQUIRE_FALSE(failed.ok());
