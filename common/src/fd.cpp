@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <string>
+#include <vector>
 
 namespace contend {
 
@@ -54,25 +56,54 @@ void Fd::reset() {
 }
 
 Result<std::string> read_all(const Fd& fd, std::size_t max_bytes) {
-  std::string out;
-  char buf[65536];
+  // Read into pieces, joined once at the end: what is read past the limit is never copied (a device
+  // that never ends, /dev/zero, is refused after reading the limit once). A file's piece is its
+  // size: read in one, returned without a copy.
+  struct stat st {};
+  const bool sized = ::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 0;
+  const std::size_t piece_size =
+      std::clamp<std::size_t>(sized ? static_cast<std::size_t>(st.st_size) + 1 : 0, 1u << 20, max_bytes + 1);
+  const auto too_big = [max_bytes] {
+    return make_error(Errc::kInvalidArgument,
+                      "more than " + std::to_string(max_bytes >> 20) + " MiB, the most contend reads from one file");
+  };
+  std::vector<std::string> pieces;  // each piece_size long; the last holds `used` bytes read
+  std::size_t used = piece_size;
+  std::size_t total = 0;
   for (;;) {
-    if (out.size() > max_bytes) {
-      return make_error(Errc::kInvalidArgument,
-                        "more than " + std::to_string(max_bytes >> 20) + " MiB, the most contend reads from one file");
-    }
-    const ssize_t n = ::read(fd.get(), buf, sizeof buf);
-    if (n < 0) {
-      if (errno == EINTR) {
-        continue;
+    if (used == piece_size) {
+      if (total > max_bytes) {
+        return too_big();
       }
+      pieces.emplace_back(piece_size, '\0');
+      used = 0;
+    }
+    const ssize_t n = ::read(fd.get(), pieces.back().data() + used, piece_size - used);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n < 0) {
       return errno_error(errno, "read");
     }
     if (n == 0) {
-      return out;
+      break;
     }
-    out.append(buf, static_cast<size_t>(n));
+    used += static_cast<std::size_t>(n);
+    total += static_cast<std::size_t>(n);
   }
+  pieces.back().resize(used);
+  if (total > max_bytes) {
+    return too_big();
+  }
+  if (pieces.size() == 1) {
+    return std::move(pieces.front());
+  }
+  std::string out;
+  out.reserve(total);
+  for (const std::string& piece : pieces) {
+    out += piece;
+  }
+  return out;
 }
 
 Result<std::string> read_file(const std::string& path, std::size_t max_bytes) {
