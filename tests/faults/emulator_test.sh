@@ -9,6 +9,7 @@
 source "$(dirname "$0")/private_netns.sh"
 source "$(dirname "$0")/../integration/lib.sh"
 source "$(dirname "$0")/lib.sh"
+src=$(cd "$(dirname "$0")/../.." && pwd)  # scripts/netns-rsh
 
 # scenario FILE LINK_EXTRA TIMELINE: a two-node scenario named $run, one 1 Gbit/s link with
 # LINK_EXTRA (JSON members, may be empty) and TIMELINE, 1 h long.
@@ -298,5 +299,16 @@ poll 10 grep -q '"kind":"start"' "$tmp/pk2.jsonl" || fail "the second play did n
 wait "$play" || fail "the second kept play failed"
 "$contend" emu down --run "$run-pk" >/dev/null
 echo "ok: a play on a kept network starts from its base rates"
+
+# Two runs up with the same addresses: scripts/netns-rsh, called from a node of one (as mpirun in
+# rank 0's namespace calls it), enters that run's node of the address, never the other run's.
+two_nodes "$tmp/rsh.json" 100Mbit
+for r in rsha rshb; do "$contend" emu up "$tmp/rsh.json" --run "$run$r" >/dev/null || fail "up of $run$r"; done
+for r in rsha rshb; do
+  got=$(ip netns exec "contend-$run$r.a" "$src/scripts/netns-rsh" 198.18.0.2 'ip netns identify $$')
+  [ "$got" = "contend-$run$r.b" ] || fail "netns-rsh from run $run$r's node a entered $got, not contend-$run$r.b"
+done
+for r in rsha rshb; do "$contend" emu down --run "$run$r" >/dev/null; done
+echo "ok: netns-rsh stays in the run it is called from"
 
 echo "emulator faults: all checks passed"
