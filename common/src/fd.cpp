@@ -115,6 +115,9 @@ Result<std::string> read_file(const std::string& path, std::size_t max_bytes) {
   if (::fstat(fd->get(), &st) == 0 && S_ISDIR(st.st_mode)) {
     return make_error(Errc::kInvalidArgument, path + ": a folder, not a file");
   }
+  if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) {  // /dev/zero would be read to the limit first
+    return make_error(Errc::kInvalidArgument, path + ": a device, not a file");
+  }
   if (S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) > max_bytes) {
     return make_error(Errc::kInvalidArgument, path + ": " + std::to_string(st.st_size) + " bytes, more than the " +
                                                   std::to_string(max_bytes >> 20) + " MiB contend reads from one file");

@@ -55,6 +55,10 @@ TEST_CASE("write_file_atomic and read_file round-trip, errors name the path", "[
   auto nodir = write_file_atomic(dir + "/no/such/dir.txt", "x");
   REQUIRE_FALSE(nodir.ok());
   CHECK_THAT(nodir.error().message, Catch::Contains("no/such/dir.txt"));
+  // A device is not read at all: /dev/zero would fill the limit before being refused.
+  auto device = read_file("/dev/zero");
+  REQUIRE_FALSE(device.ok());
+  CHECK_THAT(device.error().message, Catch::Contains("/dev/zero: a device, not a file"));
   ::unlink(path.c_str());
   ::rmdir(dir.c_str());
 }

@@ -43,7 +43,8 @@ inline constexpr std::size_t kMaxFileBytes = 64u << 20;
 // Reads everything from `fd` until end of file, at most `max_bytes` (kInvalidArgument beyond).
 Result<std::string> read_all(const Fd& fd, std::size_t max_bytes = kMaxFileBytes);
 // Reads a whole file of at most `max_bytes`. Errors name the path; kInvalidArgument saying the
-// limit when the file is larger (a device like /dev/zero is read only up to the limit).
+// limit when the file is larger (a pipe that never ends is read only up to the limit); a folder
+// or a device (/dev/zero) is refused without reading.
 Result<std::string> read_file(const std::string& path, std::size_t max_bytes = kMaxFileBytes);
 // The last `max_bytes` of a text file (a log), prefixed "..." when cut, trailing newlines
 // dropped; "" when it cannot be read. For error messages that quote a log.
