@@ -96,7 +96,9 @@ printf '#!/bin/sh\n[ -e %s/stop-hopping ] && exit\necho >>%s/hops\nsleep 0.002\n
   "$tmp" "$tmp" >"$tmp/hop.sh"
 chmod +x "$tmp/hop.sh"
 job "$tmp/e.json" "[\"sh\", \"-c\", \"$busy; $tmp/hop.sh & sleep 1; [ {rank} = 1 ] && exit 4; wait\"]" '"timeout": "60s"'
-trap 'touch "$tmp/stop-hopping"; cleanup' EXIT  # whatever outlived its cell then ends itself
+# Whatever outlived its cell ends itself: at the stop file, or when cleanup removes hop.sh with
+# the test's folder (the next copy cannot start).
+trap 'touch "$tmp/stop-hopping"; cleanup' EXIT
 fails_clearly "a process that re-forks under new PIDs" 'rank 1 exited with 4 \(the first to fail\)'
 hops=$(wc -l <"$tmp/hops")
 sleep 1
