@@ -108,7 +108,7 @@ PY
   grep -q "rank 2 (n2) exited with 3" "$tmp/bad.txt" || fail "the failed rank is not named: $(tail -20 "$tmp/bad.txt")"
   ! grep -q "still running" "$tmp/bad.txt" || fail "a rank ended for its failed peer was blamed: $(tail -20 "$tmp/bad.txt")"
   grep -q "out rank 2 of 3" "$tmp/bad/runs/three.job.r1.rank2.log" || fail "the failed rank's log was not collected"
-  grep -q "err contend job-rank: the command exited with 4 (code 4, at .* on the system clock)" \
+  grep -q "guard contend job-rank: the command exited with 4 (code 4, at .* on the system clock)" \
     "$tmp/bad/runs/three.job.r1.rank1.log" || fail "rank 1's own failure, which came later, is not in its log"
   [ "$took" -lt 80 ] || fail "the run took $took s: it waited for the sleeping ranks, not for the failed one"
   ! ls "$tmp/bad/runs/"*.failed >/dev/null 2>&1 || fail "the failure mark was left in the results"
