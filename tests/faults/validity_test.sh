@@ -12,6 +12,18 @@ source "$(dirname "$0")/lib.sh"
 need_root
 src=$(cd "$(dirname "$0")/../.." && pwd)  # the shipped scenarios (lib.sh's experiment)
 
+# failed_unrecorded NAME PATTERN WHAT: the run in the background ($runner, results in $tmp/NAME,
+# output in $tmp/NAME.out) exits non-zero, its error matches PATTERN (grep -E), and no cell of it
+# was recorded.
+failed_unrecorded() {
+  local rc=0
+  wait "$runner" || rc=$?
+  [ "$rc" -ne 0 ] || fail "$3: the run exited 0: $(tail -5 "$tmp/$1.out")"
+  grep -Eq "$2" "$tmp/$1.out" || fail "$3: the error does not match /$2/: $(tail -5 "$tmp/$1.out")"
+  [ ! -s "$tmp/$1/cells.jsonl" ] || fail "$3: a number was recorded: $(cat "$tmp/$1/cells.jsonl")"
+  echo "ok: $3: the run failed ($(grep -Em1 "$2" "$tmp/$1.out" | head -c 160)) and recorded nothing"
+}
+
 # 4 stages over a 4-node chain, about 0.4 s an iteration: a cell lasts about 8 s.
 experiment "$tmp/e.json" '"workload": {"iterations": 20, "fwd": "20ms", "bwd": "40ms"}'
 iteration_logged() { [ -n "$(cat "$1"/runs/*.jsonl 2>/dev/null | head -c 1)" ]; }
@@ -27,13 +39,7 @@ node=$(ls /run/netns | grep -E '^contend-.*\.n1$')
 dev=$(ip netns exec "$node" ip -o link show | awk -F': ' '{print $2}' | sed 's/@.*//' | grep -E '^c[0-9]+-n2$')
 [ -n "$dev" ] || fail "no interface of n1 towards n2 in $node"
 ip netns exec "$node" tc qdisc del dev "$dev" root || fail "could not delete the shaping to test"
-rc=0
-wait "$runner" || rc=$?
-[ "$rc" -ne 0 ] || fail "a run whose shaping was deleted mid-cell exited 0: $(tail -5 "$tmp/deleted.out")"
-grep -q "link n1-n2: its shaping on node n1 .* is gone" "$tmp/deleted.out" ||
-  fail "the error does not name the deleted shaping: $(tail -5 "$tmp/deleted.out")"
-[ ! -s "$tmp/deleted/cells.jsonl" ] || fail "a number was recorded for the unshaped cell: $(cat "$tmp/deleted/cells.jsonl")"
-echo "ok: shaping deleted mid-cell: the run failed, naming link and node, and recorded nothing for it"
+failed_unrecorded deleted "link n1-n2: its shaping on node n1 .* is gone" "shaping deleted mid-cell"
 
 # Finding 2: rank 1 stopped for 3 s (SIGSTOP, then SIGCONT) in the middle of the cell.
 "$contend" run "$tmp/e.json" --out "$tmp/stopped" --no-report >"$tmp/stopped.out" 2>&1 &
@@ -76,11 +82,5 @@ poll 60 iteration_logged "$tmp/paused" || fail "no iteration logged within 60 s:
 kill -STOP "$runner"
 sleep 6  # the workers end meanwhile, and the drop at 3 s is due
 kill -CONT "$runner"
-rc=0
-wait "$runner" || rc=$?
-[ "$rc" -ne 0 ] || fail "a run stopped across a scheduled drop exited 0: $(tail -5 "$tmp/paused.out")"
-grep -Eq "was due .* and was never applied|applied .* late" "$tmp/paused.out" ||
-  fail "the error does not say the drop was not applied in time: $(tail -5 "$tmp/paused.out")"
-[ ! -s "$tmp/paused/cells.jsonl" ] || fail "a number was recorded for the cell: $(cat "$tmp/paused/cells.jsonl")"
-echo "ok: a runner stopped across a scheduled drop: the run failed, saying the drop was not applied, and recorded nothing"
+failed_unrecorded paused "was due .* and was never applied|applied .* late" "a runner stopped across a scheduled drop"
 echo "validity: all checks passed"
