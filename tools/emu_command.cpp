@@ -81,8 +81,11 @@ int up(const EmuOptions& o) {
   }
   net->keep();
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("run %s is up: %zu nodes, %zu links, in %s; `contend emu down --run %s` removes it\n", run.c_str(),
-              scenario.nodes.size(), scenario.links.size(), format_seconds(took).c_str(), run.c_str());
+  const std::string switches =
+      scenario.has_fabric() ? ", " + std::to_string(scenario.switches.size()) + " switches" : std::string();
+  std::printf("run %s is up: %zu nodes%s, %zu links, in %s; `contend emu down --run %s` removes it\n", run.c_str(),
+              scenario.nodes.size(), switches.c_str(), scenario.links.size(), format_seconds(took).c_str(),
+              run.c_str());
   return 0;
 }
 

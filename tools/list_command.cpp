@@ -9,6 +9,7 @@
 #include "contend/common/records.h"
 #include "contend/emulator/net/discipline_registry.h"
 #include "contend/emulator/scenario/events.h"
+#include "contend/emulator/scenario/fabric_registry.h"
 #include "contend/emulator/scenario/pattern_registry.h"
 #include "contend/pipeline/compute/backend.h"
 #include "contend/pipeline/policy/policy.h"
@@ -48,6 +49,7 @@ std::vector<Family> families() {
           {"transports", pipeline::transports().entries(), pipeline::transports().not_built()},
           {"disciplines", emulator::disciplines().entries(), {}},
           {"patterns", emulator::timeline_patterns().entries(), {}},
+          {"fabrics", emulator::fabric_kinds().entries(), {}},
           {"event kinds", event_kind_entries(), {}},
           {"output parsers", runner::output_parsers().entries(), {}},
           {"commands", commands().entries(), {}}};

@@ -1,11 +1,39 @@
 #include "contend/emulator/flows/flow_engine.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "contend/emulator/flows/flow_pacer.h"
 #include "flows/flow.h"
 
 namespace contend::emulator {
+
+namespace {
+
+// The addresses of `from`'s and `to`'s NICs on a fabric (links that join a switch, which hold no
+// background address): from's first, and to's on the same switch when it has one there (the same
+// rail), else its first. nullopt when either has none.
+std::optional<std::pair<std::string, std::string>> fabric_endpoints(const TopologyPlan& plan, const std::string& from,
+                                                                    const std::string& to) {
+  std::vector<std::pair<const InterfacePlan*, const InterfacePlan*>> nics_from, nics_to;  // (host end, switch end)
+  for (const LinkPlan& l : plan.links) {
+    for (const auto& [end, other] : {std::pair{&l.from, &l.to}, std::pair{&l.to, &l.from}}) {
+      if (end->background_address.empty() && (end->node == from || end->node == to)) {
+        (end->node == from ? nics_from : nics_to).push_back({end, other});
+      }
+    }
+  }
+  if (nics_from.empty() || nics_to.empty()) {
+    return std::nullopt;
+  }
+  const auto same_switch = std::find_if(nics_to.begin(), nics_to.end(), [&](const auto& nic) {
+    return nic.second->node == nics_from.front().second->node;
+  });
+  const InterfacePlan* dst = (same_switch != nics_to.end() ? *same_switch : nics_to.front()).first;
+  return std::pair{strip_prefix_length(nics_from.front().first->address), strip_prefix_length(dst->address)};
+}
+
+}  // namespace
 
 Result<FlowEndpoints> flow_endpoints(const TopologyPlan& plan, const FlowSpec& flow) {
   std::string src_ns, dst_ns;
@@ -30,6 +58,9 @@ Result<FlowEndpoints> flow_endpoints(const TopologyPlan& plan, const FlowSpec& f
       return FlowEndpoints{src_ns, dst_ns, strip_prefix_length(l.to.background_address),
                            strip_prefix_length(l.from.background_address), l.link};
     }
+  }
+  if (auto fabric = fabric_endpoints(plan, flow.from, flow.to)) {
+    return FlowEndpoints{src_ns, dst_ns, fabric->first, fabric->second, "fabric"};
   }
   std::string src_addr, dst_addr;
   for (const auto& p : plan.switch_ports) {

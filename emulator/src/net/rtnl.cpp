@@ -1,9 +1,14 @@
 #include "net/rtnl.h"
 
+#include <fcntl.h>
 #include <net/if.h>
+#include <unistd.h>
+
 #include <netlink/route/addr.h>
 #include <netlink/route/link.h>
 #include <netlink/route/route.h>
+#include <cerrno>
+#include <cstring>
 
 namespace contend::emulator::detail {
 
@@ -54,48 +59,83 @@ Result<void> add_address(nl_sock* sock, const std::string& ifname, const std::st
   return {};
 }
 
-Result<void> add_route(nl_sock* sock, const std::string& destination, const std::string& via, const std::string& ifname,
-                       const std::string& source) {
-  auto index = ifindex_of(sock, ifname);
+namespace {
+
+// Adds a next hop through `hop` to `route` (which owns it then).
+Result<void> add_next_hop(nl_sock* sock, rtnl_route* route, const NextHop& hop) {
+  auto index = ifindex_of(sock, hop.ifname);
   if (!index) {
     return index.error();
   }
-  nl_addr* dst = nullptr;
   nl_addr* gateway = nullptr;
-  if (int rc = nl_addr_parse(destination.c_str(), AF_INET, &dst); rc < 0) {
-    return nl_error(rc, "nl_addr_parse(" + destination + ")");
+  if (int rc = nl_addr_parse(hop.via.c_str(), AF_INET, &gateway); rc < 0) {
+    return nl_error(rc, "nl_addr_parse(" + hop.via + ")");
   }
-  if (int rc = nl_addr_parse(via.c_str(), AF_INET, &gateway); rc < 0) {
-    nl_addr_put(dst);
-    return nl_error(rc, "nl_addr_parse(" + via + ")");
+  rtnl_nexthop* nh = rtnl_route_nh_alloc();
+  rtnl_route_nh_set_ifindex(nh, *index);
+  rtnl_route_nh_set_gateway(nh, gateway);
+  nl_addr_put(gateway);
+  rtnl_route_add_nexthop(route, nh);
+  return {};
+}
+
+std::string hops_text(const RoutePlan& r) {
+  std::string out;
+  for (const NextHop& h : r.hops) {
+    out += " via " + h.via + " dev " + h.ifname;
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<void> add_route(nl_sock* sock, const RoutePlan& r) {
+  nl_addr* dst = nullptr;
+  if (int rc = nl_addr_parse(r.destination.c_str(), AF_INET, &dst); rc < 0) {
+    return nl_error(rc, "nl_addr_parse(" + r.destination + ")");
   }
   nl_addr* preferred = nullptr;
-  if (int rc = source.empty() ? 0 : nl_addr_parse(source.c_str(), AF_INET, &preferred); rc < 0) {
+  if (int rc = r.source.empty() ? 0 : nl_addr_parse(r.source.c_str(), AF_INET, &preferred); rc < 0) {
     nl_addr_put(dst);
-    nl_addr_put(gateway);
-    return nl_error(rc, "nl_addr_parse(" + source + ")");
+    return nl_error(rc, "nl_addr_parse(" + r.source + ")");
   }
   rtnl_route* route = rtnl_route_alloc();
   rtnl_route_set_family(route, AF_INET);
   rtnl_route_set_dst(route, dst);
+  nl_addr_put(dst);
   if (preferred != nullptr) {
     rtnl_route_set_pref_src(route, preferred);
-  }
-  rtnl_nexthop* hop = rtnl_route_nh_alloc();
-  rtnl_route_nh_set_ifindex(hop, *index);
-  rtnl_route_nh_set_gateway(hop, gateway);
-  rtnl_route_add_nexthop(route, hop);  // the route owns it now
-  const int rc = rtnl_route_add(sock, route, NLM_F_CREATE | NLM_F_EXCL);
-  rtnl_route_put(route);
-  nl_addr_put(dst);
-  nl_addr_put(gateway);
-  if (preferred != nullptr) {
     nl_addr_put(preferred);
   }
+  Result<void> ok;
+  for (const NextHop& hop : r.hops) {
+    if (ok = add_next_hop(sock, route, hop); !ok) {
+      break;
+    }
+  }
+  const int rc = ok ? rtnl_route_add(sock, route, NLM_F_CREATE | NLM_F_EXCL) : 0;
+  rtnl_route_put(route);
+  if (!ok) {
+    return ok;
+  }
   if (rc < 0) {
-    return nl_error(rc, "rtnl_route_add(" + destination + " via " + via + " dev " + ifname + ")");
+    return nl_error(rc, "rtnl_route_add(" + r.destination + hops_text(r) + ")");
   }
   return {};
+}
+
+Result<void> set_sysctl(const Fd& netns_fd, const std::string& key, const std::string& value) {
+  return run_in_netns(netns_fd, [&]() -> Result<void> {
+    const std::string path = "/proc/sys/" + key;
+    auto fd = Fd::open(path, O_WRONLY);
+    if (!fd) {
+      return fd.error();
+    }
+    if (::write(fd->get(), value.data(), value.size()) != static_cast<ssize_t>(value.size())) {
+      return make_error(Errc::kIo, "write(" + path + ", " + value + "): " + std::strerror(errno));
+    }
+    return {};
+  });
 }
 
 }  // namespace contend::emulator::detail

@@ -4,15 +4,18 @@
 #include <string>
 
 #include "contend/emulator/net/netns.h"
+#include "contend/emulator/net/topology.h"
 
 namespace contend::emulator::detail {
 
 Result<int> ifindex_of(nl_sock* sock, const std::string& ifname);
 Result<void> set_link_up(nl_sock* sock, const std::string& ifname);
 Result<void> add_address(nl_sock* sock, const std::string& ifname, const std::string& cidr);
-// A route to `destination` ("198.18.0.5/32") via the gateway `via` on `ifname`, with the
-// preferred source address `source` when it is not empty.
-Result<void> add_route(nl_sock* sock, const std::string& destination, const std::string& via, const std::string& ifname,
-                       const std::string& source);
+// The route `r` (its netns is the socket's): to r.destination ("198.18.0.5/32") through each of
+// its next hops (several make one multipath route), with the preferred source r.source when it is
+// not empty.
+Result<void> add_route(nl_sock* sock, const RoutePlan& r);
+// Writes `value` to /proc/sys/<key> ("net/ipv4/ip_forward") as seen from the namespace `netns_fd`.
+Result<void> set_sysctl(const Fd& netns_fd, const std::string& key, const std::string& value);
 
 }  // namespace contend::emulator::detail

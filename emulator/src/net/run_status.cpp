@@ -33,6 +33,34 @@ nlohmann::ordered_json degraded_status(const RunSurvey& s) {
   return doc;
 }
 
+// Each switch: its namespace, ports (interfaces and addresses) and the routes planned in it.
+nlohmann::ordered_json switches_json(const TopologyPlan& plan) {
+  auto out = nlohmann::ordered_json::array();
+  for (const auto& [name, ns] : plan.switches) {
+    auto ports = nlohmann::ordered_json::array();
+    for (const auto& l : plan.links) {
+      for (const InterfacePlan* end : {&l.from, &l.to}) {
+        if (end->node == name) {
+          ports.push_back({{"ifname", end->ifname}, {"address", end->address}, {"link", l.link}});
+        }
+      }
+    }
+    auto routes = nlohmann::ordered_json::array();
+    for (const RoutePlan& r : plan.routes) {
+      if (r.netns == ns) {
+        auto hops = nlohmann::ordered_json::array();
+        for (const NextHop& h : r.hops) {
+          hops.push_back({{"via", h.via}, {"ifname", h.ifname}});
+        }
+        routes.push_back({{"destination", r.destination}, {"next_hops", hops}});
+      }
+    }
+    out.push_back(
+        {{"switch", name}, {"netns", ns}, {"exists", netns_exists(ns)}, {"ports", ports}, {"routes", routes}});
+  }
+  return out;
+}
+
 }  // namespace
 
 nlohmann::ordered_json processes_json(const std::vector<NetnsProcess>& processes) {
@@ -67,6 +95,10 @@ nlohmann::ordered_json run_status(const std::string& run, const Scenario& scenar
     nodes.push_back({{"node", node}, {"netns", ns}, {"exists", netns_exists(ns)}, {"interfaces", addresses}});
   }
   doc["nodes"] = nodes;
+  if (scenario.has_fabric()) {
+    doc["fabric"] = scenario.fabric.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(scenario.fabric);
+    doc["switches"] = switches_json(plan);
+  }
   std::map<std::string, std::map<std::string, double>> rates;  // link -> node -> rate
   if (netns_exists(plan.switch_netns)) {
     if (auto net = Network::attach(scenario, plan)) {

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <map>
 
+#include "net/fabric_routes.h"
 #include "net/rtnl.h"
 
 namespace contend::emulator {
@@ -54,8 +55,10 @@ std::optional<std::string> netns_run(const std::string& netns) {
 
 std::vector<std::string> TopologyPlan::namespaces() const {
   std::vector<std::string> out;
-  for (const auto& [node, ns] : nodes) {
-    out.push_back(ns);
+  for (const auto* group : {&nodes, &switches}) {
+    for (const auto& [name, ns] : *group) {
+      out.push_back(ns);
+    }
   }
   out.push_back(switch_netns);
   return out;
@@ -70,6 +73,59 @@ const LinkPlan* TopologyPlan::find_link(const std::string& name) const {
   return nullptr;
 }
 
+namespace {
+
+// Link i's plan: 198.18.a.b/30 with a = i / 64, b = 4 (i mod 64), and background addresses
+// 198.19.a.b/32 unless the link joins a switch (a fabric port).
+LinkPlan plan_link(const Scenario& scenario, const std::string& run, std::size_t i) {
+  const LinkSpec& spec = scenario.links[i];
+  const std::string net = std::to_string(i / 64) + ".";
+  const bool background = !detail::fabric_link(scenario, spec);
+  const auto addr = [&](const char* prefix, int host, const char* length) {
+    return std::string(prefix) + net + std::to_string((i % 64) * 4 + host) + length;
+  };
+  LinkPlan l;
+  l.link = spec.name;
+  l.from = {spec.from, node_netns(run, spec.from), "c" + std::to_string(i) + "-" + spec.to, addr("198.18.", 1, "/30"),
+            background ? addr("198.19.", 1, "/32") : ""};
+  l.to = {spec.to, node_netns(run, spec.to), "c" + std::to_string(i) + "-" + spec.from, addr("198.18.", 2, "/30"),
+          background ? addr("198.19.", 2, "/32") : ""};
+  l.shape_from = spec.direction != Direction::kBackward;
+  l.shape_to = spec.direction != Direction::kForward;
+  return l;
+}
+
+// Through a link between two hosts, each end reaches the other end's background address, from
+// its own, and the other end's workload addresses on its other host-to-host links (a fabric
+// routes its own).
+void plan_neighbour_routes(TopologyPlan& plan) {
+  for (const LinkPlan& l : plan.links) {
+    if (l.from.background_address.empty()) {
+      continue;  // a fabric port
+    }
+    for (const auto& [self, peer] : {std::pair{&l.from, &l.to}, std::pair{&l.to, &l.from}}) {
+      plan.routes.push_back({self->netns,
+                             peer->background_address,
+                             {{strip_prefix_length(peer->address), self->ifname}},
+                             strip_prefix_length(self->background_address)});
+      for (const LinkPlan& other : plan.links) {
+        for (const InterfacePlan* far : {&other.from, &other.to}) {
+          const InterfacePlan* near = far == &other.from ? &other.to : &other.from;
+          if (&other == &l || far->node != peer->node || near->node == self->node || far->background_address.empty()) {
+            continue;  // the shared link, another link between the same two nodes, or a fabric port
+          }
+          plan.routes.push_back({self->netns,
+                                 strip_prefix_length(far->address) + "/32",
+                                 {{strip_prefix_length(peer->address), self->ifname}},
+                                 ""});
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
 TopologyPlan plan_topology(const Scenario& scenario, const std::string& run) {
   CONTEND_CHECK(valid_run_name(run), "invalid run name " + run);
   CONTEND_CHECK(scenario.links.size() <= 255 * 64, "too many links");
@@ -78,47 +134,20 @@ TopologyPlan plan_topology(const Scenario& scenario, const std::string& run) {
   for (const auto& node : scenario.nodes) {
     plan.nodes.emplace_back(node, node_netns(run, node));
   }
-  plan.switch_netns = switch_netns_of(run);
-  const auto ns_of = [&](const std::string& node) { return node_netns(run, node); };
-  for (std::size_t i = 0; i < scenario.links.size(); ++i) {
-    const LinkSpec& spec = scenario.links[i];
-    const std::string net = std::to_string(i / 64) + "." + std::to_string((i % 64) * 4);
-    const auto addr = [&](const char* prefix, int host, const char* length) {
-      const std::size_t dot = net.find('.');
-      return std::string(prefix) + net.substr(0, dot) + "." + std::to_string(std::stoi(net.substr(dot + 1)) + host) +
-             length;
-    };
-    LinkPlan l;
-    l.link = spec.name;
-    l.from = {spec.from, ns_of(spec.from), "c" + std::to_string(i) + "-" + spec.to, addr("198.18.", 1, "/30"),
-              addr("198.19.", 1, "/32")};
-    l.to = {spec.to, ns_of(spec.to), "c" + std::to_string(i) + "-" + spec.from, addr("198.18.", 2, "/30"),
-            addr("198.19.", 2, "/32")};
-    l.shape_from = spec.direction != Direction::kBackward;
-    l.shape_to = spec.direction != Direction::kForward;
-    plan.links.push_back(std::move(l));
+  for (const auto& sw : scenario.switches) {
+    plan.switches.emplace_back(sw, node_netns(run, sw));
   }
-  // Through link l, each end reaches the other end's background address, from its own, and the
-  // other end's workload addresses on its other links.
-  for (const LinkPlan& l : plan.links) {
-    for (const auto& [self, peer] : {std::pair{&l.from, &l.to}, std::pair{&l.to, &l.from}}) {
-      plan.routes.push_back({self->netns, peer->background_address, strip_prefix_length(peer->address), self->ifname,
-                             strip_prefix_length(self->background_address)});
-      for (const LinkPlan& other : plan.links) {
-        for (const InterfacePlan* far : {&other.from, &other.to}) {
-          const InterfacePlan* near = far == &other.from ? &other.to : &other.from;
-          if (&other == &l || far->node != peer->node || near->node == self->node) {
-            continue;  // the shared link, or another link between the same two nodes: connected
-          }
-          plan.routes.push_back({self->netns, strip_prefix_length(far->address) + "/32",
-                                 strip_prefix_length(peer->address), self->ifname, ""});
-        }
-      }
-    }
+  plan.switch_netns = switch_netns_of(run);
+  for (std::size_t i = 0; i < scenario.links.size(); ++i) {
+    plan.links.push_back(plan_link(scenario, run, i));
+  }
+  plan_neighbour_routes(plan);
+  for (RoutePlan& r : detail::fabric_routes(scenario, plan)) {
+    plan.routes.push_back(std::move(r));
   }
   for (std::size_t j = 0; j < scenario.nodes.size(); ++j) {
-    plan.switch_ports.push_back(
-        {scenario.nodes[j], ns_of(scenario.nodes[j]), "cbr0", "198.18.255." + std::to_string(j + 1) + "/24", ""});
+    plan.switch_ports.push_back({scenario.nodes[j], node_netns(run, scenario.nodes[j]), "cbr0",
+                                 "198.18.255." + std::to_string(j + 1) + "/24", ""});
   }
   return plan;
 }
@@ -154,7 +183,7 @@ class Builder {
       }
     }
     for (const RoutePlan& r : plan_.routes) {
-      if (auto ok = detail::add_route(socks_.at(r.netns).get(), r.destination, r.via, r.ifname, r.source); !ok) {
+      if (auto ok = detail::add_route(socks_.at(r.netns).get(), r); !ok) {
         return with_context(ok.error(), r.netns);
       }
     }
@@ -226,6 +255,26 @@ class Builder {
     }
     socks_[ns] = std::move(*sock);
     fds_.emplace(ns, std::move(*fd));
+    return forwarding(ns);
+  }
+
+  // A fabric's switch forwards, spreads flows over equal-cost routes by their 5-tuple, takes
+  // packets on any port (paths back may differ from paths out), and drops a next hop whose link
+  // is down, so its flows move to the others.
+  Result<void> forwarding(const std::string& ns) {
+    const auto is_ns = [&](const auto& sw) { return sw.second == ns; };
+    if (std::none_of(plan_.switches.begin(), plan_.switches.end(), is_ns)) {
+      return {};
+    }
+    for (const auto& [key, value] :
+         {std::pair{"net/ipv4/ip_forward", "1"}, std::pair{"net/ipv4/fib_multipath_hash_policy", "1"},
+          std::pair{"net/ipv4/conf/all/rp_filter", "0"}, std::pair{"net/ipv4/conf/default/rp_filter", "0"},
+          std::pair{"net/ipv4/conf/all/ignore_routes_with_linkdown", "1"},
+          std::pair{"net/ipv4/conf/default/ignore_routes_with_linkdown", "1"}}) {
+      if (auto ok = detail::set_sysctl(fds_.at(ns), key, value); !ok) {
+        return with_context(ok.error(), ns);
+      }
+    }
     return {};
   }
 

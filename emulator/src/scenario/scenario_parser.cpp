@@ -9,6 +9,7 @@
 #include "contend/common/units.h"
 #include "contend/emulator/net/discipline_registry.h"
 #include "contend/emulator/net/htb_params.h"
+#include "scenario/fabric_model.h"
 #include "scenario/timeline.h"
 
 namespace contend::emulator {
@@ -25,6 +26,10 @@ const LinkSpec* Scenario::find_link(const std::string& link_name) const {
 int Scenario::node_index(const std::string& node) const {
   const auto it = std::find(nodes.begin(), nodes.end(), node);
   return it == nodes.end() ? -1 : static_cast<int>(it - nodes.begin());
+}
+
+bool Scenario::is_switch(const std::string& who) const {
+  return std::find(switches.begin(), switches.end(), who) != switches.end();
 }
 
 bool Scenario::needs_netem() const {
@@ -56,15 +61,6 @@ bool plain_name(const std::string& s, std::size_t max) {
   });
 }
 
-// "a", "b" or "c": the names a key accepts, for error messages.
-std::string quoted(const std::vector<std::string>& names) {
-  std::string out;
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    out += std::string(i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + "\"" + std::string(names[i]) + "\"";
-  }
-  return out;
-}
-
 // The index in `names` of the string at `key`; 0 (the default) when it is absent.
 Result<std::size_t> parse_choice(const JsonReader& r, const std::string& key, const std::vector<std::string>& names) {
   auto text = r.optional_string(key);
@@ -76,7 +72,7 @@ Result<std::size_t> parse_choice(const JsonReader& r, const std::string& key, co
   }
   const auto it = std::find(names.begin(), names.end(), **text);
   if (it == names.end()) {
-    return r.error_at(key, "expected " + quoted(names) + ", got \"" + **text + "\"");
+    return r.error_at(key, "expected " + detail::quoted(names) + ", got \"" + **text + "\"");
   }
   return static_cast<std::size_t>(it - names.begin());
 }
@@ -116,8 +112,9 @@ Result<LinkSpec> parse_link_ends(const JsonReader& r, const Scenario& s) {
     return r.error_at("name", "expected 1-32 letters, digits, '-' or '_', got \"" + l.name + "\"");
   }
   for (const auto& [key, node] : {std::pair{"from", l.from}, std::pair{"to", l.to}}) {
-    if (s.node_index(node) < 0) {
-      return r.error_at(key, "unknown node \"" + node + "\"; nodes are listed in /nodes");
+    if (s.node_index(node) < 0 && !s.is_switch(node)) {
+      return r.error_at(key, "unknown node \"" + node + "\"; nodes are listed in /nodes" +
+                                 (s.has_fabric() ? ", switches in /switches" : ""));
     }
   }
   if (l.from == l.to) {
@@ -152,7 +149,7 @@ Result<double> parse_workload_share(const JsonReader& r, Preemption preemption, 
 // a rate above its highest. Each error names the disciplines that can.
 Result<void> check_discipline(const JsonReader& r, const LinkSpec& l) {
   const DisciplineKind& d = find_discipline(l.qdisc)->kind;
-  const auto use = [&](bool (*can)(const DisciplineKind&)) { return "; use " + quoted(discipline_names(can)); };
+  const auto use = [&](bool (*can)(const DisciplineKind&)) { return "; use " + detail::quoted(discipline_names(can)); };
   if (!d.preemption_classes && (r.has("preemption") || r.has("workload_share"))) {
     return r.error_at("qdisc", l.qdisc + " has no preemption classes for \"preemption\"" +
                                    use([](const DisciplineKind& x) { return x.preemption_classes; }));
@@ -238,24 +235,34 @@ Result<JsonReader> required_array(const JsonReader& r, const std::string& key, c
   return a;
 }
 
-Result<std::vector<std::string>> parse_nodes(const JsonReader& r) {
-  auto nodes = required_array(r, "nodes", "an array of node names like [\"n0\", \"n1\"]");
-  if (!nodes) {
-    return nodes.error();
+// The names in the array at `key` ("node" or "switch" names, `what`): plain, at most 8 characters
+// (they end interface names), none listed twice nor among `taken`, from `least` to `most` of them.
+Result<std::vector<std::string>> parse_names(const JsonReader& r, const std::string& key, const std::string& what,
+                                             const std::vector<std::string>& taken, std::size_t least,
+                                             std::size_t most) {
+  auto names = required_array(r, key, "an array of " + what + " names like [\"n0\", \"n1\"]");
+  if (!names) {
+    return names.error();
   }
   std::vector<std::string> out;
-  for (std::size_t i = 0; i < nodes->json().size(); ++i) {
-    const auto& v = nodes->json()[i];
+  for (std::size_t i = 0; i < names->json().size(); ++i) {
+    const auto& v = names->json()[i];
     if (!v.is_string() || !plain_name(v.get<std::string>(), 8)) {
-      return nodes->at(i).error("expected a node name of 1-8 letters, digits, '-' or '_', got " + quote_json(v));
+      return names->at(i).error("expected a " + what + " name of 1-8 letters, digits, '-' or '_', got " +
+                                quote_json(v));
     }
-    if (std::find(out.begin(), out.end(), v.get<std::string>()) != out.end()) {
-      return nodes->at(i).error("node \"" + v.get<std::string>() + "\" is listed twice");
+    const std::string name = v.get<std::string>();
+    if (std::find(out.begin(), out.end(), name) != out.end()) {
+      return names->at(i).error(what + " \"" + name + "\" is listed twice");
     }
-    out.push_back(v.get<std::string>());
+    if (std::find(taken.begin(), taken.end(), name) != taken.end()) {
+      return names->at(i).error(what + " \"" + name + "\" is a node's name already");
+    }
+    out.push_back(name);
   }
-  if (out.size() < 2 || out.size() > 250) {
-    return nodes->error("expected 2 to 250 nodes, got " + std::to_string(out.size()));
+  if (out.size() < least || out.size() > most) {
+    return names->error("expected " + std::to_string(least) + " to " + std::to_string(most) + " " + key + ", got " +
+                        std::to_string(out.size()));
   }
   return out;
 }
@@ -281,6 +288,31 @@ Result<std::vector<LinkSpec>> parse_links(const JsonReader& r, const Scenario& s
     return links->error("expected at least one link");
   }
   return out;
+}
+
+// The hosts, switches and links: generated by "fabric", or written out (switches optional).
+Result<void> parse_network(const JsonReader& r, Scenario& s) {
+  if (r.has("fabric")) {
+    return detail::parse_fabric(r, s);
+  }
+  auto nodes = parse_names(r, "nodes", "node", {}, 2, kMaxHosts);
+  if (!nodes) {
+    return nodes.error();
+  }
+  s.nodes = std::move(*nodes);
+  if (r.has("switches")) {
+    auto switches = parse_names(r, "switches", "switch", s.nodes, 1, kMaxSwitches);
+    if (!switches) {
+      return switches.error();
+    }
+    s.switches = std::move(*switches);
+  }
+  auto links = parse_links(r, s);
+  if (!links) {
+    return links.error();
+  }
+  s.links = std::move(*links);
+  return s.has_fabric() ? detail::check_fabric(r, s) : Result<void>{};
 }
 
 // The timeline's events, expanded and sorted by time (stable: equal times keep file order).
@@ -311,8 +343,9 @@ void split_iteration_events(Scenario& s) {
 }  // namespace
 
 Result<Scenario> parse_scenario(const std::string& text, const std::string& source, const FileReader& read) {
-  auto json = parse_document(text, source, "scenario", 1,
-                             {"name", "description", "duration", "seed", "nodes", "links", "timeline"});
+  auto json =
+      parse_document(text, source, "scenario", 1,
+                     {"name", "description", "duration", "seed", "nodes", "switches", "links", "fabric", "timeline"});
   if (!json) {
     return json.error();
   }
@@ -322,16 +355,9 @@ Result<Scenario> parse_scenario(const std::string& text, const std::string& sour
     return s.error();
   }
   // Each part reads the parts before it: links name nodes, the timeline names both.
-  auto nodes = parse_nodes(r);
-  if (!nodes) {
-    return nodes.error();
+  if (auto ok = parse_network(r, *s); !ok) {
+    return ok.error();
   }
-  s->nodes = std::move(*nodes);
-  auto links = parse_links(r, *s);
-  if (!links) {
-    return links.error();
-  }
-  s->links = std::move(*links);
   auto events = parse_events(r, *s, read);
   if (!events) {
     return events.error();

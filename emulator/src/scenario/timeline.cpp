@@ -4,17 +4,16 @@
 #include "scenario/patterns/pattern.h"
 
 namespace contend::emulator::detail {
-namespace {
 
-// "rate, flow, ... or loop": the registered kinds, for error messages.
-std::string kinds_list() {
+std::string quoted(const std::vector<std::string>& names) {
   std::string out;
-  const std::vector<std::string> keys = timeline_patterns().names();
-  for (std::size_t i = 0; i < keys.size(); ++i) {
-    out += std::string(i == 0 ? "" : i + 1 == keys.size() ? " or " : ", ") + keys[i];
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    out += std::string(i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + "\"" + names[i] + "\"";
   }
   return out;
 }
+
+namespace {
 
 // The links an entry names: one, or every link for "*"; empty when it names none.
 Result<std::vector<const LinkSpec*>> named_links(const JsonReader& r, const Scenario& scenario) {
@@ -60,7 +59,7 @@ Result<void> expand_entry(const JsonReader& r, double offset_s, const TimelineCo
     return at.error();
   }
   if (kinds != 1) {
-    return r.error("expected exactly one of " + kinds_list() + ", got " + std::to_string(kinds));
+    return r.error("expected exactly one of " + quoted(timeline_patterns().names()) + ", got " + std::to_string(kinds));
   }
   auto links = named_links(r, ctx.scenario);
   if (!links) {
@@ -136,6 +135,9 @@ Result<FlowSpec> parse_flow(const JsonReader& r, const Scenario& scenario) {
   f.from = *from;
   f.to = *to;
   for (const auto& [key, node] : {std::pair{"from", f.from}, std::pair{"to", f.to}}) {
+    if (scenario.is_switch(node)) {
+      return r.error_at(key, "\"" + node + "\" is a switch; a flow runs between hosts (/nodes)");
+    }
     if (scenario.node_index(node) < 0) {
       return r.error_at(key, "unknown node \"" + node + "\"; nodes are listed in /nodes");
     }

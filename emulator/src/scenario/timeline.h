@@ -30,6 +30,9 @@ struct TimelineContext {
   EventBudget& budget;
 };
 
+// "a", "b" or "c": the names a key accepts, for error messages.
+std::string quoted(const std::vector<std::string>& names);
+
 // Errors naming `p`'s member `key` and the limit unless `seconds` is at least kMinPatternPeriod.
 Result<void> check_min_period(const JsonReader& p, const std::string& key, double seconds);
 

@@ -33,6 +33,13 @@ Result<void> parse_scenarios(const JsonReader& r, Experiment& e) {
     if (!s) {
       return entry.error(s.error().message);
     }
+    if (s->has_fabric()) {
+      // Stages on a fabric need placement (which host each runs on) and routes the runner's
+      // addresses follow; until then a cell would send tensors over the unshaped control bridge.
+      return entry.error("scenario \"" + s->name + "\" is a fabric (it has switches): experiments do not run on " +
+                         "fabrics yet (placement is not built; docs/status.md); `contend emu up` and `contend emu " +
+                         "play` do, with background flows between its hosts");
+    }
     if (e.workload.stages == 0) {
       e.workload.stages = static_cast<int>(s->nodes.size());  // a job's ranks: one per node
     }

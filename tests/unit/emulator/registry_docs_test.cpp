@@ -1,5 +1,5 @@
-// The registries and their documentation agree: every shaping discipline and every timeline
-// pattern registered has its row in docs/scenario-format.md, every output parser its row in
+// The registries and their documentation agree: every shaping discipline, timeline pattern and
+// fabric kind registered has its row in docs/scenario-format.md, every output parser its row in
 // docs/own-job.md, and every row names a registered one, so neither can change without the other.
 #include <catch2/catch.hpp>
 #include <fstream>
@@ -9,6 +9,7 @@
 
 #include "contend/common/units.h"
 #include "contend/emulator/net/discipline_registry.h"
+#include "contend/emulator/scenario/fabric_registry.h"
 #include "contend/emulator/scenario/pattern_registry.h"
 #include "contend/emulator/scenario/scenario.h"
 #include "contend/runner/experiment/job_output.h"
@@ -100,6 +101,16 @@ TEST_CASE("every registered timeline pattern is documented and every documented 
         REQUIRE(cells.size() >= 3);
         CHECK_THAT(cells[1], Catch::Contains(p.entry.help));
         CHECK_THAT(cells[2], Catch::Contains("\"" + p.entry.name + "\":"));  // its example uses it
+      });
+}
+
+TEST_CASE("every registered fabric kind is documented and every documented one registered", "[registry]") {
+  check_agreement(
+      "docs/scenario-format.md", "## Fabrics", fabric_kinds().items(), [](const FabricItem& f) { return f.entry.name; },
+      [](const FabricItem& f, const Row& cells) {
+        // | kind | what it builds | parameters |
+        REQUIRE(cells.size() >= 3);
+        CHECK_THAT(cells[1], Catch::Contains(f.entry.help));
       });
 }
 

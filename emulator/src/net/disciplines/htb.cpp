@@ -1,5 +1,6 @@
 // HTB link mode: root 1:, link class 1:1, workload class 1:10 (the default) and background class
-// 1:20, which a u32 filter fills with packets from the end's background address; netem under both
+// 1:20, which a u32 filter fills with packets from the end's background address (none on a
+// fabric's ports); netem under both
 // leaf classes when the link has delay or loss. The classes come from htb_classes (htb_params.h),
 // so the preemption policy is what the runner's model (workload_rate_bps) assumes.
 
@@ -58,7 +59,11 @@ class HtbDiscipline final : public Discipline {
     if (auto ok = put_classes(tc, rate_bps, true); !ok) {
       return ok;
     }
-    if (auto ok = detail::add_u32(tc, kBackgroundMinor, background_src_, true); !ok) {
+    // A fabric's port has no background address: all its traffic shares the workload class, as
+    // all of a switch port's traffic shares its queue.
+    if (auto ok =
+            background_src_.empty() ? Result<void>{} : detail::add_u32(tc, kBackgroundMinor, background_src_, true);
+        !ok) {
       return ok;
     }
     if (netem_) {

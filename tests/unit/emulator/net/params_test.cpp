@@ -126,17 +126,19 @@ TEST_CASE("the topology plan gives unique addresses and interface names that fit
   };
   const RoutePlan* r = route_in(plan.links[0].from.netns, "198.18.0.5/32");
   REQUIRE(r != nullptr);
-  CHECK(r->via == "198.18.0.2");
-  CHECK(r->ifname == plan.links[0].from.ifname);
+  REQUIRE(r->hops.size() == 1);
+  CHECK(r->hops[0].via == "198.18.0.2");
+  CHECK(r->hops[0].ifname == plan.links[0].from.ifname);
   REQUIRE(route_in(plan.links[1].to.netns, "198.18.0.2/32") != nullptr);
-  CHECK(route_in(plan.links[1].to.netns, "198.18.0.2/32")->via == "198.18.0.5");
+  CHECK(route_in(plan.links[1].to.netns, "198.18.0.2/32")->hops.at(0).via == "198.18.0.5");
   CHECK(route_in(plan.links[0].from.netns, "198.18.0.6/32") == nullptr);  // node2: not node0's neighbour
   CHECK(r->source.empty());
   // Each end reaches the other's background address through their link, from its own.
   const RoutePlan* bg = route_in(plan.links[0].to.netns, "198.19.0.1/32");
   REQUIRE(bg != nullptr);
-  CHECK(bg->via == "198.18.0.1");
-  CHECK(bg->ifname == plan.links[0].to.ifname);
+  REQUIRE(bg->hops.size() == 1);
+  CHECK(bg->hops[0].via == "198.18.0.1");
+  CHECK(bg->hops[0].ifname == plan.links[0].to.ifname);
   CHECK(bg->source == "198.19.0.2");
   // Each inner link end reaches one workload address beyond; every link end its peer's background.
   CHECK(plan.routes.size() == 2 * 198 + 2 * 199);

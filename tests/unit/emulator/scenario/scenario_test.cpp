@@ -160,7 +160,7 @@ TEST_CASE("scenario errors name the file, the JSON path and what was expected", 
              Catch::Contains("/timeline/0/colour: unknown key; expected one of: at, link"));
   CHECK_THAT(error_of(R"([{"link": "a", "rate": "1Mbit"}])"),
              Catch::Contains("/timeline/0/at: missing; expected a duration"));
-  CHECK_THAT(error_of(R"([{"at": "1s", "link": "a"}])"), Catch::Contains("expected exactly one of rate, flow"));
+  CHECK_THAT(error_of(R"([{"at": "1s", "link": "a"}])"), Catch::Contains("expected exactly one of \"rate\", \"flow\""));
   CHECK_THAT(error_of(R"([{"at": "1s", "link": "a", "periodic": {"period": "2s", "on": "3s", "rate": "1Mbit"}}])"),
              Catch::Contains("/timeline/0/periodic/on: expected a duration below the period"));
   CHECK_THAT(error_of(R"([{"at": "1s", "flow": {"from": "n0", "to": "n9"}}])"),

@@ -63,6 +63,10 @@ TEST_CASE("bad experiment files say where and what", "[runner]") {
   CHECK_THAT(error_of(R"("scenarios": ["../emulator/scenarios/steady.json"], "workload": {},
     "schedules": ["kfkb:2", "kfkb:k=2"])"),
              Catch::Contains("/schedules/1") && Catch::Contains("appears twice"));
+  // No pipeline on a fabric before placement: its tensors would cross the unshaped control bridge.
+  CHECK_THAT(error_of(R"("scenarios": ["../emulator/scenarios/fabric/leaf-spine-2to1.json"], "workload": {},
+    "schedules": ["1f1b"])"),
+             Catch::Contains("/scenarios/0") && Catch::Contains("is a fabric") && Catch::Contains("placement"));
   CHECK_THAT(error_of(R"("scenarios": ["../emulator/scenarios/steady.json"], "workload": {},
     "schedules": ["adaptive:wobble=1"])"),
              Catch::Contains("wobble"));

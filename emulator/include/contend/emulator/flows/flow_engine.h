@@ -29,7 +29,7 @@ struct FlowEndpoints {
   std::string dst_netns;
   std::string src_address;  // "198.19.0.1"
   std::string dst_address;
-  std::string via;  // the link's name, or "switch"
+  std::string via;  // the link's name, "fabric" or "switch"
 };
 
 // Hosts mode (`contend emu host`, ansible/): nodes are hosts, and flows run between the hosts'
@@ -49,7 +49,8 @@ struct HostFlowPlan {
 };
 
 // Where `flow` runs in `plan`: the background addresses of the link joining its nodes (either
-// direction), else the nodes' switch addresses. kNotFound for an unknown node.
+// direction), else on a fabric their NICs' addresses (routed through the switches, via
+// "fabric"), else the nodes' control-bridge addresses. kNotFound for an unknown node.
 Result<FlowEndpoints> flow_endpoints(const TopologyPlan& plan, const FlowSpec& flow);
 
 struct FlowStats {

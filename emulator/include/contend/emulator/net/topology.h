@@ -12,6 +12,10 @@
 // Each node routes its link neighbours' other workload addresses through the link they share
 // (host routes), so a program that listens on any of a node's addresses (NCCL picks one
 // interface for all its peers) is reachable from every neighbour, through the shaped link.
+// A fabric's switches (scenario.h) are namespaces too (contend-<run>.<switch>), which forward
+// (ip_forward) and hash multipath routes on the 5-tuple (fib_multipath_hash_policy 1); the ends
+// of a link that joins a switch hold no background address, and every namespace routes every
+// host address on such a link through each neighbour on a shortest path to it (fabric_routes.h).
 // Created through libnl and setns, never by forking `ip`.
 
 #include <atomic>
@@ -41,25 +45,34 @@ struct LinkPlan {
   bool shape_to = true;    // shape to's egress (traffic to -> from)
 };
 
-// A host route in `netns`: `destination` (a /32) via `via` on `ifname`, from `source` (empty: the
-// kernel picks).
+// A gateway and the interface it is reached on.
+struct NextHop {
+  std::string via;
+  std::string ifname;
+};
+
+// A host route in `netns`: `destination` (a /32) via one next hop, or several (a multipath route:
+// the kernel spreads flows over them by a hash of the 5-tuple, as ECMP does), from `source`
+// (empty: the kernel picks).
 struct RoutePlan {
   std::string netns;
   std::string destination;
-  std::string via;
-  std::string ifname;
+  std::vector<NextHop> hops;
   std::string source;
 };
 
 struct TopologyPlan {
   std::string run;
-  std::vector<std::pair<std::string, std::string>> nodes;  // (node, netns)
-  std::string switch_netns;
+  std::vector<std::pair<std::string, std::string>> nodes;     // (node, netns): the hosts
+  std::vector<std::pair<std::string, std::string>> switches;  // (switch, netns): a fabric's, which forward
+  std::string switch_netns;                                   // the control bridge's
   std::vector<LinkPlan> links;
   std::vector<InterfacePlan> switch_ports;  // node ends of the switch veths ("cbr0")
-  std::vector<RoutePlan> routes;            // peers' background and other workload addresses
+  // Peers' background and other workload addresses; on a fabric, every host address from every
+  // namespace along its shortest paths.
+  std::vector<RoutePlan> routes;
 
-  // Every namespace the plan creates, nodes first, the switch last.
+  // Every namespace the plan creates: nodes, a fabric's switches, the control bridge's last.
   std::vector<std::string> namespaces() const;
   const LinkPlan* find_link(const std::string& name) const;
 };

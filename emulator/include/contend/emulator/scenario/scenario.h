@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -51,15 +52,20 @@ struct Scenario {
   std::string source;  // the file it came from
   double duration_s = 0;
   std::uint64_t seed = 1;
-  std::vector<std::string> nodes;
-  std::vector<LinkSpec> links;
-  std::vector<Event> events;  // sorted by at_s (stable: equal times keep file order), all < duration
+  std::vector<std::string> nodes;     // the hosts: where workloads and flows run
+  std::vector<std::string> switches;  // a fabric's forwarding namespaces (empty: links join hosts only)
+  std::string fabric;                 // the generator that wrote nodes, switches and links; empty when the file did
+  std::vector<LinkSpec> links;        // each joins two of nodes and switches
+  std::vector<Event> events;          // sorted by at_s (stable: equal times keep file order), all < duration
   // Stalls indexed by the workload's iteration (PipeMorph's traces: SetStall with at_iteration
   // >= 0), sorted by it: no clock plays them; the runtime applies each from its iteration on.
   std::vector<Event> iteration_events;
 
   const LinkSpec* find_link(const std::string& name) const;
   int node_index(const std::string& name) const;  // -1 when unknown
+  bool is_switch(const std::string& name) const;
+  // Whether packets are routed through switches (docs/scenario-format.md#fabrics).
+  bool has_fabric() const { return !switches.empty(); }
   // True when any link asks for delay or loss (so netem must be there).
   bool needs_netem() const;
   // Whether any link ever stalls.
@@ -75,6 +81,10 @@ struct Scenario {
 // file is (common/json.h: kMaxJsonBytes and the rest).
 inline constexpr std::size_t kMaxScenarioEvents = 250'000;
 inline constexpr std::chrono::nanoseconds kMinPatternPeriod = std::chrono::milliseconds(1);
+// Hosts and switches one machine holds as namespaces (each host also has a port on the control
+// bridge, 198.18.255.0/24).
+inline constexpr std::size_t kMaxHosts = 250;
+inline constexpr std::size_t kMaxSwitches = 250;
 
 // Reads a file named in a scenario (a trace), relative paths resolved by the caller.
 using FileReader = std::function<Result<std::string>(const std::string& path)>;
@@ -84,6 +94,10 @@ using FileReader = std::function<Result<std::string>(const std::string& path)>;
 // file, JSON pointer and expectation: `s.json: /timeline/3/rate: expected a rate like "500Mbit",
 // got "fast"`; unknown keys are errors.
 Result<Scenario> parse_scenario(const std::string& text, const std::string& source, const FileReader& read);
+
+// Hops from `start` to each node and switch it reaches (by name; unreachable ones are absent),
+// along paths whose inner nodes are switches: hosts send and receive, only switches forward.
+std::map<std::string, int> hops_from(const Scenario& s, const std::string& start);
 
 // Reads `path` (read_json_text: at most kMaxJsonBytes) and parses it, reading traces from the file
 // system.
