@@ -190,8 +190,25 @@ class Player {
                                    return Result<void>();
                                  },
                                  [&](const FlowStart& f) { return apply_flow(e, f.flow, true); },
-                                 [&](const FlowStop& f) { return apply_flow(e, f.flow, false); }},
+                                 [&](const FlowStop& f) { return apply_flow(e, f.flow, false); },
+                                 [&](const SetLinkState& l) { return apply_link_state(e, l); }},
                       e.action);
+  }
+
+  // A link down or up, and a fabric's routes around it, in force when the line is logged.
+  Result<void> apply_link_state(const Event& e, const SetLinkState& l) {
+    const double start = since(t0_);
+    if (auto ok = net_.set_link_state(l.link, l.up); !ok) {
+      return ok;
+    }
+    const double applied = since(t0_);
+    report_.applied++;
+    report_.max_lateness_s = std::max(report_.max_lateness_s, applied - e.at_s);
+    nlohmann::ordered_json line = event_record(e);
+    line["applied_s"] = applied;
+    line["call_s"] = applied - start;
+    log_.write(line);
+    return on_time(e, applied);
   }
 
   Result<void> apply_flow(const Event& e, const FlowSpec& flow, bool start) {

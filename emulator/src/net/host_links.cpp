@@ -39,6 +39,12 @@ Result<void> HostLinks::set_rate(const std::string& link, double rate_bps) {
   return {};
 }
 
+Result<void> HostLinks::set_link_state(const std::string& link, bool up) {
+  return make_error(Errc::kUnsupported, "link " + link + " " + (up ? "up" : "down") +
+                                            ": on a cluster a link is a host's NIC, which contend does not take " +
+                                            "down (it would cut the host off); link states play on one host only");
+}
+
 Result<std::vector<LinkSample>> HostLinks::sample() {
   auto stats = shaper_.stats();
   if (!stats) {

@@ -1,5 +1,8 @@
 #include "contend/emulator/net/network.h"
 
+#include <algorithm>
+
+#include "net/fabric_routes.h"
 #include "net/rtnl.h"
 
 namespace contend::emulator {
@@ -64,6 +67,9 @@ Result<Network> Network::attach(const Scenario& scenario, TopologyPlan plan) {
 Result<void> Network::shape(
     const Scenario& scenario,
     const std::function<Result<Shaper>(NlSocket, const LinkSpec&, const InterfacePlan&)>& make) {
+  layout_.nodes = scenario.nodes;
+  layout_.switches = scenario.switches;
+  layout_.links = scenario.links;
   for (const LinkSpec& spec : scenario.links) {
     const LinkPlan& l = *plan_.find_link(spec.name);
     for (const InterfacePlan* end : shaped_ends(l)) {
@@ -108,6 +114,76 @@ Result<std::vector<LinkSample>> Network::sample() {
     }
   }
   return out;
+}
+
+Result<nl_sock*> Network::socket_in(const std::string& netns) {
+  auto it = sockets_.find(netns);
+  if (it == sockets_.end()) {
+    auto sock = socket_for(netns);
+    if (!sock) {
+      return sock.error();
+    }
+    it = sockets_.emplace(netns, std::move(*sock)).first;
+  }
+  return it->second.get();
+}
+
+Result<void> Network::set_link_state(const std::string& link, bool up) {
+  const LinkPlan* l = plan_.find_link(link);
+  if (l == nullptr) {
+    return make_error(Errc::kNotFound, "no link " + link + " in run " + plan_.run);
+  }
+  for (const InterfacePlan* end : {&l->from, &l->to}) {
+    auto sock = socket_in(end->netns);
+    if (!sock) {
+      return sock.error();
+    }
+    if (auto ok = detail::set_link_state(*sock, end->ifname, up); !ok) {
+      return with_context(ok.error(), end->netns);
+    }
+  }
+  const std::set<std::string> was_down = down_;
+  if (up) {
+    down_.erase(link);
+  } else {
+    down_.insert(link);
+  }
+  return layout_.has_fabric() ? reroute(was_down) : Result<void>();
+}
+
+Result<void> Network::reroute(const std::set<std::string>& was_down) {
+  using Key = std::pair<std::string, std::string>;  // (netns, destination)
+  std::map<Key, RoutePlan> before, after;
+  const std::set<std::string>& now_down = down_;
+  for (auto& [routes, down] : {std::pair{&before, &was_down}, std::pair{&after, &now_down}}) {
+    for (RoutePlan& r : detail::fabric_routes(layout_, plan_, *down)) {
+      routes->emplace(Key{r.netns, r.destination}, std::move(r));
+    }
+  }
+  const auto same = [](const RoutePlan& a, const RoutePlan& b) {
+    return a.hops.size() == b.hops.size() &&
+           std::equal(a.hops.begin(), a.hops.end(), b.hops.begin(),
+                      [](auto& x, auto& y) { return x.via == y.via && x.ifname == y.ifname; });
+  };
+  for (const auto& [key, r] : after) {
+    auto was = before.find(key);
+    if (was != before.end() && same(was->second, r)) {
+      continue;
+    }
+    auto sock = socket_in(key.first);
+    if (auto ok = sock ? detail::add_route(*sock, r, true) : Result<void>(sock.error()); !ok) {
+      return with_context(ok.error(), key.first);
+    }
+  }
+  for (const auto& [key, r] : before) {
+    if (after.count(key) == 0) {
+      auto sock = socket_in(key.first);
+      if (auto ok = sock ? detail::delete_route(*sock, key.second) : Result<void>(sock.error()); !ok) {
+        return with_context(ok.error(), key.first);
+      }
+    }
+  }
+  return {};
 }
 
 void Network::release() {

@@ -23,17 +23,25 @@ Result<int> ifindex_of(nl_sock* sock, const std::string& ifname) {
 }
 
 Result<void> set_link_up(nl_sock* sock, const std::string& ifname) {
+  return set_link_state(sock, ifname, true);
+}
+
+Result<void> set_link_state(nl_sock* sock, const std::string& ifname, bool up) {
   rtnl_link* orig = nullptr;
   if (int rc = rtnl_link_get_kernel(sock, 0, ifname.c_str(), &orig); rc < 0) {
     return nl_error(rc, "rtnl_link_get_kernel(" + ifname + ")");
   }
   rtnl_link* change = rtnl_link_alloc();
-  rtnl_link_set_flags(change, IFF_UP);
+  if (up) {
+    rtnl_link_set_flags(change, IFF_UP);
+  } else {
+    rtnl_link_unset_flags(change, IFF_UP);
+  }
   const int rc = rtnl_link_change(sock, orig, change, 0);
   rtnl_link_put(change);
   rtnl_link_put(orig);
   if (rc < 0) {
-    return nl_error(rc, "rtnl_link_change(" + ifname + " up)");
+    return nl_error(rc, "rtnl_link_change(" + ifname + (up ? " up)" : " down)"));
   }
   return {};
 }
@@ -89,7 +97,7 @@ std::string hops_text(const RoutePlan& r) {
 
 }  // namespace
 
-Result<void> add_route(nl_sock* sock, const RoutePlan& r) {
+Result<void> add_route(nl_sock* sock, const RoutePlan& r, bool replace) {
   nl_addr* dst = nullptr;
   if (int rc = nl_addr_parse(r.destination.c_str(), AF_INET, &dst); rc < 0) {
     return nl_error(rc, "nl_addr_parse(" + r.destination + ")");
@@ -113,13 +121,30 @@ Result<void> add_route(nl_sock* sock, const RoutePlan& r) {
       break;
     }
   }
-  const int rc = ok ? rtnl_route_add(sock, route, NLM_F_CREATE | NLM_F_EXCL) : 0;
+  const int rc = ok ? rtnl_route_add(sock, route, NLM_F_CREATE | (replace ? NLM_F_REPLACE : NLM_F_EXCL)) : 0;
   rtnl_route_put(route);
   if (!ok) {
     return ok;
   }
   if (rc < 0) {
     return nl_error(rc, "rtnl_route_add(" + r.destination + hops_text(r) + ")");
+  }
+  return {};
+}
+
+Result<void> delete_route(nl_sock* sock, const std::string& destination) {
+  nl_addr* dst = nullptr;
+  if (int rc = nl_addr_parse(destination.c_str(), AF_INET, &dst); rc < 0) {
+    return nl_error(rc, "nl_addr_parse(" + destination + ")");
+  }
+  rtnl_route* route = rtnl_route_alloc();
+  rtnl_route_set_family(route, AF_INET);
+  rtnl_route_set_dst(route, dst);
+  nl_addr_put(dst);
+  const int rc = rtnl_route_delete(sock, route, 0);
+  rtnl_route_put(route);
+  if (rc < 0 && rc != -NLE_OBJ_NOTFOUND) {
+    return nl_error(rc, "rtnl_route_delete(" + destination + ")");
   }
   return {};
 }

@@ -9,9 +9,12 @@
 
 namespace contend::emulator {
 
-std::map<std::string, int> hops_from(const Scenario& s, const std::string& start) {
+std::map<std::string, int> hops_from(const Scenario& s, const std::string& start, const std::set<std::string>& down) {
   std::map<std::string, std::vector<const std::string*>> next;
   for (const LinkSpec& l : s.links) {
+    if (down.count(l.name) != 0) {
+      continue;
+    }
     next[l.from].push_back(&l.to);
     next[l.to].push_back(&l.from);
   }

@@ -40,6 +40,14 @@ Result<void> parse_scenarios(const JsonReader& r, Experiment& e) {
                          "fabrics yet (placement is not built; docs/status.md); `contend emu up` and `contend emu " +
                          "play` do, with background flows between its hosts");
     }
+    const auto link_state = [](const emulator::Event& ev) {
+      return std::holds_alternative<emulator::SetLinkState>(ev.action);
+    };
+    if (std::any_of(s->events.begin(), s->events.end(), link_state)) {
+      return entry.error("scenario \"" + s->name + "\" takes a link down or up (\"state\"): experiments do not " +
+                         "take link states yet (neither the simulator nor the truth models a link that is down); " +
+                         "`contend emu play` does");
+    }
     if (e.workload.stages == 0) {
       e.workload.stages = static_cast<int>(s->nodes.size());  // a job's ranks: one per node
     }

@@ -52,7 +52,8 @@ void add_events(const emulator::Scenario& s, const std::vector<emulator::Event>&
     std::visit(Overloaded{[&](const emulator::SetRate&) { c.rate_changes = true; },
                           [&](const emulator::SetStall& stall) { c.stall = c.stall || stall.stall_s > 0; },
                           [&](const emulator::FlowStart& start) { add_flow(s, start.flow, c); },
-                          [](const emulator::FlowStop&) {}},
+                          [](const emulator::FlowStop&) {},
+                          [](const emulator::SetLinkState&) {}},  // experiments refuse them (experiment.cpp)
                e.action);
   }
 }

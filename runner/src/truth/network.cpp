@@ -41,6 +41,9 @@ class LinkWay {
                                    }
                                    flows_.erase(f.flow.name);
                                    return true;
+                                 },
+                                 [](const emulator::SetLinkState&) {
+                                   return false;  // experiments refuse link states (experiment.cpp)
                                  }},
                       action);
   }

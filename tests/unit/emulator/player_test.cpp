@@ -16,9 +16,14 @@ namespace {
 class FakeNetwork : public LinkControl {
  public:
   std::vector<std::pair<std::string, double>> applied;
+  std::vector<std::pair<std::string, bool>> states;
   int samples = 0;
   Result<void> set_rate(const std::string& link, double rate_bps) override {
     applied.emplace_back(link, rate_bps);
+    return {};
+  }
+  Result<void> set_link_state(const std::string& link, bool up) override {
+    states.emplace_back(link, up);
     return {};
   }
   Result<std::vector<LinkSample>> sample() override {
@@ -48,6 +53,42 @@ std::vector<nlohmann::json> read_lines(const std::string& path) {
   return out;
 }
 }  // namespace
+
+TEST_CASE("a link taken down and up by the timeline is applied in order and logged with its state", "[player]") {
+  const std::string text = R"({"schema": "contend.scenario/1", "name": "p", "duration": "0.3s", "nodes": ["n0", "n1"],
+    "links": [{"name": "a", "from": "n0", "to": "n1", "rate": "1Gbit"}],
+    "timeline": [{"at": "50ms", "link": "a", "state": "down"}, {"at": "150ms", "link": "*", "state": "up"}]})";
+  auto s = parse_scenario(text, "p.json", nullptr);
+  REQUIRE(s.ok());
+  const std::string path = "/tmp/contend-player-state-" + std::to_string(::getpid()) + ".jsonl";
+  std::remove(path.c_str());
+  FakeNetwork net;
+  std::atomic<bool> stop{false};
+  {
+    auto log = EventLog::open(path);
+    REQUIRE(log.ok());
+    auto report = play(*s, net, *log, stop, PlayerOptions{std::chrono::milliseconds(0), true});
+    REQUIRE(report.ok());
+    CHECK(report->applied == 2);
+  }
+  CHECK(net.states == std::vector<std::pair<std::string, bool>>{{"a", false}, {"a", true}});
+  std::vector<std::string> logged;
+  for (const auto& l : read_lines(path)) {
+    if (l["kind"] == "link_state") {
+      logged.push_back(l["state"].get<std::string>());
+      CHECK(l["applied_s"].get<double>() >= l["scheduled_s"].get<double>());
+    }
+  }
+  CHECK(logged == std::vector<std::string>{"down", "up"});
+  std::remove(path.c_str());
+  CHECK_THAT(parse_scenario(R"({"schema": "contend.scenario/1", "name": "p", "duration": "1s", "nodes": ["n0", "n1"],
+    "links": [{"name": "a", "from": "n0", "to": "n1", "rate": "1Gbit"}],
+    "timeline": [{"at": "50ms", "link": "a", "state": "off"}]})",
+                            "p.json", nullptr)
+                 .error()
+                 .message,
+             Catch::Contains("/timeline/0/state: expected \"up\" or \"down\", got \"off\""));
+}
 
 TEST_CASE("the player applies events in order at their times and logs scheduled and applied times", "[player]") {
   const std::string path = "/tmp/contend-player-test-" + std::to_string(::getpid()) + ".jsonl";
@@ -141,6 +182,7 @@ TEST_CASE("an exception during a play comes back as the play's error and stops i
    public:
     Result<void> set_rate(const std::string& /*link*/, double /*rate_bps*/) override { throw std::bad_alloc(); }
     Result<std::vector<LinkSample>> sample() override { return std::vector<LinkSample>{}; }
+    Result<void> set_link_state(const std::string& /*link*/, bool /*up*/) override { return {}; }
   } net;
   std::atomic<bool> stop{false};
   const std::string path = "/tmp/contend-player-throws-" + std::to_string(::getpid()) + ".jsonl";
@@ -187,6 +229,7 @@ class TamperedNetwork : public LinkControl {
   enum class What { kNothing, kRemoved, kTampered, kHalved } what = What::kNothing;
   int after = 2;
   std::chrono::milliseconds set_takes{0};
+  Result<void> set_link_state(const std::string&, bool) override { return {}; }
   Result<void> set_rate(const std::string&, double rate_bps) override {
     std::this_thread::sleep_for(set_takes);
     rate_ = what == What::kHalved ? rate_bps / 2 : rate_bps;

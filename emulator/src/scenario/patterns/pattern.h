@@ -92,5 +92,6 @@ PatternItem ramp_pattern();
 PatternItem trace_pattern();
 PatternItem loop_pattern();
 PatternItem stall_pattern();
+PatternItem state_pattern();
 
 }  // namespace contend::emulator::detail

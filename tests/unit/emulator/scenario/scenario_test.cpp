@@ -346,7 +346,8 @@ TEST_CASE("every event kind is named once and written to the events log with its
   const std::vector<Event> events = {{1, SetRate{"l", 5e6}, "/timeline/0"},
                                      {2, SetStall{"l", 0.03, 7}, "/timeline/1"},
                                      {3, FlowStart{flow}, "/timeline/2"},
-                                     {4, FlowStop{flow}, "/timeline/2"}};
+                                     {4, FlowStop{flow}, "/timeline/2"},
+                                     {5, SetLinkState{"l", false}, "/timeline/3"}};
   REQUIRE(events.size() == kEventKinds.size());  // one of each kind
   for (std::size_t i = 0; i < events.size(); ++i) {
     const nlohmann::ordered_json line = event_record(events[i]);
@@ -359,4 +360,5 @@ TEST_CASE("every event kind is named once and written to the events log with its
   CHECK(event_record(events[1])["stall_s"] == 0.03);
   CHECK(event_record(events[3])["flow"] == "f");
   CHECK(event_record(events[3])["protocol"] == "tcp");
+  CHECK(event_record(events[4])["state"] == "down");
 }

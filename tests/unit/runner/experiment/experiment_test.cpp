@@ -67,6 +67,14 @@ TEST_CASE("bad experiment files say where and what", "[runner]") {
   CHECK_THAT(error_of(R"("scenarios": ["../emulator/scenarios/fabric/leaf-spine-2to1.json"], "workload": {},
     "schedules": ["1f1b"])"),
              Catch::Contains("/scenarios/0") && Catch::Contains("is a fabric") && Catch::Contains("placement"));
+  // Nor a link taken down: neither the simulator nor the truth models one.
+  const std::string down = "/tmp/contend-experiment-down-" + std::to_string(::getpid()) + ".json";
+  std::ofstream(down) << R"({"schema": "contend.scenario/1", "name": "down", "duration": "10s", "nodes": ["a", "b"],
+    "links": [{"name": "a-b", "from": "a", "to": "b", "rate": "1Gbit"}],
+    "timeline": [{"at": "1s", "link": "a-b", "state": "down"}]})";
+  CHECK_THAT(error_of(R"("scenarios": [")" + down + R"("], "workload": {}, "schedules": ["1f1b"])"),
+             Catch::Contains("/scenarios/0") && Catch::Contains("takes a link down or up"));
+  std::remove(down.c_str());
   CHECK_THAT(error_of(R"("scenarios": ["../emulator/scenarios/steady.json"], "workload": {},
     "schedules": ["adaptive:wobble=1"])"),
              Catch::Contains("wobble"));

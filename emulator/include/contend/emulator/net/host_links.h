@@ -35,6 +35,9 @@ class HostLinks : public LinkControl {
   // another host's business (ok, nothing done).
   Result<void> set_rate(const std::string& link, double rate_bps) override;
   Result<std::vector<LinkSample>> sample() override;
+  // Refused: a cluster's links are hosts' real NICs, which contend never takes down (that would
+  // cut the host off, SSH included).
+  Result<void> set_link_state(const std::string& link, bool up) override;
   // The links shaped here, in class order.
   const std::vector<std::string>& links() const { return links_; }
 

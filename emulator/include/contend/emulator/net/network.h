@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,8 @@ class LinkControl {
   virtual Result<void> set_rate(const std::string& link, double rate_bps) = 0;
   // Counters of every class of every shaped end.
   virtual Result<std::vector<LinkSample>> sample() = 0;
+  // Takes `link` down (both ends' interfaces) or up again; a fabric's routes follow.
+  virtual Result<void> set_link_state(const std::string& link, bool up) = 0;
 };
 
 // No links to control: a play of flows only (`contend flows`). Sampling finds nothing; a rate
@@ -40,6 +43,9 @@ class NoLinks final : public LinkControl {
     return make_error(Errc::kInvalidArgument, "no link " + link + " to set a rate on: this play controls no links");
   }
   Result<std::vector<LinkSample>> sample() override { return std::vector<LinkSample>{}; }
+  Result<void> set_link_state(const std::string& link, bool /*up*/) override {
+    return make_error(Errc::kInvalidArgument, "no link " + link + " to take down or up: this play controls no links");
+  }
 };
 
 class Network : public LinkControl {
@@ -58,6 +64,9 @@ class Network : public LinkControl {
 
   Result<void> set_rate(const std::string& link, double rate_bps) override;
   Result<std::vector<LinkSample>> sample() override;
+  // On a fabric, the routes are computed again without the links that are down and replaced in
+  // every namespace where they changed (deleted where no path is left).
+  Result<void> set_link_state(const std::string& link, bool up) override;
   const TopologyPlan& plan() const { return plan_; }
   // Leaves namespaces and qdiscs in place after this object is gone.
   void release();
@@ -71,6 +80,12 @@ class Network : public LinkControl {
     std::string node;
     Shaper shaper;
   };
+  // Replaces the fabric's routes planned with `was_down` by those planned with down_.
+  Result<void> reroute(const std::set<std::string>& was_down);
+  Result<nl_sock*> socket_in(const std::string& netns);
+  Scenario layout_;  // the scenario's hosts, switches and links (not its events)
+  std::set<std::string> down_;
+  std::map<std::string, NlSocket> sockets_;  // by namespace, opened when first needed
   TopologyPlan plan_;
   std::optional<Topology> topology_;                    // destroyed after the shapers
   std::map<std::string, std::vector<ShapedEnd>> ends_;  // by link name

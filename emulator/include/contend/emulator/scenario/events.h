@@ -97,7 +97,21 @@ struct FlowStop {
   void fields(nlohmann::ordered_json& out) const { flow_fields(flow, out); }
 };
 
-using EventAction = std::variant<SetRate, SetStall, FlowStart, FlowStop>;
+// The link goes down (both ends' interfaces) or comes back up; on a fabric the routes are computed
+// again without the links that are down and replaced in every namespace, so flows move to the
+// paths left (as a routing protocol would withdraw them).
+struct SetLinkState {
+  static constexpr const char* kName = "link_state";
+  static constexpr const char* kHelp = "the link goes down or comes back up; a fabric reroutes around it";
+  std::string link;
+  bool up = true;
+  void fields(nlohmann::ordered_json& out) const {
+    out["link"] = link;
+    out["state"] = up ? "up" : "down";
+  }
+};
+
+using EventAction = std::variant<SetRate, SetStall, FlowStart, FlowStop, SetLinkState>;
 
 // The name of `action`'s kind in the events log, the docs and `contend list`.
 inline const char* event_kind_name(const EventAction& action) {

@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -96,8 +97,10 @@ using FileReader = std::function<Result<std::string>(const std::string& path)>;
 Result<Scenario> parse_scenario(const std::string& text, const std::string& source, const FileReader& read);
 
 // Hops from `start` to each node and switch it reaches (by name; unreachable ones are absent),
-// along paths whose inner nodes are switches: hosts send and receive, only switches forward.
-std::map<std::string, int> hops_from(const Scenario& s, const std::string& start);
+// along paths whose inner nodes are switches (hosts send and receive, only switches forward) and
+// whose links are not in `down`.
+std::map<std::string, int> hops_from(const Scenario& s, const std::string& start,
+                                     const std::set<std::string>& down = {});
 
 // Reads `path` (read_json_text: at most kMaxJsonBytes) and parses it, reading traces from the file
 // system.
