@@ -11,6 +11,7 @@
 #include "contend/common/overloaded.h"
 #include "contend/common/units.h"
 #include "contend/emulator/event_record.h"
+#include "port_samples.h"
 #include "shaping_watch.h"
 #include "threads.h"
 
@@ -142,17 +143,15 @@ class Player {
                 {"iteration_stalls", iteration_stalls(scenario_)}});
   }
 
-  // The counters of every shaped class and of every flow.
-  Result<void> sample() {
-    auto samples = net_.sample();
-    if (!samples) {
-      return samples.error();
+  // A line per shaped end and class; on a fabric, one line for all its ports (port_samples.h).
+  void log_samples(double t, const std::vector<LinkSample>& samples) {
+    if (scenario_.has_fabric()) {
+      for (const nlohmann::ordered_json& line : ports_.lines(t, samples)) {
+        log_.write(line);
+      }
+      return;
     }
-    const double t = since(t0_);
-    if (auto ok = watch_.check(*samples, t); !ok) {
-      return ok;
-    }
-    for (const LinkSample& s : *samples) {
+    for (const LinkSample& s : samples) {
       log_.write({{"kind", "sample"},
                   {"t_s", t},
                   {"link", s.link},
@@ -164,6 +163,19 @@ class Player {
                   {"drops", s.stats.drops},
                   {"overlimits", s.stats.overlimits}});
     }
+  }
+
+  // The counters of every shaped class and of every flow.
+  Result<void> sample() {
+    auto samples = net_.sample();
+    if (!samples) {
+      return samples.error();
+    }
+    const double t = since(t0_);
+    if (auto ok = watch_.check(*samples, t); !ok) {
+      return ok;
+    }
+    log_samples(t, *samples);
     if (flows_ != nullptr) {
       for (const FlowStats& f : flows_->stats()) {
         // Over the time since the last sample as it really passed (a busy machine wakes late).
@@ -338,6 +350,7 @@ class Player {
 
   const Scenario& scenario_;
   ShapingWatch watch_;
+  PortSamples ports_;  // a fabric's samples, compact
   LinkControl& net_;
   EventLog& log_;
   const PlayerOptions& options_;

@@ -19,7 +19,7 @@ h2=198.18.0.17
 both_spines() { [ "$(ip -n "contend-$run.leaf0" route show $h2 | grep -c nexthop)" -eq 2 ]; }
 
 # One play: 4 streams h0 -> h2 from about 0.5 s for 8 s; the link goes down at 4 s. Sets $took,
-# the bytes leaf0 sent up spine0 before then (from the play's own samples).
+# the bytes leaf0 sent up spine0 before then (from the play's own port samples).
 play_once() {
   rm -f "$tmp/events.jsonl"
   "$contend" emu play "$tmp/f.json" --run "$run" --log "$tmp/events.jsonl" --quiet >"$tmp/play.out" 2>&1 &
@@ -39,13 +39,14 @@ play_once() {
   wait "$player" || fail "the play failed: $(cat "$tmp/play.out")"
   took=$(python3 - "$tmp/events.jsonl" <<'PY'
 import json, sys
-best = 0
+port, kib = None, 0
 for line in open(sys.argv[1]):
     d = json.loads(line)
-    if d["kind"] == "sample" and d["link"] == "leaf0-spine0" and d["node"] == "leaf0" and d["class"] == "link" \
-            and d["t_s"] < 4:
-        best = max(best, d["bytes"])
-print(best)
+    if d["kind"] == "port_index":
+        port = [(p["link"], p["node"]) for p in d["ports"]].index(("leaf0-spine0", "leaf0"))
+    elif d["kind"] == "ports" and d["t_s"] < 4:
+        kib += d["kib"][port]
+print(kib * 1024)
 PY
 )
 }
