@@ -19,6 +19,7 @@
 #include "contend/emulator/net/topology.h"
 #include "contend/emulator/player.h"
 #include "emu_host_command.h"
+#include "emu_predict_command.h"
 #include "signals.h"
 
 namespace contend::tools {
@@ -118,8 +119,9 @@ int down(const EmuOptions& o) {
     return fail(run.error().message);
   }
   // Without a state file (a run killed before it wrote one), what the scenario would have made.
+  const bool planned = scenario && fits_one_machine(*scenario).ok();  // else never up: nothing planned to list
   auto removed =
-      tear_down_run(*run, scenario ? plan_topology(*scenario, *run).namespaces() : std::vector<std::string>{});
+      tear_down_run(*run, planned ? plan_topology(*scenario, *run).namespaces() : std::vector<std::string>{});
   if (!removed) {
     return fail(removed.error().message);
   }
@@ -147,6 +149,9 @@ Result<nlohmann::ordered_json> status_of_one(const EmuOptions& o) {
     auto loaded = scenario_and_run(o);
     if (!loaded) {
       return loaded.error();
+    }
+    if (auto fits = fits_one_machine(loaded->first); !fits) {
+      return fits.error();
     }
     nlohmann::ordered_json doc = run_status(loaded->second, loaded->first);
     doc["processes"] = processes_json(processes_in(run_namespaces(loaded->second)));
@@ -300,9 +305,12 @@ std::function<int()> add_emu_command(CLI::App& sub) {
   common(status_cmd, false);
   status_cmd->add_flag("--json", o->json, "Print contend.emu-status/1 JSON");
   auto host = add_emu_host_command(*emu);
-  return [o, up_cmd, play_cmd, down_cmd, status_cmd, host] {
-    if (const int rc = host(); rc >= 0) {
-      return rc;
+  auto predict = add_emu_predict_command(*emu);
+  return [o, up_cmd, play_cmd, down_cmd, status_cmd, host, predict] {
+    for (const auto& other : {host, predict}) {
+      if (const int rc = other(); rc >= 0) {
+        return rc;
+      }
     }
     if (up_cmd->parsed()) {
       return up(*o);

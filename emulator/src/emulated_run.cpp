@@ -61,6 +61,9 @@ Result<EmulatedRun> EmulatedRun::up(const Scenario& scenario, const std::string&
     return make_error(Errc::kInvalidArgument, "run " + run + " is up already (" + netns_path(existing.front()) +
                                                   " exists); `contend emu down --run " + run + "` first");
   }
+  if (auto ok = fits_one_machine(scenario); !ok) {
+    return ok.error();
+  }
   TopologyPlan plan = plan_topology(scenario, run);
   // Intent first, then the network: whatever happens from here, tear_down_run removes it.
   if (auto ok = write_run_state({run, absolute(scenario_file), plan.namespaces()}); !ok) {

@@ -34,4 +34,20 @@ for s in "$src"/emulator/scenarios/*.json; do
   "$contend" emu status "$s" --run libcheck --json >/dev/null || fail "library scenario $s"
 done
 [ ! -e /run/netns/contend-x.a ] || fail "a failed up created a namespace"
+# predict: a fabric's flows without root, as JSON; a fabric too big for namespaces is refused to up.
+printf '{"schema": "contend.scenario/1", "name": "big", "duration": "10s",
+ "fabric": {"leaf-spine": {"leaves": 16, "hosts_per_leaf": 32, "spines": 4, "host_rate": "1Gbit"}},
+ "timeline": [{"at": "1s", "flow": {"from": "h0", "to": "h511", "streams": 4}}]}' >"$tmp/big.json"
+"$contend" emu predict "$tmp/big.json" --at 2s --json - | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["schema"] == "contend.fabric-prediction/1", d["schema"]
+f, = d["flows"]
+assert abs(f["rate_bps"] - 0.956e9) < 1e3, f  # the hosts NICs hold it
+assert f["ports"][0] == "h0-leaf0@h0" and "h511-leaf15@leaf15" in f["ports"], f["ports"]' ||
+  fail "emu predict --json"
+"$contend" emu predict "$tmp/big.json" --at 0s | grep -q '^0 flows' || fail "emu predict before the flow starts"
+expect_error 'expected a duration' emu predict "$tmp/big.json" --at soon
+expect_error '512 hosts and 20 switches; one machine holds at most 250 hosts' emu up "$tmp/big.json" --run bigrun
+[ ! -e /run/netns/contend-bigrun.h0 ] || fail "a refused up created a namespace"
 echo "emu cli: all checks passed"

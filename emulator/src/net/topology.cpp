@@ -126,6 +126,17 @@ void plan_neighbour_routes(TopologyPlan& plan) {
 
 }  // namespace
 
+Result<void> fits_one_machine(const Scenario& scenario) {
+  if (scenario.nodes.size() > kMaxHosts || scenario.switches.size() > kMaxSwitches) {
+    return make_error(Errc::kInvalidArgument,
+                      scenario.source + ": " + std::to_string(scenario.nodes.size()) + " hosts and " +
+                          std::to_string(scenario.switches.size()) + " switches; one machine holds at most " +
+                          std::to_string(kMaxHosts) + " hosts and " + std::to_string(kMaxSwitches) +
+                          " switches as namespaces (`contend emu predict` takes the fabric as it is)");
+  }
+  return {};
+}
+
 TopologyPlan plan_topology(const Scenario& scenario, const std::string& run) {
   CONTEND_CHECK(valid_run_name(run), "invalid run name " + run);
   CONTEND_CHECK(scenario.links.size() <= 255 * 64, "too many links");

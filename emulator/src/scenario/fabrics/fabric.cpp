@@ -24,10 +24,10 @@ void FabricBuilder::link(const std::string& from, const std::string& to, double 
 }
 
 Result<void> fabric_size(const JsonReader& params, long long hosts, long long switches) {
-  if (hosts > static_cast<long long>(kMaxHosts) || switches > static_cast<long long>(kMaxSwitches)) {
+  if (hosts > static_cast<long long>(kMaxFabricHosts) || switches > static_cast<long long>(kMaxFabricSwitches)) {
     return params.error("makes " + std::to_string(hosts) + " hosts and " + std::to_string(switches) +
-                        " switches; one machine holds at most " + std::to_string(kMaxHosts) + " hosts and " +
-                        std::to_string(kMaxSwitches) + " switches");
+                        " switches; a fabric holds at most " + std::to_string(kMaxFabricHosts) + " hosts and " +
+                        std::to_string(kMaxFabricSwitches) + " switches");
   }
   return {};
 }

@@ -21,8 +21,9 @@ class FabricBuilder {
   FabricModel model_;
 };
 
-// An error at `params` when a fabric of `hosts` and `switches` is more than one machine holds
-// (kMaxHosts, kMaxSwitches): generators ask before they build.
+// An error at `params` when a fabric of `hosts` and `switches` is more than a fabric may be
+// (kMaxFabricHosts, kMaxFabricSwitches): generators ask before they build. What one machine
+// builds (kMaxHosts) is checked at `emu up` (topology.h, fits_one_machine).
 Result<void> fabric_size(const JsonReader& params, long long hosts, long long switches);
 // The integer at `key` (or `fallback` when it is absent and fallback >= 0), from `least` to
 // `most`.

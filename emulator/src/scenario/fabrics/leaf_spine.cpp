@@ -11,9 +11,9 @@ Result<FabricModel> expand_leaf_spine(const JsonReader& p) {
   if (auto ok = p.check_keys({"leaves", "hosts_per_leaf", "spines", "host_rate", "uplink_rate"}); !ok) {
     return ok.error();
   }
-  auto leaves = fabric_count(p, "leaves", 1, static_cast<int>(kMaxSwitches));
-  auto per_leaf = fabric_count(p, "hosts_per_leaf", 1, static_cast<int>(kMaxHosts));
-  auto spines = fabric_count(p, "spines", 0, static_cast<int>(kMaxSwitches));
+  auto leaves = fabric_count(p, "leaves", 1, static_cast<int>(kMaxFabricSwitches));
+  auto per_leaf = fabric_count(p, "hosts_per_leaf", 1, static_cast<int>(kMaxFabricHosts));
+  auto spines = fabric_count(p, "spines", 0, static_cast<int>(kMaxFabricSwitches));
   auto host_rate = fabric_rate(p, "host_rate");
   auto uplink_rate = fabric_rate(p, "uplink_rate", "host_rate");
   if (auto e = first_error(leaves, per_leaf, spines, host_rate, uplink_rate)) {

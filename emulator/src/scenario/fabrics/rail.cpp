@@ -11,9 +11,9 @@ Result<FabricModel> expand_rail(const JsonReader& p) {
   if (auto ok = p.check_keys({"hosts", "rails", "rate", "spines", "uplink_rate"}); !ok) {
     return ok.error();
   }
-  auto hosts = fabric_count(p, "hosts", 2, static_cast<int>(kMaxHosts));
+  auto hosts = fabric_count(p, "hosts", 2, static_cast<int>(kMaxFabricHosts));
   auto rails = fabric_count(p, "rails", 1, 16);
-  auto spines = fabric_count(p, "spines", 0, static_cast<int>(kMaxSwitches), 0);
+  auto spines = fabric_count(p, "spines", 0, static_cast<int>(kMaxFabricSwitches), 0);
   auto rate = fabric_rate(p, "rate");
   auto uplink_rate = fabric_rate(p, "uplink_rate", "rate");
   if (auto e = first_error(hosts, rails, spines, rate, uplink_rate)) {

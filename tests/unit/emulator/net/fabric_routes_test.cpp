@@ -105,6 +105,16 @@ TEST_CASE("rail-optimized routes stay on the rail; flows between hosts cross the
   CHECK(ends->dst_address == address_of(plan, "h2-rail0", "h2"));  // the same rail
 }
 
+TEST_CASE("a fabric larger than one machine parses, for predictions, and is refused to emu up", "[fabric][topology]") {
+  const Scenario big =
+      fabric(R"("leaf-spine": {"leaves": 9, "hosts_per_leaf": 32, "spines": 4, "host_rate": "1Gbit"})");
+  CHECK(big.nodes.size() == 288);
+  const auto fits = fits_one_machine(big);
+  REQUIRE_FALSE(fits.ok());
+  CHECK_THAT(fits.error().message, Catch::Contains("288 hosts and 13 switches; one machine holds at most 250 hosts"));
+  CHECK(fits_one_machine(fabric(R"("fat-tree": {"k": 4, "rate": "1Gbit"})")).ok());
+}
+
 TEST_CASE("a chain keeps its plan: no switches, background addresses, no fabric routes", "[fabric][topology]") {
   Scenario s;
   s.nodes = {"n0", "n1", "n2"};

@@ -136,8 +136,11 @@ TEST_CASE("fabric errors name the place and what is wrong", "[fabric]") {
       error_of(R"("fabric": {"leaf-spine": {"leaves": 2, "hosts_per_leaf": 2, "spines": 0, "host_rate": "1Gbit"}})"),
       Catch::Contains("/fabric/leaf-spine/spines: expected at least 1 spine"));
   CHECK_THAT(
-      error_of(R"("fabric": {"leaf-spine": {"leaves": 9, "hosts_per_leaf": 32, "spines": 4, "host_rate": "1Gbit"}})"),
-      Catch::Contains("/fabric/leaf-spine: makes 288 hosts and 13 switches; one machine holds at most 250 hosts"));
+      error_of(
+          R"("fabric": {"leaf-spine": {"leaves": 200, "hosts_per_leaf": 100, "spines": 4, "host_rate": "1Gbit"}})"),
+      Catch::Contains("/fabric/leaf-spine: makes 20000 hosts and 204 switches; a fabric holds at most 16384 hosts"));
+  CHECK_THAT(error_of(R"("fabric": {"fat-tree": {"k": 64, "rate": "1Gbit"}})"),  // refused before it is built
+             Catch::Contains("makes 65536 hosts and 5120 switches"));
   CHECK_THAT(error_of(R"("fabric": {"rail-optimized": {"hosts": 4, "rails": 2, "rate": "1Gbit", "speed": 3}})"),
              Catch::Contains("speed"));
   CHECK_THAT(error_of(R"("fabric": {"fat-tree": {"k": 4, "rate": "1bit"}})"),

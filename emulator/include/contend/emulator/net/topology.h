@@ -98,6 +98,10 @@ std::optional<std::string> netns_run(const std::string& netns);
 // comes back as it is.
 std::string strip_prefix_length(const std::string& cidr);
 
+// kInvalidArgument naming the counts unless one machine holds `scenario`'s namespaces (kMaxHosts
+// hosts, kMaxSwitches switches; a generated fabric may be larger, for `contend emu predict`).
+Result<void> fits_one_machine(const Scenario& scenario);
+
 // The plan for `scenario` under `run` (pure). Requires valid_run_name(run) and at most 16320 links.
 TopologyPlan plan_topology(const Scenario& scenario, const std::string& run);
 

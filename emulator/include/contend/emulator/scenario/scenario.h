@@ -83,9 +83,12 @@ struct Scenario {
 inline constexpr std::size_t kMaxScenarioEvents = 250'000;
 inline constexpr std::chrono::nanoseconds kMinPatternPeriod = std::chrono::milliseconds(1);
 // Hosts and switches one machine holds as namespaces (each host also has a port on the control
-// bridge, 198.18.255.0/24).
+// bridge, 198.18.255.0/24): what a file may list, and what `emu up` builds.
 inline constexpr std::size_t kMaxHosts = 250;
 inline constexpr std::size_t kMaxSwitches = 250;
+// A generated fabric may be larger, for `contend emu predict` alone (fabric_flows.h).
+inline constexpr std::size_t kMaxFabricHosts = 16384;
+inline constexpr std::size_t kMaxFabricSwitches = 4096;
 
 // Reads a file named in a scenario (a trace), relative paths resolved by the caller.
 using FileReader = std::function<Result<std::string>(const std::string& path)>;
