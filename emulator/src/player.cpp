@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <thread>
 #include <utility>
@@ -207,22 +208,6 @@ class Player {
                       e.action);
   }
 
-  // A link down or up, and a fabric's routes around it, in force when the line is logged.
-  Result<void> apply_link_state(const Event& e, const SetLinkState& l) {
-    const double start = since(t0_);
-    if (auto ok = net_.set_link_state(l.link, l.up); !ok) {
-      return ok;
-    }
-    const double applied = since(t0_);
-    report_.applied++;
-    report_.max_lateness_s = std::max(report_.max_lateness_s, applied - e.at_s);
-    nlohmann::ordered_json line = event_record(e);
-    line["applied_s"] = applied;
-    line["call_s"] = applied - start;
-    log_.write(line);
-    return on_time(e, applied);
-  }
-
   Result<void> apply_flow(const Event& e, const FlowSpec& flow, bool start) {
     if (flows_ == nullptr || !flows_->source_here(flow)) {
       log_unrun_flow(e, flow);
@@ -242,12 +227,28 @@ class Player {
   }
 
   Result<void> apply_rate(const Event& e, const SetRate& r) {
+    return apply_to_network(e, [&]() -> Result<void> {
+      auto ok = net_.set_rate(r.link, r.rate_bps);
+      if (ok) {
+        watch_.rate_set(r.link, r.rate_bps);
+      }
+      return ok;
+    });
+  }
+
+  // A link down or up, and a fabric's routes around it.
+  Result<void> apply_link_state(const Event& e, const SetLinkState& l) {
+    return apply_to_network(e, [&] { return net_.set_link_state(l.link, l.up); });
+  }
+
+  // `call` changes the network for `e`; in force when it returns, which the line logs (applied_s,
+  // and call_s: how long it took).
+  Result<void> apply_to_network(const Event& e, const std::function<Result<void>()>& call) {
     const double start = since(t0_);
-    if (auto ok = net_.set_rate(r.link, r.rate_bps); !ok) {
+    if (auto ok = call(); !ok) {
       return ok;
     }
     const double applied = since(t0_);
-    watch_.rate_set(r.link, r.rate_bps);
     report_.applied++;
     report_.max_lateness_s = std::max(report_.max_lateness_s, applied - e.at_s);
     nlohmann::ordered_json line = event_record(e);
