@@ -181,6 +181,11 @@ void print_status(const nlohmann::ordered_json& doc) {
       std::printf("  node %-8s %-28s %s\n", n["node"].get<std::string>().c_str(), n["netns"].get<std::string>().c_str(),
                   n["exists"].get<bool>() ? "" : "(missing)");
     }
+    for (const auto& sw : doc.value("switches", nlohmann::ordered_json::array())) {
+      std::printf("  switch %-6s %-28s %zu ports, %zu routes %s\n", sw["switch"].get<std::string>().c_str(),
+                  sw["netns"].get<std::string>().c_str(), sw["ports"].size(), sw["routes"].size(),
+                  sw["exists"].get<bool>() ? "" : "(missing)");
+    }
     for (const auto& l : doc["links"]) {
       std::printf("  link %s\n", l["link"].get<std::string>().c_str());
       for (const auto& e : l["ends"]) {
