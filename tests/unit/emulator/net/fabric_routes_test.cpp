@@ -89,7 +89,7 @@ TEST_CASE("fat-tree routes: k/2 ways up from an edge and an aggregation switch, 
   CHECK(route(plan, "c0", near).first.size() == 1);
 }
 
-TEST_CASE("rail-optimized routes stay on the rail; flows between hosts cross the fabric", "[fabric][topology]") {
+TEST_CASE("rail-optimized routes stay on the rail, and flows between hosts cross the fabric", "[fabric][topology]") {
   const Scenario s = fabric(R"("rail-optimized": {"hosts": 3, "rails": 2, "rate": "1Gbit"})");
   const TopologyPlan plan = plan_topology(s, "r");
   const std::string h1_rail1 = address_of(plan, "h1-rail1", "h1");

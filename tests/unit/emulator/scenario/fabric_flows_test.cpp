@@ -84,7 +84,7 @@ TEST_CASE("ECMP in the model: streams spread over both spines, each on one path,
   CHECK(again.ports.at("leaf0-spine0@leaf0").streams == up0.streams);
 }
 
-TEST_CASE("a link down at the time is avoided; a host cut off is unroutable", "[fabric][predict]") {
+TEST_CASE("a link down at the time is avoided, and a host cut off is unroutable", "[fabric][predict]") {
   const Scenario s = parse(leaf_spine(2, "400Mbit"),
                            "[" + flow("0s", "h0", "h4", R"(, "streams": 8)") + ", " + flow("0s", "h1", "h5") + R"(,
                             {"at": "3s", "link": "leaf0-spine0", "state": "down"},
