@@ -28,6 +28,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import matplotlib.ticker  # noqa: E402,F401
 
 from report_index import write_index  # noqa: E402 (beside this file)
+from report_ports import fig_ports  # noqa: E402
 from report_results import Results, schedule_k  # noqa: E402
 
 GBIT = 1e9
@@ -364,6 +365,7 @@ def main():
     made, missing = [], []
     for fig in (fig_throughput, fig_job, fig_adaptive, fig_timeline, fig_bandwidth, fig_memory, fig_schedules, fig_stalls):
         fig(r, out, made, missing)
+    fig_ports(r, out, made, missing, save)
     write_index(r, out, made, missing)
     for name, why in missing:
         print(f"contend report: not drawn: {name}: {why}", file=sys.stderr)

@@ -156,7 +156,9 @@ TopologyPlan plan_topology(const Scenario& scenario, const std::string& run) {
   for (RoutePlan& r : detail::fabric_routes(scenario, plan)) {
     plan.routes.push_back(std::move(r));
   }
-  for (std::size_t j = 0; j < scenario.nodes.size(); ++j) {
+  // The control bridge gives hosts that no link joins a way to each other; a fabric routes every
+  // host to every other through shaped ports, and leaves no unshaped way for a job's bytes.
+  for (std::size_t j = 0; j < scenario.nodes.size() && !scenario.has_fabric(); ++j) {
     plan.switch_ports.push_back({scenario.nodes[j], node_netns(run, scenario.nodes[j]), "cbr0",
                                  "198.18.255." + std::to_string(j + 1) + "/24", ""});
   }
@@ -202,8 +204,11 @@ class Builder {
   }
 
  private:
-  // The switch: a bridge in its own namespace, a port for every node.
+  // The switch: a bridge in its own namespace, a port for every node (none on a fabric).
   Result<void> switch_up() {
+    if (plan_.switch_ports.empty()) {
+      return {};
+    }
     nl_sock* sw = socks_.at(plan_.switch_netns).get();
     rtnl_link* bridge = rtnl_link_bridge_alloc();
     rtnl_link_set_name(bridge, "br0");

@@ -19,34 +19,42 @@ struct State {
   std::vector<FlowSpec> flows;  // running, in start order
 };
 
-State state_at(const Scenario& s, double at_s) {
+State initial_state(const Scenario& s) {
   State st;
   for (const LinkSpec& l : s.links) {
     st.rate_bps[l.name] = l.rate_bps;
   }
+  return st;
+}
+
+// `e` applied to `st`; whether it changed what the flows get (a stall does not).
+bool apply(State& st, const Event& e) {
   const auto stop = [&](const std::string& name) {
     std::erase_if(st.flows, [&](const FlowSpec& f) { return f.name == name; });
   };
-  for (const Event& e : s.events) {
-    if (e.at_s > at_s) {
-      break;
-    }
-    std::visit(Overloaded{[&](const SetRate& r) { st.rate_bps[r.link] = r.rate_bps; }, [](const SetStall&) {},
-                          [&](const FlowStart& f) {
-                            stop(f.flow.name);
-                            st.flows.push_back(f.flow);
-                          },
-                          [&](const FlowStop& f) { stop(f.flow.name); },
-                          [&](const SetLinkState& l) {
-                            if (l.up) {
-                              st.down.erase(l.link);
-                            } else {
-                              st.down.insert(l.link);
-                            }
-                          }},
-               e.action);
-  }
-  return st;
+  return std::visit(Overloaded{[&](const SetRate& r) {
+                                 st.rate_bps[r.link] = r.rate_bps;
+                                 return true;
+                               },
+                               [](const SetStall&) { return false; },
+                               [&](const FlowStart& f) {
+                                 stop(f.flow.name);
+                                 st.flows.push_back(f.flow);
+                                 return true;
+                               },
+                               [&](const FlowStop& f) {
+                                 stop(f.flow.name);
+                                 return true;
+                               },
+                               [&](const SetLinkState& l) {
+                                 if (l.up) {
+                                   st.down.erase(l.link);
+                                 } else {
+                                   st.down.insert(l.link);
+                                 }
+                                 return true;
+                               }},
+                    e.action);
 }
 
 // Ports are numbered 2 i (link i's from-end egress) and 2 i + 1 (its to-end's).
@@ -186,10 +194,8 @@ void share_max_min(std::vector<Stream>& streams, const std::vector<double>& capa
   }
 }
 
-}  // namespace
-
-FabricPrediction predict_flows(const Scenario& s, double at_s) {
-  const State now = state_at(s, at_s);
+// The prediction of the network and flows in `now`.
+FabricPrediction predict_state(const Scenario& s, const State& now, double at_s) {
   FabricPrediction out;
   out.at_s = at_s;
   std::vector<double> capacity(2 * s.links.size());
@@ -238,6 +244,39 @@ FabricPrediction predict_flows(const Scenario& s, double at_s) {
   std::erase_if(out.flows, [&](const PredictedFlow& f) {
     return std::find(out.unroutable.begin(), out.unroutable.end(), f.name) != out.unroutable.end();
   });
+  return out;
+}
+
+}  // namespace
+
+FabricPrediction predict_flows(const Scenario& s, double at_s) {
+  State now = initial_state(s);
+  for (const Event& e : s.events) {
+    if (e.at_s > at_s) {
+      break;
+    }
+    apply(now, e);
+  }
+  return predict_state(s, now, at_s);
+}
+
+std::vector<FabricPrediction> predict_timeline(const Scenario& s) {
+  State now = initial_state(s);
+  std::vector<FabricPrediction> out;
+  std::size_t i = 0;
+  for (double at_s = 0; at_s < s.duration_s || out.empty();) {
+    bool changed = out.empty();
+    for (; i < s.events.size() && s.events[i].at_s <= at_s; ++i) {
+      changed = apply(now, s.events[i]) || changed;
+    }
+    if (changed) {
+      out.push_back(predict_state(s, now, at_s));
+    }
+    if (i == s.events.size()) {
+      break;
+    }
+    at_s = s.events[i].at_s;
+  }
   return out;
 }
 

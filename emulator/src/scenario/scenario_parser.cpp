@@ -10,6 +10,7 @@
 #include "contend/emulator/net/discipline_registry.h"
 #include "contend/emulator/net/htb_params.h"
 #include "scenario/fabric_model.h"
+#include "scenario/placement.h"
 #include "scenario/timeline.h"
 
 namespace contend::emulator {
@@ -343,9 +344,9 @@ void split_iteration_events(Scenario& s) {
 }  // namespace
 
 Result<Scenario> parse_scenario(const std::string& text, const std::string& source, const FileReader& read) {
-  auto json =
-      parse_document(text, source, "scenario", 1,
-                     {"name", "description", "duration", "seed", "nodes", "switches", "links", "fabric", "timeline"});
+  auto json = parse_document(
+      text, source, "scenario", 1,
+      {"name", "description", "duration", "seed", "nodes", "switches", "links", "fabric", "placement", "timeline"});
   if (!json) {
     return json.error();
   }
@@ -364,6 +365,9 @@ Result<Scenario> parse_scenario(const std::string& text, const std::string& sour
   }
   s->events = std::move(*events);
   split_iteration_events(*s);
+  if (auto ok = detail::parse_placement(r, *s); !ok) {  // a rule leaves the flows' hosts out
+    return ok.error();
+  }
   return s;
 }
 

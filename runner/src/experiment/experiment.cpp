@@ -19,7 +19,45 @@ namespace {
 
 constexpr long long kMaxRepetitions = 1000;
 
-// The scenario files of "scenarios", each with `stages` nodes, names unique.
+// Fits the workload's ranks to `s`: one per node on links alone; on a fabric, the first `stages`
+// of its placement (all of it when the workload does not say). Refuses what neither the
+// simulator nor the truth models: a link taken down or up, a stall on a fabric (a stall holds a
+// rank pair's messages; a fabric's port is no pair's).
+Result<void> fit_ranks(const JsonReader& entry, Experiment& e, emulator::Scenario& s) {
+  const auto link_state = [](const emulator::Event& ev) {
+    return std::holds_alternative<emulator::SetLinkState>(ev.action);
+  };
+  if (std::any_of(s.events.begin(), s.events.end(), link_state)) {
+    return entry.error("scenario \"" + s.name + "\" takes a link down or up (\"state\"): experiments do not " +
+                       "take link states yet (neither the simulator nor the truth models a link that is down); " +
+                       "`contend emu play` does");
+  }
+  if (s.has_fabric() && s.has_stalls()) {
+    return entry.error("scenario \"" + s.name + "\" stalls a fabric's port: experiments stall the links between " +
+                       "ranks (a chain's); on a fabric, preempt with rates and background flows");
+  }
+  const std::string what = e.job ? " ranks" : " stages";
+  const int hosts = static_cast<int>(s.rank_hosts());
+  if (e.workload.stages == 0) {
+    e.workload.stages = hosts;  // one rank per node (on a fabric, per placed host)
+  }
+  if (s.has_fabric() && e.workload.stages <= hosts) {
+    s.placed = static_cast<std::size_t>(e.workload.stages);
+    return {};
+  }
+  if (s.has_fabric()) {
+    return entry.error("scenario \"" + s.name + "\" places ranks on " + std::to_string(hosts) +
+                       " hosts; the workload has " + std::to_string(e.workload.stages) + what);
+  }
+  if (hosts != e.workload.stages) {
+    return entry.error("scenario \"" + s.name + "\" has " + std::to_string(hosts) + " nodes; the workload has " +
+                       std::to_string(e.workload.stages) + what + " (one per node)");
+  }
+  return {};
+}
+
+// The scenario files of "scenarios", each with `stages` nodes (on a fabric, placed hosts), names
+// unique.
 Result<void> parse_scenarios(const JsonReader& r, Experiment& e) {
   const std::filesystem::path base = std::filesystem::path(e.source).parent_path();
   const auto& scenarios = r.at("scenarios");
@@ -33,28 +71,8 @@ Result<void> parse_scenarios(const JsonReader& r, Experiment& e) {
     if (!s) {
       return entry.error(s.error().message);
     }
-    if (s->has_fabric()) {
-      // Stages on a fabric need placement (which host each runs on) and routes the runner's
-      // addresses follow; until then a cell would send tensors over the unshaped control bridge.
-      return entry.error("scenario \"" + s->name + "\" is a fabric (it has switches): experiments do not run on " +
-                         "fabrics yet (placement is not built; docs/status.md); `contend emu up` and `contend emu " +
-                         "play` do, with background flows between its hosts");
-    }
-    const auto link_state = [](const emulator::Event& ev) {
-      return std::holds_alternative<emulator::SetLinkState>(ev.action);
-    };
-    if (std::any_of(s->events.begin(), s->events.end(), link_state)) {
-      return entry.error("scenario \"" + s->name + "\" takes a link down or up (\"state\"): experiments do not " +
-                         "take link states yet (neither the simulator nor the truth models a link that is down); " +
-                         "`contend emu play` does");
-    }
-    if (e.workload.stages == 0) {
-      e.workload.stages = static_cast<int>(s->nodes.size());  // a job's ranks: one per node
-    }
-    if (static_cast<int>(s->nodes.size()) != e.workload.stages) {
-      return entry.error("scenario \"" + s->name + "\" has " + std::to_string(s->nodes.size()) +
-                         " nodes; the workload has " + std::to_string(e.workload.stages) +
-                         (e.job ? " ranks" : " stages") + " (one per node)");
+    if (auto ok = fit_ranks(entry, e, *s); !ok) {
+      return ok;
     }
     for (const auto& earlier : e.scenarios) {
       if (earlier.name == s->name) {

@@ -26,8 +26,8 @@ Result<std::vector<RankPlace>> rank_places(const emulator::Scenario& s, const em
   }
   std::vector<RankPlace> places;
   RankPlace common;
-  common.world = static_cast<int>(s.nodes.size());
-  common.nodes = s.nodes;
+  common.world = static_cast<int>(s.rank_hosts());
+  common.nodes.assign(s.nodes.begin(), s.nodes.begin() + common.world);
   common.out = out;
   for (const RankEnd& end : *ends) {
     common.addresses.push_back(end.address);
@@ -132,6 +132,9 @@ std::string job_hosts_file(const std::string& hostname, const std::string& node,
 
 std::vector<std::string> unlinked_rank_pairs(const emulator::Scenario& s) {
   std::vector<std::string> out;
+  if (s.has_fabric()) {
+    return out;  // the fabric routes every host to every other
+  }
   for (std::size_t a = 0; a < s.nodes.size(); ++a) {
     for (std::size_t b = a + 1; b < s.nodes.size(); ++b) {
       const bool linked = std::any_of(s.links.begin(), s.links.end(), [&](const emulator::LinkSpec& l) {

@@ -23,7 +23,31 @@ constexpr const char* kWorkerPeerTimeout = "120s";
 
 }  // namespace
 
+namespace {
+
+// On a fabric, each rank's host's first NIC (the end of its first link to a switch): every other
+// host reaches it through the fabric's routes.
+std::vector<RankEnd> fabric_rank_ends(const emulator::Scenario& s, const emulator::TopologyPlan& plan) {
+  std::vector<RankEnd> out;
+  for (std::size_t r = 0; r < s.rank_hosts(); ++r) {
+    for (const auto& l : plan.links) {
+      const auto* end = l.from.node == s.nodes[r] ? &l.from : l.to.node == s.nodes[r] ? &l.to : nullptr;
+      const auto* peer = end == &l.from ? &l.to : &l.from;
+      if (end != nullptr && s.is_switch(peer->node)) {
+        out.push_back({emulator::strip_prefix_length(end->address), end->ifname});
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 Result<std::vector<RankEnd>> rank_ends(const emulator::Scenario& s, const emulator::TopologyPlan& plan) {
+  if (s.has_fabric()) {
+    return fabric_rank_ends(s, plan);
+  }
   std::vector<RankEnd> out;
   for (std::size_t r = 0; r < s.nodes.size(); ++r) {
     const std::string& other = s.nodes[r == 0 ? 1 : r - 1];

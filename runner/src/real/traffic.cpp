@@ -42,7 +42,7 @@ std::vector<RankPair> exchange_pairs(const emulator::Scenario& s, const pipeline
     for (int b : placed.peers_of(a)) {
       if (b > a) {
         const emulator::LinkSpec* link = link_between(s, s.nodes[a], s.nodes[b]);
-        out.push_back({a, b, link != nullptr ? link->name : ""});
+        out.push_back({a, b, s.has_fabric() ? std::string(kFabricWay) : link != nullptr ? link->name : ""});
       }
     }
   }
@@ -72,8 +72,8 @@ std::vector<std::vector<std::string>> reach_options(const std::vector<RankPair>&
                                                     const emulator::TopologyPlan& plan, int port) {
   std::vector<std::vector<std::string>> out(plan.nodes.size());
   for (const RankPair& p : pairs) {
-    if (p.b == p.a + 1) {
-      continue;  // chain neighbours: each rank's own address is on the link between them
+    if (p.b == p.a + 1 || p.link == kFabricWay) {
+      continue;  // chain neighbours, or a fabric: each rank's own address reaches its peer
     }
     const std::string& na = plan.nodes[p.a].first;
     const std::string& nb = plan.nodes[p.b].first;

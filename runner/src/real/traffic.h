@@ -2,7 +2,8 @@
 // Which ranks of a cell exchange tensors, and over which of its scenario's links: a chain joins
 // neighbouring ranks, but a looped schedule (interleaved, zero-bubble) also sends from the last
 // rank to the first. Traffic between ranks no scenario link joins crosses the unshaped switch; the
-// runner says so and routes it there. Pure; thread-safe.
+// runner says so and routes it there. On a fabric every pair crosses the fabric's shaped ports.
+// Pure; thread-safe.
 
 #include <string>
 #include <vector>
@@ -12,10 +13,13 @@
 
 namespace contend::runner {
 
+// RankPair::link on a fabric: the pair is routed through switches.
+inline constexpr const char* kFabricWay = "fabric";
+
 struct RankPair {
   int a = 0;  // a < b
   int b = 0;
-  std::string link;  // the scenario link joining their nodes; "" when none does
+  std::string link;  // the scenario link joining their nodes; kFabricWay; "" when none does
 };
 
 // The pairs of ranks whose stages exchange tensors under `schedule` on `s` (a policy: the

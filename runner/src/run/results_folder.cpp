@@ -112,6 +112,12 @@ void describe_experiment(nlohmann::ordered_json& doc, const Experiment& e) {
                          {"steady", s.events.empty() && s.iteration_events.empty()},
                          {"stall_s", stall},
                          {"stalled_links", stalled}};
+    if (s.has_fabric()) {
+      // Where the ranks ran and the ports their transfers crossed (the report's port figure).
+      auto net = scenario_network(s);
+      scenarios[s.name]["rank_hosts"] = std::vector<std::string>(s.nodes.begin(), s.nodes.begin() + w.stages);
+      scenarios[s.name]["rank_ports"] = net ? net->crossed_ports : std::set<std::string>{};
+    }
   }
   doc["scenarios"] = scenarios;
   nlohmann::ordered_json schedules = nlohmann::ordered_json::object();

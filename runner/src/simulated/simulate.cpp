@@ -103,6 +103,9 @@ sim::SimConfig iteration_config(const Workload& w, const ScenarioNetwork& net, d
     config.links[{pair.first, pair.second}] = model(trace);
     config.links[{pair.second, pair.first}] = model(back == net.back.end() ? trace : back->second);
   }
+  for (const auto& [way, ports] : net.shared_ports) {
+    config.links[way].ports = ports;
+  }
   return config;
 }
 

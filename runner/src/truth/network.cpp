@@ -5,6 +5,7 @@
 
 #include "contend/common/overloaded.h"
 #include "contend/emulator/net/htb_params.h"
+#include "truth/fabric_network.h"
 
 namespace contend::runner {
 namespace {
@@ -108,7 +109,7 @@ Result<std::vector<RateTrace>> workload_rates(const emulator::Scenario& s) {
 }
 
 Result<std::vector<RateTrace>> chain_rates(const emulator::Scenario& s, const PipelineLinks& all) {
-  auto chain = chain_of(all, static_cast<int>(s.nodes.size()));
+  auto chain = chain_of(all, static_cast<int>(s.rank_hosts()));
   if (!chain) {
     return with_context(chain.error(), s.source);
   }
@@ -157,6 +158,9 @@ PipelineStalls pipeline_stalls(const emulator::Scenario& s) {
 }
 
 Result<ScenarioNetwork> scenario_network(const emulator::Scenario& s) {
+  if (s.has_fabric()) {
+    return detail::fabric_network(s);
+  }
   auto links = pipeline_links(s);
   auto back = pipeline_links(s, true);
   if (!links || !back) {
@@ -176,6 +180,13 @@ PipelineLinks back_links(const ScenarioNetwork& net) {
 }
 
 Result<PipelineLinks> pipeline_links(const emulator::Scenario& s, bool back) {
+  if (s.has_fabric()) {
+    auto net = detail::fabric_network(s);
+    if (!net) {
+      return net.error();
+    }
+    return back ? back_links(*net) : net->links;
+  }
   PipelineLinks out;
   for (const auto& link : s.links) {
     const int a = s.node_index(link.from);

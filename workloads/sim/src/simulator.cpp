@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "contend/common/units.h"
 
@@ -204,22 +205,12 @@ class Simulation {
     // The hand-off occupies the sending lane; the tensor enters the link after it, once the link
     // is free and its stall has passed.
     lane_[r] = std::max(lane_[r], produced) + costs(r).send_s;
-    const double start = wire_start(link, lane_[r]);
+    const double bits = 8.0 * static_cast<double>(bytes);
+    auto [start, end, tokens] = on_wire(link, wire_start(link, lane_[r]), bits);
     if (c_.blocking_sends) {
       lane_[r] = start;  // a blocking send returns once its tensor is on the wire
     }
-    const double bits = 8.0 * static_cast<double>(bytes);
-    double end = start;
-    const double depth = 8.0 * link.model->burst_bytes.rate_at(start);
-    if (depth <= 0) {
-      end = link.model->rate.finish_time(start, bits);
-    } else {
-      // Tokens earned while idle, up to the bucket's depth now; what they cover passes at once.
-      link.tokens_bits = std::min(depth, link.tokens_bits + link.model->rate.bits_between(link.free_s, start));
-      const double covered = std::min(bits, link.tokens_bits);
-      link.tokens_bits -= covered;
-      end = link.model->rate.finish_time(start + covered / link.model->line_bps, bits - covered);
-    }
+    link.tokens_bits = tokens;
     if (!std::isfinite(end)) {
       return make_error(Errc::kInvalidArgument, s_.name + ": " + schedule::to_string(a) +
                                                     " never arrives: the rate of link " + std::to_string(link.from) +
@@ -228,6 +219,9 @@ class Simulation {
     }
     link.free_s = end;
     link.sent_s.push_back(end);
+    for (int p : link.model->ports) {
+      port_busy_[p].emplace_back(start, end);
+    }
     const double arrival = end + link.model->latency_s;
     const int peer_stage = fwd ? a.stage + 1 : a.stage - 1;
     (fwd ? arrive_f_ : arrive_b_)[at(peer_stage, a.microbatch)] = arrival;
@@ -240,6 +234,52 @@ class Simulation {
     record(r, Lane::kSend, a, start, arrival, flow, link.to);
     wake_.push_back(link.to);
     return {};
+  }
+
+  // A transfer of `bits` ready at `ready` on `link`: when it starts, when it leaves the wire and
+  // the link's tokens after it. It starts in the first gap that every port the link shares is free
+  // for the whole transfer (ranks are simulated out of time order, so a port keeps its intervals).
+  struct OnWire {
+    double start;
+    double end;
+    double tokens_bits;
+  };
+  OnWire on_wire(const Link& link, double ready, double bits) const {
+    for (double start = ready;;) {
+      OnWire w{start, start, link.tokens_bits};
+      const double depth = 8.0 * link.model->burst_bytes.rate_at(start);
+      if (depth <= 0) {
+        w.end = link.model->rate.finish_time(start, bits);
+      } else {
+        // Tokens earned while idle, up to the bucket's depth now; what they cover passes at once.
+        w.tokens_bits = std::min(depth, link.tokens_bits + link.model->rate.bits_between(link.free_s, start));
+        const double covered = std::min(bits, w.tokens_bits);
+        w.tokens_bits -= covered;
+        w.end = link.model->rate.finish_time(start + covered / link.model->line_bps, bits - covered);
+      }
+      const double busy_until = overlap_end(link.model->ports, w.start, w.end);
+      if (busy_until <= start || !std::isfinite(w.end)) {
+        return w;
+      }
+      start = busy_until;
+    }
+  }
+
+  // The latest end of an interval on `ports` that overlaps [start, end); start when none does.
+  double overlap_end(const std::vector<int>& ports, double start, double end) const {
+    double out = start;
+    for (int p : ports) {
+      const auto it = port_busy_.find(p);
+      if (it == port_busy_.end()) {
+        continue;
+      }
+      for (const auto& [s, e] : it->second) {
+        if (s < end && e > start) {
+          out = std::max(out, e);
+        }
+      }
+    }
+    return out;
   }
 
   // When a transfer handed to `link` at `handed` starts on the wire: after its stall, which starts
@@ -358,6 +398,7 @@ class Simulation {
   std::vector<std::uint64_t> held_bytes_;
   std::vector<RankStats> stats_;
   std::vector<Link> links_;
+  std::map<int, std::vector<std::pair<double, double>>> port_busy_;  // by shared port: transfers on it
   std::vector<int> fwd_link_, bwd_link_;
   std::vector<int> wake_;
   std::vector<TraceEvent> trace_;

@@ -63,10 +63,19 @@ TEST_CASE("bad experiment files say where and what", "[runner]") {
   CHECK_THAT(error_of(R"("scenarios": ["../emulator/scenarios/steady.json"], "workload": {},
     "schedules": ["kfkb:2", "kfkb:k=2"])"),
              Catch::Contains("/schedules/1") && Catch::Contains("appears twice"));
-  // No pipeline on a fabric before placement: its tensors would cross the unshaped control bridge.
-  CHECK_THAT(error_of(R"("scenarios": ["../emulator/scenarios/fabric/leaf-spine-2to1.json"], "workload": {},
-    "schedules": ["1f1b"])"),
-             Catch::Contains("/scenarios/0") && Catch::Contains("is a fabric") && Catch::Contains("placement"));
+  // On a fabric, no more ranks than its placement has hosts (here "pack": the 8 no flow uses).
+  CHECK_THAT(
+      error_of(R"("scenarios": ["../emulator/scenarios/fabric/pipeline-pack-busy.json"],
+    "workload": {"stages": 9}, "schedules": ["1f1b"])"),
+      Catch::Contains("/scenarios/0") && Catch::Contains("places ranks on 8 hosts") && Catch::Contains("9 stages"));
+  // Nor a stall on a fabric's port: the runtime stalls a pair of ranks' link, which a port is not.
+  const std::string stalled = "/tmp/contend-experiment-stall-" + std::to_string(::getpid()) + ".json";
+  std::ofstream(stalled) << R"({"schema": "contend.scenario/1", "name": "stalled", "duration": "10s",
+    "fabric": {"leaf-spine": {"leaves": 1, "hosts_per_leaf": 2, "spines": 0, "host_rate": "1Gbit"}},
+    "timeline": [{"at": "1s", "link": "h0-leaf0", "stall": "10ms"}]})";
+  CHECK_THAT(error_of(R"("scenarios": [")" + stalled + R"("], "workload": {}, "schedules": ["1f1b"])"),
+             Catch::Contains("/scenarios/0") && Catch::Contains("stalls a fabric's port"));
+  std::remove(stalled.c_str());
   // Nor a link taken down: neither the simulator nor the truth models one.
   const std::string down = "/tmp/contend-experiment-down-" + std::to_string(::getpid()) + ".json";
   std::ofstream(down) << R"({"schema": "contend.scenario/1", "name": "down", "duration": "10s", "nodes": ["a", "b"],

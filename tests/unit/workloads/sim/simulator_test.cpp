@@ -113,6 +113,34 @@ TEST_CASE("per-link overrides slow only that link", "[sim]") {
   CHECK(simulate(s, config)->makespan_s == Approx(5.0));
 }
 
+TEST_CASE("links that share a port carry one transfer at a time between them", "[sim]") {
+  // Rank 1 of three sends to both neighbours through one NIC (port 0) and hears both through
+  // another (port 1), as a fabric host does; latency 0, so a send's span is its time on the wire.
+  const Schedule s = one_f_one_b(3, 8);
+  auto config = uniform_config(3, 1, 0.05, 0.1, 1000000, link_at(8e6));
+  config.record_trace = true;
+  const double apart = simulate(s, config)->makespan_s;
+  config.links[{1, 0}] = config.links[{1, 2}] = config.links[{0, 1}] = config.links[{2, 1}] = link_at(8e6);
+  config.links[{1, 0}].ports = config.links[{1, 2}].ports = {0};
+  config.links[{0, 1}].ports = config.links[{2, 1}].ports = {1};
+  auto shared = simulate(s, config);
+  REQUIRE(shared.ok());
+  CHECK(shared->makespan_s > apart);
+  for (const int port_rank : {0, 1}) {
+    std::vector<std::pair<double, double>> spans;  // port 0: rank 1's sends; port 1: sends to rank 1
+    for (const TraceEvent& e : shared->trace) {
+      if (e.lane == Lane::kSend && (port_rank == 0 ? e.rank == 1 : e.peer_rank == 1)) {
+        spans.emplace_back(e.start_s, e.end_s);
+      }
+    }
+    REQUIRE(spans.size() == 16);
+    std::sort(spans.begin(), spans.end());
+    for (std::size_t i = 1; i < spans.size(); ++i) {
+      CHECK(spans[i].first >= spans[i - 1].second - 1e-9);
+    }
+  }
+}
+
 TEST_CASE("slow links make 1F1B slower than kFkB with k > 1", "[sim]") {
   // 16 MiB activations at 1 Gbit/s: 134 ms per transfer against 10 ms forwards.
   const double one = run(one_f_one_b(4, 16), 0.010, 0.020, 16u << 20, link_at(1e9)).throughput_mb_per_s;

@@ -16,6 +16,7 @@
 // (ip_forward) and hash multipath routes on the 5-tuple (fib_multipath_hash_policy 1); the ends
 // of a link that joins a switch hold no background address, and every namespace routes every
 // host address on such a link through each neighbour on a shortest path to it (fabric_routes.h).
+// A fabric's hosts have no port on the bridge: every byte between them crosses shaped ports.
 // Created through libnl and setns, never by forking `ip`.
 
 #include <atomic>

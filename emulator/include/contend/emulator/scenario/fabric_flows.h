@@ -52,4 +52,8 @@ struct FabricPrediction {
 // link joins directly crosses that link; elsewhere, the fabric.
 FabricPrediction predict_flows(const Scenario& s, double at_s);
 
+// predict_flows at 0 and at every later time of the timeline (before its duration) when the
+// network or the flows change, in time order: what the flows get over the whole run, replayed once.
+std::vector<FabricPrediction> predict_timeline(const Scenario& s);
+
 }  // namespace contend::emulator

@@ -53,11 +53,14 @@ struct Scenario {
   std::string source;  // the file it came from
   double duration_s = 0;
   std::uint64_t seed = 1;
-  std::vector<std::string> nodes;     // the hosts: where workloads and flows run
+  std::vector<std::string> nodes;     // the hosts: where workloads and flows run, in rank order
   std::vector<std::string> switches;  // a fabric's forwarding namespaces (empty: links join hosts only)
   std::string fabric;                 // the generator that wrote nodes, switches and links; empty when the file did
   std::vector<LinkSpec> links;        // each joins two of nodes and switches
-  std::vector<Event> events;          // sorted by at_s (stable: equal times keep file order), all < duration
+  // On a fabric, how many of nodes (the first) a workload's ranks run on, rank r on nodes[r]:
+  // its placement's (docs/scenario-format.md#placement; an experiment narrows it to its stages).
+  std::size_t placed = 0;
+  std::vector<Event> events;  // sorted by at_s (stable: equal times keep file order), all < duration
   // Stalls indexed by the workload's iteration (PipeMorph's traces: SetStall with at_iteration
   // >= 0), sorted by it: no clock plays them; the runtime applies each from its iteration on.
   std::vector<Event> iteration_events;
@@ -67,6 +70,9 @@ struct Scenario {
   bool is_switch(const std::string& name) const;
   // Whether packets are routed through switches (docs/scenario-format.md#fabrics).
   bool has_fabric() const { return !switches.empty(); }
+  // The hosts a workload's ranks run on (nodes[0..rank_hosts())): the placed ones on a fabric,
+  // every node elsewhere.
+  std::size_t rank_hosts() const { return has_fabric() ? placed : nodes.size(); }
   // True when any link asks for delay or loss (so netem must be there).
   bool needs_netem() const;
   // Whether any link ever stalls.

@@ -26,7 +26,8 @@ struct LaunchOptions {
 };
 
 // Where rank r of a cell is reached: its node's end of the link from node r-1 (node 0: of the link
-// to node 1), its address ("198.18.0.1") and that link's interface in its namespace.
+// to node 1), its address ("198.18.0.1") and that link's interface in its namespace; on a fabric,
+// its host's first NIC (the link to its leaf), which every host reaches through the fabric.
 struct RankEnd {
   std::string address;
   std::string ifname;

@@ -7,6 +7,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -31,7 +32,9 @@ Result<std::vector<RateTrace>> workload_rates(const emulator::Scenario& scenario
 
 // The goodput between every pair of nodes a scenario link joins, by node index (a < b), computed as
 // workload_rates does: the simulated network of any schedule, a looped one's ring included (pairs
-// no link joins cross the unshaped switch: no limit).
+// no link joins cross the unshaped switch: no limit). On a fabric, every pair of neighbouring
+// ranks and the first and last, from the fabric's flow-level model with the pipeline's own
+// streams in it (emulator/scenario/fabric_flows.h).
 // `back`: the other way, from the higher node to the lower (the gradients'), which background
 // flows from b to a take from.
 using PipelineLinks = std::map<std::pair<int, int>, RateTrace>;
@@ -54,6 +57,11 @@ struct ScenarioNetwork {
   PipelineLinks links;  // from the lower node to the higher
   PipelineLinks back;   // from the higher node to the lower, where it differs
   PipelineStalls stalls;
+  // On a fabric, the ports each way (from rank, to rank) shares with the pipeline's other ways,
+  // numbered: the simulator lets one transfer at a time hold a port (a rank's NIC, an uplink).
+  std::map<std::pair<int, int>, std::vector<int>> shared_ports{};
+  // On a fabric, every port ("<link>@<node>") the chain's ways cross (the report marks them).
+  std::set<std::string> crossed_ports{};
 };
 Result<ScenarioNetwork> scenario_network(const emulator::Scenario& scenario);
 // Every linked pair's other way (from the higher node to the lower): `back` where it has the

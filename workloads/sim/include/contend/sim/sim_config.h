@@ -42,6 +42,10 @@ struct LinkModel {
   // How many transfers may be in their stalls at once (the runtime's SendOptions::delegates): a
   // transfer's stall starts when it is ready and the transfer stall_slots before it has gone.
   int stall_slots = 1;
+  // Wires this link shares with other links of the pipeline (a fabric host's one NIC, which its
+  // sends to both neighbours cross; an uplink), by any number the config chooses: a transfer
+  // holds each from its start to its end, and starts only when all of them are free. Empty: none.
+  std::vector<int> ports{};
 };
 
 // What the runtime costs beyond compute and the wire, on one rank (measured: runner/simulated/calibration.h,

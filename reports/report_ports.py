@@ -1,0 +1,64 @@
+"""The fabric figure of a report: every port's utilisation over a cell's time, from the `ports`
+lines the player writes on a fabric (KiB and drops per port per sample period), the ports the
+workload's transfers crossed marked, and where the drops were."""
+import matplotlib.pyplot as plt
+
+BINS = 120  # columns per panel: samples are summed into at most this many
+
+
+def port_series(events):
+    """(ports, times, utilisation rows, drop rows) of one cell's events, or None without port lines.
+    A port is "<link>@<node>"; utilisation is the bytes it sent over what its link's base rate
+    carries in the time (a rate the timeline changed is not followed)."""
+    start = next((e for e in events if e.get("kind") == "start"), None)
+    index = next((e for e in events if e.get("kind") == "port_index"), None)
+    lines = [e for e in events if e.get("kind") == "ports"]
+    if start is None or index is None or len(lines) < 2:
+        return None
+    rates = start.get("base_rates_bps", {})
+    ports = [f"{p['link']}@{p['node']}" for p in index["ports"]]
+    times = [e["t_s"] for e in lines]
+    step = max(1, -(-len(lines) // BINS))
+    util = [[] for _ in ports]
+    drops = [[] for _ in ports]
+    edges = []
+    for b in range(0, len(lines), step):
+        chunk = lines[b:b + step]
+        span = chunk[-1]["t_s"] - (lines[b - 1]["t_s"] if b > 0 else chunk[0]["t_s"] - 0.1)
+        edges.append(chunk[0]["t_s"])
+        for i, p in enumerate(index["ports"]):
+            kib = sum(e["kib"][i] for e in chunk)
+            rate = rates.get(p["link"], 0)
+            util[i].append(kib * 1024 * 8 / (rate * span) if rate > 0 and span > 0 else 0)
+            drops[i].append(sum(e["drops"][i] for e in chunk))
+    edges.append(times[-1])
+    return ports, edges, util, drops
+
+
+def fig_ports(r, out, made, missing, save):
+    """(8) Per scenario on a fabric: each port's utilisation over time (repetition 1 of the first
+    schedule), the ports the workload's transfers crossed marked with *, drops as red crosses."""
+    panels = []
+    for scenario in r.scenarios:
+        events = r.events(scenario, r.schedules[0]) if r.schedules else None
+        series = port_series(events) if events else None
+        if series is not None:
+            panels.append((scenario, series))
+    if not panels:
+        missing.append(("ports", "no cell ran on a fabric (no `ports` lines in events/)"))
+        return
+    rows = max(len(s[1][0]) for s in panels)
+    fig, axes = plt.subplots(len(panels), 1, figsize=(11, 0.5 + 0.22 * rows * len(panels)), squeeze=False)
+    for ax, (scenario, (ports, edges, util, drops)) in zip(axes[:, 0], panels):
+        crossed = set(r.info.get(scenario, {}).get("rank_ports", []))
+        mesh = ax.pcolormesh(edges, range(len(ports) + 1), util, vmin=0, vmax=1, cmap="viridis", shading="flat")
+        for i, row in enumerate(drops):
+            xs = [edges[j] for j, d in enumerate(row) if d > 0]
+            ax.scatter(xs, [i + 0.5] * len(xs), marker="x", color="red", s=12)
+        ax.set_yticks([i + 0.5 for i in range(len(ports))])
+        ax.set_yticklabels([("* " if p in crossed else "") + p for p in ports], fontsize=6)
+        hosts = ", ".join(r.info.get(scenario, {}).get("rank_hosts", []))
+        ax.set_title(f"{scenario}: ranks on {hosts or '?'} (* their ports; x drops)", fontsize=9)
+        ax.set_xlabel("time in the cell (s)")
+        fig.colorbar(mesh, ax=ax, label="utilisation of the port's rate")
+    save(fig, out, "ports", made)

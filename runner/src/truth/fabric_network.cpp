@@ -1,0 +1,117 @@
+#include "truth/fabric_network.h"
+
+#include <algorithm>
+#include <map>
+
+#include "contend/emulator/scenario/fabric_flows.h"
+
+namespace contend::runner::detail {
+namespace {
+
+// The name of the pipeline's stream from rank a to rank b: '#' is in no flow's name.
+std::string stream_name(int a, int b) {
+  return "#rank" + std::to_string(a) + ">" + std::to_string(b);
+}
+
+// `s` with the pipeline's stream from rank a to rank b running from time 0.
+emulator::Scenario with_stream(const emulator::Scenario& s, int a, int b) {
+  emulator::Scenario out = s;
+  emulator::FlowSpec f;
+  f.name = stream_name(a, b);
+  f.from = s.nodes[static_cast<std::size_t>(a)];
+  f.to = s.nodes[static_cast<std::size_t>(b)];
+  out.events.insert(out.events.begin(), emulator::Event{0.0, emulator::FlowStart{f}, "the pipeline"});
+  return out;
+}
+
+// A way's path at time 0: each port it crosses with what the background flows leave of it, and
+// its own rate.
+struct Path {
+  std::map<std::string, double> room_bps;  // by port
+  double rate_bps = 0;
+};
+
+// The goodput of the pipeline's stream a -> b over the run beside the background flows, and its
+// path at time 0.
+Result<RateTrace> stream_trace(const emulator::Scenario& s, int a, int b, Path& path) {
+  const std::string name = stream_name(a, b);
+  std::vector<RateTrace::Point> points;
+  for (const emulator::FabricPrediction& at : emulator::predict_timeline(with_stream(s, a, b))) {
+    const auto it = std::find_if(at.flows.begin(), at.flows.end(),
+                                 [&](const emulator::PredictedFlow& f) { return f.name == name; });
+    const double bps = it == at.flows.end() ? 0 : it->rate_bps;
+    if (points.empty() && it != at.flows.end()) {
+      path.rate_bps = bps;
+      for (const std::string& port : it->ports) {
+        const emulator::PortLoad& load = at.ports.at(port);
+        path.room_bps[port] = load.capacity_bps - (load.load_bps - bps);
+      }
+    }
+    if (points.empty() || points.back().rate_bps != bps) {
+      points.push_back({at.at_s, bps});
+    }
+  }
+  return RateTrace::from_points(std::move(points));
+}
+
+// Each way's ports that the ways crossing them cannot all cross at their rates at once (a host's
+// NIC that its sends to two neighbours cross; an uplink narrower than the ways on it), numbered.
+std::map<std::pair<int, int>, std::vector<int>> shared(const std::map<std::pair<int, int>, Path>& paths) {
+  std::map<std::string, double> wanted, room;
+  for (const auto& [way, path] : paths) {
+    for (const auto& [port, bps] : path.room_bps) {
+      wanted[port] += path.rate_bps;
+      room.try_emplace(port, bps);
+      room[port] = std::min(room[port], bps);
+    }
+  }
+  std::map<std::string, int> number;
+  std::map<std::pair<int, int>, std::vector<int>> out;
+  for (const auto& [way, path] : paths) {
+    for (const auto& [port, bps] : path.room_bps) {
+      if (wanted[port] > room[port] * (1 + 1e-9)) {
+        out[way].push_back(number.emplace(port, static_cast<int>(number.size())).first->second);
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<ScenarioNetwork> fabric_network(const emulator::Scenario& s) {
+  const int p = static_cast<int>(s.rank_hosts());
+  std::vector<std::pair<int, int>> pairs;
+  for (int r = 0; r + 1 < p; ++r) {
+    pairs.emplace_back(r, r + 1);
+  }
+  if (p > 2) {
+    pairs.emplace_back(0, p - 1);
+  }
+  ScenarioNetwork net;
+  std::map<std::pair<int, int>, Path> paths;
+  for (const auto& [a, b] : pairs) {
+    auto up = stream_trace(s, a, b, paths[{a, b}]);
+    auto down = stream_trace(s, b, a, paths[{b, a}]);
+    if (!up || !down) {
+      return !up ? up.error() : down.error();
+    }
+    net.links.insert_or_assign({a, b}, std::move(*up));
+    net.back.insert_or_assign({a, b}, std::move(*down));
+  }
+  // The chain's ways share ports with one another; a looped schedule's pair (0, p-1) is left out
+  // (it would hold ports that the other schedules never use).
+  if (p > 2) {
+    paths.erase({0, p - 1});
+    paths.erase({p - 1, 0});
+  }
+  net.shared_ports = shared(paths);
+  for (const auto& [way, path] : paths) {
+    for (const auto& [port, room] : path.room_bps) {
+      net.crossed_ports.insert(port);
+    }
+  }
+  return net;
+}
+
+}  // namespace contend::runner::detail

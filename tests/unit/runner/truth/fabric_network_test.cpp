@@ -1,0 +1,108 @@
+#include <catch2/catch.hpp>
+
+#include "contend/runner/truth/network.h"
+
+using namespace contend;
+using namespace contend::runner;
+
+namespace {
+
+// 2 leaves of 3 hosts at 200 Mbit/s under one spine at 300 Mbit/s (2:1), the ranks placed as
+// `placement` says, and another tenant's flow h0 -> h3 from 2 s to 6 s.
+emulator::Scenario leaf_spine(const std::string& placement) {
+  auto s = emulator::parse_scenario(
+      R"({"schema": "contend.scenario/1", "name": "t", "duration": "10s",
+          "fabric": {"leaf-spine": {"leaves": 2, "hosts_per_leaf": 3, "spines": 1,
+                                    "host_rate": "200Mbit", "uplink_rate": "300Mbit"}},
+          "placement": )" +
+          placement + R"(,
+          "timeline": [{"at": "2s", "flow": {"name": "other", "from": "h0", "to": "h3", "duration": "4s"}}]})",
+      "t.json", nullptr);
+  REQUIRE(s.ok());
+  return *s;
+}
+
+}  // namespace
+
+TEST_CASE("ranks packed into a leaf see their host ports alone, whatever crosses the uplinks", "[runner]") {
+  emulator::Scenario s = leaf_spine(R"(["h1", "h2"])");
+  REQUIRE(s.rank_hosts() == 2);
+  auto net = scenario_network(s);
+  REQUIRE(net.ok());
+  REQUIRE(net->links.count({0, 1}) == 1);
+  for (const double t : {1.0, 3.0, 7.0}) {
+    CHECK(net->links.at({0, 1}).rate_at(t) == Approx(0.956 * 200e6));
+    CHECK(back_links(*net).at({0, 1}).rate_at(t) == Approx(0.956 * 200e6));
+  }
+}
+
+TEST_CASE("ranks spread across leaves share the uplink max-min with others' streams", "[runner]") {
+  emulator::Scenario s = leaf_spine(R"(["h1", "h4"])");  // leaf0, leaf1
+  auto net = scenario_network(s);
+  REQUIRE(net.ok());
+  // Alone on leaf0's 300 Mbit/s uplink, rank 0 -> 1 is held by the hosts' 200 Mbit/s ports.
+  CHECK(net->links.at({0, 1}).rate_at(1) == Approx(0.956 * 200e6));
+  // From 2 s to 6 s the other tenant's flow takes half of the uplink; then gives it back.
+  CHECK(net->links.at({0, 1}).rate_at(3) == Approx(0.956 * 150e6));
+  CHECK(net->links.at({0, 1}).rate_at(7) == Approx(0.956 * 200e6));
+  // The other way crosses leaf1's uplink, which the flow leaves alone.
+  CHECK(back_links(*net).at({0, 1}).rate_at(3) == Approx(0.956 * 200e6));
+}
+
+TEST_CASE("the pipeline's transfers are modelled apart: a rank's sends to its neighbours alternate", "[runner]") {
+  emulator::Scenario s = leaf_spine(R"(["h1", "h4", "h2"])");  // leaf0, leaf1, leaf0
+  auto net = scenario_network(s);
+  REQUIRE(net.ok());
+  // Rank 1 sends to ranks 0 and 2 through its one NIC: each transfer as if alone on it.
+  CHECK(back_links(*net).at({0, 1}).rate_at(1) == Approx(0.956 * 200e6));
+  CHECK(net->links.at({1, 2}).rate_at(1) == Approx(0.956 * 200e6));
+  // The first and last ranks (a looped schedule's pair) both hang on leaf0.
+  REQUIRE(net->links.count({0, 2}) == 1);
+  CHECK(net->links.at({0, 2}).rate_at(1) == Approx(0.956 * 200e6));
+  // The other tenant's flow (h0 -> h3, 2 s to 6 s) shares leaf0's uplink with rank 2 -> 1 only.
+  CHECK(back_links(*net).at({1, 2}).rate_at(3) == Approx(0.956 * 150e6));
+  CHECK(net->links.at({0, 2}).rate_at(3) == Approx(0.956 * 200e6));
+}
+
+TEST_CASE("a placement names hosts, or a rule orders the hosts no flow uses", "[runner][scenario]") {
+  CHECK(leaf_spine(R"(["h4", "h1"])").nodes[0] == "h4");
+  emulator::Scenario pack = leaf_spine(R"("pack")");
+  REQUIRE(pack.rank_hosts() == 4);  // h0 and h3 run the other tenant's flow
+  CHECK(std::vector<std::string>(pack.nodes.begin(), pack.nodes.begin() + 4) ==
+        std::vector<std::string>{"h1", "h2", "h4", "h5"});
+  emulator::Scenario spread = leaf_spine(R"("spread")");
+  CHECK(std::vector<std::string>(spread.nodes.begin(), spread.nodes.begin() + 4) ==
+        std::vector<std::string>{"h1", "h4", "h2", "h5"});
+  CHECK(spread.nodes.size() == 6);  // every host is still there, the placed ones first
+  emulator::Scenario a = leaf_spine(R"({"rule": "random", "seed": 7})");
+  emulator::Scenario b = leaf_spine(R"({"rule": "random", "seed": 7})");
+  CHECK(a.nodes == b.nodes);
+  std::vector<std::string> placed(a.nodes.begin(), a.nodes.begin() + 4);
+  std::sort(placed.begin(), placed.end());
+  CHECK(placed == std::vector<std::string>{"h1", "h2", "h4", "h5"});
+}
+
+TEST_CASE("a bad placement is refused naming the place", "[runner][scenario]") {
+  const auto error_of = [](const std::string& placement) {
+    auto s = emulator::parse_scenario(
+        R"({"schema": "contend.scenario/1", "name": "t", "duration": "10s",
+            "fabric": {"leaf-spine": {"leaves": 2, "hosts_per_leaf": 2, "spines": 1, "host_rate": "1Gbit"}},
+            "placement": )" +
+            placement + "}",
+        "t.json", nullptr);
+    REQUIRE_FALSE(s.ok());
+    return s.error().message;
+  };
+  CHECK_THAT(error_of(R"(["h0", "leaf1"])"), Catch::Contains("/placement/1") && Catch::Contains("is a switch"));
+  CHECK_THAT(error_of(R"(["h0", "h9"])"), Catch::Contains("/placement/1") && Catch::Contains("\"h9\""));
+  CHECK_THAT(error_of(R"(["h0", "h0"])"), Catch::Contains("placed twice"));
+  CHECK_THAT(error_of(R"("tight")"), Catch::Contains("unknown placement rule \"tight\""));
+  CHECK_THAT(error_of(R"({"rule": "random", "seed": -1})"), Catch::Contains("/placement/seed"));
+  CHECK_THAT(error_of("[]"), Catch::Contains("at least one host"));
+  auto chain = emulator::parse_scenario(
+      R"({"schema": "contend.scenario/1", "name": "t", "duration": "10s", "nodes": ["a", "b"],
+          "links": [{"name": "ab", "from": "a", "to": "b", "rate": "1Gbit"}], "placement": ["a", "b"]})",
+      "t.json", nullptr);
+  REQUIRE_FALSE(chain.ok());
+  CHECK_THAT(chain.error().message, Catch::Contains("placement is for fabrics"));
+}
