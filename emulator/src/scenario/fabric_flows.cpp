@@ -63,9 +63,11 @@ class Router {
   Router(const Scenario& s, const State& st) : s_(s), st_(st) {
     for (std::size_t i = 0; i < s.links.size(); ++i) {
       const LinkSpec& l = s.links[i];
-      if (st.down.count(l.name) == 0) {
-        next_[l.from].push_back({i, &l.to, 2 * i});
-        next_[l.to].push_back({i, &l.from, 2 * i + 1});
+      for (auto* hops : {&links_, &next_}) {
+        if (hops == &links_ || st.down.count(l.name) == 0) {
+          (*hops)[l.from].push_back({i, &l.to, 2 * i});
+          (*hops)[l.to].push_back({i, &l.from, 2 * i + 1});
+        }
       }
     }
   }
@@ -79,8 +81,9 @@ class Router {
     }
     const Hop* out = first_nic(f.from, "");
     const Hop* in = out == nullptr ? nullptr : first_nic(f.to, *out->to);
-    if (in == nullptr) {
-      return {};
+    if (in == nullptr || st_.down.count(s_.links[out->link].name) != 0 ||
+        st_.down.count(s_.links[in->link].name) != 0) {
+      return {};  // the flow's addresses are on a NIC whose link is down
     }
     const std::string& target = *in->to;  // the switch the destination's NIC hangs on
     auto cached = hops_.find(target);
@@ -117,10 +120,11 @@ class Router {
     const std::string* to;
     std::size_t port;  // the egress onto the link, toward `to`
   };
-  // `host`'s NIC onto switch `prefer` when it has one, else its first up.
+  // `host`'s NIC onto switch `prefer` when it has one, else its first, up or down: the flow
+  // engine picks a flow's addresses from the topology alone (flow_engine.cpp, fabric_endpoints).
   const Hop* first_nic(const std::string& host, const std::string& prefer) {
     const Hop* first = nullptr;
-    for (const Hop& h : next_[host]) {
+    for (const Hop& h : links_[host]) {
       if (s_.is_switch(*h.to)) {
         if (*h.to == prefer) {
           return &h;
@@ -133,7 +137,8 @@ class Router {
 
   const Scenario& s_;
   const State& st_;
-  std::map<std::string, std::vector<Hop>> next_;
+  std::map<std::string, std::vector<Hop>> links_;           // every link of each host or switch
+  std::map<std::string, std::vector<Hop>> next_;            // its links that are up
   std::map<std::string, std::map<std::string, int>> hops_;  // by target switch
 };
 

@@ -97,6 +97,15 @@ TEST_CASE("a link down at the time is avoided, and a host cut off is unroutable"
   CHECK(predict_flows(s, 4.5).flows.size() == 1);
 }
 
+TEST_CASE("a flow keeps the NICs the topology gives it: its first NIC down, it is unroutable", "[fabric][predict]") {
+  // The emulator's flow engine takes a flow's addresses from the topology alone (h0's first NIC,
+  // on rail0): with that link down no other rail carries it, and the prediction says so.
+  const Scenario s = parse(R"("fabric": {"rail-optimized": {"hosts": 2, "rails": 2, "rate": "1Gbit"}})",
+                           "[" + flow("0s", "h0", "h1") + R"(, {"at": "1s", "link": "h0-rail0", "state": "down"}])");
+  CHECK(named(predict_flows(s, 0.5), "h0-h1").ports == std::vector<std::string>{"h0-rail0@h0", "h1-rail0@rail0"});
+  CHECK(predict_flows(s, 2).unroutable == std::vector<std::string>{"h0-h1"});
+}
+
 TEST_CASE("between hosts a link joins, a flow takes that link", "[fabric][predict]") {
   const Scenario s =
       parse(R"("nodes": ["a", "b", "c"], "links": [{"name": "ab", "from": "a", "to": "b", "rate": "100Mbit"},

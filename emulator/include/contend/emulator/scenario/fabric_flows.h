@@ -5,7 +5,8 @@
 //
 // The model, stated: a stream leaves its host by the host's first NIC and reaches the other
 // host's NIC on the same switch where it has one (the same rail), else its first, as background
-// flows do (flow_engine.h); it takes a shortest path through switches (hosts never forward), each
+// flows do (flow_engine.h: from the topology alone, so a flow whose NIC's link is down is
+// unroutable, as it is on the emulator); it takes a shortest path through switches (hosts never forward), each
 // switch choosing among its equal-cost next hops by a hash of the stream (flow name, stream
 // index) and the switch's name: the same stream takes the same path in every prediction, and
 // streams spread over equal-cost paths as evenly as ECMP spreads them, but which path a given
