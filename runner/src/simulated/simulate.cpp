@@ -112,29 +112,34 @@ sim::SimConfig iteration_config(const Workload& w, const ScenarioNetwork& net, d
 // What each rank would have measured in band over iteration `iteration` from `now` lasting
 // `seconds`: each way of each chain link its mean goodput (`links` the activations', `back` the
 // gradients'), their last quarter standing for the iteration's last frames, and on the senders'
-// clocks each tensor's wire time and its link's stall.
+// clocks each tensor's wire time and its link's stall. `port_wait_s`: per way (from rank, to rank)
+// the time its transfers waited for ports it shares (a fabric host's NIC), which a receiver
+// timing them would have seen as a slower rate had they shared the port at once.
 std::vector<pipeline::StageReport> inband_reports(const Workload& w, const std::vector<RateTrace>& links,
                                                   const std::vector<RateTrace>& back,
                                                   const std::vector<StallSchedule>& stalls, double now, int iteration,
-                                                  double seconds, const sim::RuntimeCosts& costs) {
+                                                  double seconds, const sim::RuntimeCosts& costs,
+                                                  const std::map<std::pair<int, int>, double>& port_wait_s = {}) {
   const double fwd = std::chrono::duration<double>(w.emulated.forward).count();
   const double bwd = std::chrono::duration<double>(w.emulated.backward).count();
   std::vector<pipeline::StageReport> reports(
       w.stages, pipeline::StageReport{fwd, bwd, costs.send_s, costs.iteration_s, w.emulated.activation_bytes,
                                       w.emulated.activation_bytes});
   const auto bytes = static_cast<std::uint64_t>(w.microbatches) * w.emulated.activation_bytes;
-  const auto received = [&](const RateTrace& way) {
+  const auto received = [&](const RateTrace& way, int from, int to) {
     const double bps = std::max(way.bits_between(now, now + seconds) / seconds, 1.0);
     const double recent_bps = std::max(way.bits_between(now + 0.75 * seconds, now + seconds) / (0.25 * seconds), 1.0);
     const auto recent_bytes = bytes / 4;
+    const auto waited = port_wait_s.find({from, to});
+    const double wait = waited == port_wait_s.end() ? 0.0 : waited->second;
     return pipeline::TransferTotals{bytes,
-                                    8.0 * static_cast<double>(bytes) / bps,
+                                    8.0 * static_cast<double>(bytes) / bps + wait,
                                     w.microbatches,
                                     bytes,
-                                    8.0 * static_cast<double>(bytes) / bps,
+                                    8.0 * static_cast<double>(bytes) / bps + wait,
                                     static_cast<double>(shaper_burst_bytes(way.rate_at(now))),
                                     recent_bytes,
-                                    8.0 * static_cast<double>(recent_bytes) / recent_bps,
+                                    8.0 * static_cast<double>(recent_bytes) / recent_bps + wait / 4,
                                     static_cast<double>(shaper_burst_bytes(way.rate_at(now + seconds)))};
   };
   for (int r = 0; r + 1 < w.stages; ++r) {
@@ -142,9 +147,9 @@ std::vector<pipeline::StageReport> inband_reports(const Workload& w, const std::
     const auto sent = [&](const pipeline::TransferTotals& t) {
       return pipeline::SendTotals{bytes, t.seconds + w.microbatches * stall, w.microbatches};
     };
-    reports[r + 1].from_prev = received(links[r]);
+    reports[r + 1].from_prev = received(links[r], r, r + 1);
     reports[r].to_next = sent(reports[r + 1].from_prev);
-    reports[r].from_next = received(r < static_cast<int>(back.size()) ? back[r] : links[r]);
+    reports[r].from_next = received(r < static_cast<int>(back.size()) ? back[r] : links[r], r + 1, r);
     reports[r + 1].to_prev = sent(reports[r].from_next);
   }
   for (pipeline::StageReport& r : reports) {
@@ -270,7 +275,8 @@ Result<SimCell> simulate_cell(const Workload& w, const pipeline::ScheduleChoice&
     for (const sim::RankStats& rank : result->ranks) {
       row.peak_activation_bytes = std::max(row.peak_activation_bytes, rank.peak_memory_bytes);
     }
-    runner->reports = inband_reports(w, *links, *back, stalls, now, it, row.iteration_s, runtime.costs);
+    runner->reports =
+        inband_reports(w, *links, *back, stalls, now, it, row.iteration_s, runtime.costs, result->port_wait_s);
     now += row.iteration_s;
     out.iterations.push_back(std::move(row));
     out.last = std::move(*result);

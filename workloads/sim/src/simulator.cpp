@@ -206,7 +206,11 @@ class Simulation {
     // is free and its stall has passed.
     lane_[r] = std::max(lane_[r], produced) + costs(r).send_s;
     const double bits = 8.0 * static_cast<double>(bytes);
-    auto [start, end, tokens] = on_wire(link, wire_start(link, lane_[r]), bits);
+    const double ready = wire_start(link, lane_[r]);
+    auto [start, end, tokens] = on_wire(link, ready, bits);
+    if (!link.model->ports.empty()) {
+      port_wait_[{link.from, link.to}] += start - ready;
+    }
     if (c_.blocking_sends) {
       lane_[r] = start;  // a blocking send returns once its tensor is on the wire
     }
@@ -380,6 +384,7 @@ class Simulation {
     out.throughput_mb_per_s = out.makespan_s > 0 ? m_ / out.makespan_s : 0.0;
     out.bubble_fraction = out.makespan_s > 0 ? 1.0 - busy / (s_.num_ranks * out.makespan_s) : 0.0;
     out.ranks = std::move(stats_);
+    out.port_wait_s = std::move(port_wait_);
     out.trace = std::move(trace_);
     return out;
   }
@@ -398,7 +403,8 @@ class Simulation {
   std::vector<std::uint64_t> held_bytes_;
   std::vector<RankStats> stats_;
   std::vector<Link> links_;
-  std::map<int, std::vector<std::pair<double, double>>> port_busy_;  // by shared port: transfers on it
+  std::map<int, std::vector<std::pair<double, double>>> port_busy_;
+  std::map<std::pair<int, int>, double> port_wait_;  // SimResult::port_wait_s  // by shared port: transfers on it
   std::vector<int> fwd_link_, bwd_link_;
   std::vector<int> wake_;
   std::vector<TraceEvent> trace_;

@@ -126,6 +126,10 @@ TEST_CASE("links that share a port carry one transfer at a time between them", "
   auto shared = simulate(s, config);
   REQUIRE(shared.ok());
   CHECK(shared->makespan_s > apart);
+  // What the transfers waited for the ports is reported per link, as a receiver would time it.
+  CHECK(shared->port_wait_s.count({1, 2}) == 1);
+  CHECK(shared->port_wait_s.at({1, 0}) + shared->port_wait_s.at({1, 2}) > 0);
+  CHECK(shared->port_wait_s.count({3, 4}) == 0);
   for (const int port_rank : {0, 1}) {
     std::vector<std::pair<double, double>> spans;  // port 0: rank 1's sends; port 1: sends to rank 1
     for (const TraceEvent& e : shared->trace) {

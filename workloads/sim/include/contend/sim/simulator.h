@@ -12,6 +12,7 @@
 // Pure; thread-safe (no shared state).
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,10 @@ struct SimResult {
   std::size_t actions = 0;         // actions simulated (lowered)
   std::vector<RankStats> ranks;
   std::vector<TraceEvent> trace;  // filled when SimConfig::record_trace
+  // Per directed link (from rank, to rank) that shares ports (LinkModel::ports): the seconds its
+  // transfers waited for them, all together; what a receiver timing each transfer would see
+  // added, had the transfers shared the port's rate instead of taking turns.
+  std::map<std::pair<int, int>, double> port_wait_s{};
 };
 
 // Simulates `schedule` (lowered first when it holds compute actions only). Errors:
