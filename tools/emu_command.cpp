@@ -35,6 +35,7 @@ struct EmuOptions {
   bool json = false;
   bool quiet = false;
   bool all = false;
+  bool orphans = false;  // down --all: also namespaces of runs recorded elsewhere or nowhere
 };
 
 int fail(const std::string& message) {
@@ -90,21 +91,34 @@ int up(const EmuOptions& o) {
   return 0;
 }
 
-int down_all() {
-  auto removed = tear_down_all();
+int down_all(bool orphans) {
+  auto removed = tear_down_all(orphans);
   if (!removed) {
     return fail(removed.error().message);
   }
+  std::printf("removed %zu recorded runs, %zu namespaces and %zu processes inside them\n", removed->runs,
+              removed->namespaces, removed->processes);
+  if (removed->orphans_left.empty()) {
+    std::printf("no contend namespace is left\n");
+    return 0;
+  }
+  std::string names;
+  for (const std::string& ns : removed->orphans_left) {
+    names += (names.empty() ? "" : ", ") + ns;
+  }
   std::printf(
-      "removed %zu recorded runs, %zu namespaces and %zu processes inside them; no contend namespace is "
-      "left\n",
-      removed->runs, removed->namespaces, removed->processes);
+      "left %zu contend namespaces of runs with no state file in %s (another state folder's, another user's, or "
+      "killed before their state): %s; `contend emu down --all --orphans` removes them too\n",
+      removed->orphans_left.size(), state_dir().c_str(), names.c_str());
   return 0;
 }
 
 int down(const EmuOptions& o) {
   if (o.all) {
-    return o.scenario.empty() && o.run.empty() ? down_all() : fail("--all removes every run: give it alone");
+    return o.scenario.empty() && o.run.empty() ? down_all(o.orphans) : fail("--all removes every run: give it alone");
+  }
+  if (o.orphans) {
+    return fail("--orphans goes with --all");
   }
   std::optional<Scenario> scenario;
   if (!o.scenario.empty()) {
@@ -230,7 +244,9 @@ int status(const EmuOptions& o) {
     leftovers = leftovers || doc.contains("problem") || !doc["processes"].empty();
   }
   if (leftovers) {
-    std::printf("`contend emu down --run NAME` removes a run with its processes, `contend emu down --all` every run\n");
+    std::printf(
+        "`contend emu down --run NAME` removes a run with its processes, `contend emu down --all` every run recorded "
+        "here (`--orphans`: and the rest)\n");
   }
   return 0;
 }
@@ -301,8 +317,12 @@ std::function<int()> add_emu_command(CLI::App& sub) {
       "Remove everything a run created, also after a crash: its namespaces, the processes inside them, its state");
   common(down_cmd, false);
   down_cmd->add_flag("--all", o->all,
-                     "Remove every contend run on this host: every contend-* namespace (with or without a state "
-                     "file), every process inside one, every state file (damaged ones too)");
+                     "Remove every run recorded in this state folder ($CONTEND_STATE_DIR or /run/contend): its "
+                     "namespaces, the processes inside them, its state file (damaged ones too); name the other "
+                     "contend-* namespaces");
+  down_cmd->add_flag("--orphans", o->orphans,
+                     "With --all: also every contend-* namespace no state file here records, and the processes "
+                     "inside (another state folder's runs, another user's, runs killed before their state)");
   CLI::App* status_cmd = emu->add_subcommand(
       "status",
       "List runs that are up, their nodes, interfaces, current rates and processes, and every contend namespace or "

@@ -197,8 +197,17 @@ has_run "$run-dmg" "'damaged' in d['problem'] and len(d['namespaces']) == 3" "a 
 "$contend" emu down --run "$run-dmg" >"$tmp/out" 2>&1 || fail "down of a run with a damaged state: $(cat "$tmp/out")"
 grep -q "removed 3 namespaces" "$tmp/out" || fail "down of the damaged run said: $(cat "$tmp/out")"
 [ ! -e "$CONTEND_STATE_DIR/$run-dmg.json" ] || fail "the damaged state file is still there"
+# Another state folder's `down --all` leaves this folder's runs alone (another user's cleanup).
+CONTEND_STATE_DIR="$tmp/other-state" "$contend" emu down --all >"$tmp/out" 2>&1 || fail "down --all elsewhere: $(cat "$tmp/out")"
+[ -e "/run/netns/contend-$run-gone.a" ] || fail "another state folder's down --all removed this folder's run: $(cat "$tmp/out")"
+grep -q "contend-$run-gone.a" "$tmp/out" || fail "another state folder's down --all did not name what it left: $(cat "$tmp/out")"
+# This folder's `down --all` removes its runs and names the orphan, which only --orphans removes.
 "$contend" emu down --all >"$tmp/out" 2>&1 || fail "down --all: $(cat "$tmp/out")"
-poll 5 gone "$orphan" || fail "down --all left process $orphan (it ignores SIGTERM) running"
+[ ! -e "/run/netns/contend-$run-gone.a" ] || fail "down --all left a recorded run: $(ls /run/netns)"
+grep -q "left 2 contend namespaces.*contend-$run.a" "$tmp/out" || fail "down --all did not name the orphans: $(cat "$tmp/out")"
+gone "$orphan" && fail "down --all ended the orphan's process without --orphans"
+"$contend" emu down --all --orphans >"$tmp/out" 2>&1 || fail "down --all --orphans: $(cat "$tmp/out")"
+poll 5 gone "$orphan" || fail "down --all --orphans left process $orphan (it ignores SIGTERM) running"
 [ -z "$(ls /run/netns)" ] || fail "down --all left namespaces: $(ls /run/netns)"
 [ -z "$(ls "$CONTEND_STATE_DIR")" ] || fail "down --all left state files: $(ls "$CONTEND_STATE_DIR")"
 "$contend" emu status | grep -q "no runs are up" || fail "emu status after down --all: $("$contend" emu status)"

@@ -57,13 +57,19 @@ Result<TearDownReport> tear_down_run(const std::string& run, const std::vector<s
   return report;
 }
 
-Result<CleanupReport> tear_down_all() {
+Result<CleanupReport> tear_down_all(bool orphans) {
   CleanupReport report;
   Result<void> first;
   const auto note = [&first](const Result<void>& r) { first = first.ok() ? r : first; };
+  const std::vector<std::string> runs = list_runs();
+  std::vector<std::string> mine;  // the recorded runs' namespaces, with the orphans when asked
+  for (const std::string& ns : contend_namespaces()) {
+    const bool recorded = std::find(runs.begin(), runs.end(), *netns_run(ns)) != runs.end();
+    (recorded || orphans ? mine : report.orphans_left).push_back(ns);
+  }
   // Processes first, all at once: each would keep its namespace alive after its name is gone.
-  report.processes = end_processes_in(contend_namespaces());
-  for (const std::string& run : list_runs()) {
+  report.processes = end_processes_in(mine);
+  for (const std::string& run : runs) {
     auto torn = tear_down_run(run);
     if (!torn) {
       note(torn.error());
@@ -73,7 +79,7 @@ Result<CleanupReport> tear_down_all() {
     report.namespaces += torn->namespaces;
     report.processes += torn->processes;
   }
-  auto removed = remove_namespaces(contend_namespaces());
+  auto removed = remove_namespaces(orphans ? contend_namespaces() : std::vector<std::string>{});
   if (!removed) {
     note(removed.error());
   } else {

@@ -26,14 +26,17 @@ struct TearDownReport {
 Result<TearDownReport> tear_down_run(const std::string& run, const std::vector<std::string>& planned = {});
 
 struct CleanupReport {
-  std::size_t runs = 0;        // state files removed, damaged ones included
-  std::size_t namespaces = 0;  // namespaces removed
-  std::size_t processes = 0;   // processes ended
+  std::size_t runs = 0;                     // state files removed, damaged ones included
+  std::size_t namespaces = 0;               // namespaces removed
+  std::size_t processes = 0;                // processes ended
+  std::vector<std::string> orphans_left{};  // contend namespaces of no run recorded here, left
 };
 
-// `contend emu down --all`: ends every process inside a contend namespace, tears down every run
-// with a state file (tear_down_run), removes every other contend namespace and the state folder's
-// stale temporary files. Tries everything; returns what it removed, or the first failure.
-Result<CleanupReport> tear_down_all();
+// `contend emu down --all`: tears down every run with a state file in this state folder
+// (tear_down_run: its processes, namespaces and state) and the folder's stale temporary files;
+// with `orphans`, also ends the processes in, and removes, every other contend namespace (runs
+// recorded in another state folder, another user's, or killed before their state), which it
+// otherwise leaves and names. Tries everything; returns what it removed, or the first failure.
+Result<CleanupReport> tear_down_all(bool orphans);
 
 }  // namespace contend::emulator
