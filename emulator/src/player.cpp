@@ -238,7 +238,13 @@ class Player {
 
   // A link down or up, and a fabric's routes around it.
   Result<void> apply_link_state(const Event& e, const SetLinkState& l) {
-    return apply_to_network(e, [&] { return net_.set_link_state(l.link, l.up); });
+    return apply_to_network(e, [&]() -> Result<void> {
+      auto ok = net_.set_link_state(l.link, l.up);
+      if (ok) {
+        watch_.state_set(l.link);
+      }
+      return ok;
+    });
   }
 
   // `call` changes the network for `e`; in force when it returns, which the line logs (applied_s,

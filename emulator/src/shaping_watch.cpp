@@ -17,12 +17,12 @@ bool shows(double rate_bps, double set) {
 }  // namespace
 
 Result<void> ShapingWatch::check(const std::vector<LinkSample>& samples, double t_s) {
-  std::map<Key, double> now;
+  std::map<Key, Seen> now;
   const std::map<std::string, double> moved = std::move(moved_);
   moved_.clear();
   const std::string when = "at " + format_seconds(t_s) + " of the scenario";
   for (const LinkSample& s : samples) {
-    now[{s.link, s.node, s.stats.name}] = s.stats.rate_bps;
+    now[{s.link, s.node, s.stats.name}] = {s.stats.rate_bps, s.stats.setup};
     const auto set = moved.find(s.link);
     if (set != moved.end() && s.stats.link_level && !shows(s.stats.rate_bps, set->second)) {
       return make_error(Errc::kIo, "link " + s.link + ": class " + s.stats.name + " on node " + s.node + " shapes at " +
@@ -35,7 +35,7 @@ Result<void> ShapingWatch::check(const std::vector<LinkSample>& samples, double 
     seen_ = std::move(now);
     return {};
   }
-  for (const auto& [key, rate] : *seen_) {
+  for (const auto& [key, was] : *seen_) {
     const auto& [link, node, name] = key;
     const auto found = now.find(key);
     if (found == now.end()) {
@@ -44,14 +44,25 @@ Result<void> ShapingWatch::check(const std::vector<LinkSample>& samples, double 
                                        " (removed by something other than contend): the "
                                        "network is no longer what the scenario says");
     }
-    if (moved.count(link) == 0 && std::abs(found->second - rate) > 1e-6 * std::max(1.0, rate)) {
+    if (moved.count(link) != 0) {
+      continue;
+    }
+    const double rate = found->second.rate_bps;
+    if (std::abs(rate - was.rate_bps) > 1e-6 * std::max(1.0, was.rate_bps)) {
       return make_error(Errc::kIo, "link " + link + ": class " + name + " on node " + node + " shapes at " +
-                                       format_rate(found->second) + " " + when + ", not the " + format_rate(rate) +
+                                       format_rate(rate) + " " + when + ", not the " + format_rate(was.rate_bps) +
                                        " contend set: the network is no longer what the scenario says");
     }
+    if (found->second.setup != was.setup) {
+      return make_error(Errc::kIo, "link " + link + ": the shaping of class " + name + " on node " + node +
+                                       " changed " + when +
+                                       " (its ceil or bursts, a qdisc or filter on its interface, or the interface "
+                                       "taken down, by something other than contend): the network is no longer "
+                                       "what the scenario says");
+    }
   }
-  for (const auto& [key, rate] : now) {
-    (*seen_)[key] = rate;
+  for (const auto& [key, seen] : now) {
+    (*seen_)[key] = seen;
   }
   return {};
 }

@@ -30,16 +30,35 @@ iteration_logged() { [ -n "$(cat "$1"/runs/*.jsonl 2>/dev/null | head -c 1)" ]; 
 # The PID of rank R's `contend worker` writing under folder D.
 worker_pid() { pids_running "^[^ ]*contend worker --rank $1 .*--metrics $2/"; }
 
+# start_cell NAME: the experiment run into $tmp/NAME in the background ($runner) until it logs an
+# iteration; sets $node and $dev, n1's namespace and its end of n1-n2.
+start_cell() {
+  "$contend" run "$tmp/e.json" --out "$tmp/$1" --no-report >"$tmp/$1.out" 2>&1 &
+  runner=$!
+  pids+=("$runner")
+  poll 60 iteration_logged "$tmp/$1" || fail "no iteration logged within 60 s: $(tail -5 "$tmp/$1.out")"
+  node=$(ls /run/netns | grep -E '^contend-.*\.n1$')
+  dev=$(ip netns exec "$node" ip -o link show | awk -F': ' '{print $2}' | sed 's/@.*//' | grep -E '^c[0-9]+-n2$')
+  [ -n "$dev" ] || fail "no interface of n1 towards n2 in $node"
+}
+
 # Finding 1: the shaping of link n1-n2 deleted on node n1 while the cell runs.
-"$contend" run "$tmp/e.json" --out "$tmp/deleted" --no-report >"$tmp/deleted.out" 2>&1 &
-runner=$!
-pids+=("$runner")
-poll 60 iteration_logged "$tmp/deleted" || fail "no iteration logged within 60 s: $(tail -5 "$tmp/deleted.out")"
-node=$(ls /run/netns | grep -E '^contend-.*\.n1$')
-dev=$(ip netns exec "$node" ip -o link show | awk -F': ' '{print $2}' | sed 's/@.*//' | grep -E '^c[0-9]+-n2$')
-[ -n "$dev" ] || fail "no interface of n1 towards n2 in $node"
+start_cell deleted
 ip netns exec "$node" tc qdisc del dev "$dev" root || fail "could not delete the shaping to test"
 failed_unrecorded deleted "link n1-n2: its shaping on node n1 .* is gone" "shaping deleted mid-cell"
+
+# Hardening v3, finding 2: the shaping changed beside its classes' rates. A u32 filter added at
+# the root (here into the link's inner class, whose packets HTB sends unshaped), and the interface
+# taken down for half a second: both used to pass as the scenario's network.
+start_cell filtered
+ip netns exec "$node" tc filter add dev "$dev" parent 1: prio 1 protocol ip u32 match u32 0 0 flowid 1:1 ||
+  fail "could not add a filter to test"
+failed_unrecorded filtered "link n1-n2: the shaping of class .* on node n1 changed" "a filter added mid-cell"
+start_cell downed
+ip netns exec "$node" ip link set dev "$dev" down || fail "could not take the interface down to test"
+sleep 0.5
+ip netns exec "$node" ip link set dev "$dev" up 2>/dev/null || true  # the failed cell's teardown may be done
+failed_unrecorded downed "link n1-n2: the shaping of class .* on node n1 changed" "the interface down for 0.5 s mid-cell"
 
 # Finding 2: rank 1 stopped for 3 s (SIGSTOP, then SIGCONT) in the middle of the cell.
 "$contend" run "$tmp/e.json" --out "$tmp/stopped" --no-report >"$tmp/stopped.out" 2>&1 &

@@ -3,15 +3,18 @@
 #include <arpa/inet.h>
 #include <linux/if_ether.h>
 #include <linux/pkt_sched.h>
+#include <net/if.h>
 #include <netlink/route/class.h>
 #include <netlink/route/classifier.h>
 #include <netlink/route/cls/u32.h>
+#include <netlink/route/link.h>
 #include <netlink/route/qdisc.h>
 #include <netlink/route/qdisc/htb.h>
 #include <netlink/route/qdisc/netem.h>
 
 #include <cmath>
 
+#include "contend/common/fnv.h"
 #include "contend/common/socket.h"
 
 namespace contend::emulator::detail {
@@ -134,8 +137,60 @@ Result<void> add_netem(const TcTarget& tc, std::uint32_t parent_minor, const Net
   return {};
 }
 
+namespace {
+
+std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
+  return fnv1a(std::string_view(reinterpret_cast<const char*>(&v), sizeof v), h);
+}
+
+// mix() of every object of `cache` on the interface: its kind, handle and parent, and for a
+// classifier its priority.
+std::uint64_t mix_tc_objects(std::uint64_t h, nl_cache* cache, int ifindex, bool classifiers) {
+  for (nl_object* o = nl_cache_get_first(cache); o != nullptr; o = nl_cache_get_next(o)) {
+    rtnl_tc* t = TC_CAST(o);
+    if (rtnl_tc_get_ifindex(t) != ifindex) {
+      continue;
+    }
+    const char* kind = rtnl_tc_get_kind(t);
+    h = fnv1a(kind != nullptr ? kind : "", h);
+    h = mix(mix(h, rtnl_tc_get_handle(t)), rtnl_tc_get_parent(t));
+    if (classifiers) {
+      h = mix(h, rtnl_cls_get_prio(reinterpret_cast<rtnl_cls*>(o)));
+    }
+  }
+  return h;
+}
+
+}  // namespace
+
+Result<std::uint64_t> interface_setup(const TcTarget& tc) {
+  nl_cache* qdiscs = nullptr;
+  if (int rc = rtnl_qdisc_alloc_cache(tc.sock, &qdiscs); rc < 0) {
+    return nl_error(rc, "rtnl_qdisc_alloc_cache(" + tc.ifname + ")");
+  }
+  std::uint64_t h = mix_tc_objects(kFnv1aStart, qdiscs, tc.ifindex, false);
+  nl_cache_free(qdiscs);
+  nl_cache* filters = nullptr;
+  if (int rc = rtnl_cls_alloc_cache(tc.sock, tc.ifindex, TC_HANDLE(1, 0), &filters); rc < 0) {
+    return nl_error(rc, "rtnl_cls_alloc_cache(" + tc.ifname + ")");
+  }
+  h = mix_tc_objects(h, filters, tc.ifindex, true);
+  nl_cache_free(filters);
+  rtnl_link* link = nullptr;
+  if (int rc = rtnl_link_get_kernel(tc.sock, tc.ifindex, nullptr, &link); rc < 0) {
+    return nl_error(rc, "rtnl_link_get_kernel(" + tc.ifname + ")");
+  }
+  h = mix(h, rtnl_link_get_flags(link) & IFF_UP);
+  rtnl_link_put(link);
+  return h;
+}
+
 Result<std::vector<ClassStats>> htb_class_stats(const TcTarget& tc,
                                                 const std::vector<std::pair<std::uint32_t, std::string>>& wanted) {
+  auto setup = interface_setup(tc);
+  if (!setup) {
+    return setup.error();
+  }
   nl_cache* cache = nullptr;
   if (int rc = rtnl_class_alloc_cache(tc.sock, tc.ifindex, &cache); rc < 0) {
     return nl_error(rc, "rtnl_class_alloc_cache(" + tc.ifname + ")");
@@ -156,6 +211,9 @@ Result<std::vector<ClassStats>> htb_class_stats(const TcTarget& tc,
     s.packets = rtnl_tc_get_stat(TC_CAST(c), RTNL_TC_PACKETS);
     s.drops = rtnl_tc_get_stat(TC_CAST(c), RTNL_TC_DROPS);
     s.overlimits = rtnl_tc_get_stat(TC_CAST(c), RTNL_TC_OVERLIMITS);
+    std::uint64_t ceil = 0;
+    rtnl_htb_get_ceil64(c, &ceil);
+    s.setup = mix(mix(mix(*setup, ceil), rtnl_htb_get_rbuffer(c)), rtnl_htb_get_cbuffer(c));
     out.push_back(std::move(s));
     rtnl_class_put(c);
   }

@@ -47,7 +47,11 @@ Result<void> put_htb_class(const TcTarget& tc, std::uint32_t minor, std::uint32_
 Result<void> add_u32(const TcTarget& tc, std::uint32_t minor, const std::string& address, bool match_source);
 // A netem qdisc <parent_minor>: under the class 1:<parent_minor>.
 Result<void> add_netem(const TcTarget& tc, std::uint32_t parent_minor, const NetemParams& n);
-// Counters and configured rate of each HTB class in `wanted` (minor, name) that exists.
+// A hash of the interface's shaping as a program could change it beside contend: every qdisc on
+// it (kind, handle, parent), its filters under 1: (kind, priority, handle) and whether it is up.
+Result<std::uint64_t> interface_setup(const TcTarget& tc);
+// Counters and configured rate of each HTB class in `wanted` (minor, name) that exists; its setup
+// (ClassStats::setup): ceil and bursts with interface_setup.
 Result<std::vector<ClassStats>> htb_class_stats(const TcTarget& tc,
                                                 const std::vector<std::pair<std::uint32_t, std::string>>& wanted);
 // Deletes the interface's root qdisc and so its whole tree; ok when there is none or the

@@ -226,10 +226,13 @@ namespace {
 // half of what was asked, as a kernel that clamped it).
 class TamperedNetwork : public LinkControl {
  public:
-  enum class What { kNothing, kRemoved, kTampered, kHalved } what = What::kNothing;
+  enum class What { kNothing, kRemoved, kTampered, kHalved, kReshaped } what = What::kNothing;
   int after = 2;
   std::chrono::milliseconds set_takes{0};
-  Result<void> set_link_state(const std::string&, bool) override { return {}; }
+  Result<void> set_link_state(const std::string&, bool up) override {
+    up_ = up;  // what the interface's setup shows (ClassStats::setup)
+    return {};
+  }
   Result<void> set_rate(const std::string&, double rate_bps) override {
     std::this_thread::sleep_for(set_takes);
     rate_ = what == What::kHalved ? rate_bps / 2 : rate_bps;
@@ -243,22 +246,25 @@ class TamperedNetwork : public LinkControl {
     s.name = "link";
     s.link_level = true;
     s.rate_bps = samples_ > after && what == What::kTampered ? 2 * rate_ : rate_;
+    // A burst raised, a filter added or the interface taken down behind the player's back.
+    s.setup = (up_ ? 1 : 2) + (samples_ > after && what == What::kReshaped ? 10 : 0);
     return std::vector<LinkSample>{{"a", "n0", s}};
   }
 
  private:
+  bool up_ = true;
   double rate_ = 1e9;
   int samples_ = 0;
 };
 
-Result<PlayReport> play_on(TamperedNetwork& net, const std::string& name) {
+Result<PlayReport> play_on(TamperedNetwork& net, const std::string& name, const Scenario& s = scenario(0.4)) {
   const std::string path = "/tmp/contend-player-" + name + "-" + std::to_string(::getpid()) + ".jsonl";
   std::remove(path.c_str());
   auto log = EventLog::open(path);
   std::remove(path.c_str());
   REQUIRE(log.ok());
   std::atomic<bool> stop{false};
-  return play(scenario(0.4), net, *log, stop, PlayerOptions{std::chrono::milliseconds(20), true});
+  return play(s, net, *log, stop, PlayerOptions{std::chrono::milliseconds(20), true});
 }
 }  // namespace
 
@@ -281,6 +287,20 @@ TEST_CASE("a play fails once the shaping it installed is gone or changed behind 
   REQUIRE_FALSE(h.ok());
   CHECK_THAT(h.error().message,
              Catch::Contains("link a: class link on node n0 shapes at") && Catch::Contains("the scenario set"));
+  TamperedNetwork reshaped;
+  reshaped.what = TamperedNetwork::What::kReshaped;
+  auto e = play_on(reshaped, "reshaped");
+  REQUIRE_FALSE(e.ok());
+  CHECK_THAT(e.error().message, Catch::Contains("link a: the shaping of class link on node n0 changed at"));
+  // The player's own link states change the setup too: not a fault.
+  auto downed = parse_scenario(
+      R"({"schema": "contend.scenario/1", "name": "p", "duration": "0.3s", "nodes": ["n0", "n1"],
+          "links": [{"name": "a", "from": "n0", "to": "n1", "rate": "1Gbit"}],
+          "timeline": [{"at": "100ms", "link": "a", "state": "down"}, {"at": "200ms", "link": "a", "state": "up"}]})",
+      "p.json", nullptr);
+  REQUIRE(downed.ok());
+  TamperedNetwork calm_states;
+  CHECK(play_on(calm_states, "states", *downed).ok());
 }
 
 TEST_CASE("an event applied later than the play allows fails it: the network was not the scenario's", "[player]") {

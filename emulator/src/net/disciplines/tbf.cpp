@@ -5,6 +5,7 @@
 #include <netlink/route/qdisc.h>
 #include <netlink/route/qdisc/tbf.h>
 
+#include "contend/common/fnv.h"
 #include "net/disciplines/discipline.h"
 
 namespace contend::emulator {
@@ -17,6 +18,10 @@ class TbfDiscipline final : public Discipline {
   Result<void> set_rate(const detail::TcTarget& tc, double rate_bps) override { return put(tc, rate_bps, false); }
 
   Result<std::vector<ClassStats>> stats(const detail::TcTarget& tc) const override {
+    auto setup = detail::interface_setup(tc);
+    if (!setup) {
+      return setup.error();
+    }
     nl_cache* cache = nullptr;
     if (int rc = rtnl_qdisc_alloc_cache(tc.sock, &cache); rc < 0) {
       return nl_error(rc, "rtnl_qdisc_alloc_cache(" + tc.ifname + ")");
@@ -31,6 +36,9 @@ class TbfDiscipline final : public Discipline {
       s.drops = rtnl_tc_get_stat(TC_CAST(q), RTNL_TC_DROPS);
       s.overlimits = rtnl_tc_get_stat(TC_CAST(q), RTNL_TC_OVERLIMITS);
       s.link_level = true;
+      s.setup =
+          fnv1a(std::to_string(rtnl_qdisc_tbf_get_rate_bucket(q)) + "/" + std::to_string(rtnl_qdisc_tbf_get_limit(q)),
+                *setup);
       out.push_back(std::move(s));
       rtnl_qdisc_put(q);
     }

@@ -30,6 +30,10 @@ struct ClassStats {
   std::uint64_t drops = 0;
   std::uint64_t overlimits = 0;
   bool link_level = false;  // its rate is the whole link's (what `contend emu status` shows)
+  // A hash of what else shapes it that a program in its namespace could change: its ceil and
+  // bursts, every qdisc on its interface, the interface's filters and whether it is up (0: not
+  // read). The player's watch compares it from sample to sample.
+  std::uint64_t setup = 0;
 };
 
 // Cluster mode: peer i's class is 1:(kFirstPeerClassMinor + i).
