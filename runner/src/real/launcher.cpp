@@ -26,8 +26,8 @@ constexpr const char* kWorkerPeerTimeout = "120s";
 namespace {
 
 // On a fabric, each rank's host's first NIC (the end of its first link to a switch): every other
-// host reaches it through the fabric's routes.
-std::vector<RankEnd> fabric_rank_ends(const emulator::Scenario& s, const emulator::TopologyPlan& plan) {
+// host reaches it through the fabric's routes. kInvalidArgument naming a host with no such link.
+Result<std::vector<RankEnd>> fabric_rank_ends(const emulator::Scenario& s, const emulator::TopologyPlan& plan) {
   std::vector<RankEnd> out;
   for (std::size_t r = 0; r < s.rank_hosts(); ++r) {
     for (const auto& l : plan.links) {
@@ -37,6 +37,11 @@ std::vector<RankEnd> fabric_rank_ends(const emulator::Scenario& s, const emulato
         out.push_back({emulator::strip_prefix_length(end->address), end->ifname});
         break;
       }
+    }
+    if (out.size() != r + 1) {
+      return make_error(Errc::kInvalidArgument, "host " + s.nodes[r] + " runs rank " + std::to_string(r) +
+                                                    " but has no link to a switch: on a fabric a rank is reached " +
+                                                    "at its NIC");
     }
   }
   return out;

@@ -71,3 +71,33 @@ TEST_CASE("a schedule entry may name its own transport and name, so one run comp
   CHECK_THAT(error_of(base + R"("schedules": ["zb"], "baseline": "fast")"),
              Catch::Contains("not one of the schedules"));
 }
+
+TEST_CASE("on a fabric each rank is reached at its placed host's NIC, and a host without one is named", "[runner]") {
+  auto s = emulator::parse_scenario(
+      R"({"schema": "contend.scenario/1", "name": "f", "duration": "10s",
+          "fabric": {"leaf-spine": {"leaves": 2, "hosts_per_leaf": 2, "spines": 1, "host_rate": "1Gbit"}},
+          "placement": ["h2", "h0"]})",
+      "f.json", nullptr);
+  REQUIRE(s.ok());
+  s->placed = 2;
+  const auto plan = emulator::plan_topology(*s, "r");
+  auto ends = rank_ends(*s, plan);
+  REQUIRE(ends.ok());
+  REQUIRE(ends->size() == 2);
+  for (std::size_t r = 0; r < 2; ++r) {
+    const auto nic = std::find_if(plan.links.begin(), plan.links.end(),
+                                  [&](const emulator::LinkPlan& l) { return l.from.node == s->nodes[r]; });
+    REQUIRE(nic != plan.links.end());
+    CHECK((*ends)[r].address == emulator::strip_prefix_length(nic->from.address));
+  }
+  // b hangs on a alone, so it has no NIC on the switch: refused, not a rank without an address.
+  auto odd = emulator::parse_scenario(
+      R"({"schema": "contend.scenario/1", "name": "o", "duration": "10s", "nodes": ["a", "b"], "switches": ["sw"],
+          "links": [{"name": "ab", "from": "a", "to": "b", "rate": "1Gbit"},
+                    {"name": "asw", "from": "a", "to": "sw", "rate": "1Gbit"}]})",
+      "o.json", nullptr);
+  REQUIRE(odd.ok());
+  auto none = rank_ends(*odd, emulator::plan_topology(*odd, "r"));
+  REQUIRE_FALSE(none.ok());
+  CHECK_THAT(none.error().message, Catch::Contains("host b runs rank 1 but has no link to a switch"));
+}
