@@ -61,8 +61,8 @@ std::map<std::pair<int, int>, std::vector<int>> shared(const std::map<std::pair<
   for (const auto& [way, path] : paths) {
     for (const auto& [port, bps] : path.room_bps) {
       wanted[port] += path.rate_bps;
-      room.try_emplace(port, bps);
-      room[port] = std::min(room[port], bps);
+      const auto [it, first] = room.try_emplace(port, bps);
+      it->second = std::min(it->second, bps);
     }
   }
   std::map<std::string, int> number;

@@ -403,8 +403,8 @@ class Simulation {
   std::vector<std::uint64_t> held_bytes_;
   std::vector<RankStats> stats_;
   std::vector<Link> links_;
-  std::map<int, std::vector<std::pair<double, double>>> port_busy_;
-  std::map<std::pair<int, int>, double> port_wait_;  // SimResult::port_wait_s  // by shared port: transfers on it
+  std::map<int, std::vector<std::pair<double, double>>> port_busy_;  // by shared port: its transfers
+  std::map<std::pair<int, int>, double> port_wait_;                  // SimResult::port_wait_s
   std::vector<int> fwd_link_, bwd_link_;
   std::vector<int> wake_;
   std::vector<TraceEvent> trace_;
