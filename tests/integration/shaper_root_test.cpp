@@ -39,6 +39,19 @@ NlSocket socket_in(const std::string& ns) {
 std::string run_name() {
   return "sh" + std::to_string(::getpid());
 }
+
+// What a shell command prints.
+std::string output_of(const std::string& command) {
+  std::FILE* out = ::popen(command.c_str(), "r");
+  REQUIRE(out != nullptr);
+  char line[256] = {};
+  std::string text;
+  while (std::fgets(line, sizeof line, out) != nullptr) {
+    text += line;
+  }
+  ::pclose(out);
+  return text;
+}
 }  // namespace
 
 TEST_CASE("cluster mode shapes each peer address in its own class, changed in place", "[root]") {
@@ -119,18 +132,31 @@ TEST_CASE("every registered discipline installs its lowest and highest rates as 
       if (rate == lowest_rate_bps(spec)) {
         const std::string tc = "tc -d -n " + l.from.netns + " " + (item.kind.preemption_classes ? "class" : "qdisc") +
                                " show dev " + l.from.ifname + " | grep -o 'burst [^ ]*' | sort -u";
-        std::FILE* out = ::popen(tc.c_str(), "r");
-        REQUIRE(out != nullptr);
-        char line[256] = {};
-        std::string bursts;
-        while (std::fgets(line, sizeof line, out) != nullptr) {
-          bursts += line;
-        }
-        ::pclose(out);
-        CHECK(bursts == "burst 192Kb/1\n");
+        CHECK(output_of(tc) == "burst 192Kb/1\n");
       }
     }
   }
+}
+
+TEST_CASE("an HTB link's leaf queues hold 50 ms at the link's rate, also once the rate changed", "[root]") {
+  const std::string run = run_name();
+  auto topo = Topology::create(plan_topology(two_nodes(run), run));
+  REQUIRE(topo.ok());
+  const LinkPlan& l = topo->plan().links[0];
+  LinkSpec spec = two_nodes(run).links[0];
+  spec.rate_bps = 200e6;
+  auto shaper = Shaper::install(socket_in(l.from.netns), l.from.ifname, spec, "198.19.0.1");
+  REQUIRE(shaper.ok());
+  const std::string leaves = "tc -n " + l.from.netns + " qdisc show dev " + l.from.ifname +
+                             " | grep -o 'bfifo [0-9]*: parent 1:[0-9]* limit [0-9]*b'";
+  const auto expect = [](double rate) {
+    const std::string limit = " limit " + std::to_string(queue_bytes_for(rate)) + "b\n";
+    return "bfifo 10: parent 1:10" + limit + "bfifo 20: parent 1:20" + limit;
+  };
+  CHECK(queue_bytes_for(200e6) == 192 * 1024 + 1250000);
+  CHECK(output_of(leaves) == expect(200e6));
+  REQUIRE(shaper->set_rate(50e6).ok());
+  CHECK(output_of(leaves) == expect(50e6));
 }
 
 TEST_CASE("a second HTB install on the same interface is refused and the first keeps working", "[root]") {

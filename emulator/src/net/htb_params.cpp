@@ -15,6 +15,11 @@ std::uint32_t burst_bytes_for(double rate_bps) {
   return static_cast<std::uint32_t>(std::min(bytes, 2147483647.0));
 }
 
+std::uint32_t queue_bytes_for(double rate_bps) {
+  return static_cast<std::uint32_t>(
+      std::min(static_cast<double>(burst_bytes_for(rate_bps)) + kQueueSeconds * rate_bps / 8.0, 2147483647.0));
+}
+
 HtbClass htb_class(double rate_bps, double ceil_bps, int prio) {
   HtbClass c;
   c.rate_bps = rate_bps;
@@ -120,8 +125,7 @@ TbfParams tbf_params(double rate_bps) {
   TbfParams p;
   p.rate_bps = rate_bps;
   p.burst_bytes = burst_bytes_for(rate_bps);
-  p.limit_bytes =
-      static_cast<std::uint32_t>(std::min(static_cast<double>(p.burst_bytes) + 0.050 * rate_bps / 8.0, 2147483647.0));
+  p.limit_bytes = queue_bytes_for(rate_bps);
   return p;
 }
 

@@ -9,6 +9,7 @@
 #include <netlink/route/cls/u32.h>
 #include <netlink/route/link.h>
 #include <netlink/route/qdisc.h>
+#include <netlink/route/qdisc/fifo.h>
 #include <netlink/route/qdisc/htb.h>
 #include <netlink/route/qdisc/netem.h>
 
@@ -113,6 +114,26 @@ Result<void> add_u32(const TcTarget& tc, std::uint32_t minor, const std::string&
   if (rc < 0) {
     return nl_error(rc, "rtnl_cls_add(" + tc.ifname + " u32 " + (match_source ? "src " : "dst ") + address + " -> " +
                             handle_text(minor) + ")");
+  }
+  return {};
+}
+
+Result<void> put_bfifo(const TcTarget& tc, std::uint32_t parent_minor, std::uint32_t limit_bytes, bool create) {
+  rtnl_qdisc* q = rtnl_qdisc_alloc();
+  rtnl_tc_set_ifindex(TC_CAST(q), tc.ifindex);
+  rtnl_tc_set_parent(TC_CAST(q), TC_HANDLE(1, parent_minor));
+  rtnl_tc_set_handle(TC_CAST(q), TC_HANDLE(parent_minor, 0));
+  int rc = rtnl_tc_set_kind(TC_CAST(q), "bfifo");
+  if (rc >= 0) {
+    rc = rtnl_qdisc_fifo_set_limit(q, static_cast<int>(limit_bytes));
+  }
+  if (rc >= 0) {
+    // The kernel's default leaf has another handle: NLM_F_CREATE grafts ours in its place.
+    rc = rtnl_qdisc_add(tc.sock, q, create ? NLM_F_CREATE : NLM_F_CREATE | NLM_F_REPLACE);
+  }
+  rtnl_qdisc_put(q);
+  if (rc < 0) {
+    return nl_error(rc, "rtnl_qdisc_add(" + tc.ifname + " bfifo under " + handle_text(parent_minor) + ")");
   }
   return {};
 }

@@ -45,6 +45,9 @@ Result<void> put_htb_class(const TcTarget& tc, std::uint32_t minor, std::uint32_
 // A u32 filter on the root: IPv4 packets whose source (`match_source`) or destination is
 // `address` go to 1:<minor>.
 Result<void> add_u32(const TcTarget& tc, std::uint32_t minor, const std::string& address, bool match_source);
+// A bfifo qdisc <parent_minor>: holding `limit_bytes` under the class 1:<parent_minor>, added in
+// place of the kernel's default leaf (`create`) or its limit changed in place.
+Result<void> put_bfifo(const TcTarget& tc, std::uint32_t parent_minor, std::uint32_t limit_bytes, bool create);
 // A netem qdisc <parent_minor>: under the class 1:<parent_minor>.
 Result<void> add_netem(const TcTarget& tc, std::uint32_t parent_minor, const NetemParams& n);
 // A hash of the interface's shaping as a program could change it beside contend: every qdisc on

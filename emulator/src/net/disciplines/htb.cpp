@@ -1,7 +1,7 @@
 // HTB link mode: root 1:, link class 1:1, workload class 1:10 (the default) and background class
 // 1:20, which a u32 filter fills with packets from the end's background address (none on a
-// fabric's ports); netem under both
-// leaf classes when the link has delay or loss. The classes come from htb_classes (htb_params.h),
+// fabric's ports); under both leaf classes a bfifo holding queue_bytes_for the link's rate, or
+// netem when the link has delay or loss. The classes come from htb_classes (htb_params.h),
 // so the preemption policy is what the runner's model (workload_rate_bps) assumes.
 
 #include <optional>
@@ -38,7 +38,10 @@ class HtbDiscipline final : public Discipline {
   Result<void> set_rate(const detail::TcTarget& tc, double rate_bps) override {
     // HTB accepts children above their parent for the instant between the calls; each call is in
     // force when it returns, so the three land within tens of microseconds.
-    return put_classes(tc, rate_bps, false);
+    if (auto ok = put_classes(tc, rate_bps, false); !ok || netem_) {
+      return ok;
+    }
+    return put_queues(tc, rate_bps, false);
   }
 
   Result<std::vector<ClassStats>> stats(const detail::TcTarget& tc) const override {
@@ -66,11 +69,22 @@ class HtbDiscipline final : public Discipline {
         !ok) {
       return ok;
     }
-    if (netem_) {
-      for (std::uint32_t minor : {kWorkloadMinor, kBackgroundMinor}) {
-        if (auto ok = detail::add_netem(tc, minor, *netem_); !ok) {
-          return ok;
-        }
+    if (!netem_) {
+      return put_queues(tc, rate_bps, true);
+    }
+    for (std::uint32_t minor : {kWorkloadMinor, kBackgroundMinor}) {
+      if (auto ok = detail::add_netem(tc, minor, *netem_); !ok) {
+        return ok;
+      }
+    }
+    return {};
+  }
+
+  // Each leaf class's queue, as long (in time) at every rate the link is set to.
+  static Result<void> put_queues(const detail::TcTarget& tc, double rate_bps, bool create) {
+    for (std::uint32_t minor : {kWorkloadMinor, kBackgroundMinor}) {
+      if (auto ok = detail::put_bfifo(tc, minor, queue_bytes_for(rate_bps), create); !ok) {
+        return ok;
       }
     }
     return {};

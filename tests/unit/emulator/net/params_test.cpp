@@ -66,7 +66,10 @@ TEST_CASE("the preemption model gives the workload what the HTB classes leave it
   CHECK(model(Preemption::kBackgroundFirst, 100e6, true) == Approx(link - 100e6));
 }
 
-TEST_CASE("TBF holds a burst plus 50 ms of queue", "[shaping]") {
+TEST_CASE("a shaped queue holds a burst plus 50 ms at the rate (TBF's, and each HTB leaf's)", "[shaping]") {
+  CHECK(queue_bytes_for(1e9) == 500000 + 6250000);
+  CHECK(queue_bytes_for(8e3) == 192 * 1024 + 50);  // the 192 KiB burst floor
+  CHECK(queue_bytes_for(1e15) == 2147483647u);     // the kernel's 32-bit limit
   const auto p = tbf_params(1e9);
   CHECK(p.burst_bytes == 500000);
   CHECK(p.limit_bytes == 500000 + 6250000);

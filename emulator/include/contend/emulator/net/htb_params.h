@@ -14,9 +14,15 @@ namespace contend::emulator {
 inline constexpr std::uint32_t kMinBurstBytes = 192 * 1024;
 inline constexpr std::uint32_t kQuantumBytes = 64 * 1024;
 inline constexpr double kBurstSeconds = 0.004;
+inline constexpr double kQueueSeconds = 0.050;
 
 // max(4 ms x rate, 192 KiB), in bytes, capped at 2^31 (the kernel's 32-bit buffer).
 std::uint32_t burst_bytes_for(double rate_bps);
+// What a shaped queue holds before it drops arrivals (tail drop), in bytes: the burst + 50 ms at
+// the rate, capped at 2^31 - 1. TBF's queue, and each HTB leaf's bfifo: without one a leaf gets
+// the kernel's pfifo of 1000 packets, which on a veth (GSO packets up to 64 KiB) holds up to 64 MiB,
+// seconds at the rates links are shaped to, where a switch port holds milliseconds.
+std::uint32_t queue_bytes_for(double rate_bps);
 
 struct HtbClass {
   double rate_bps = 0;  // guaranteed
@@ -67,7 +73,7 @@ std::string rate_problem(const LinkSpec& link, double rate_bps);
 struct TbfParams {
   double rate_bps = 0;
   std::uint32_t burst_bytes = 0;
-  std::uint32_t limit_bytes = 0;  // queue: burst + 50 ms at the rate
+  std::uint32_t limit_bytes = 0;  // queue_bytes_for
 };
 TbfParams tbf_params(double rate_bps);
 
