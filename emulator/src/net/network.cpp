@@ -4,6 +4,7 @@
 
 #include "net/fabric_routes.h"
 #include "net/rtnl.h"
+#include "net/tc.h"
 
 namespace contend::emulator {
 namespace {
@@ -81,7 +82,7 @@ Result<void> Network::shape(
       if (!shaper) {
         return with_context(shaper.error(), end->netns);
       }
-      ends_[spec.name].push_back({end->node, std::move(*shaper)});
+      ends_[spec.name].push_back({end->node, end->netns, std::move(*shaper)});
     }
   }
   return {};
@@ -101,10 +102,20 @@ Result<void> Network::set_rate(const std::string& link, double rate_bps) {
 }
 
 Result<std::vector<LinkSample>> Network::sample() {
+  std::map<std::string, detail::QdiscDump> qdiscs;  // by namespace, one dump each this round
   std::vector<LinkSample> out;
   for (auto& [link, ends] : ends_) {
     for (ShapedEnd& end : ends) {
-      auto stats = end.shaper.stats();
+      auto dump = qdiscs.find(end.netns);
+      if (dump == qdiscs.end()) {
+        auto sock = socket_in(end.netns);
+        auto fresh = sock ? detail::QdiscDump::of(*sock) : Result<detail::QdiscDump>(sock.error());
+        if (!fresh) {
+          return with_context(fresh.error(), end.netns);
+        }
+        dump = qdiscs.emplace(end.netns, std::move(*fresh)).first;
+      }
+      auto stats = end.shaper.stats(dump->second.get());
       if (!stats) {
         return stats.error();
       }

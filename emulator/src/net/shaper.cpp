@@ -104,8 +104,8 @@ Result<void> Shaper::set_peer_rate(std::size_t peer, double rate_bps) {
   return per_peer_->set_peer_rate({sock_.get(), ifindex_, ifname_}, peer, rate_bps);
 }
 
-Result<std::vector<ClassStats>> Shaper::stats() const {
-  return discipline_->stats({sock_.get(), ifindex_, ifname_});
+Result<std::vector<ClassStats>> Shaper::stats(nl_cache* qdiscs) const {
+  return discipline_->stats({sock_.get(), ifindex_, ifname_, qdiscs});
 }
 
 Result<void> probe_netem() {

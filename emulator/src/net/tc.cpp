@@ -184,13 +184,39 @@ std::uint64_t mix_tc_objects(std::uint64_t h, nl_cache* cache, int ifindex, bool
 
 }  // namespace
 
-Result<std::uint64_t> interface_setup(const TcTarget& tc) {
-  nl_cache* qdiscs = nullptr;
-  if (int rc = rtnl_qdisc_alloc_cache(tc.sock, &qdiscs); rc < 0) {
-    return nl_error(rc, "rtnl_qdisc_alloc_cache(" + tc.ifname + ")");
+void QdiscDump::Free::operator()(nl_cache* c) const {
+  nl_cache_free(c);
+}
+
+Result<QdiscDump> QdiscDump::of(nl_sock* sock) {
+  nl_cache* cache = nullptr;
+  if (int rc = rtnl_qdisc_alloc_cache(sock, &cache); rc < 0) {
+    return nl_error(rc, "rtnl_qdisc_alloc_cache");
   }
-  std::uint64_t h = mix_tc_objects(kFnv1aStart, qdiscs, tc.ifindex, false);
-  nl_cache_free(qdiscs);
+  QdiscDump d;
+  d.cache_.reset(cache);
+  return d;
+}
+
+Result<nl_cache*> qdiscs_of(const TcTarget& tc, std::optional<QdiscDump>& own) {
+  if (tc.qdiscs != nullptr) {
+    return tc.qdiscs;
+  }
+  auto dump = QdiscDump::of(tc.sock);
+  if (!dump) {
+    return with_context(dump.error(), tc.ifname);
+  }
+  own = std::move(*dump);
+  return own->get();
+}
+
+Result<std::uint64_t> interface_setup(const TcTarget& tc) {
+  std::optional<QdiscDump> own;
+  auto qdiscs = qdiscs_of(tc, own);
+  if (!qdiscs) {
+    return qdiscs.error();
+  }
+  std::uint64_t h = mix_tc_objects(kFnv1aStart, *qdiscs, tc.ifindex, false);
   nl_cache* filters = nullptr;
   if (int rc = rtnl_cls_alloc_cache(tc.sock, tc.ifindex, TC_HANDLE(1, 0), &filters); rc < 0) {
     return nl_error(rc, "rtnl_cls_alloc_cache(" + tc.ifname + ")");

@@ -5,6 +5,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,6 +14,7 @@
 #include "contend/emulator/net/htb_params.h"
 #include "contend/emulator/net/shaper.h"
 
+struct nl_cache;
 struct nl_sock;
 struct rtnl_qdisc;
 
@@ -22,7 +25,26 @@ struct TcTarget {
   nl_sock* sock = nullptr;
   int ifindex = 0;
   std::string ifname;
+  nl_cache* qdiscs = nullptr;  // a QdiscDump of its namespace to read (not owned); nullptr: dump one
 };
+
+// Every qdisc of one namespace, dumped at once: the kernel dumps a namespace's qdiscs whole,
+// whatever interface is asked for, so a round of samples dumps each namespace once and reads each
+// of its interfaces from it (a dump per interface cost a node of a 64-node full mesh 63 dumps of
+// 63 interfaces' qdiscs a round).
+class QdiscDump {
+ public:
+  static Result<QdiscDump> of(nl_sock* sock);
+  nl_cache* get() const { return cache_.get(); }
+
+ private:
+  struct Free {
+    void operator()(nl_cache* c) const;
+  };
+  std::unique_ptr<nl_cache, Free> cache_;
+};
+// tc.qdiscs, or else a dump of its own that `own` keeps.
+Result<nl_cache*> qdiscs_of(const TcTarget& tc, std::optional<QdiscDump>& own);
 
 struct NetemParams {
   std::chrono::nanoseconds delay{0};

@@ -310,3 +310,66 @@ TEST_CASE("an event applied later than the play allows fails it: the network was
   REQUIRE_FALSE(r.ok());
   CHECK_THAT(r.error().message, Catch::Contains("event at 100ms") && Catch::Contains("late, more than the 500ms"));
 }
+
+TEST_CASE("sampling slows to a tenth of a CPU when a round of samples is slow, and says so", "[player]") {
+  struct SlowNetwork : FakeNetwork {
+    Result<std::vector<LinkSample>> sample() override {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      return FakeNetwork::sample();
+    }
+  } net;
+  const std::string path = "/tmp/contend-player-pace-" + std::to_string(::getpid()) + ".jsonl";
+  std::remove(path.c_str());
+  std::atomic<bool> stop{false};
+  {
+    auto log = EventLog::open(path);
+    REQUIRE(log.ok());
+    REQUIRE(play(scenario(1.0), net, *log, stop, PlayerOptions{std::chrono::milliseconds(50), true}).ok());
+  }
+  // Rounds of 20 ms or more: every 200 ms or more, not every 50 (20 rounds would take 0.4 of the
+  // play).
+  CHECK(net.samples <= 6);
+  std::vector<double> periods;
+  for (const auto& l : read_lines(path)) {
+    if (l["kind"] == "sample_period") {
+      periods.push_back(l["period_s"].get<double>());
+      CHECK(l["round_s"].get<double>() >= 0.020);
+    }
+  }
+  REQUIRE_FALSE(periods.empty());
+  CHECK(periods.front() >= 0.2);
+  std::remove(path.c_str());
+}
+
+TEST_CASE("a scenario of many links logs its samples compact, as a fabric's", "[player]") {
+  std::string nodes = R"("n0")";
+  std::string links;
+  for (int i = 1; i <= 33; ++i) {
+    nodes += ", \"n" + std::to_string(i) + "\"";
+    links += std::string(i > 1 ? ", " : "") + R"({"name": "l)" + std::to_string(i) + R"(", "from": "n)" +
+             std::to_string(i - 1) + R"(", "to": "n)" + std::to_string(i) + R"(", "rate": "1Gbit"})";
+  }
+  const auto many = parse_scenario(R"({"schema": "contend.scenario/1", "name": "p", "duration": "0.2s", "nodes": [)" +
+                                       nodes + R"(], "links": [)" + links + "]}",
+                                   "p.json", nullptr);
+  REQUIRE(many.ok());
+  const std::string path = "/tmp/contend-player-many-" + std::to_string(::getpid()) + ".jsonl";
+  std::remove(path.c_str());
+  FakeNetwork net;
+  std::atomic<bool> stop{false};
+  {
+    auto log = EventLog::open(path);
+    REQUIRE(log.ok());
+    REQUIRE(play(*many, net, *log, stop, PlayerOptions{std::chrono::milliseconds(50), true}).ok());
+  }
+  int index = 0;
+  int ports = 0;
+  for (const auto& l : read_lines(path)) {
+    CHECK(l["kind"] != "sample");
+    index += l["kind"] == "port_index" ? 1 : 0;
+    ports += l["kind"] == "ports" ? 1 : 0;
+  }
+  CHECK(index == 1);
+  CHECK(ports == net.samples);
+  std::remove(path.c_str());
+}

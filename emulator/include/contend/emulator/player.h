@@ -1,8 +1,9 @@
 #pragma once
 // The scenario player: applies each event at its time on a monotonic clock and writes the ground
 // truth of the run as JSON lines (schema contend.events/1, docs/scenario-format.md): every
-// applied event with its scheduled and actual time, and every `sample_period` the counters of
-// every shaped class (the monitor). Single-threaded: sampling and events share one loop, so the
+// applied event with its scheduled and actual time, and every `sample_period` (a whole multiple
+// of it where a round of samples would take more than a tenth of a CPU) the counters of every
+// shaped class (the monitor). Single-threaded: sampling and events share one loop, so the
 // netlink sockets are never used from two threads.
 
 #include <atomic>
@@ -48,7 +49,7 @@ class EventLog {
 inline constexpr std::chrono::milliseconds kMaxEventLateness{500};
 
 struct PlayerOptions {
-  std::chrono::milliseconds sample_period{100};  // monitor period; 0 disables sampling
+  std::chrono::milliseconds sample_period{100};  // monitor period (at least); 0 disables sampling
   bool quiet = false;                            // no progress lines on stderr
   // The scenario's time 0 on the monotonic clock (the runner hands the same to the oracle);
   // unset: when the play starts.

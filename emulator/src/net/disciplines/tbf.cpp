@@ -22,12 +22,13 @@ class TbfDiscipline final : public Discipline {
     if (!setup) {
       return setup.error();
     }
-    nl_cache* cache = nullptr;
-    if (int rc = rtnl_qdisc_alloc_cache(tc.sock, &cache); rc < 0) {
-      return nl_error(rc, "rtnl_qdisc_alloc_cache(" + tc.ifname + ")");
+    std::optional<detail::QdiscDump> own;
+    auto cache = detail::qdiscs_of(tc, own);
+    if (!cache) {
+      return cache.error();
     }
     std::vector<ClassStats> out;
-    if (rtnl_qdisc* q = rtnl_qdisc_get(cache, tc.ifindex, TC_HANDLE(1, 0)); q != nullptr) {
+    if (rtnl_qdisc* q = rtnl_qdisc_get(*cache, tc.ifindex, TC_HANDLE(1, 0)); q != nullptr) {
       ClassStats s;
       s.name = "tbf";
       s.rate_bps = 8.0 * rtnl_qdisc_tbf_get_rate(q);
@@ -42,7 +43,6 @@ class TbfDiscipline final : public Discipline {
       out.push_back(std::move(s));
       rtnl_qdisc_put(q);
     }
-    nl_cache_free(cache);
     return out;
   }
 

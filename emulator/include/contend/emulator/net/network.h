@@ -78,6 +78,7 @@ class Network : public LinkControl {
                      const std::function<Result<Shaper>(NlSocket, const LinkSpec&, const InterfacePlan&)>& make);
   struct ShapedEnd {
     std::string node;
+    std::string netns;
     Shaper shaper;
   };
   // Replaces the fabric's routes planned with `was_down` by those planned with down_.

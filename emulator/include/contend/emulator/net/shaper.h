@@ -19,6 +19,8 @@
 #include "contend/emulator/net/netns.h"
 #include "contend/emulator/scenario/scenario.h"
 
+struct nl_cache;
+
 namespace contend::emulator {
 
 struct ClassStats {
@@ -74,8 +76,9 @@ class Shaper {
   Result<void> set_rate(double rate_bps);
   // Cluster mode: one peer's rate, in place.
   Result<void> set_peer_rate(std::size_t peer, double rate_bps);
-  // Counters and configured rate of every class (or of the tbf).
-  Result<std::vector<ClassStats>> stats() const;
+  // Counters and configured rate of every class (or of the tbf); `qdiscs`, when given, a dump of
+  // the namespace's qdiscs taken for this round (detail::QdiscDump), read instead of dumping again.
+  Result<std::vector<ClassStats>> stats(nl_cache* qdiscs = nullptr) const;
   const std::string& ifname() const { return ifname_; }
   void release() { owned_ = false; }
 
