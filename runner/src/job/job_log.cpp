@@ -147,10 +147,13 @@ Result<std::vector<Interval>> job_steps(const std::string& log_path, const Outpu
     }
     if (step->seconds > 0) {
       out.push_back({read->steady_s - step->seconds, step->seconds, step->amount});
-    } else if (step->rate > 0 && previous >= 0 && read->steady_s > previous &&
-               std::isfinite(step->rate * (read->steady_s - previous))) {
+    } else if (previous >= 0 && read->steady_s > previous) {
+      // Timed by the lines' stamps: since the previous step's line.
       const double seconds = read->steady_s - previous;
-      out.push_back({previous, seconds, step->rate * seconds});
+      const double amount = step->rate > 0 ? step->rate * seconds : step->amount;
+      if (amount > 0 && std::isfinite(amount)) {
+        out.push_back({previous, seconds, amount});
+      }
     }
     previous = read->steady_s;
   }

@@ -1,13 +1,18 @@
 // "regex": a user's regular expression, for a log no other parser reads:
 //   {"parser": "regex", "pattern": "step time: ([0-9.]+) ms", "captures": "milliseconds", "amount": 32}
 //   {"parser": "regex", "pattern": "([0-9.]+)it/s", "captures": "rate", "unit": "it/s"}
+//   {"parser": "regex", "pattern": "Epoch [0-9]+ \\|", "captures": "line", "amount": 512}
 // ECMAScript (std::regex), searched for anywhere in the line; its first group is the number
 // (thousands separators allowed, blanks around it too). "captures": "rate" (the default): the
 // number is the throughput per second, in "unit", which a rate must name (a rate's unit is
 // whatever the job counts: only the user knows it). "seconds" or "milliseconds": the number is
 // one step's time, and "amount" (required, above 0) the work that step does, in "unit" (default
-// samples/s). A line whose group did not take part in the match, or is not a number above 0, is
-// not a step.
+// samples/s). "amount": the number times "amount" (default 1) is the work done since the previous
+// matching line. "line": no number (the pattern needs no group); each matching line is "amount"
+// (required) of work since the previous one. With "amount" and "line" the caller times the step
+// by when the lines were printed (the guard's stamps), so a log that prints no time still gives
+// one. A line whose group did not take part in the match, or is not a number above 0, is not a
+// step.
 // libstdc++'s std::regex backtracks recursively, a stack frame or more per character, and a
 // leading ".*" makes each search quadratic in the line: a 16 KiB line can exhaust an 8 MiB stack
 // and a 4 KiB one takes a third of a second. So this parser reads lines up to kMaxRegexLine
@@ -26,7 +31,7 @@ namespace {
 constexpr std::size_t kMaxRegexLine = std::size_t{4} * 1024;
 constexpr std::size_t kMaxPatternLength = 1024;
 
-enum class Captures { kRate, kSeconds, kMilliseconds };
+enum class Captures { kRate, kSeconds, kMilliseconds, kAmount, kLine };
 
 std::optional<Captures> captures_of(const std::string& text) {
   if (text == "rate") {
@@ -37,6 +42,12 @@ std::optional<Captures> captures_of(const std::string& text) {
   }
   if (text == "milliseconds") {
     return Captures::kMilliseconds;
+  }
+  if (text == "amount") {
+    return Captures::kAmount;
+  }
+  if (text == "line") {
+    return Captures::kLine;
   }
   return std::nullopt;
 }
@@ -68,6 +79,9 @@ class RegexParser final : public OutputParser {
     } catch (const std::exception&) {  // std::regex_error: error_complexity, error_stack
       return std::nullopt;
     }
+    if (captures_ == Captures::kLine) {
+      return JobStep{amount_, 0, 0};
+    }
     if (match.size() < 2 || !match[1].matched) {
       return std::nullopt;
     }
@@ -82,6 +96,10 @@ class RegexParser final : public OutputParser {
         return JobStep{amount_, *number, 0};
       case Captures::kMilliseconds:
         return JobStep{amount_, *number / 1000.0, 0};
+      case Captures::kAmount:
+        return JobStep{*number * amount_, 0, 0};
+      case Captures::kLine:
+        break;  // returned above
     }
     return std::nullopt;
   }
@@ -100,6 +118,53 @@ std::unique_ptr<OutputParser> make_regex(const OutputSpec& spec) {
   return std::make_unique<RegexParser>(std::move(*re), *captures, spec.amount);
 }
 
+// "pattern": 1 to kMaxPatternLength characters of ECMAScript, with a group when `needs_group`.
+Result<void> read_pattern(const JsonReader& r, const std::string& pattern, bool needs_group) {
+  if (pattern.empty() || pattern.size() > kMaxPatternLength) {
+    return r.error_at("pattern", "expected a regular expression of 1 to " + std::to_string(kMaxPatternLength) +
+                                     " characters, got " + std::to_string(pattern.size()));
+  }
+  auto re = compile(pattern);
+  if (!re) {
+    return r.error_at("pattern", re.error().message);
+  }
+  if (needs_group && re->mark_count() == 0) {
+    return r.error_at("pattern", "\"" + excerpt(pattern) +
+                                     "\" has no group; put the number in parentheses, as in \"step time: ([0-9.]+)\"");
+  }
+  return {};
+}
+
+// "amount" as `kind` wants it: none with a rate (whose "unit" is required), above 0 and required
+// with a step time or a line, above 0 and 1 unless given with a captured amount.
+Result<void> read_amount(const JsonReader& r, Captures kind, std::optional<double> amount, OutputSpec& spec) {
+  if (kind == Captures::kRate) {
+    if (amount) {
+      return r.error_at("amount", "not used with \"captures\": \"rate\" (the number is the throughput itself)");
+    }
+    if (spec.unit.empty()) {
+      return r.error_at("unit", "missing; a rate needs its unit, what it counts per second (\"tokens/s\", \"it/s\")");
+    }
+    return {};
+  }
+  if (!amount && kind == Captures::kAmount) {
+    spec.amount = 1;
+    return {};
+  }
+  if (!amount) {
+    return r.error_at("amount", kind == Captures::kLine
+                                    ? "missing; a step line needs the work done since the previous one (in samples "
+                                      "unless \"unit\" says otherwise)"
+                                    : "missing; a step time needs the work one step does (the global batch size, in "
+                                      "samples unless \"unit\" says otherwise)");
+  }
+  if (!std::isfinite(*amount) || !(*amount > 0)) {
+    return r.error_at("amount", "expected a number above 0, got " + quote_json(r.json().at("amount")));
+  }
+  spec.amount = *amount;
+  return {};
+}
+
 // The regex's own keys; `spec.unit` is already read (parse_output).
 Result<void> read_regex(const JsonReader& r, OutputSpec& spec) {
   auto pattern = r.string("pattern");
@@ -108,44 +173,17 @@ Result<void> read_regex(const JsonReader& r, OutputSpec& spec) {
   if (auto e = first_error(pattern, captures, amount)) {
     return *e;
   }
-  if (pattern->empty() || pattern->size() > kMaxPatternLength) {
-    return r.error_at("pattern", "expected a regular expression of 1 to " + std::to_string(kMaxPatternLength) +
-                                     " characters, got " + std::to_string(pattern->size()));
-  }
-  auto re = compile(*pattern);
-  if (!re) {
-    return r.error_at("pattern", re.error().message);
-  }
-  if (re->mark_count() == 0) {
-    return r.error_at("pattern", "\"" + excerpt(*pattern) +
-                                     "\" has no group; put the number in parentheses, as in \"step time: ([0-9.]+)\"");
-  }
-  spec.pattern = *pattern;
   spec.captures = captures->value_or("rate");
   const auto kind = captures_of(spec.captures);
   if (!kind) {
-    return r.error_at("captures",
-                      "expected \"rate\", \"seconds\" or \"milliseconds\", got \"" + excerpt(spec.captures) + "\"");
+    return r.error_at("captures", "expected \"rate\", \"seconds\", \"milliseconds\", \"amount\" or \"line\", got \"" +
+                                      excerpt(spec.captures) + "\"");
   }
-  if (*kind == Captures::kRate) {
-    if (*amount) {
-      return r.error_at("amount", "not used with \"captures\": \"rate\" (the number is the throughput itself)");
-    }
-    if (spec.unit.empty()) {
-      return r.error_at("unit", "missing; a rate needs its unit, what it counts per second (\"tokens/s\", \"it/s\")");
-    }
-    return {};
+  if (auto ok = read_pattern(r, *pattern, *kind != Captures::kLine); !ok) {
+    return ok;
   }
-  if (!*amount) {
-    return r.error_at("amount",
-                      "missing; a step time needs the work one step does (the global batch size, in "
-                      "samples unless \"unit\" says otherwise)");
-  }
-  if (!std::isfinite(**amount) || !(**amount > 0)) {
-    return r.error_at("amount", "expected a number above 0, got " + quote_json(r.json().at("amount")));
-  }
-  spec.amount = **amount;
-  return {};
+  spec.pattern = *pattern;
+  return read_amount(r, *kind, *amount, spec);
 }
 
 // "pattern": required text (ParamDef has a factory for a path, not for plain text).
@@ -162,11 +200,15 @@ ParamDef pattern_param() {
 OutputParserItem regex_parser() {
   return {{"",
            "regex",
-           "a user's ECMAScript regular expression whose first group is a rate or a step time",
+           "a user's ECMAScript regular expression whose first group is a rate, a step time or an amount, or whose "
+           "lines are steps",
            {pattern_param(),
-            ParamDef::choice("captures", "what the number is", "rate", {"rate", "seconds", "milliseconds"}),
-            ParamDef::number("amount", "the work one step does, with a step time (required then, above 0)", "0", 0,
-                             std::numeric_limits<double>::infinity())}},
+            ParamDef::choice("captures", "what the number is", "rate",
+                             {"rate", "seconds", "milliseconds", "amount", "line"}),
+            ParamDef::number("amount",
+                             "the work one step does, with a step time or a line (required then, above 0); a "
+                             "captured amount's multiplier",
+                             "0", 0, std::numeric_limits<double>::infinity())}},
           OutputParserKind{"samples/s", make_regex, read_regex}};
 }
 

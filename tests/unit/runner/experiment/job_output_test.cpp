@@ -215,6 +215,28 @@ TEST_CASE("a regex step time in seconds or milliseconds is a step of the amount 
         "samples/s");
 }
 
+TEST_CASE("a regex line that prints no time is a step of its amount, captured or given", "[job-output]") {
+  // PyTorch's multinode.py prints one line an epoch, with no time: each is 16 steps of 32 samples.
+  auto line = parser_for(R"j({"parser": "regex", "pattern": "Epoch [0-9]+ \\|", "captures": "line", "amount": 512})j");
+  auto l = line->parse("[GPU0] Epoch 3 | Batchsize: 32 | Steps: 16");
+  REQUIRE(l);
+  CHECK(l->amount == 512);
+  CHECK(l->seconds == 0);  // the caller times it by the lines' stamps
+  CHECK(l->rate == 0);
+  CHECK_FALSE(line->parse("[GPU0] loading"));
+  auto amount =
+      parser_for(R"j({"parser": "regex", "pattern": "Steps: ([0-9]+)", "captures": "amount", "amount": 32})j");
+  auto a = amount->parse("[GPU0] Epoch 3 | Batchsize: 32 | Steps: 16");
+  REQUIRE(a);
+  CHECK(a->amount == 512);
+  CHECK(a->seconds == 0);
+  CHECK_FALSE(amount->parse("[GPU0] Epoch 4 | Batchsize: 32 | Steps: 0"));
+  CHECK(parser_for(R"j({"parser": "regex", "pattern": "tokens=([0-9]+)", "captures": "amount"})j")
+            ->parse("tokens=4096")
+            .value_or(JobStep{})
+            .amount == 4096);  // a captured amount is taken as it is unless "amount" multiplies it
+}
+
 TEST_CASE("a regex group that is not a positive number, or took no part, is not a step", "[job-output]") {
   auto p = parser_for(R"j({"parser": "regex", "pattern": "(?:rate = (\\S+)|done)", "unit": "samples/s"})j");
   CHECK(p->parse("rate = 1,234,567.5").value_or(JobStep{}).rate == 1234567.5);
@@ -281,8 +303,14 @@ TEST_CASE("every output object error names its path", "[job-output]") {
   CHECK_THAT(error_of(R"j({"parser": "regex", "pattern": "[0-9]+ ms", "unit": "x"})j"),
              Catch::StartsWith("exp.json: /workload/output/pattern: \"[0-9]+ ms\" has no group"));
   CHECK_THAT(error_of(R"j({"parser": "regex", "pattern": "(x)", "captures": "minutes", "amount": 1})j"),
-             Catch::StartsWith("exp.json: /workload/output/captures: expected \"rate\", \"seconds\" or "
-                               "\"milliseconds\", got \"minutes\""));
+             Catch::StartsWith("exp.json: /workload/output/captures: expected \"rate\", \"seconds\", "
+                               "\"milliseconds\", \"amount\" or \"line\", got \"minutes\""));
+  CHECK_THAT(error_of(R"j({"parser": "regex", "pattern": "Epoch", "captures": "line"})j"),
+             Catch::StartsWith("exp.json: /workload/output/amount: missing; a step line needs the work done"));
+  CHECK_THAT(error_of(R"j({"parser": "regex", "pattern": "Steps: [0-9]+", "captures": "amount"})j"),
+             Catch::StartsWith("exp.json: /workload/output/pattern: \"Steps: [0-9]+\" has no group"));
+  CHECK_THAT(error_of(R"j({"parser": "regex", "pattern": "(x)", "captures": "amount", "amount": -2})j"),
+             Catch::StartsWith("exp.json: /workload/output/amount: expected a number above 0, got -2"));
   CHECK_THAT(error_of(R"j({"parser": "regex", "pattern": "(x)", "captures": "seconds"})j"),
              Catch::StartsWith("exp.json: /workload/output/amount: missing"));
   CHECK_THAT(error_of(R"j({"parser": "regex", "pattern": "(x)", "captures": "seconds", "amount": 0})j"),

@@ -30,6 +30,26 @@ TEST_CASE("a rank log's step lines are steps on the steady clock, other lines ar
   CHECK(rank_log_path("/r/runs/s.v.r1.log", 3) == "/r/runs/s.v.r1.rank3.log");
 }
 
+TEST_CASE("lines that print no time are timed by the guard's stamps, the first starting the clock", "[job]") {
+  const JobFile log(log_line(10.0, LogStream::kOut, "[GPU0] Epoch 0 | Batchsize: 32 | Steps: 16") +
+                    log_line(11.0, LogStream::kOut, "[GPU0] saving checkpoint") +
+                    log_line(12.5, LogStream::kOut, "[GPU0] Epoch 1 | Batchsize: 32 | Steps: 16") +
+                    log_line(14.5, LogStream::kOut, "[GPU0] Epoch 2 | Batchsize: 32 | Steps: 16"));
+  OutputSpec spec;
+  spec.parser = "regex";
+  spec.pattern = "Epoch [0-9]+ \\|";
+  spec.captures = "line";
+  spec.amount = 512;
+  const auto steps = job_steps(log.path, spec);
+  REQUIRE(steps.ok());
+  REQUIRE(steps->size() == 2);  // epoch 0's line starts the clock: when it began is not printed
+  CHECK((*steps)[0].start_s == Approx(10.0));
+  CHECK((*steps)[0].seconds == Approx(2.5));
+  CHECK((*steps)[0].amount == 512);
+  CHECK((*steps)[1].start_s == Approx(12.5));
+  CHECK((*steps)[1].seconds == Approx(2.0));
+}
+
 TEST_CASE("a guard's failure line says when and how its command failed, read back from the log", "[job]") {
   CHECK_THAT(
       failure_line({139, 12.5, 1764806400.25}),

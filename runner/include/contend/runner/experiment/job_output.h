@@ -21,7 +21,8 @@ namespace contend::runner {
 
 // What one line reported: `amount` of work (in the output's unit's numerator: samples, tokens)
 // done in `seconds`; or, for formats that print only a rate, `rate` (amount per second) with
-// `seconds` and `amount` 0 (the caller takes the time since the previous step as its length).
+// `seconds` and `amount` 0; or, for lines that print no time, `amount` with `seconds` and `rate`
+// 0. The caller takes the time since the previous step's line as the length of the last two.
 struct JobStep {
   double amount = 0;
   double seconds = 0;
@@ -29,13 +30,13 @@ struct JobStep {
 };
 
 // An experiment's "output": {"parser": "megatron"}, {"parser": "torchtitan"}, {"parser": "jsonl"},
-// or {"parser": "regex", "pattern": "...", "captures": "rate"|"seconds"|"milliseconds",
-// "amount": N, "unit": "samples/s"}. Plain values.
+// or {"parser": "regex", "pattern": "...", "captures": "rate"|"seconds"|"milliseconds"|"amount"|
+// "line", "amount": N, "unit": "samples/s"}. Plain values.
 struct OutputSpec {
   std::string parser = "jsonl";
   std::string pattern;            // regex: ECMAScript; its first group is the number
   std::string captures = "rate";  // regex: what the number is
-  double amount = 0;              // regex with a step time: the work one step does (> 0)
+  double amount = 0;              // regex: the work one step or line does (> 0), a captured amount's factor
   std::string unit;               // the throughput's unit; empty: the parser's own (unit())
 };
 
