@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A user's own job (issue 25) that goes wrong: a bad template, an unknown placeholder, a missing
 # workdir, a parser that matches no line, a rank that exits non-zero (the first to fail named), a
-# rank that hangs past the cell's timeout, a runner stopped with Ctrl-C or killed. Each is a clear
+# job whose data takes the unshaped control bridge, a rank that hangs past the cell's timeout, a runner stopped with Ctrl-C or killed. Each is a clear
 # error naming the rank and the cause, and within 5 s of it every process of the job is gone, and
 # every namespace and hosts file too (after a SIGKILL of the runner, once `emu down` ran: nothing
 # is left to remove them). The parse-time refusals need no root; the rest skips (77) without it.
@@ -104,6 +104,20 @@ hops=$(wc -l <"$tmp/hops")
 sleep 1
 [ "$(wc -l <"$tmp/hops")" = "$hops" ] || fail "a process that re-forks under new PIDs outlived its cell ($hops copies)"
 echo "ok: no copy of it outlived the cell ($hops copies)"
+
+# Rank 1 sends 4 MB to rank 0's address on the run's control bridge, which no link shapes (as a
+# job that took a peer address from `hostname -I` would), and both print good steps: the cell is
+# refused, not published at the speed of an unshaped path.
+cat >"$tmp/bridge.sh" <<'SH'
+if [ "$1" = 1 ]; then
+  /usr/bin/python3 -c "import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for _ in range(70): s.sendto(b'x' * 60000, ('198.18.255.1', 9))"
+fi
+for i in 1 2 3 4; do echo '{"schema": "contend.step/1", "samples": 32, "seconds": 0.1}'; sleep 0.1; done
+SH
+job "$tmp/e.json" "[\"sh\", \"$tmp/bridge.sh\", \"{rank}\"]" '"timeout": "30s"'
+fails_clearly "a job whose data went over the control bridge" \
+  "the job's ranks sent [0-9.]+ ?[KMG]i?B over the run's control bridge .* which no link shapes"
 
 job "$tmp/e.json" "[\"sh\", \"-c\", \"$busy; wait\"]" '"timeout": "3s"'
 fails_clearly "a job that hangs past its timeout" \

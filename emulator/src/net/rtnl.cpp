@@ -22,6 +22,16 @@ Result<int> ifindex_of(nl_sock* sock, const std::string& ifname) {
   return index;
 }
 
+Result<std::uint64_t> sent_bytes(nl_sock* sock, const std::string& ifname) {
+  rtnl_link* link = nullptr;
+  if (int rc = rtnl_link_get_kernel(sock, 0, ifname.c_str(), &link); rc < 0) {
+    return nl_error(rc, "rtnl_link_get_kernel(" + ifname + ")");
+  }
+  const std::uint64_t bytes = rtnl_link_get_stat(link, RTNL_LINK_TX_BYTES);
+  rtnl_link_put(link);
+  return bytes;
+}
+
 Result<void> set_link_up(nl_sock* sock, const std::string& ifname) {
   return set_link_state(sock, ifname, true);
 }

@@ -1,6 +1,7 @@
 #pragma once
 // Private: small libnl-route helpers shared by topology and shaper.
 
+#include <cstdint>
 #include <string>
 
 #include "contend/emulator/net/netns.h"
@@ -10,6 +11,8 @@ namespace contend::emulator::detail {
 
 Result<int> ifindex_of(nl_sock* sock, const std::string& ifname);
 Result<void> set_link_up(nl_sock* sock, const std::string& ifname);
+// The bytes `ifname` has sent (the kernel's counter).
+Result<std::uint64_t> sent_bytes(nl_sock* sock, const std::string& ifname);
 // Sets the interface administratively up or down.
 Result<void> set_link_state(nl_sock* sock, const std::string& ifname, bool up);
 Result<void> add_address(nl_sock* sock, const std::string& ifname, const std::string& cidr);

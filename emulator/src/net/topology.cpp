@@ -165,6 +165,20 @@ TopologyPlan plan_topology(const Scenario& scenario, const std::string& run) {
   return plan;
 }
 
+Result<std::uint64_t> control_bridge_bytes(const TopologyPlan& plan) {
+  std::uint64_t total = 0;
+  for (const InterfacePlan& port : plan.switch_ports) {
+    auto fd = open_netns(port.netns);
+    auto sock = fd ? open_route_socket_in(*fd) : Result<NlSocket>(fd.error());
+    auto bytes = sock ? detail::sent_bytes(sock->get(), port.ifname) : Result<std::uint64_t>(sock.error());
+    if (!bytes) {
+      return with_context(bytes.error(), port.netns);
+    }
+    total += *bytes;
+  }
+  return total;
+}
+
 namespace {
 
 const std::string kLoopback = "lo";

@@ -1,7 +1,10 @@
 #include "contend/runner/experiment/command_job.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <functional>
+
+#include "contend/pipeline/transport/nccl_isolation.h"
 
 namespace contend::runner {
 namespace {
@@ -33,6 +36,7 @@ const std::vector<Placeholder>& placeholders() {
       {"master_addr", [](const RankPlace& p, const CommandJob&) { return p.addresses.at(0); }},
       {"master_port", [](const RankPlace&, const CommandJob& j) { return std::to_string(j.port); }},
       {"out", [](const RankPlace& p, const CommandJob&) { return p.out; }},
+      {"experiment_dir", [](const RankPlace&, const CommandJob& j) { return j.folder; }},
   };
   return kTable;
 }
@@ -104,6 +108,24 @@ bool uses_placeholder(const CommandJob& job, const std::string& placeholder) {
   });
 }
 
+bool workdir_is_template(const CommandJob& job) {
+  return job.workdir.find('{') != std::string::npos;
+}
+
+Result<std::string> rank_workdir(const CommandJob& job, const RankPlace& place) {
+  if (!workdir_is_template(job)) {
+    return job.workdir;
+  }
+  auto expanded = expand_placeholders(job.workdir, place, job);
+  if (!expanded) {
+    return expanded.error();
+  }
+  // Absolute already (parse_command_job anchors a relative template under the experiment's folder);
+  // on cluster hosts it starts with the host's expression for {out}.
+  const auto folder = std::filesystem::path(*expanded).lexically_normal();
+  return (folder.has_filename() ? folder : folder.parent_path()).string();  // "x/rank0", not "x/rank0/"
+}
+
 Result<std::vector<std::string>> rank_command(const CommandJob& job, const JobVariant& variant,
                                               const RankPlace& place) {
   std::vector<std::string> out;
@@ -130,11 +152,16 @@ Result<std::vector<std::string>> rank_environment(const CommandJob& job, const J
       "MASTER_PORT=" + std::to_string(job.port),
       "GLOO_SOCKET_IFNAME=" + place.ifname,
       "NCCL_SOCKET_IFNAME=" + place.ifname,
+      "OMPI_MCA_pml=ob1",
+      "OMPI_MCA_btl=tcp,self",
       "OMPI_MCA_btl_tcp_if_include=" + place.mpi_networks,
       "OMPI_MCA_oob_tcp_if_include=" + place.mpi_networks,
       "PYTHONUNBUFFERED=1",
       "CONTEND_NODE=" + place.node,
   };
+  for (std::string& e : pipeline::nccl_isolation_environment(place.node)) {
+    out.push_back(std::move(e));
+  }
   for (const auto* env : {&job.env, &variant.env}) {
     for (const auto& [name, value] : *env) {
       auto expanded = expand_placeholders(value, place, job);

@@ -162,6 +162,38 @@ Result<void> read_variants(const JsonReader& r, CommandJob& job) {
   return {};
 }
 
+// An absolute, normal folder without a trailing separator ("experiments", not "experiments/").
+std::string folder_of(const std::filesystem::path& path) {
+  const auto f = std::filesystem::absolute(path).lexically_normal();
+  return (f.has_filename() ? f : f.parent_path()).string();
+}
+
+// "workdir" (`dir`): a folder relative to the experiment's (`experiment_folder`), or a template
+// whose placeholders are checked here (expanded for a stand-in rank), made for each rank and cell;
+// a relative template is made one under the experiment's folder.
+Result<void> read_workdir(const JsonReader& r, const std::string& experiment_folder, const std::string& dir,
+                          CommandJob& job) {
+  job.folder = folder_of(experiment_folder);
+  if (dir.find('{') == std::string::npos) {
+    job.workdir = folder_of(std::filesystem::path(experiment_folder) / dir);
+    return {};
+  }
+  // A template that does not start at a folder of its own ("/", {out}, {experiment_dir}) is under
+  // the experiment's folder, whose braces are literal.
+  const bool anchored = dir.front() == '/' || dir.rfind("{out}", 0) == 0 || dir.rfind("{experiment_dir}", 0) == 0;
+  std::string folder;
+  for (const char c : job.folder) {
+    folder += c == '{' || c == '}' ? std::string(2, c) : std::string(1, c);
+  }
+  job.workdir = anchored ? dir : folder + "/" + dir;
+  RankPlace stand_in;
+  stand_in.addresses = {"198.18.0.1"};
+  if (auto ok = expand_placeholders(dir, stand_in, job); !ok) {
+    return r.error_at("workdir", ok.error().message);
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<CommandJob> parse_command_job(const JsonReader& r, const JsonReader& variants, const std::string& workdir) {
@@ -206,8 +238,9 @@ Result<CommandJob> parse_command_job(const JsonReader& r, const JsonReader& vari
   if (job.launch_rank0_only && job.output_rank != 0) {
     return r.error_at("output_rank", "with \"launch\": \"rank-0\" only rank 0 runs, and its output is read");
   }
-  auto folder = std::filesystem::absolute(std::filesystem::path(workdir) / dir->value_or(".")).lexically_normal();
-  job.workdir = (folder.has_filename() ? folder : folder.parent_path()).string();  // "experiments", not "experiments/"
+  if (auto ok = read_workdir(r, workdir, dir->value_or("."), job); !ok) {
+    return ok.error();
+  }
   if (auto ok = read_variants(variants, job); !ok) {
     return ok.error();
   }

@@ -85,11 +85,17 @@ Result<nlohmann::json> job_hosts_vars(const Experiment& e, const Cell& cell) {
     if (!env) {
       return with_context(env.error(), where + ": /workload/env");
     }
-    ranks.push_back({{"argv", raw(*command)}, {"env", raw(*env)}, {"run", !job.launch_rank0_only || r == 0}});
+    auto workdir = rank_workdir(job, place);
+    if (!workdir) {
+      return with_context(workdir.error(), where + ": /workload/workdir");
+    }
+    ranks.push_back({{"argv", raw(*command)},
+                     {"env", raw(*env)},
+                     {"workdir", raw({*workdir}).at(0)},
+                     {"make_workdir", workdir_is_template(job)},
+                     {"run", !job.launch_rank0_only || r == 0}});
   }
-  return nlohmann::json{{"contend_job_ranks", ranks},
-                        {"contend_job_workdir", raw({job.workdir}).at(0)},
-                        {"contend_job_timeout", job.timeout.count()}};
+  return nlohmann::json{{"contend_job_ranks", ranks}, {"contend_job_timeout", job.timeout.count()}};
 }
 
 }  // namespace contend::runner

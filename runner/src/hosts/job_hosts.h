@@ -16,7 +16,8 @@
 namespace contend::runner {
 
 // The playbook variables of `cell` of `e` (e.job set): contend_job_ranks (per rank: "argv",
-// "env" as "NAME=VALUE", "run": whether the rank's host starts the command), contend_job_workdir,
+// "env" as "NAME=VALUE", "workdir" and "make_workdir": the folder it starts in and whether the
+// host makes it (a workdir template), "run": whether the rank's host starts the command),
 // contend_job_timeout (seconds). kInvalidArgument when a template does not expand or the user's
 // text holds "endraw", which would end the raw block early.
 Result<nlohmann::json> job_hosts_vars(const Experiment& e, const Cell& cell);

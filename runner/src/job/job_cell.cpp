@@ -2,9 +2,12 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
+#include "contend/common/units.h"
+#include "contend/emulator/flows/flow_engine.h"
 #include "contend/emulator/net/netns.h"
 #include "job/job_log.h"
 #include "real/namespace_cell.h"
@@ -57,6 +60,34 @@ Result<void> write_hosts_files(const emulator::TopologyPlan& plan, const std::ve
   return {};
 }
 
+// The folder rank `place` starts in: the job's workdir, or, when that is a template, its folder
+// for this rank and cell, made now (a results path each cell has afresh: nothing an earlier
+// repetition left there).
+Result<std::string> fresh_workdir(const CommandJob& job, const RankPlace& place) {
+  auto workdir = rank_workdir(job, place);
+  if (!workdir || !workdir_is_template(job)) {
+    return workdir;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(*workdir, ec);
+  if (ec) {
+    return make_error(Errc::kIo, *workdir + ": cannot make the rank's working folder: " + ec.message());
+  }
+  return workdir;
+}
+
+// Whether a background flow of `s` crosses the control bridge (between nodes no link joins).
+bool flows_cross_bridge(const emulator::Scenario& s, const emulator::TopologyPlan& plan) {
+  for (const emulator::Event& e : s.events) {
+    if (const auto* start = std::get_if<emulator::FlowStart>(&e.action)) {
+      if (auto ends = emulator::flow_endpoints(plan, start->flow); ends && ends->via == "switch") {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
 // One rank's guard: `ip netns exec NS contend job-rank --log L --cwd D -- COMMAND`, with its
 // environment; what it runs is written to the cell's log first.
 Result<ChildProcess> start_rank(const CommandJob& job, const JobVariant& variant, const RankPlace& place,
@@ -70,7 +101,11 @@ Result<ChildProcess> start_rank(const CommandJob& job, const JobVariant& variant
   if (!env) {
     return with_context(env.error(), "rank " + std::to_string(place.rank) + ": /workload/env");
   }
-  cell_log << "rank " << place.rank << " on " << place.node << " (" << netns << "), in " << job.workdir << ", log "
+  auto workdir = fresh_workdir(job, place);
+  if (!workdir) {
+    return with_context(workdir.error(), "rank " + std::to_string(place.rank) + ": /workload/workdir");
+  }
+  cell_log << "rank " << place.rank << " on " << place.node << " (" << netns << "), in " << *workdir << ", log "
            << rank_log << "\n  environment:";
   for (const std::string& e : *env) {
     cell_log << ' ' << e;
@@ -80,8 +115,8 @@ Result<ChildProcess> start_rank(const CommandJob& job, const JobVariant& variant
     cell_log << " '" << a << "'";
   }
   cell_log << '\n' << std::flush;
-  std::vector<std::string> argv = {"ip",    "netns",  "exec",  netns,       o.contend, "job-rank",
-                                   "--log", rank_log, "--cwd", job.workdir, "--"};
+  std::vector<std::string> argv = {"ip",    "netns",  "exec",  netns,    o.contend, "job-rank",
+                                   "--log", rank_log, "--cwd", *workdir, "--"};
   argv.insert(argv.end(), command->begin(), command->end());
   ChildOptions co;
   co.output_path = rank_log;  // the guard's own complaints, if any, beside the rank's lines
@@ -165,7 +200,15 @@ class CommandCell : public NamespaceCell {
       return places.error();
     }
     places_ = std::move(*places);
-    return write_hosts_files(plan, places_);
+    if (auto ok = write_hosts_files(plan, places_); !ok) {
+      return ok;
+    }
+    auto bridge = emulator::control_bridge_bytes(plan);
+    if (!bridge) {
+      return bridge.error();
+    }
+    bridge_before_ = *bridge;
+    return {};
   }
 
   Result<std::vector<ChildProcess>> start(const emulator::TopologyPlan& plan, double /*zero_s*/) override {
@@ -188,13 +231,36 @@ class CommandCell : public NamespaceCell {
 
   std::chrono::seconds timeout() const override { return e_.job->timeout; }
 
+  // The ranks' data crossed the shaped links, not the control bridge (unless a background flow of
+  // the scenario runs there: then its bytes cannot be told from the job's).
+  Result<void> finish(const emulator::TopologyPlan& plan) override {
+    auto bridge = emulator::control_bridge_bytes(plan);
+    if (!bridge || flows_cross_bridge(e_.scenarios[cell_.scenario], plan)) {
+      return bridge ? Result<void>() : Result<void>(bridge.error());
+    }
+    const std::uint64_t sent = *bridge - std::min(*bridge, bridge_before_);
+    if (sent <= kMostBridgeBytes) {
+      return {};
+    }
+    return make_error(Errc::kInvalidArgument,
+                      "the job's ranks sent " + format_size(sent) +
+                          " over the run's control bridge (198.18.255.x, cbr0), which no link shapes: its data "
+                          "went around the scenario's network and its throughput is not one the scenario made; "
+                          "connect the ranks by their link addresses ({addr}, {peers}, MASTER_ADDR), not by an "
+                          "address found with `hostname -I` or written in a config");
+  }
+
  private:
+  // What a cell may send on the bridge without a word: neighbour discovery and the like, a few KB.
+  static constexpr std::uint64_t kMostBridgeBytes = 1u << 20;
+
   const Experiment& e_;
   const Cell& cell_;
   const CellFiles& files_;
   const LaunchOptions& o_;
   std::vector<RankPlace> places_;
-  int ranks_ = 0;  // guards started
+  int ranks_ = 0;                    // guards started
+  std::uint64_t bridge_before_ = 0;  // the control bridge's bytes before the ranks started
 };
 
 }  // namespace

@@ -47,7 +47,7 @@ Result<void> run_in_namespaces(const Experiment& e, const Cell& cell, const Cell
   if (auto played = net->finish_play(); !played) {
     return with_context(played.error(), "the scenario player");
   }
-  return {};
+  return kind.finish(net->plan());
 }
 
 }  // namespace contend::runner

@@ -31,9 +31,11 @@ class NamespaceCell {
   virtual CellProcesses names() const = 0;
   // How long they may run.
   virtual std::chrono::seconds timeout() const = 0;
+  // Once they ended and the play finished well: whether what they did may be published.
+  virtual Result<void> finish(const emulator::TopologyPlan& /*plan*/) { return {}; }
 };
 
-// Runs `cell` of `e` with `kind`'s processes as above. Everything created is removed before it
+// Runs `cell` of `e` with `kind`'s processes as above, then `kind`'s finish(). Everything created is removed before it
 // returns, also on failure and on `stop`. Errors: kPermission without CAP_NET_ADMIN, what `kind`
 // says, the first process to fail with the end of its log, the player's failure, kTimeout, kIo
 // "stopped".

@@ -157,7 +157,7 @@ Result<void> check_runnable_here(const Experiment& e, const RunOptions& o) {
                                                   "simulator cannot model; run it without --simulate");
   }
   std::error_code ec;
-  if (e.job && !o.hosts && !std::filesystem::is_directory(e.job->workdir, ec)) {
+  if (e.job && !o.hosts && !workdir_is_template(*e.job) && !std::filesystem::is_directory(e.job->workdir, ec)) {
     return make_error(Errc::kNotFound, e.source + ": /workload/workdir: " + e.job->workdir +
                                            " is not a folder here; the ranks would start in it");
   }

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "contend/runner/experiment/experiment.h"
 #include "contend/runner/results/summary.h"
@@ -35,6 +36,29 @@ TEST_CASE("a command experiment has variants for its axis, one rank per node and
   REQUIRE(plain.ok());
   CHECK(expand(*plain).size() == 2);
   CHECK(plain->baseline == "job");
+}
+
+TEST_CASE("a workdir template gives each rank and cell a folder of its own, under the experiment's when relative",
+          "[job]") {
+  const std::string folder = std::string(CONTEND_SOURCE_DIR) + "/tests/data";
+  const auto workdir_of = [](const std::string& workdir, int rank) {
+    auto e =
+        parse_job(kJobScenarios + R"("workload": {"command": ["python3", "{experiment_dir}/train.py"], "workdir": )" +
+                  nlohmann::json(workdir).dump() + "}");
+    REQUIRE(e.ok());
+    return *rank_workdir(*e->job, place_of(rank));
+  };
+  CHECK(workdir_of("{out}/rank{rank}", 1) == "/r/runs/x.out/rank1");  // the cell's folder: fresh each cell
+  CHECK(workdir_of("scratch/{node}/", 0) == folder + "/scratch/n0");
+  CHECK(workdir_of("{experiment_dir}/../{{x}}-{rank}", 1) == std::string(CONTEND_SOURCE_DIR) + "/tests/{x}-1");
+  CHECK(workdir_of("..", 1) == std::string(CONTEND_SOURCE_DIR) + "/tests");  // no placeholder: one folder
+  auto e = parse_job(kJobScenarios + R"("workload": {"command": ["python3", "{experiment_dir}/t.py"]})");
+  REQUIRE(e.ok());
+  CHECK_FALSE(workdir_is_template(*e->job));
+  CHECK(*rank_command(*e->job, e->job->variants.at(0), place_of(0)) ==
+        std::vector<std::string>{"python3", folder + "/t.py"});
+  CHECK_THAT(job_error_of(R"("workload": {"command": ["t"], "workdir": "{out}/{cell}"})"),
+             Catch::Contains("/workload/workdir: \"{out}/{cell}\": unknown placeholder {cell}"));
 }
 
 TEST_CASE("bad command experiments say where and what", "[job]") {
@@ -90,9 +114,20 @@ TEST_CASE("each rank's environment is what torchrun, gloo, NCCL and Open MPI exp
   CHECK(value_of(*env, "NCCL_SOCKET_IFNAME") == "c0-n0");
   CHECK(value_of(*env, "OMPI_MCA_btl_tcp_if_include") == "198.18.0.0/17");
   CHECK(value_of(*env, "PYTHONUNBUFFERED") == "1");
+  // Nothing around the links: Open MPI over TCP only, NCCL without P2P, shared memory or IB, each
+  // rank a host of its own to NCCL.
+  CHECK(value_of(*env, "OMPI_MCA_btl") == "tcp,self");
+  CHECK(value_of(*env, "OMPI_MCA_pml") == "ob1");
+  CHECK(value_of(*env, "NCCL_P2P_DISABLE") == "1");
+  CHECK(value_of(*env, "NCCL_SHM_DISABLE") == "1");
+  CHECK(value_of(*env, "NCCL_IB_DISABLE") == "1");
+  CHECK(value_of(*env, "NCCL_HOSTID") == "n1");
   CHECK(value_of(*env, "NODE_TAG") == "variant");  // the variant's replaces the job's
   CHECK(std::count_if(env->begin(), env->end(), [](const std::string& e) { return e.rfind("NODE_TAG=", 0) == 0; }) ==
         1);
+  // The opt-out: a job that wants NCCL's shared memory back says so in its env.
+  job.env.emplace_back("NCCL_SHM_DISABLE", "0");
+  CHECK(value_of(*rank_environment(job, variant, place_of(1)), "NCCL_SHM_DISABLE") == "0");
   const auto argv = rank_command(job, variant, place_of(1));
   REQUIRE(argv.ok());
   CHECK(*argv == std::vector<std::string>{"python3", "t.py", "--lr", "1"});

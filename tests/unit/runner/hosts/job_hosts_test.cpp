@@ -33,6 +33,17 @@ TEST_CASE("on cluster hosts a rank's command keeps the user's text raw and leave
   CHECK(value_of(env, "{% raw %}TAG") == at("inventory_hostname") + ":1{% endraw %}");
   CHECK(value_of(env, "{% raw %}OMPI_MCA_btl_tcp_if_include") == at("contend_iface") + "{% endraw %}");
   CHECK((*vars)["contend_job_timeout"] == 42);
+  CHECK(ranks[1]["make_workdir"] == false);  // the experiment's folder, as it is
+  // A workdir template: each rank's own folder under its host's {out}, which the host makes.
+  auto fresh = parse_job(kJobScenarios +
+                         R"("workload": {"command": ["train"], "workdir": "{out}/rank{rank}"}, "repetitions": 1)");
+  REQUIRE(fresh.ok());
+  auto fresh_vars = job_hosts_vars(*fresh, expand(*fresh).at(0));
+  REQUIRE(fresh_vars.ok());
+  const auto& fresh_rank = (*fresh_vars)["contend_job_ranks"][1];
+  CHECK(fresh_rank["make_workdir"] == true);
+  CHECK(fresh_rank["workdir"] ==
+        "{% raw %}" + at("contend_work_dir") + "/" + expand(*fresh).at(0).id + ".out/rank1{% endraw %}");
   // Text that would end the raw block early is refused, naming where it is.
   auto bad = parse_job(kJobScenarios + R"("workload": {"command": ["echo", "{{% endraw %}}"]}, "repetitions": 1)");
   REQUIRE(bad.ok());

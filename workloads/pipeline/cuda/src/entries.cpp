@@ -1,5 +1,6 @@
 #include "contend/pipeline_cuda/entries.h"
 
+#include "contend/pipeline/transport/nccl_isolation.h"
 #include "contend/pipeline/transport/transport.h"
 #include "contend/pipeline_cuda/device_info.h"
 
@@ -23,8 +24,11 @@ std::vector<std::string> nccl_environment(const std::vector<std::string>& ifname
   for (const auto& name : ifnames) {
     list += (list.empty() ? "=" : ",") + name;  // "==c0-n1": exact names, not prefixes
   }
-  return {"NCCL_SOCKET_IFNAME=" + list, "NCCL_P2P_DISABLE=1", "NCCL_SHM_DISABLE=1", "NCCL_IB_DISABLE=1",
-          "NCCL_HOSTID=" + host_id};
+  std::vector<std::string> out = {"NCCL_SOCKET_IFNAME=" + list};
+  for (std::string& e : pipeline::nccl_isolation_environment(host_id)) {
+    out.push_back(std::move(e));
+  }
+  return out;
 }
 
 std::string describe(const DeviceInfo& d) {

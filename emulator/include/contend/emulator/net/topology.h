@@ -106,6 +106,10 @@ Result<void> fits_one_machine(const Scenario& scenario);
 // The plan for `scenario` under `run` (pure). Requires valid_run_name(run) and at most 16320 links.
 TopologyPlan plan_topology(const Scenario& scenario, const std::string& run);
 
+// The bytes the nodes of `plan` have sent on the control bridge (every switch_ports end's
+// counter, summed): what went between them around the shaped links. 0 without a bridge (a fabric).
+Result<std::uint64_t> control_bridge_bytes(const TopologyPlan& plan);
+
 // Owns the created namespaces (and so everything in them). Move-only; the destructor removes them
 // (remove_namespaces) unless release() was called. Not thread-safe.
 class Topology {

@@ -35,7 +35,10 @@ struct CommandJob {
   int steps = 1;                      // at least this many measured steps, or the cell fails
   std::chrono::seconds timeout{600};  // a cell running longer fails, every rank's processes ended
   int port = 29400;                   // MASTER_PORT, and {master_port}
-  std::string workdir;                // each rank's working directory: the experiment's folder
+  // Each rank's working directory (rank_workdir): a folder, absolute, or a template of
+  // placeholders ("{out}/rank{rank}"), fresh for each rank and cell, that contend creates.
+  std::string workdir;
+  std::string folder;  // the experiment file's folder, absolute: {experiment_dir}
   // "launch": "rank-0": only rank 0's command runs, a launcher (mpirun through scripts/netns-rsh)
   // that starts the other ranks in their namespaces itself, below rank 0's guard.
   bool launch_rank0_only = false;
@@ -68,6 +71,12 @@ bool uses_placeholder(const CommandJob& job, const std::string& placeholder);
 // naming the placeholder and the known ones for an unknown name or an unclosed brace.
 Result<std::string> expand_placeholders(const std::string& text, const RankPlace& place, const CommandJob& job);
 
+// Whether the job's workdir is a template (it names a placeholder): then it is made for each rank
+// and cell, else it is one folder that must exist.
+bool workdir_is_template(const CommandJob& job);
+// Rank `place.rank`'s working directory: the workdir, expanded when a template.
+Result<std::string> rank_workdir(const CommandJob& job, const RankPlace& place);
+
 // Rank `place.rank`'s command line for `variant`: the command then the variant's arguments,
 // expanded.
 Result<std::vector<std::string>> rank_command(const CommandJob& job, const JobVariant& variant, const RankPlace& place);
@@ -75,8 +84,11 @@ Result<std::vector<std::string>> rank_command(const CommandJob& job, const JobVa
 // The environment of a rank: what torchrun and MPI jobs expect (RANK, WORLD_SIZE, LOCAL_RANK,
 // LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT), what gloo, NCCL and Open MPI need to use the node's
 // link and not loopback (GLOO_SOCKET_IFNAME, NCCL_SOCKET_IFNAME, OMPI_MCA_btl_tcp_if_include,
-// OMPI_MCA_oob_tcp_if_include), PYTHONUNBUFFERED=1 (a line is timed when it is written, not when
-// a buffer fills), CONTEND_NODE; then the job's "env" and the variant's, expanded. "NAME=VALUE".
+// OMPI_MCA_oob_tcp_if_include), what keeps them off the paths around the links between namespaces
+// of one machine (OMPI_MCA_pml=ob1 and OMPI_MCA_btl=tcp,self: no shared memory, no UCX;
+// pipeline::nccl_isolation_environment with the node's name as NCCL_HOSTID), PYTHONUNBUFFERED=1 (a line is timed when
+// it is written, not when a buffer fills), CONTEND_NODE; then the job's "env" and the variant's, expanded.
+// "NAME=VALUE".
 Result<std::vector<std::string>> rank_environment(const CommandJob& job, const JobVariant& variant,
                                                   const RankPlace& place);
 
