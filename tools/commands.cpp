@@ -1,8 +1,10 @@
 #include "commands.h"
 
+#include "compare_command.h"
 #include "dpdk_command.h"
 #include "emu_command.h"
 #include "flows_command.h"
+#include "history_command.h"
 #include "job_rank_command.h"
 #include "list_command.h"
 #include "report_command.h"
@@ -19,6 +21,14 @@ const Registry<CommandKind>& commands() {
       {{"", "run",
         "Run an experiment: every scenario x schedule x repetition, then a summary", {}},
        CommandKind{add_run_command}},
+      {{"", "compare",
+        "The regression verdict of one run against another: per cell, the ratio with its interval "
+        "and a Mann-Whitney test of the repetitions; exit 3 on a loss that matters", {}},
+       CommandKind{add_compare_command}},
+      {{"", "history",
+        "The series of many runs of one experiment on one machine, per cell, with its change points "
+        "and the commit where each began; exit 3 when the latest is a loss", {}},
+       CommandKind{add_history_command}},
       {{"", "report",
         "Draw the figures and index.html of a `contend run` results directory", {}},
        CommandKind{add_report_command}},

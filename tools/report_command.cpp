@@ -17,27 +17,14 @@ struct ReportOptions {
   std::string out;
 };
 
-// The script: in $CONTEND_REPORTS_DIR, else the shipped one.
-std::string script_path() {
-  return data_path("CONTEND_REPORTS_DIR", "reports") + "/contend_report.py";
-}
-
-// $CONTEND_PYTHON, else Debian's python3 (where apt puts matplotlib), else python3 on PATH.
-std::string python() {
-  if (const char* p = std::getenv("CONTEND_PYTHON")) {
-    return p;
-  }
-  return std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
-}
-
 int run(const ReportOptions& o) {
-  const std::string script = script_path();
+  const std::string script = report_script("contend_report.py");
   if (!std::filesystem::exists(script)) {
     std::fprintf(stderr, "contend report: %s not found (set CONTEND_REPORTS_DIR to the reports/ folder)\n",
                  script.c_str());
     return 1;
   }
-  const std::string py = python();
+  const std::string py = report_python();
   std::vector<std::string> args = {py, script, o.results};
   if (!o.out.empty()) {
     args.push_back("--out");
@@ -54,6 +41,17 @@ int run(const ReportOptions& o) {
 }
 
 }  // namespace
+
+std::string report_script(const std::string& name) {
+  return data_path("CONTEND_REPORTS_DIR", "reports") + "/" + name;
+}
+
+std::string report_python() {
+  if (const char* p = std::getenv("CONTEND_PYTHON")) {
+    return p;
+  }
+  return std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+}
 
 std::function<int()> add_report_command(CLI::App& sub) {
   auto o = std::make_shared<ReportOptions>();

@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "build_info.h"
+#include "compare_command.h"
 #include "data_dir.h"
 #if CONTEND_BUILT_CUDA
 #include "contend/pipeline_cuda/plugin.h"
@@ -32,7 +33,7 @@ struct RunOptions {
   std::string out;
   std::string resume;
   std::string compare;
-  std::string tolerance;  // default 5% of a speedup, 2% of a command experiment's throughput
+  VerdictArgs verdict;  // --tolerance, --compare-by, --reports: how --compare judges
   bool simulate = false;
   std::string calibration;  // --simulate: FILE or "host"
   bool no_report = false;
@@ -41,25 +42,6 @@ struct RunOptions {
   std::vector<std::string> ansible_vars;  // -e for the playbooks (hosts mode)
   std::vector<std::string> argv;
 };
-
-// "5%" or "0.05" -> 0.05. A bare 1 is refused: meant as 1% more often than as 100%.
-Result<double> parse_fraction(const std::string& text) {
-  char* end = nullptr;
-  double v = std::strtod(text.c_str(), &end);
-  const bool percent = end != nullptr && *end == '%' && end[1] == '\0';
-  if (percent) {
-    v /= 100;
-  } else if (text.empty() || end == nullptr || *end != '\0') {
-    return make_error(Errc::kInvalidArgument, "expected a percentage like \"5%\" or a fraction, got \"" + text + "\"");
-  }
-  if (!(v >= 0 && v <= 1)) {
-    return make_error(Errc::kInvalidArgument, "expected 0% to 100%, got \"" + text + "\"");
-  }
-  if (!percent && v == 1) {
-    return make_error(Errc::kInvalidArgument, "\"1\" would be 100%: write \"1%\" (or 0.01) for 1%, \"100%\" for 100%");
-  }
-  return v;
-}
 
 std::vector<std::string> own_argv() {
   std::vector<std::string> out;
@@ -83,6 +65,25 @@ int fail(const std::string& message) {
 }
 
 // What env.json records of this process and build (the runner adds the experiment and mode).
+// /proc/cpuinfo's first "model name" (empty where it has none): with the host and the CPU count,
+// the machine a history keeps its runs to.
+std::string cpu_model() {
+  auto text = read_file("/proc/cpuinfo");
+  const std::string key = "model name";
+  const std::size_t at = text ? text->find(key) : std::string::npos;
+  if (at == std::string::npos) {
+    return "";
+  }
+  const std::size_t colon = text->find(':', at);
+  const std::size_t end = text->find('\n', at);
+  if (colon == std::string::npos || colon > end) {
+    return "";
+  }
+  std::string model = text->substr(colon + 1, end - colon - 1);
+  model.erase(0, model.find_first_not_of(' '));
+  return model;
+}
+
 nlohmann::ordered_json env_json(const RunOptions& o) {
   nlohmann::ordered_json doc;
   doc["argv"] = o.argv;
@@ -96,6 +97,7 @@ nlohmann::ordered_json env_json(const RunOptions& o) {
     doc["host"] = u.nodename;
   }
   doc["cpus"] = ::sysconf(_SC_NPROCESSORS_ONLN);
+  doc["cpu_model"] = cpu_model();
 #if CONTEND_BUILT_CUDA
   if (auto plugin = pipeline_cuda::cuda_plugin()) {
     const auto gpu = (*plugin)->device_info();
@@ -217,33 +219,33 @@ Result<std::optional<runner::Calibration>> calibration_of(const RunOptions& o, c
   return std::optional<runner::Calibration>{std::move(*c)};
 }
 
-// --compare: exit 3 with a table when a speedup fell by more than the tolerance.
-int compare(const runner::Summary& now, const runner::Summary& reference, const RunOptions& o, double tolerance) {
-  const auto regressions = runner::compare(now, reference, tolerance);
-  if (regressions.empty()) {
-    std::printf("no regression against %s (tolerance %s)\n", o.compare.c_str(), o.tolerance.c_str());
-    return 0;
-  }
-  std::printf("\n%zu regression(s) against %s (tolerance %s):\n%s", regressions.size(), o.compare.c_str(),
-              o.tolerance.c_str(), runner::regression_table(regressions).c_str());
-  return 3;
-}
-
 // --compare's reference, read and checked against this run's experiment and mode; nothing
 // without --compare.
-Result<std::optional<runner::Summary>> reference_of(const RunOptions& o, const runner::Experiment& e) {
+struct Reference {
+  runner::Summary summary;
+  runner::VerdictOptions options;
+};
+Result<std::optional<Reference>> reference_of(const RunOptions& o, const runner::Experiment& e) {
+  if (auto tolerance = parse_fraction(o.verdict.tolerance); !tolerance) {
+    return with_context(tolerance.error(), "--tolerance");
+  }
   if (o.compare.empty()) {
-    return std::optional<runner::Summary>();
+    return std::optional<Reference>();
   }
   auto s = runner::read_summary(o.compare);
   if (!s) {
     return s.error();
   }
+  auto options = verdict_options(o.verdict, s->compare_throughput);
+  if (!options) {
+    return options.error();
+  }
   runner::Summary mine{e.name, e.baseline, o.simulate ? "simulated" : "real", {}, "", false};
-  if (auto ok = runner::check_comparable(mine, *s, o.compare); !ok) {
+  const bool throughput = options->quantity == runner::Quantity::kThroughput;
+  if (auto ok = runner::check_comparable(mine, *s, o.compare, throughput); !ok) {
     return with_context(ok.error(), "--compare");
   }
-  return std::optional<runner::Summary>(std::move(*s));
+  return std::optional<Reference>(Reference{std::move(*s), *options});
 }
 
 // The runner's options from the command line's, the calibration measured or read here.
@@ -301,13 +303,6 @@ int run(RunOptions& o) {
   if (!e) {
     return fail(e.error().message);
   }
-  if (o.tolerance.empty()) {
-    o.tolerance = e->job ? "2%" : "5%";
-  }
-  auto tolerance = parse_fraction(o.tolerance);
-  if (!tolerance) {
-    return fail("--tolerance: " + tolerance.error().message);
-  }
   auto reference = reference_of(o, *e);
   auto ro = reference ? runner_options(o, *e) : Result<runner::RunOptions>(reference.error());
   if (!ro) {
@@ -322,7 +317,10 @@ int run(RunOptions& o) {
   if (auto code = conclude(o, *outcome)) {
     return *code;
   }
-  return *reference ? compare(outcome->summary, **reference, o, *tolerance) : 0;
+  if (!*reference) {
+    return 0;
+  }
+  return report_verdicts(outcome->summary, (*reference)->summary, o.compare, (*reference)->options, o.verdict.reports);
 }
 
 }  // namespace
@@ -337,8 +335,8 @@ std::function<int()> add_run_command(CLI::App& sub) {
   r->add_option("--resume", o->resume, "Continue an interrupted run in this directory, skipping finished cells");
   r->add_flag("--simulate", o->simulate, "Run the matrix in the simulator (no root, any scale) instead of for real");
   r->add_option("--compare", o->compare,
-                "Reference summary.json: exit 3 when a speedup (a command experiment's throughput) fell by more "
-                "than --tolerance");
+                "Reference summary.json: a verdict per cell from both runs' repetitions, exit 3 on a significant "
+                "loss beyond --tolerance (docs/regression.md)");
   r->add_option("--hosts", o->hosts,
                 "Run on cluster hosts: an Ansible inventory whose `nodes` group lists them in pipeline order "
                 "(ansible/README.md)")
@@ -349,9 +347,11 @@ std::function<int()> add_run_command(CLI::App& sub) {
                 "them here over loopback first (default: none, the ideal pipeline)")
       ->needs(r->get_option("--simulate"));
   r->add_flag("--no-report", o->no_report, "Do not draw the figures at the end (contend report DIR does)");
-  r->add_option("--tolerance", o->tolerance,
-                "Allowed fall for --compare (percent or fraction; default 5% of a speedup, 2% of a command "
-                "experiment's throughput, which must also fall beyond the runs' 95% intervals)");
+  add_tolerance_option(r, o->verdict);
+  add_by_option(r, o->verdict, "--compare-by")->needs(r->get_option("--compare"));
+  add_reports_option(r, o->verdict);
+  r->get_option("--reports")->needs(r->get_option("--compare"));
+
   r->add_flag("--keep-awake", o->keep_awake,
               "Keep this machine's CPUs from idling while the cells run (a thread per CPU at the lowest "
               "priority): on a VM an idle CPU halts and every wake-up waits for the hypervisor (steal)");

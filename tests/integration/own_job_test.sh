@@ -77,7 +77,7 @@ fi
 # --compare: a job whose steps sleep 100 ms, its reference, a rerun (noise) and a 3% slower one.
 sleepy() {  # sleepy FILE SECONDS
   cat >"$1" <<JSON
-{"schema": "contend.experiment/1", "name": "sleepy", "scenarios": ["$tmp/step.json"], "repetitions": 3,
+{"schema": "contend.experiment/1", "name": "sleepy", "scenarios": ["$tmp/step.json"], "repetitions": 5,
  "workload": {"command": ["/usr/bin/python3", "-c",
    "import json, time\nfor i in range(12):\n  t = time.monotonic(); time.sleep($2)\n  print(json.dumps(dict(schema='contend.step/1', samples=8, seconds=time.monotonic() - t)), flush=True)"]}}
 JSON
@@ -93,7 +93,7 @@ slow=$?
 set -e
 [ "$same" -eq 0 ] || fail "a rerun of the same job was called a regression (exit $same): $(tail -6 "$tmp/same.out")"
 [ "$slow" -eq 3 ] || fail "a 3% slower job exited $slow, not 3: $(tail -6 "$tmp/slow.out")"
-grep -q "throughput lower by" "$tmp/slow.out" || fail "the regression table does not say what fell: $(tail -6 "$tmp/slow.out")"
-echo "ok: --compare: a rerun exits 0, a 3% loss exits 3: $(grep 'throughput lower by' "$tmp/slow.out")"
+grep -q "slower by" "$tmp/slow.out" || fail "the verdict does not say what fell: $(tail -6 "$tmp/slow.out")"
+echo "ok: --compare: a rerun exits 0, a 3% loss exits 3: $(grep 'slower by' "$tmp/slow.out")"
 [ "$(runner_namespaces)" = "$before" ] || fail "namespaces left: $(runner_namespaces)"
 [ "$(ls -d /etc/netns/contend-* 2>/dev/null || true)" = "$hosts_before" ] || fail "hosts files left: $(ls -d /etc/netns/contend-*)"

@@ -1,10 +1,9 @@
 // Every file parser against thousands of mutated copies of the files contend ships or reads
-// (scenarios and their traces, experiments, a flow job, schedule CSVs, a results folder's summary,
-// cells and iteration logs, a calibration, the fidelity suite's measurements, /proc/stat): each copy
-// must parse or be refused with an error, never crash, hang or allocate without bound. Run it under
-// the asan preset too (ASan and UBSan see what a plain build would not). Deterministic: the seed is
-// fixed, and a failure names the file and the mutation's index, so `--seed` is not needed to
-// reproduce it.
+// (scenarios and their traces, experiments, a flow job, schedule CSVs, a results folder's summary, env.json and a list
+// of runs, cells and iteration logs, a calibration, the fidelity suite's measurements, /proc/stat): each copy must
+// parse or be refused with an error, never crash, hang or allocate without bound. Run it under the asan preset too
+// (ASan and UBSan see what a plain build would not). Deterministic: the seed is fixed, and a failure names the file and
+// the mutation's index, so `--seed` is not needed to reproduce it.
 #define CATCH_CONFIG_MAIN
 #include <catch2/catch.hpp>
 
@@ -28,6 +27,7 @@
 #include "contend/emulator/scenario/scenario.h"
 #include "contend/runner/experiment/experiment.h"
 #include "contend/runner/real/launcher.h"
+#include "contend/runner/regression/history.h"
 #include "contend/runner/results/summary.h"
 #include "contend/runner/simulated/calibration.h"
 #include "contend/runner/simulated/fidelity.h"
@@ -367,6 +367,34 @@ TEST_CASE("a results folder's files, mutated, are read or refused", "[mutation]"
     }
     break;  // one cell's logs: they all have the same shape
   }
+}
+
+TEST_CASE("a history's files, mutated, are read or refused, and a summary that reads is judged", "[mutation]") {
+  const std::string recorded = kSource + "/tests/data/recorded-run";
+  Scratch scratch;
+  const std::string summary = text_of(recorded + "/summary.json");
+  scratch.write("run/summary.json", summary);
+  survive("env.json", text_of(recorded + "/env.json"), [&](const std::string& text) {
+    scratch.write("run/env.json", text);
+    return runner::read_run(scratch.dir + "/run").ok();
+  });
+  scratch.write("run/env.json", text_of(recorded + "/env.json"));
+  survive("a list of runs", "# the runs\nrun\n./run  # again\n",
+          [&](const std::string& text) { return runner::read_runs({scratch.write("list.txt", text)}).ok(); });
+  const auto reference = runner::read_summary(recorded + "/summary.json");
+  REQUIRE(reference.ok());
+  survive("summary.json, judged", summary, [&](const std::string& text) {
+    auto now = runner::read_summary(scratch.write("summary.json", text));
+    if (!now) {
+      return false;
+    }
+    for (auto q : {runner::Quantity::kThroughput, runner::Quantity::kSpeedup}) {
+      runner::VerdictOptions o;
+      o.quantity = q;
+      (void)runner::verdict_table(runner::verdicts(*now, *reference, o), now->unit);
+    }
+    return true;
+  });
 }
 
 TEST_CASE("a calibration, mutated, is read or refused", "[mutation]") {

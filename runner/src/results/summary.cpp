@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <sstream>
 
 #include "contend/common/json.h"
 #include "contend/common/json_reader.h"
@@ -167,6 +166,21 @@ std::string summary_table(const Summary& s) {
 namespace {
 
 // One entry of a summary's "cells": what a comparison needs of it.
+// The repetitions' throughputs (what a verdict tests), each a finite number, not negative.
+Result<std::vector<double>> read_samples(const JsonReader& t) {
+  if (!t.has("samples") || !t.at("samples").json().is_array()) {
+    return t.error("expected an array \"samples\" (one throughput per repetition)");
+  }
+  std::vector<double> out;
+  for (const auto& v : t.at("samples").json()) {
+    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0) {
+      return t.at("samples").error("expected throughputs (numbers, 0 or more), got " + v.dump());
+    }
+    out.push_back(v.get<double>());
+  }
+  return out;
+}
+
 Result<CellSummary> read_cell(const JsonReader& c) {
   auto scenario = c.string("scenario");
   auto schedule = c.string("schedule");
@@ -190,6 +204,11 @@ Result<CellSummary> read_cell(const JsonReader& c) {
   cell.stats.ci95 = ci95->value_or(0);
   cell.stats.n =
       c.has("repetitions") && c.json()["repetitions"].is_number_integer() ? c.json()["repetitions"].get<int>() : 1;
+  auto samples = read_samples(c.at("throughput"));
+  if (!samples) {
+    return samples.error();
+  }
+  cell.throughput = std::move(*samples);
   return cell;
 }
 
@@ -235,7 +254,8 @@ Result<Summary> read_summary(const std::string& path) {
   return s;
 }
 
-Result<void> check_comparable(const Summary& now, const Summary& reference, const std::string& reference_path) {
+Result<void> check_comparable(const Summary& now, const Summary& reference, const std::string& reference_path,
+                              bool throughput) {
   if (now.mode != reference.mode) {
     return make_error(Errc::kInvalidArgument, reference_path + " is a " + reference.mode + " run; this one is " +
                                                   now.mode + ": compare real runs with real, simulated with simulated");
@@ -248,53 +268,15 @@ Result<void> check_comparable(const Summary& now, const Summary& reference, cons
     return make_error(Errc::kInvalidArgument, reference_path + " has no cells: there is nothing to compare with");
   }
   for (const CellSummary& ref : reference.cells) {
-    const double was = reference.compare_throughput ? ref.stats.median : ref.speedup;
+    const double was = throughput ? ref.stats.median : ref.speedup;
     if (!(was > 0) || !std::isfinite(was)) {
       return make_error(Errc::kInvalidArgument,
                         reference_path + ": cell " + ref.scenario + " / " + ref.schedule + " has " +
-                            (reference.compare_throughput ? "a throughput" : "a speedup") + " of " + fmt("%g", was) +
+                            (throughput ? "a throughput" : "a speedup") + " of " + fmt("%g", was) +
                             ": a reference must be positive (a cell that never ran, or an edited file?)");
     }
   }
   return {};
-}
-
-std::vector<Regression> compare(const Summary& now, const Summary& reference, double tolerance) {
-  std::vector<Regression> out;
-  for (const CellSummary& ref : reference.cells) {
-    const CellSummary* cur = nullptr;
-    for (const CellSummary& c : now.cells) {
-      if (c.scenario == ref.scenario && c.schedule == ref.schedule) {
-        cur = &c;
-      }
-    }
-    const bool by_throughput = reference.compare_throughput;
-    const double was = by_throughput ? ref.stats.median : ref.speedup;
-    if (cur == nullptr || cur->stats.n == 0) {
-      out.push_back({ref.scenario, ref.schedule, was, 0, "missing"});
-      continue;
-    }
-    const double is = by_throughput ? cur->stats.median : cur->speedup;
-    const bool beyond_noise = !by_throughput || was - is > std::hypot(ref.stats.ci95, cur->stats.ci95);
-    if (was > 0 && is < was * (1 - tolerance) && beyond_noise) {
-      out.push_back({ref.scenario, ref.schedule, was, is,
-                     (by_throughput ? "throughput lower by " : "slower by ") + fmt("%.1f%%", 100 * (1 - is / was))});
-    }
-  }
-  return out;
-}
-
-std::string regression_table(const std::vector<Regression>& regressions) {
-  std::ostringstream out;
-  char line[256];
-  std::snprintf(line, sizeof line, "%-16s %-22s %10s %10s  %s\n", "scenario", "schedule", "reference", "now", "what");
-  out << line;
-  for (const Regression& r : regressions) {
-    std::snprintf(line, sizeof line, "%-16s %-22s %10.3f %10.3f  %s\n", r.scenario.c_str(), r.schedule.c_str(),
-                  r.reference, r.now, r.what.c_str());
-    out << line;
-  }
-  return out.str();
 }
 
 }  // namespace contend::runner

@@ -2,7 +2,7 @@
 // Aggregating repetitions into contend.summary/1 (docs/experiment-format.md, docs/metrics.md): per scenario
 // and schedule the throughput's median, mean, stdev and 95% confidence interval, and the speedup
 // over the baseline schedule with its interval; JSON, CSV and a console table from the same
-// values; and comparing two summaries by their speedups (the CI regression mode). Pure.
+// values; and whether two summaries compare (the verdict: regression/verdict.h). Pure.
 
 #include <map>
 #include <nlohmann/json.hpp>
@@ -40,8 +40,8 @@ struct Summary {
   std::string mode;  // "real" or "simulated"
   std::vector<CellSummary> cells;
   std::string unit = "samples/s";  // of every throughput: a user's job's output says its own
-  // What --compare compares: each cell's speedup over the baseline (contend's pipeline: machines
-  // differ, ratios do not), or its throughput (a user's job, checked against its own earlier runs).
+  // What --compare compares by default: each cell's speedup over the baseline (contend's pipeline:
+  // machines differ, ratios less), or its throughput (a user's job, checked against its own runs).
   bool compare_throughput = false;
 };
 
@@ -61,23 +61,11 @@ std::string summary_table(const Summary& s);
 // Reads a summary.json (kParse naming the file and field when it is not contend.summary/1).
 Result<Summary> read_summary(const std::string& path);
 
-struct Regression {
-  std::string scenario;
-  std::string schedule;
-  double reference = 0;  // the speedup (or throughput) in the reference summary
-  double now = 0;        // now; 0 when the cell is missing
-  std::string what;      // "slower by 7.2%" or "missing"
-};
 // kInvalidArgument when `reference` is of another experiment or mode (simulated against real):
-// their speedups do not compare; or when it has no cells, or a cell whose value compared (its
-// speedup, or its throughput) is not a positive number: nothing would be compared.
-Result<void> check_comparable(const Summary& now, const Summary& reference, const std::string& reference_path);
-// Cells whose speedup fell by more than `tolerance` (0.05: 5%) against `reference`, and cells of
-// the reference missing now. Ratios are compared, not absolute times: machines differ. A summary
-// that compares throughput (compare_throughput) flags a cell whose median throughput fell by more
-// than `tolerance` and by more than the two runs' 95% intervals together (the root of the sum of
-// their squares): a fall within the repetitions' noise is not a regression.
-std::vector<Regression> compare(const Summary& now, const Summary& reference, double tolerance);
-std::string regression_table(const std::vector<Regression>& regressions);
+// their values do not compare; or when it has no cells, or a cell whose value compared (its
+// speedup, or with `throughput` its throughput) is not a positive number: nothing would be
+// compared. The verdict itself: regression/verdict.h.
+Result<void> check_comparable(const Summary& now, const Summary& reference, const std::string& reference_path,
+                              bool throughput);
 
 }  // namespace contend::runner

@@ -1,0 +1,67 @@
+#pragma once
+// A regression verdict from the repetitions (docs/regression.md): per cell, the ratio of this
+// run's values to the reference's (the Hodges-Lehmann estimate: the median of every ratio
+// between a value now and one before), its distribution-free interval, and the two-sided
+// Mann-Whitney U test of the two samples. Mann-Whitney, not a t-test: repetitions on a shared
+// machine are skewed by the odd slow one (steal, a neighbour), and ranks are not moved by it.
+// The tolerance is the smallest change that matters: a cell fails when it is significantly
+// slower and the estimated loss is beyond the tolerance. Pure.
+
+#include <string>
+#include <vector>
+
+#include "contend/runner/results/summary.h"
+
+namespace contend::runner {
+
+struct Shift {
+  double ratio = 1;  // Hodges-Lehmann: the median of now_j / reference_i over every pair
+  double low = 0;    // the interval of the ratio, at `confidence`
+  double high = 0;
+  double confidence = 0;  // what the sizes allow nearest 95% from above; 0 when they allow none
+  double p = 1;           // two-sided Mann-Whitney p-value (exact below 50 values per side)
+  // Both sides without spread (a simulated run repeats itself exactly): no noise to test
+  // against, the ratio is the change (p 0, or 1 when equal), its interval the ratio itself.
+  bool exact = false;
+};
+// Two-sided p-value of the Mann-Whitney U test (mid-ranks for ties) and the ratio's estimate and
+// interval. Requires positive values on both sides.
+double mann_whitney_p(const std::vector<double>& reference, const std::vector<double>& now);
+Shift shift_of(const std::vector<double>& reference, const std::vector<double>& now, double alpha = 0.05);
+// The smallest two-sided p-value samples of these sizes can give: 2 / C(n + m, n).
+double smallest_p(int n, int m);
+
+enum class Change { kFaster, kSlower, kSame, kUnresolved, kMissing };
+const char* change_name(Change c);  // "faster", "slower", "no change", "unresolved", "missing"
+
+// What is compared: the throughput (one machine's runs against each other: a history, a
+// reference of the same machine) or the speedup over the experiment's baseline schedule,
+// repetition by repetition (machines differ, their ratios less).
+enum class Quantity { kThroughput, kSpeedup };
+const char* quantity_name(Quantity q);  // "throughput", "speedup"
+// The cell's values of `q`, one per repetition: its throughput samples, or each over the
+// baseline's sample of the same repetition (over the baseline's median where the counts differ).
+std::vector<double> values_of(const Summary& s, const CellSummary& cell, Quantity q);
+
+struct Verdict {
+  std::string scenario;
+  std::string schedule;
+  std::vector<double> reference;
+  std::vector<double> now;
+  Shift shift;
+  Change change = Change::kSame;
+  bool fails = false;  // significantly slower by more than the tolerance; or missing
+  std::string why;     // one line: the reason for the verdict, with the numbers
+};
+struct VerdictOptions {
+  double tolerance = 0.02;
+  double alpha = 0.05;
+  Quantity quantity = Quantity::kThroughput;
+};
+// One verdict per cell of `reference`, in its order (kMissing for a cell absent now). Both
+// summaries must be comparable (check_comparable).
+std::vector<Verdict> verdicts(const Summary& now, const Summary& reference, const VerdictOptions& o);
+// The console table: cell, reference and now (medians), ratio [interval], p, n, verdict.
+std::string verdict_table(const std::vector<Verdict>& v, const std::string& unit);
+
+}  // namespace contend::runner

@@ -1,0 +1,289 @@
+#include "contend/runner/regression/verdict.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace contend::runner {
+namespace {
+
+constexpr int kExactMax = 50;  // values per side up to which U's distribution is counted exactly
+
+// U's distribution for samples of n and m values with no ties: P(U <= u) for u = 0..n*m, where
+// U counts the pairs in which the m-side value is the larger. Counted by the last (largest)
+// value: an m-side value there is larger than all n, an n-side value than none.
+std::vector<double> u_cdf(int n, int m) {
+  const int top = n * m;
+  std::vector<std::vector<double>> prev(m + 1, std::vector<double>(top + 1, 0.0));
+  std::vector<std::vector<double>> cur = prev;
+  for (int i = 0; i <= n; ++i) {
+    for (int j = 0; j <= m; ++j) {
+      std::fill(cur[j].begin(), cur[j].end(), 0.0);
+      if (i == 0 || j == 0) {
+        cur[j][0] = 1;
+        continue;
+      }
+      for (int u = 0; u <= i * j; ++u) {
+        cur[j][u] = prev[j][u] + (u >= i ? cur[j - 1][u - i] : 0.0);
+      }
+    }
+    std::swap(prev, cur);
+  }
+  std::vector<double> cdf(top + 1);
+  double total = 0;
+  for (int u = 0; u <= top; ++u) {
+    total += prev[m][u];
+    cdf[u] = total;
+  }
+  for (double& c : cdf) {
+    c /= total;
+  }
+  return cdf;
+}
+
+double normal_cdf(double z) {
+  return 0.5 * std::erfc(-z / std::sqrt(2.0));
+}
+
+// P(U <= u) for either size: exact when both sides are small, else the normal approximation
+// with the continuity correction.
+struct UDistribution {
+  int n, m;
+  std::vector<double> cdf;  // empty: normal
+  UDistribution(int n_, int m_) : n(n_), m(m_) {
+    if (n <= kExactMax && m <= kExactMax) {
+      cdf = u_cdf(n, m);
+    }
+  }
+  double at_most(double u) const {
+    if (u < 0) {
+      return 0;
+    }
+    if (!cdf.empty()) {
+      return cdf[std::min<std::size_t>(static_cast<std::size_t>(std::floor(u)), cdf.size() - 1)];
+    }
+    const double mean = n * m / 2.0;
+    const double sd = std::sqrt(n * m * (n + m + 1) / 12.0);
+    return normal_cdf((std::floor(u) + 0.5 - mean) / sd);
+  }
+};
+
+// U of `now` against `reference`: pairs in which now's value is larger, ties counting a half.
+double u_statistic(const std::vector<double>& reference, const std::vector<double>& now) {
+  double u = 0;
+  for (double x : reference) {
+    for (double y : now) {
+      u += y > x ? 1.0 : y == x ? 0.5 : 0.0;
+    }
+  }
+  return u;
+}
+
+std::string pct(double fraction) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", 100 * fraction);
+  return buf;
+}
+
+const CellSummary* find_cell(const Summary& s, const std::string& scenario, const std::string& schedule) {
+  for (const CellSummary& c : s.cells) {
+    if (c.scenario == scenario && c.schedule == schedule) {
+      return &c;
+    }
+  }
+  return nullptr;
+}
+
+// The verdict of two samples' shift: significance, then whether the tolerance is resolved.
+void judge(Verdict& v, const VerdictOptions& o) {
+  const Shift& s = v.shift;
+  const int n = static_cast<int>(v.reference.size());
+  const int m = static_cast<int>(v.now.size());
+  if (!s.exact && smallest_p(n, m) >= o.alpha) {
+    v.change = Change::kUnresolved;
+    v.why = std::to_string(n) + " and " + std::to_string(m) + " repetitions can never give p < " +
+            std::to_string(o.alpha).substr(0, 4) +
+            ": run at least 4 of each (5 of each to resolve a tolerance through the noise)";
+    return;
+  }
+  const double loss_bound = 1 - s.low;  // the largest loss the interval allows
+  if (s.p < o.alpha) {
+    v.change = s.ratio < 1 ? Change::kSlower : Change::kFaster;
+    const std::string by = (s.ratio < 1 ? "slower by " : "faster by ") + pct(std::abs(1 - s.ratio));
+    if (v.change == Change::kSlower) {
+      v.fails = 1 - s.ratio > o.tolerance;
+      v.why = by + " (up to " + pct(loss_bound) + "), " + (v.fails ? "beyond" : "within") + " the " + pct(o.tolerance) +
+              " tolerance";
+    } else {
+      v.why = by;
+    }
+    return;
+  }
+  if (loss_bound > o.tolerance) {
+    v.change = Change::kUnresolved;
+    v.why = "no significant change, but the noise allows a loss of up to " + pct(loss_bound) + ", beyond the " +
+            pct(o.tolerance) + " tolerance: more repetitions";
+    return;
+  }
+  v.change = Change::kSame;
+  v.why = "no significant change (p " + std::to_string(s.p).substr(0, 5) + ")";
+}
+
+}  // namespace
+
+double smallest_p(int n, int m) {
+  if (n < 1 || m < 1) {
+    return 1;
+  }
+  double ways = 1;  // C(n + m, n)
+  for (int i = 1; i <= n; ++i) {
+    ways = ways * (m + i) / i;
+  }
+  return std::min(1.0, 2 / ways);
+}
+
+double mann_whitney_p(const std::vector<double>& reference, const std::vector<double>& now) {
+  const int n = static_cast<int>(reference.size());
+  const int m = static_cast<int>(now.size());
+  if (n == 0 || m == 0) {
+    return 1;
+  }
+  const UDistribution d(n, m);
+  const double u = u_statistic(reference, now);
+  const double lower = d.at_most(u);
+  const double upper = 1 - d.at_most(std::ceil(u) - 1);
+  return std::min(1.0, 2 * std::min(lower, upper));
+}
+
+Shift shift_of(const std::vector<double>& reference, const std::vector<double>& now, double alpha) {
+  Shift s;
+  std::vector<double> ratios;
+  for (double x : reference) {
+    for (double y : now) {
+      if (x > 0) {
+        ratios.push_back(y / x);
+      }
+    }
+  }
+  if (ratios.empty()) {
+    return s;
+  }
+  std::sort(ratios.begin(), ratios.end());
+  const auto spread = [](const std::vector<double>& v) {
+    return *std::max_element(v.begin(), v.end()) - *std::min_element(v.begin(), v.end());
+  };
+  if (spread(reference) == 0 && spread(now) == 0) {
+    s.exact = true;
+    s.ratio = s.low = s.high = ratios.front();
+    s.confidence = 1;
+    s.p = s.ratio == 1 ? 1 : 0;
+    return s;
+  }
+  const std::size_t k = ratios.size();
+  s.ratio = k % 2 == 1 ? ratios[k / 2] : std::sqrt(ratios[k / 2 - 1] * ratios[k / 2]);
+  s.p = mann_whitney_p(reference, now);
+  s.low = ratios.front();
+  s.high = ratios.back();
+  // The interval [d(c+1), d(k-c)] of the sorted ratios covers with 1 - 2 P(U <= c): the largest
+  // c with P(U <= c) <= alpha / 2 (Bauer 1972), so that it is the test's own interval.
+  const UDistribution d(static_cast<int>(reference.size()), static_cast<int>(now.size()));
+  int c = -1;
+  while (c + 1 < static_cast<int>(k / 2) && d.at_most(c + 1) <= alpha / 2) {
+    ++c;
+  }
+  if (c >= 0) {
+    s.low = ratios[static_cast<std::size_t>(c)];
+    s.high = ratios[k - 1 - static_cast<std::size_t>(c)];
+    s.confidence = 1 - 2 * d.at_most(c);
+  }
+  return s;
+}
+
+const char* change_name(Change c) {
+  switch (c) {
+    case Change::kFaster:
+      return "faster";
+    case Change::kSlower:
+      return "slower";
+    case Change::kSame:
+      return "no change";
+    case Change::kUnresolved:
+      return "unresolved";
+    case Change::kMissing:
+      return "missing";
+  }
+  return "?";
+}
+
+const char* quantity_name(Quantity q) {
+  return q == Quantity::kThroughput ? "throughput" : "speedup";
+}
+
+std::vector<double> values_of(const Summary& s, const CellSummary& cell, Quantity q) {
+  if (q == Quantity::kThroughput) {
+    return cell.throughput;
+  }
+  const CellSummary* base = find_cell(s, cell.scenario, s.baseline);
+  std::vector<double> out;
+  if (base == nullptr || base->throughput.empty()) {
+    return out;
+  }
+  const bool paired = base->throughput.size() == cell.throughput.size();
+  for (std::size_t i = 0; i < cell.throughput.size(); ++i) {
+    const double b = paired ? base->throughput[i] : base->stats.median;
+    if (b > 0) {
+      out.push_back(cell.throughput[i] / b);
+    }
+  }
+  return out;
+}
+
+std::vector<Verdict> verdicts(const Summary& now, const Summary& reference, const VerdictOptions& o) {
+  std::vector<Verdict> out;
+  for (const CellSummary& ref : reference.cells) {
+    Verdict v;
+    v.scenario = ref.scenario;
+    v.schedule = ref.schedule;
+    v.reference = values_of(reference, ref, o.quantity);
+    const CellSummary* cur = find_cell(now, ref.scenario, ref.schedule);
+    if (cur != nullptr) {
+      v.now = values_of(now, *cur, o.quantity);
+    }
+    if (v.now.empty() || v.reference.empty()) {
+      v.change = Change::kMissing;
+      v.fails = true;
+      v.why = v.now.empty() ? "missing from this run" : "no values in the reference";
+    } else {
+      v.shift = shift_of(v.reference, v.now, o.alpha);
+      judge(v, o);
+    }
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+std::string verdict_table(const std::vector<Verdict>& verdicts, const std::string& unit) {
+  std::ostringstream out;
+  char line[512];
+  std::snprintf(line, sizeof line, "%-14s %-20s %11s %11s %7s %17s %7s %5s  %s\n", "scenario", "schedule", "reference",
+                "now", "ratio", "interval", "p", "n", "verdict");
+  out << line;
+  for (const Verdict& v : verdicts) {
+    const Stats r = stats_of(v.reference);
+    const Stats n = stats_of(v.now);
+    char interval[48] = "-";
+    if (v.shift.confidence > 0) {
+      std::snprintf(interval, sizeof interval, "[%.3f, %.3f]", v.shift.low, v.shift.high);
+    }
+    std::snprintf(line, sizeof line, "%-14s %-20s %11.4g %11.4g %7.3f %17s %7.3f %2d+%-2d  %s: %s\n",
+                  v.scenario.c_str(), v.schedule.c_str(), r.median, n.median, v.shift.ratio, interval, v.shift.p, r.n,
+                  n.n, change_name(v.change), v.why.c_str());
+    out << line;
+  }
+  out << "(medians of the repetitions in " << unit << "; ratio: now over reference, Hodges-Lehmann, with its "
+      << "interval; p: Mann-Whitney U, two-sided)\n";
+  return out.str();
+}
+
+}  // namespace contend::runner

@@ -1,0 +1,118 @@
+#include "contend/runner/regression/verdict.h"
+
+#include <catch2/catch.hpp>
+#include <random>
+
+using namespace contend::runner;
+
+namespace {
+
+// n repetitions around `level` with a relative noise of `noise` (normal), seeded.
+std::vector<double> noisy(double level, double noise, int n, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> d(0, noise);
+  std::vector<double> out;
+  for (int i = 0; i < n; ++i) {
+    out.push_back(level * (1 + d(rng)));
+  }
+  return out;
+}
+
+Summary one_cell(const std::vector<double>& samples, const std::vector<double>& baseline = {}) {
+  std::map<std::pair<std::string, std::string>, std::vector<double>> t{{{"s", "kfkb"}, samples}};
+  std::vector<std::pair<std::string, std::string>> order{{"s", "kfkb"}};
+  if (!baseline.empty()) {
+    t[{"s", "1f1b"}] = baseline;
+    order.insert(order.begin(), {"s", "1f1b"});
+  }
+  return summarize("e", "1f1b", "real", order, t);
+}
+
+}  // namespace
+
+TEST_CASE("Mann-Whitney: exact p-values of small samples, the normal approximation of large ones", "[regression]") {
+  // Every value now above every value before: U at its extreme, p = 2 / C(10, 5).
+  CHECK(mann_whitney_p({1, 2, 3, 4, 5}, {6, 7, 8, 9, 10}) == Approx(2.0 / 252));
+  CHECK(mann_whitney_p({6, 7, 8, 9, 10}, {1, 2, 3, 4, 5}) == Approx(2.0 / 252));
+  CHECK(smallest_p(5, 5) == Approx(2.0 / 252));
+  CHECK(smallest_p(3, 3) == Approx(0.1));  // three repetitions a side can never reach 5%
+  CHECK(smallest_p(4, 4) == Approx(2.0 / 70));
+  // Interleaved: nothing to see.
+  CHECK(mann_whitney_p({1, 3, 5, 7}, {2, 4, 6, 8}) > 0.5);
+  CHECK(mann_whitney_p({1, 2, 3}, {1, 2, 3}) == Approx(1));
+  // 60 a side (the normal approximation): a clear shift, and none.
+  CHECK(mann_whitney_p(noisy(100, 0.01, 60, 1), noisy(97, 0.01, 60, 2)) < 1e-6);
+  CHECK(mann_whitney_p(noisy(100, 0.01, 60, 3), noisy(100, 0.01, 60, 4)) > 0.01);
+}
+
+TEST_CASE("the ratio's estimate and interval cover a known shift", "[regression]") {
+  const auto before = noisy(100, 0.005, 8, 5);
+  const auto after = noisy(97, 0.005, 8, 6);
+  const Shift s = shift_of(before, after);
+  CHECK(s.ratio == Approx(0.97).epsilon(0.005));
+  CHECK(s.low < 0.97);
+  CHECK(s.high > 0.97);
+  CHECK(s.high < 1);
+  CHECK(s.confidence >= 0.95);
+  CHECK(s.p < 0.01);
+  // Repetitions that repeat themselves exactly (a simulated run): the difference is the change.
+  const Shift exact = shift_of({50, 50, 50}, {45, 45, 45});
+  CHECK(exact.exact);
+  CHECK(exact.ratio == Approx(0.9));
+  CHECK(exact.p == 0);
+  CHECK(shift_of({50, 50}, {50, 50}).p == 1);
+}
+
+TEST_CASE("verdicts: a loss beyond the tolerance fails, a small significant one and noise pass", "[regression]") {
+  const Summary ref = one_cell(noisy(100, 0.005, 5, 7));
+  VerdictOptions o;
+  o.tolerance = 0.02;
+  auto loss = verdicts(one_cell(noisy(96.5, 0.005, 5, 8)), ref, o);
+  REQUIRE(loss.size() == 1);
+  CHECK(loss[0].change == Change::kSlower);
+  CHECK(loss[0].fails);
+  CHECK_THAT(loss[0].why, Catch::Contains("slower by 3.") && Catch::Contains("beyond the 2.0% tolerance"));
+  auto small = verdicts(one_cell(noisy(99.3, 0.001, 5, 9)), one_cell(noisy(100, 0.001, 5, 10)), o);
+  CHECK(small[0].change == Change::kSlower);
+  CHECK_FALSE(small[0].fails);
+  CHECK_THAT(small[0].why, Catch::Contains("within the 2.0% tolerance"));
+  auto same = verdicts(one_cell(noisy(100, 0.002, 5, 11)), ref, o);
+  CHECK_FALSE(same[0].fails);
+  CHECK(same[0].change != Change::kSlower);
+  auto faster = verdicts(one_cell(noisy(110, 0.005, 5, 12)), ref, o);
+  CHECK(faster[0].change == Change::kFaster);
+  CHECK_FALSE(faster[0].fails);
+  CHECK_THAT(verdict_table(loss, "samples/s"), Catch::Contains("slower") && Catch::Contains("5+5"));
+}
+
+TEST_CASE("verdicts say when the repetitions cannot resolve the tolerance, and fail a missing cell", "[regression]") {
+  VerdictOptions o;
+  auto three = verdicts(one_cell({90, 91, 92}), one_cell({100, 101, 102}), o);
+  CHECK(three[0].change == Change::kUnresolved);
+  CHECK_FALSE(three[0].fails);
+  CHECK_THAT(three[0].why, Catch::Contains("at least 4"));
+  // Noisy enough that a 2% loss hides in it: unresolved, not "no change".
+  auto wide = verdicts(one_cell(noisy(100, 0.05, 5, 13)), one_cell(noisy(100, 0.05, 5, 14)), o);
+  CHECK(wide[0].change == Change::kUnresolved);
+  CHECK_THAT(wide[0].why, Catch::Contains("more repetitions"));
+  Summary none = one_cell({});
+  none.cells.clear();
+  auto missing = verdicts(none, one_cell({100, 101, 102, 103}), o);
+  CHECK(missing[0].change == Change::kMissing);
+  CHECK(missing[0].fails);
+}
+
+TEST_CASE("speedups are compared repetition by repetition, so a machine's drift cancels", "[regression]") {
+  // The whole machine 10% slower now, each repetition's baseline with it: the speedup held.
+  const Summary ref = one_cell({120, 121, 119, 120, 122}, {100, 101, 99, 100, 102});
+  const Summary now = one_cell({108, 108.9, 107.1, 108, 109.8}, {90, 90.9, 89.1, 90, 91.8});
+  VerdictOptions o;
+  o.quantity = Quantity::kSpeedup;
+  const auto v = verdicts(now, ref, o);
+  REQUIRE(v.size() == 2);
+  CHECK_FALSE(v[1].fails);
+  CHECK(v[1].shift.ratio == Approx(1));
+  CHECK(values_of(now, now.cells[1], Quantity::kSpeedup)[0] == Approx(1.2));
+  o.quantity = Quantity::kThroughput;
+  CHECK(verdicts(now, ref, o)[1].fails);  // by throughput, the machine's loss is a loss
+}
