@@ -1,5 +1,8 @@
 #include "contend/common/cpu_times.h"
 
+#include <sys/resource.h>
+
+#include <algorithm>
 #include <charconv>
 
 #include "contend/common/fd.h"
@@ -33,6 +36,9 @@ Result<CpuTimes> parse_cpu_times(std::string_view proc_stat) {
     if (field == kFields - 1) {
       out.steal = ticks;
     }
+    if (field < 3) {  // user nice system
+      out.busy += ticks;
+    }
     at = static_cast<std::size_t>(end - line.data());
   }
   return out;
@@ -55,6 +61,28 @@ double steal_share(const CpuTimes& before, const CpuTimes& after) {
     return 0;
   }
   return static_cast<double>(after.steal - before.steal) / static_cast<double>(after.total - before.total);
+}
+
+double own_cpu_seconds() {
+  double s = 0;
+  for (int who : {RUSAGE_SELF, RUSAGE_CHILDREN}) {
+    rusage u{};
+    if (::getrusage(who, &u) == 0) {
+      for (const timeval& t : {u.ru_utime, u.ru_stime}) {
+        s += static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6;
+      }
+    }
+  }
+  return s;
+}
+
+double others_share(const CpuTimes& before, const CpuTimes& after, double own_s, double ticks_per_s) {
+  if (after.total <= before.total || after.busy < before.busy || !(ticks_per_s > 0)) {
+    return 0;
+  }
+  const double busy_s = static_cast<double>(after.busy - before.busy) / ticks_per_s;
+  const double total_s = static_cast<double>(after.total - before.total) / ticks_per_s;
+  return std::clamp((busy_s - own_s) / total_s, 0.0, 1.0);
 }
 
 }  // namespace contend

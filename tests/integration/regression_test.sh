@@ -16,3 +16,6 @@ cat "$tmp/out.txt"
 [ $rc -eq 0 ] || fail "regression check exited $rc: $(cat "$tmp/out.txt" "$tmp/err.txt" | tail -20)"
 [ "$(runner_namespaces)" = "$before" ] || fail "namespaces left: $(runner_namespaces)"
 grep -q 'tests="6" failures="0"' "$tmp/reports/junit.xml" || fail "junit.xml: $(head -3 "$tmp/reports/junit.xml")"
+# Every cell records what the hypervisor and what other processes took of the CPU meanwhile.
+[ "$(grep -c '"steal":.*"others_cpu":' "$tmp/res/cells.jsonl")" -eq "$(wc -l <"$tmp/res/cells.jsonl")" ] ||
+  fail "a cell without steal and others_cpu: $(head -2 "$tmp/res/cells.jsonl")"

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <random>
 
+#include "contend/runner/results/summary.h"
+
 namespace contend::runner {
 namespace {
 
@@ -53,12 +55,6 @@ Split best_split(const std::vector<double>& x, std::size_t min_size) {
   return best;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n == 0 ? 0 : n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 // Splits [begin, end) of `series` while a split is significant, adding each to `found`.
 void divide(const std::vector<double>& series, std::size_t begin, std::size_t end, const ChangePointOptions& o,
             std::mt19937_64& rng, std::vector<ChangePoint>& found) {
@@ -95,8 +91,8 @@ void measure_levels(const std::vector<double>& series, std::vector<ChangePoint>&
     const std::size_t from = i == 0 ? 0 : found[i - 1].index;
     const std::size_t to = i + 1 < found.size() ? found[i + 1].index : series.size();
     const auto at = [&series](std::size_t k) { return series.begin() + static_cast<std::ptrdiff_t>(k); };
-    found[i].before = median(std::vector<double>(at(from), at(found[i].index)));
-    found[i].after = median(std::vector<double>(at(found[i].index), at(to)));
+    found[i].before = stats_of(std::vector<double>(at(from), at(found[i].index))).median;
+    found[i].after = stats_of(std::vector<double>(at(found[i].index), at(to))).median;
   }
 }
 

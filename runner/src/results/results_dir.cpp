@@ -201,6 +201,9 @@ Result<void> record_cell(const std::string& dir, const std::string& id, const Me
   if (cell.steal) {
     record["steal"] = *cell.steal;
   }
+  if (cell.others_cpu) {
+    record["others_cpu"] = *cell.others_cpu;
+  }
   return (*log)->write(record);
 }
 

@@ -39,11 +39,12 @@ Result<std::map<std::string, double>> finished_cells(const std::string& dir, con
 // when another run holds it (a second --resume of one folder would run its cells twice).
 Result<Fd> lock_results_dir(const std::string& dir);
 
-// A finished cell as measured: its throughput and, on a single host, what the hypervisor took of
-// the machine's CPU meanwhile (cpu_times.h).
+// A finished cell as measured: its throughput and, on a single host, what the hypervisor and what
+// processes outside the run took of the machine's CPU meanwhile (cpu_times.h).
 struct MeasuredCell {
   double throughput = 0;
   std::optional<double> steal;
+  std::optional<double> others_cpu;
 };
 
 // Appends one finished cell to `dir`/cells.jsonl: what was measured and how even its iterations were.

@@ -1,5 +1,7 @@
 #include "run/measure.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -95,28 +97,42 @@ Result<CellOutcome> read_outcome(const Experiment& e, const Cell& cell, const Ce
   return out;
 }
 
-std::optional<CpuTimes> cpu_now() {
+// The machine's CPU counters and this process tree's CPU time, read together.
+struct CpuReading {
+  CpuTimes machine;
+  double own_s = 0;
+};
+std::optional<CpuReading> cpu_now() {
   auto t = read_cpu_times();
-  return t ? std::optional<CpuTimes>(*t) : std::nullopt;
+  return t ? std::optional<CpuReading>(CpuReading{*t, own_cpu_seconds()}) : std::nullopt;
 }
 
-// What the hypervisor took of this machine's CPU since `before`; nothing when it cannot tell.
-std::optional<double> stolen_since(const std::optional<CpuTimes>& before) {
-  const std::optional<CpuTimes> after = cpu_now();
+// What the hypervisor and processes outside this run took of this machine's CPU since `before`.
+void record_cpu_since(const std::optional<CpuReading>& before, MeasuredCell& out) {
+  const std::optional<CpuReading> after = cpu_now();
   if (!before || !after) {
-    return std::nullopt;
+    return;
   }
-  return steal_share(*before, *after);
+  out.steal = steal_share(before->machine, after->machine);
+  out.others_cpu = others_share(before->machine, after->machine, after->own_s - before->own_s,
+                                static_cast<double>(::sysconf(_SC_CLK_TCK)));
 }
 
-// A cell that lost much of the CPU to the hypervisor is said (its record keeps it either way).
-void say_steal(const Cell& cell, const std::optional<double>& steal, const RunOptions& o) {
+// A cell that lost much of the CPU to the hypervisor or to other processes is said (its record
+// keeps both either way).
+void say_cpu(const Cell& cell, const MeasuredCell& m, const RunOptions& o) {
   constexpr double kSaid = 0.10;  // costs a few percent of a cell's throughput (docs/experiment-format.md)
-  if (steal.value_or(0) > kSaid) {
+  if (m.steal.value_or(0) > kSaid) {
     std::fprintf(stderr,
                  "contend run: %s: the hypervisor took %.1f%% of this machine's CPU while it ran (steal); the cell "
                  "counts it, but every process of it waited meanwhile%s\n",
-                 cell.id.c_str(), 100 * *steal, o.keep_awake ? "" : " (--keep-awake keeps the CPUs from idling)");
+                 cell.id.c_str(), 100 * *m.steal, o.keep_awake ? "" : " (--keep-awake keeps the CPUs from idling)");
+  }
+  if (m.others_cpu.value_or(0) > kSaid) {
+    std::fprintf(stderr,
+                 "contend run: %s: processes outside this run took %.1f%% of this machine's CPU while it ran: a busy "
+                 "machine, whose noise the cell's numbers carry\n",
+                 cell.id.c_str(), 100 * *m.others_cpu);
   }
 }
 
@@ -178,17 +194,19 @@ Result<CellOutcome> measure_cell(const Experiment& e, const Cell& cell, const st
                                  const ScenarioNetwork& truth, const std::atomic<bool>& stop) {
   const CellFiles files = files_of(dir, e, cell);
   remove_stale(e, cell, files);
-  const std::optional<CpuTimes> before = o.simulate || o.hosts ? std::nullopt : cpu_now();
+  const std::optional<CpuReading> before = o.simulate || o.hosts ? std::nullopt : cpu_now();
   if (auto ok = run_one(e, cell, files, o, truth, stop); !ok) {
     return ok.error();
   }
-  const std::optional<double> steal = stolen_since(before);
+  MeasuredCell cpu;
+  record_cpu_since(before, cpu);
   auto outcome = read_outcome(e, cell, files);
   if (!outcome) {
     return outcome.error();
   }
-  outcome->measured.steal = steal;
-  say_steal(cell, steal, o);
+  outcome->measured.steal = cpu.steal;
+  outcome->measured.others_cpu = cpu.others_cpu;
+  say_cpu(cell, outcome->measured, o);
   return outcome;
 }
 

@@ -17,6 +17,23 @@ TEST_CASE("the machine's CPU time: steal and the total up to it, guest time not 
   REQUIRE(t.ok());
   CHECK(t->steal == 58788);
   CHECK(t->total == 1966466u + 24613 + 417486 + 2337407 + 6988 + 0 + 26614 + 58788);
+  CHECK(t->busy == 1966466u + 24613 + 417486);
+}
+
+TEST_CASE("the share other processes took: the machine's busy time less this process tree's", "[unit][cpu_times]") {
+  // 2 CPUs, 10 s at 100 ticks a second: 2000 ticks; 900 busy, of which 3 s (300 ticks) ours.
+  const CpuTimes before{0, 1000, 500};
+  const CpuTimes after{0, 3000, 1400};
+  CHECK(others_share(before, after, 3.0, 100) == Approx(0.3));
+  CHECK(others_share(before, after, 9.5, 100) == 0);  // ours counted past the machine's: none
+  CHECK(others_share(before, before, 0, 100) == 0);   // no time passed
+  // This process, spinning 50 ms: counted as its own.
+  const double start = own_cpu_seconds();
+  volatile double x = 0;
+  while (own_cpu_seconds() - start < 0.05) {
+    x = x + 1;
+  }
+  CHECK(own_cpu_seconds() - start >= 0.05);
 }
 
 TEST_CASE("the share the hypervisor took between two readings", "[unit][cpu_times]") {
