@@ -2,8 +2,9 @@
 runs and misses over the lossy ones, each run judged against the reference run by `contend compare`
 (a run is flagged when it exits 3) and by the rule --compare used before (a cell flagged when its
 median fell by more than the tolerance; throughput also beyond both runs' 95% intervals), then
-the change points `contend history` finds in a clean history and in one with the loss from a
-known run on.
+the same verdict against the 3 clean runs before each run (pooled, as a CI job keeps its recent
+history), then the change points `contend history` finds in a clean history and in one with the
+loss from a known run on.
 Usage: regression_verdicts.py CONTEND OUT [CLEAN_HISTORY_RUNS] [STEP_AT]"""
 import json
 import math
@@ -47,15 +48,28 @@ def old_rule(now, ref, by, tolerance):
     return False
 
 
-def new_rule(now, ref, by, tolerance):
-    rc = subprocess.run([contend, "compare", now, ref, "--by", by, "--tolerance", f"{tolerance * 100:g}%"],
+def new_rule(now, refs, by, tolerance):
+    refs = refs if isinstance(refs, list) else [refs]
+    rc = subprocess.run([contend, "compare", now, *refs, "--by", by, "--tolerance", f"{tolerance * 100:g}%"],
                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True).returncode
-    assert rc in (0, 3), f"contend compare {now} {ref} exited {rc}"
+    assert rc in (0, 3), f"contend compare {now} {refs} exited {rc}"
     return rc == 3
+
+
+def recent(run):
+    """The 3 clean runs before `run` (the reference where fewer ran): what a CI job keeps."""
+    side, i = run.rsplit("-", 1)
+    last = int(i) - 1 if side.endswith("clean") else int(i)  # a lossy run ran after clean run i
+    pool = [f"{out}/clean-{k}" for k in range(max(1, last - 2), last + 1)]
+    return ([f"{out}/reference"] + pool)[-3:]
 
 
 def flagged(rule, side, by, tolerance):
     return sum(rule(r, f"{out}/reference", by, tolerance) for r in runs(side))
+
+
+def flagged_recent(side, by, tolerance):
+    return sum(new_rule(r, recent(r), by, tolerance) for r in runs(side))
 
 
 def history(folders, name):
@@ -75,8 +89,11 @@ print("| rule | compared | tolerance | clean runs flagged (false alarms) | lossy
 print("|---|---|---|---|---|")
 for by, tolerance in (("speedup", 0.03), ("throughput", 0.03), ("throughput", 0.02)):
     for label, rule in (("before: two medians", old_rule), ("verdict: Mann-Whitney", new_rule)):
-        print(f"| {label} | {by} | {tolerance:.0%} | {flagged(rule, 'clean', by, tolerance)} of {len(clean)} "
-              f"| {flagged(rule, 'loss', by, tolerance)} of {len(loss)} |")
+        print(f"| {label}, against the reference | {by} | {tolerance:.0%} | {flagged(rule, 'clean', by, tolerance)} "
+              f"of {len(clean)} | {flagged(rule, 'loss', by, tolerance)} of {len(loss)} |")
+    print(f"| verdict: Mann-Whitney, against the 3 clean runs before | {by} | {tolerance:.0%} | "
+          f"{flagged_recent('clean', by, tolerance)} of {len(clean)} | {flagged_recent('loss', by, tolerance)} of "
+          f"{len(loss)} |")
 
 # The loss each lossy run showed, per cell: the median over the runs of their medians' ratio.
 ref = cells(f"{out}/reference")

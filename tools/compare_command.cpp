@@ -10,7 +10,7 @@ namespace {
 
 struct CompareOptions {
   std::string now;
-  std::string reference;
+  std::vector<std::string> references;
   VerdictArgs verdict;
 };
 
@@ -23,25 +23,42 @@ Result<runner::Summary> summary_at(const std::string& path) {
   return runner::read_summary(path);
 }
 
+// The reference runs, each checked against `now`, pooled into one; errors name the file.
+Result<runner::Summary> reference_of(const CompareOptions& o, const runner::Summary& now,
+                                     runner::VerdictOptions& options) {
+  std::vector<runner::Summary> runs;
+  for (const std::string& path : o.references) {
+    auto s = summary_at(path);
+    if (!s) {
+      return s.error();
+    }
+    if (runs.empty()) {
+      auto parsed = verdict_options(o.verdict, s->compare_throughput);
+      if (!parsed) {
+        return parsed.error();
+      }
+      options = *parsed;
+    }
+    if (auto ok = runner::check_comparable(now, *s, path, options.quantity == runner::Quantity::kThroughput); !ok) {
+      return ok.error();
+    }
+    runs.push_back(std::move(*s));
+  }
+  return runner::pooled(runs);
+}
+
 int compare(const CompareOptions& o) {
   auto now = summary_at(o.now);
-  auto reference = now ? summary_at(o.reference) : now;
+  runner::VerdictOptions options;
+  auto reference = now ? reference_of(o, *now, options) : Result<runner::Summary>(now.error());
   if (!reference) {
     std::fprintf(stderr, "contend compare: %s\n", reference.error().message.c_str());
     return 1;
   }
-  auto options = verdict_options(o.verdict, reference->compare_throughput);
-  if (!options) {
-    std::fprintf(stderr, "contend compare: %s\n", options.error().message.c_str());
-    return 1;
-  }
-  if (auto ok =
-          runner::check_comparable(*now, *reference, o.reference, options->quantity == runner::Quantity::kThroughput);
-      !ok) {
-    std::fprintf(stderr, "contend compare: %s\n", ok.error().message.c_str());
-    return 1;
-  }
-  return report_verdicts(*now, *reference, o.reference, *options, o.verdict.reports);
+  const std::string name = o.references.size() == 1 ? o.references.front()
+                                                    : std::to_string(o.references.size()) + " runs (" +
+                                                          o.references.front() + " ... " + o.references.back() + ")";
+  return report_verdicts(*now, *reference, name, options, o.verdict.reports);
 }
 
 }  // namespace
@@ -131,14 +148,16 @@ int report_verdicts(const runner::Summary& now, const runner::Summary& reference
 std::function<int()> add_compare_command(CLI::App& sub) {
   auto o = std::make_shared<CompareOptions>();
   sub.add_option("now", o->now, "This run: a results folder or its summary.json")->required();
-  sub.add_option("reference", o->reference, "The run it is compared with: a results folder or a summary.json")
+  sub.add_option("references", o->references,
+                 "The run it is compared with, a results folder or a summary.json; several (the last few of a "
+                 "history) pool their repetitions, so that one lucky or unlucky run does not bias the verdict")
       ->required();
   add_tolerance_option(&sub, o->verdict);
   add_by_option(&sub, o->verdict, "--by");
   add_reports_option(&sub, o->verdict);
   sub.footer(
       "Per cell: the ratio now/reference (Hodges-Lehmann) with its interval, and the Mann-Whitney U test of the "
-      "two runs' repetitions. Exit 3 when a cell is significantly slower by more than --tolerance, or missing; "
+      "repetitions. Exit 3 when a cell is significantly slower by more than --tolerance, or missing; "
       "1 on bad input. docs/regression.md");
   return [o] { return compare(*o); };
 }

@@ -50,7 +50,13 @@ rc=0
 grep -q "kfkb:k=2 .*slower: slower by [23]\.[0-9]%" "$tmp/out.txt" || fail "the loss is not named: $(cat "$tmp/out.txt")"
 "$contend" compare "$tmp/clean/run25" "$tmp/clean/run05" --by throughput >"$tmp/out.txt" ||
   fail "a rerun was called a regression: $(cat "$tmp/out.txt")"
-echo "ok: compare: a 3% loss exits 3, a rerun 0"
+rc=0
+"$contend" compare "$tmp/step/run25" "$tmp/step/run05" "$tmp/step/run06" "$tmp/step/run07" --by throughput \
+  >"$tmp/out.txt" || rc=$?
+[ $rc -eq 3 ] && grep -q "against 3 runs" "$tmp/out.txt" || fail "against 3 runs, a 3% loss exited $rc: $(cat "$tmp/out.txt")"
+"$contend" compare "$tmp/clean/run25" "$tmp/clean/run05" "$tmp/clean/run06" --by throughput >"$tmp/out.txt" ||
+  fail "a rerun against 2 runs was called a regression: $(cat "$tmp/out.txt")"
+echo "ok: compare: a 3% loss exits 3, a rerun 0, against one run or several"
 
 # history: the step found at run 21 (commit c21), the clean series without a change point.
 rc=0

@@ -239,6 +239,26 @@ std::vector<double> values_of(const Summary& s, const CellSummary& cell, Quantit
   return out;
 }
 
+Summary pooled(const std::vector<Summary>& runs) {
+  Summary out = runs.front();
+  for (std::size_t r = 1; r < runs.size(); ++r) {
+    for (const CellSummary& c : runs[r].cells) {
+      auto it = std::find_if(out.cells.begin(), out.cells.end(), [&c](const CellSummary& mine) {
+        return mine.scenario == c.scenario && mine.schedule == c.schedule;
+      });
+      if (it == out.cells.end()) {
+        out.cells.push_back(c);
+      } else {
+        it->throughput.insert(it->throughput.end(), c.throughput.begin(), c.throughput.end());
+      }
+    }
+  }
+  for (CellSummary& c : out.cells) {
+    c.stats = stats_of(c.throughput);
+  }
+  return out;
+}
+
 std::vector<Verdict> verdicts(const Summary& now, const Summary& reference, const VerdictOptions& o) {
   std::vector<Verdict> out;
   for (const CellSummary& ref : reference.cells) {

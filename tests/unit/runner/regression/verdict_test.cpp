@@ -116,3 +116,21 @@ TEST_CASE("speedups are compared repetition by repetition, so a machine's drift 
   o.quantity = Quantity::kThroughput;
   CHECK(verdicts(now, ref, o)[1].fails);  // by throughput, the machine's loss is a loss
 }
+
+TEST_CASE("several reference runs pool their repetitions, each beside its own baseline", "[regression]") {
+  const Summary a = one_cell({120, 121, 119}, {100, 101, 99});
+  const Summary b = one_cell({108, 109, 107}, {90, 91, 89});  // a slower run of the same machine
+  const Summary both = pooled({a, b});
+  REQUIRE(both.cells.size() == 2);
+  CHECK(both.cells[1].throughput.size() == 6);
+  CHECK(both.cells[1].stats.n == 6);
+  // Speedups still pair repetition by repetition: every one is 1.2.
+  for (double v : values_of(both, both.cells[1], Quantity::kSpeedup)) {
+    CHECK(v == Approx(1.2).epsilon(0.01));
+  }
+  // Now at the slower run's level: against `a` alone a loss, against both a draw of their spread.
+  const Summary now = one_cell({108, 108.5, 107.5, 108.2, 107.8}, {90, 90.5, 89.5, 90.2, 89.8});
+  VerdictOptions o;
+  CHECK(verdicts(now, a, o)[1].fails);
+  CHECK_FALSE(verdicts(now, both, o)[1].fails);
+}

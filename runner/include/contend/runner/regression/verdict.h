@@ -58,6 +58,11 @@ struct VerdictOptions {
   double alpha = 0.05;
   Quantity quantity = Quantity::kThroughput;
 };
+// Several reference runs as one: each cell's repetitions of every run that has it, run after run
+// (each repetition's baseline beside it, so speedups still pair), in the first run's cell order. A
+// reference of a few recent runs carries their run-to-run spread, which one run's repetitions do
+// not: one lucky or unlucky reference run biases every comparison with it. Requires one or more.
+Summary pooled(const std::vector<Summary>& runs);
 // One verdict per cell of `reference`, in its order (kMissing for a cell absent now). Both
 // summaries must be comparable (check_comparable).
 std::vector<Verdict> verdicts(const Summary& now, const Summary& reference, const VerdictOptions& o);
