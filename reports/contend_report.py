@@ -150,32 +150,66 @@ def fig_adaptive(r, out, made, missing):
         save(fig, out, f"adaptive-{scenario}", made)
 
 
+def fig_slowdown(r, out, made, missing):
+    """(9) With a baseline scenario: each schedule's (or variant's) slowdown in every other scenario
+    against itself there, with its interval."""
+    base = r.summary.get("baseline_scenario")
+    if not base:
+        return  # nothing to be slower than: not asked for, so not listed as missing
+    scenarios = [s for s in r.scenarios if s != base]
+    cells = [c for c in r.cells if c["scenario"] in scenarios and c.get("slowdown", {}).get("median", 0) > 0]
+    if not cells:
+        missing.append(("slowdown", f"no cell has a slowdown against {base} (not run in both?)"))
+        return
+    width = 0.8 / max(1, len(r.schedules))
+    fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(scenarios) * max(1, len(r.schedules)) / 2), 4.2))
+    for i, schedule in enumerate(r.schedules):
+        mine = [(scenarios.index(c["scenario"]), c["slowdown"]) for c in cells if c["schedule"] == schedule]
+        ax.bar([j + (i - (len(r.schedules) - 1) / 2) * width for j, _ in mine], [s["median"] for _, s in mine],
+               width, yerr=[s["ci95"] for _, s in mine], capsize=3, label=schedule)
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_xticks(range(len(scenarios)))
+    ax.set_xticklabels(scenarios)
+    ax.set_xlabel("scenario")
+    ax.set_ylabel(f"slowdown against {base} (x, median, 95% CI)")
+    ax.set_title(f"{r.summary.get('experiment', '')}: how much slower each scenario made each "
+                 f"{'variant' if r.is_job() else 'schedule'}")
+    ax.legend(fontsize=8, ncol=min(6, len(r.schedules)), loc="upper center", bbox_to_anchor=(0.5, -0.18),
+              frameon=False)
+    ax.grid(axis="y", alpha=0.3)
+    save(fig, out, "slowdown", made)
+
+
 def fig_job(r, out, made, missing):
-    """(7) A user's job: every variant's throughput step by step (repetition 1) beneath the links'
-    rates, on the scenario's clock (runs/CELL.steps.jsonl)."""
-    if r.summary.get("compared") != "throughput":
+    """(7) A user's job: every variant's throughput step by step, every repetition (the first
+    solid, the others fainter), beneath the links' rates, on the scenario's clock
+    (runs/CELL.steps.jsonl)."""
+    if not r.is_job():
         return  # contend's own pipeline: fig_adaptive draws its iterations
+    reps = range(1, r.repetitions() + 1)
     for scenario in r.scenarios:
-        steps = {v: r.job_steps(scenario, v) for v in r.schedules}
+        steps = {v: [r.job_steps(scenario, v, rep) for rep in reps] for v in r.schedules}
         events = r.events(scenario, r.schedules[0])
-        if not any(steps.values()) or not events or link_rates(events) is None:
+        if not any(any(runs) for runs in steps.values()) or not events or link_rates(events) is None:
             missing.append((f"job-{scenario}", "no steps or event log for repetition 1"))
             continue
         _, series, end = link_rates(events)
         fig, (ax_bw, ax_t) = plt.subplots(2, 1, figsize=(8, 6), sharex=True)
         last = 0.0
-        for variant, rows in steps.items():
-            if rows:
-                ax_t.plot([s["t_s"] + s["seconds"] for s in rows], [s["rate"] for s in rows], marker=".",
-                          label=variant)
-                last = max(last, rows[-1]["t_s"] + rows[-1]["seconds"])
+        for n, (variant, runs) in enumerate(steps.items()):
+            for rep, rows in enumerate(runs, start=1):
+                if rows:
+                    ax_t.plot([s["t_s"] + s["seconds"] for s in rows], [s["rate"] for s in rows], marker=".",
+                              color=f"C{n}", alpha=1.0 if rep == 1 else 0.35, label=variant if rep == 1 else None)
+                    last = max(last, rows[-1]["t_s"] + rows[-1]["seconds"])
         for name, pts in series.items():
             xs = [p[0] for p in pts] + [max(last, pts[-1][0])]
             ax_bw.step(xs, [p[1] for p in pts] + [pts[-1][1]], where="post", label=name)
         ax_bw.set_xlim(0, max(last, 1.0) * 1.02)
         ax_bw.set_ylabel("link rate (Mbit/s)")
         ax_bw.legend(fontsize=7, ncol=4)
-        ax_bw.set_title(f"{scenario}: the network and the job's throughput, step by step (repetition 1)")
+        ax_bw.set_title(f"{scenario}: the network (repetition 1) and the job's throughput, step by step "
+                        f"(every repetition)")
         ax_t.set_ylabel(f"{r.unit()} per step")
         ax_t.set_xlabel("time since the scenario started (s)")
         ax_t.legend(fontsize=7, ncol=3)
@@ -363,7 +397,9 @@ def main():
         sys.exit(f"contend report: {out} is a symbolic link: results are never written through one")
     os.makedirs(out, exist_ok=True)
     made, missing = [], []
-    for fig in (fig_throughput, fig_job, fig_adaptive, fig_timeline, fig_bandwidth, fig_memory, fig_schedules, fig_stalls):
+    # A user's job has no iterations, traces or schedules: only what applies to it is drawn.
+    pipeline_only = (fig_adaptive, fig_timeline, fig_bandwidth, fig_memory, fig_schedules, fig_stalls)
+    for fig in (fig_throughput, fig_slowdown, fig_job) + (() if r.is_job() else pipeline_only):
         fig(r, out, made, missing)
     fig_ports(r, out, made, missing, save)
     write_index(r, out, made, missing)

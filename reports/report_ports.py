@@ -45,8 +45,9 @@ def fig_ports(r, out, made, missing, save):
         if series is not None:
             panels.append((scenario, series))
     if not panels:
-        missing.append(("ports", "no cell ran on a fabric (no `ports` lines in events/)"))
-        return
+        if any("rank_hosts" in r.info.get(s, {}) for s in r.scenarios):  # a fabric, but its samples are not there
+            missing.append(("ports", "no `ports` lines in events/ for the fabric's cells"))
+        return  # else no fabric: nothing to draw, and nothing missing
     rows = max(len(s[1][0]) for s in panels)
     fig, axes = plt.subplots(len(panels), 1, figsize=(11, 0.5 + 0.22 * rows * len(panels)), squeeze=False)
     for ax, (scenario, (ports, edges, util, drops)) in zip(axes[:, 0], panels):

@@ -55,6 +55,13 @@ class Results:
     def unit(self):
         return self.summary.get("unit", "samples/s")
 
+    def is_job(self):
+        """A user's own job (its summary compares throughput): no pipeline, no iterations, no traces."""
+        return self.summary.get("compared") == "throughput"
+
+    def repetitions(self):
+        return max((c["repetitions"] for c in self.cells), default=0)
+
     def job_steps(self, scenario, variant, rep=1):
         path = os.path.join(self.root, "runs", self.cell_id(scenario, variant, rep) + ".steps.jsonl")
         return read_jsonl(path) if os.path.exists(path) else None

@@ -124,4 +124,29 @@ rm -rf "$tmp/fig"
 # kFkB with slack (`kfkb:k=2,extra=2/1/0/0`) has a k but is not on the fixed-k curve.
 "$contend" run "$src/experiments/examples/memory-limited.json" --simulate --no-report --out "$tmp/ml" >/dev/null 2>&1
 check_report "$tmp/ml" throughput memory adaptive-uneven
+# A baseline scenario: every cell's slowdown against the same schedule in it, in the table, the
+# summary and a figure.
+/usr/bin/python3 - "$src/experiments/quickstart.json" "$tmp/slow.json" <<'PY'
+import json, os, sys
+e = json.load(open(sys.argv[1]))
+e["scenarios"] = [os.path.join(os.path.dirname(sys.argv[1]), s) for s in e["scenarios"]]
+e["baseline_scenario"] = "steady"
+json.dump(e, open(sys.argv[2], "w"))
+PY
+"$contend" run "$tmp/slow.json" --simulate --no-report --out "$tmp/slow" >"$tmp/slow.txt" 2>&1 ||
+  fail "a baseline scenario: $(tail -5 "$tmp/slow.txt")"
+grep -q "slowdown vs steady" "$tmp/slow.txt" || fail "no slowdown column: $(cat "$tmp/slow.txt")"
+/usr/bin/python3 - "$tmp/slow/summary.json" <<'PY' || fail "slowdowns in summary.json"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["baseline_scenario"] == "steady", s.get("baseline_scenario")
+by = {(c["scenario"], c["schedule"]): c for c in s["cells"]}
+for (scenario, schedule), c in by.items():
+    want = by[("steady", schedule)]["throughput"]["median"] / c["throughput"]["median"]
+    assert abs(c["slowdown"]["median"] - want) < 1e-9 * want, (scenario, schedule, c["slowdown"], want)
+    assert scenario != "steady" or c["slowdown"]["median"] == 1.0
+assert any(c["slowdown"]["median"] > 1.05 for c in s["cells"]), "preemption slowed nothing down"
+PY
+rm -rf "$tmp/fig"
+check_report "$tmp/slow" throughput slowdown
 echo "cli: run and report ok"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A user's own job (issue 25) that goes wrong: a bad template, an unknown placeholder, a missing
 # workdir, a parser that matches no line, a rank that exits non-zero (the first to fail named), a
-# job whose data takes the unshaped control bridge, a rank that hangs past the cell's timeout, a runner stopped with Ctrl-C or killed. Each is a clear
+# job whose data takes the unshaped control bridge or a Unix socket around the links, a rank that hangs past the cell's timeout, a runner stopped with Ctrl-C or killed. Each is a clear
 # error naming the rank and the cause, and within 5 s of it every process of the job is gone, and
 # every namespace and hosts file too (after a SIGKILL of the runner, once `emu down` ran: nothing
 # is left to remove them). The parse-time refusals need no root; the rest skips (77) without it.
@@ -118,6 +118,33 @@ SH
 job "$tmp/e.json" "[\"sh\", \"$tmp/bridge.sh\", \"{rank}\"]" '"timeout": "30s"'
 fails_clearly "a job whose data went over the control bridge" \
   "the job's ranks sent [0-9.]+ ?[KMG]i?B over the run's control bridge .* which no link shapes"
+
+# The ranks exchange 1 MiB a step over a Unix socket in a shared folder, as TensorPipe's cma and
+# shm channels, NCCL's P2P and Open MPI's shared memory reach a peer on the same machine: nothing
+# crosses the link, and the cell is refused, not published at the speed of memory.
+cat >"$tmp/unix.py" <<'PY'
+import json, os, socket, sys, time
+rank, path = int(sys.argv[1]), sys.argv[2]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+if rank == 0:
+    s.bind(path); s.listen(1); peer, _ = s.accept()
+else:
+    while not os.path.exists(path): time.sleep(0.05)
+    s.connect(path); peer = s
+t = time.monotonic()
+for step in range(6):
+    if rank == 1: peer.sendall(b"x" * (1 << 20))
+    else:
+        got = 0
+        while got < 1 << 20: got += len(peer.recv((1 << 20) - got))
+        time.sleep(0.1)  # its compute
+        now = time.monotonic()
+        print(json.dumps({"schema": "contend.step/1", "samples": 32, "seconds": now - t}), flush=True)
+        t = now
+PY
+job "$tmp/e.json" "[\"/usr/bin/python3\", \"$tmp/unix.py\", \"{rank}\", \"$tmp/unix.sock\"]" '"timeout": "30s", "steps": 5'
+fails_clearly "a job whose data went around the links through a Unix socket" \
+  "the job's ranks sent [0-9.]+ ?[KMG]?i?B over the scenario's links for at least 6 steps, less than 64KiB a step"
 
 job "$tmp/e.json" "[\"sh\", \"-c\", \"$busy; wait\"]" '"timeout": "3s"'
 fails_clearly "a job that hangs past its timeout" \

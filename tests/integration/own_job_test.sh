@@ -52,6 +52,21 @@ PY
 # pipeline's 8 micro-batches are half compute (x2.2 measured).
 follows "$tmp/torch" ddp 2.5 4.6 || fail "ddp does not follow the rate"
 follows "$tmp/torch" pipeline 1.5 4.6 || fail "the pipeline does not follow the rate"
+# What the links carried is recorded per cell (DDP: 80 steps of 4 MiB, both ways), and the report
+# draws what applies to a job, nothing of a pipeline's.
+/usr/bin/python3 - "$tmp/torch/cells.jsonl" <<'PY' || fail "link_bytes in cells.jsonl"
+import json, sys
+cells = {c["id"]: c for c in map(json.loads, open(sys.argv[1]))}
+ddp = next(c for i, c in cells.items() if ".ddp." in i)
+sent = sum(p.get("workload", p["bytes"]) for p in ddp["link_bytes"])
+assert sent > 80 * 4 * 2**20, f"the links carried {sent} bytes of ddp's 80 x 4 MiB"
+print(f"ddp: the links carried {sent / 2**20:.0f} MiB")
+PY
+"$contend" report "$tmp/torch" --out "$tmp/torch-fig" >/dev/null 2>"$tmp/report.err" ||
+  fail "contend report of a job: $(cat "$tmp/report.err")"
+[ -s "$tmp/torch-fig/job-$run.png" ] && [ -s "$tmp/torch-fig/throughput.png" ] ||
+  fail "the job's figures: $(ls "$tmp/torch-fig")"
+! grep -q "not drawn" "$tmp/report.err" || fail "a job's report lists a pipeline's figures: $(cat "$tmp/report.err")"
 [ "$(runner_namespaces)" = "$before" ] || fail "namespaces left: $(runner_namespaces)"
 
 # Open MPI: one mpirun in rank 0's namespace starts both ranks; 2 MiB all-reduced a step, nothing
@@ -78,7 +93,7 @@ fi
 sleepy() {  # sleepy FILE SECONDS
   cat >"$1" <<JSON
 {"schema": "contend.experiment/1", "name": "sleepy", "scenarios": ["$tmp/step.json"], "repetitions": 5,
- "workload": {"command": ["/usr/bin/python3", "-c",
+ "workload": {"min_link_bytes_per_step": "0", "command": ["/usr/bin/python3", "-c",
    "import json, time\nfor i in range(12):\n  t = time.monotonic(); time.sleep($2)\n  print(json.dumps(dict(schema='contend.step/1', samples=8, seconds=time.monotonic() - t)), flush=True)"]}}
 JSON
 }

@@ -35,6 +35,7 @@
 #include "contend/schedule/csv.h"
 #include "contend/schedule/validation.h"
 #include "job/job_log.h"
+#include "results/link_bytes.h"
 #include "results/results_dir.h"
 #include "results/throughput.h"
 
@@ -442,4 +443,27 @@ TEST_CASE("/proc/stat, mutated, is read or refused", "[mutation]") {
       "cpu1 983233 12307 208743 1168704 3494 0 13307 29394 0 0\n"
       "intr 48213 0 9 0 0 0\nctxt 97242\nbtime 1796290000\nprocesses 24519\n";
   survive("/proc/stat", stat, [](const std::string& text) { return parse_cpu_times(text).ok(); });
+}
+
+TEST_CASE("an events log's link samples, mutated, are read into bytes per end or refused", "[mutation]") {
+  // A two-node link's per-class samples, and a fabric's compact port samples, as the player writes them.
+  std::string log = R"({"schema":"contend.events/1","kind":"start","scenario":"two","duration_s":10.0,"steady_s":5.5})"
+                    "\n";
+  for (int i = 0; i < 2; ++i) {
+    for (const char* cls : {"link", "workload", "background"}) {
+      log += R"({"schema":"contend.events/1","kind":"sample","t_s":)" + std::to_string(0.1 * (i + 1)) +
+             R"(,"link":"a-b","node":"a","class":")" + cls + R"(","rate_bps":2e8,"bytes":)" +
+             std::to_string(1000 + 50000 * i) +
+             R"(,"packets":3,"drops":0,"overlimits":0})"
+             "\n";
+    }
+  }
+  log += R"({"schema":"contend.events/1","kind":"port_index","t_s":0.1,"ports":[{"link":"h0-l0","node":"h0"},)"
+         R"({"link":"h0-l0","node":"l0"}]})"
+         "\n"
+         R"({"schema":"contend.events/1","kind":"ports","t_s":0.2,"kib":[40,2],"drops":[0,0]})"
+         "\n";
+  Scratch scratch;
+  survive("events.jsonl", log,
+          [&](const std::string& text) { return runner::port_bytes(scratch.write("events.jsonl", text)).ok(); });
 }

@@ -101,6 +101,11 @@ Result<void> read_numbers(const JsonReader& r, CommandJob& job) {
     }
     job.timeout = std::chrono::duration_cast<std::chrono::seconds>(**timeout);
   }
+  auto least = r.optional_size_bytes("min_link_bytes_per_step");
+  if (!least) {
+    return least.error();
+  }
+  job.min_link_bytes_per_step = least->value_or(job.min_link_bytes_per_step);
   return {};
 }
 
@@ -198,7 +203,7 @@ Result<void> read_workdir(const JsonReader& r, const std::string& experiment_fol
 
 Result<CommandJob> parse_command_job(const JsonReader& r, const JsonReader& variants, const std::string& workdir) {
   if (auto ok = r.check_keys({"command", "env", "output", "ranks", "output_rank", "warmup", "steps", "timeout", "port",
-                              "workdir", "launch"});
+                              "workdir", "launch", "min_link_bytes_per_step"});
       !ok) {
     return ok.error();
   }

@@ -201,6 +201,24 @@ Result<void> parse_baseline(const JsonReader& r, Experiment& e) {
   return {};
 }
 
+// "baseline_scenario": one of the scenarios, by name (none by default).
+Result<void> parse_baseline_scenario(const JsonReader& r, Experiment& e) {
+  auto name = r.optional_string("baseline_scenario");
+  if (!name || !*name) {
+    return name ? Result<void>() : Result<void>(name.error());
+  }
+  const auto named = [&](const emulator::Scenario& s) { return s.name == **name; };
+  if (std::none_of(e.scenarios.begin(), e.scenarios.end(), named)) {
+    std::string known;
+    for (const emulator::Scenario& s : e.scenarios) {
+      known += (known.empty() ? "" : ", ") + s.name;
+    }
+    return r.error_at("baseline_scenario", "\"" + **name + "\" is not one of the scenarios (" + known + ")");
+  }
+  e.baseline_scenario = **name;
+  return {};
+}
+
 // "measure": {"from": "2s", "to": "20s"}, within every scenario's duration.
 Result<void> parse_measure(const JsonReader& r, Experiment& e) {
   if (!r.has("measure")) {
@@ -255,7 +273,7 @@ Result<void> parse_job(const JsonReader& r, Experiment& e) {
 Result<Experiment> parse_experiment(const std::string& text, const std::string& source) {
   auto json = parse_document(text, source, "experiment", 1,
                              {"name", "description", "topology", "scenarios", "workload", "schedules", "variants",
-                              "repetitions", "baseline", "measure"});
+                              "repetitions", "baseline", "baseline_scenario", "measure"});
   if (!json) {
     return json.error();
   }
@@ -284,7 +302,7 @@ Result<Experiment> parse_experiment(const std::string& text, const std::string& 
     }
     e.schedules = std::move(*schedules);
   }
-  for (const auto& part : {check_cell_names, parse_baseline, parse_measure}) {
+  for (const auto& part : {check_cell_names, parse_baseline, parse_baseline_scenario, parse_measure}) {
     if (auto ok = part(r, e); !ok) {
       return ok.error();
     }

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
@@ -181,6 +182,33 @@ std::vector<std::string> unlinked_rank_pairs(const emulator::Scenario& s) {
     }
   }
   return out;
+}
+
+Result<void> check_links_carried(const CommandJob& job, const emulator::Scenario& s,
+                                 const std::vector<PortBytes>& ports) {
+  const std::size_t ranks = job.ranks > 0 ? static_cast<std::size_t>(job.ranks) : s.rank_hosts();
+  if (ranks < 2 || job.min_link_bytes_per_step == 0) {
+    return {};
+  }
+  const std::optional<std::uint64_t> sent = hosts_sent(ports, s);
+  if (!sent) {
+    std::fprintf(stderr,
+                 "contend run: background flows share the ranks' ports, whose counters do not tell their bytes "
+                 "from the job's: whether the job's data crossed the links is not checked\n");
+    return {};
+  }
+  const auto steps = static_cast<std::uint64_t>(job.warmup + job.steps);
+  if (*sent >= job.min_link_bytes_per_step * steps) {
+    return {};
+  }
+  return make_error(Errc::kInvalidArgument,
+                    "the job's ranks sent " + format_size(*sent) + " over the scenario's links for at least " +
+                        std::to_string(steps) + " steps, less than " + format_size(job.min_link_bytes_per_step) +
+                        " a step (/workload/min_link_bytes_per_step): its data went around the shaped links (shared "
+                        "memory, cross-memory attach, a Unix socket or a file between the ranks: TensorPipe's cma "
+                        "and shm channels, NCCL's P2P and SHM, Open MPI's vader/sm) and its throughput is not one "
+                        "the scenario made; docs/own-job.md#paths-around-the-links names the setting that closes "
+                        "each. A job that does not use the network sets min_link_bytes_per_step to 0");
 }
 
 namespace {

@@ -14,6 +14,7 @@
 #include "contend/common/result.h"
 #include "contend/runner/experiment/experiment.h"
 #include "contend/runner/real/launcher.h"
+#include "results/link_bytes.h"
 
 namespace contend::runner {
 
@@ -28,6 +29,14 @@ Result<void> run_job_cell(const Experiment& e, const Cell& cell, const CellFiles
 // name at its address, every other node's name at its address.
 std::string job_hosts_file(const std::string& hostname, const std::string& node, const std::vector<std::string>& nodes,
                            const std::vector<std::string>& addresses);
+
+// Whether the ranks of a cell of `job` on `s` sent what its steps need over the links (`ports`,
+// read from the cell's events log): kInvalidArgument naming the bytes, the steps and the paths
+// around the links when a job of more than one rank sent less than its min_link_bytes_per_step
+// for each step it had to take (warmup and steps), or nothing; ok when background flows share
+// ends whose counters cannot tell their bytes from the job's (said on stderr).
+Result<void> check_links_carried(const CommandJob& job, const emulator::Scenario& s,
+                                 const std::vector<PortBytes>& ports);
 
 // Pairs of ranks whose nodes share no link in `s`: they cannot reach each other (only link
 // neighbours are routed), said before a run ("n0 and n2"). Empty for a full mesh.

@@ -204,6 +204,9 @@ Result<void> record_cell(const std::string& dir, const std::string& id, const Me
   if (cell.others_cpu) {
     record["others_cpu"] = *cell.others_cpu;
   }
+  if (!cell.link_bytes.empty()) {
+    record["link_bytes"] = port_bytes_json(cell.link_bytes);
+  }
   return (*log)->write(record);
 }
 

@@ -8,9 +8,11 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "contend/common/fd.h"
 #include "contend/common/result.h"
+#include "results/link_bytes.h"
 #include "results/throughput.h"
 
 namespace contend::runner {
@@ -40,11 +42,13 @@ Result<std::map<std::string, double>> finished_cells(const std::string& dir, con
 Result<Fd> lock_results_dir(const std::string& dir);
 
 // A finished cell as measured: its throughput and, on a single host, what the hypervisor and what
-// processes outside the run took of the machine's CPU meanwhile (cpu_times.h).
+// processes outside the run took of the machine's CPU meanwhile (cpu_times.h), and what its
+// traffic put on each shaped end.
 struct MeasuredCell {
   double throughput = 0;
   std::optional<double> steal;
   std::optional<double> others_cpu;
+  std::vector<PortBytes> link_bytes;  // what each shaped end sent (a cell run here; link_bytes.h)
 };
 
 // Appends one finished cell to `dir`/cells.jsonl: what was measured and how even its iterations were.

@@ -20,10 +20,34 @@ double t95(int dof) {
   return dof <= 20 ? table[dof - 1] : dof <= 30 ? 2.042 : 1.960;
 }
 
+// The ratio of two cells' medians, num / den, with the delta-method half-width from both cells'
+// relative standard errors (0 with one repetition on either side); {0, 0} when either has none.
+std::pair<double, double> median_ratio(const Stats& num, const Stats& den) {
+  if (num.n == 0 || den.n == 0 || den.median <= 0) {
+    return {0, 0};
+  }
+  const double ratio = num.median / den.median;
+  if (num.n < 2 || den.n < 2 || num.mean <= 0 || den.mean <= 0) {
+    return {ratio, 0};
+  }
+  const double rel_num = num.stdev / std::sqrt(num.n) / num.mean;
+  const double rel_den = den.stdev / std::sqrt(den.n) / den.mean;
+  return {ratio, t95(std::min(num.n, den.n) - 1) * ratio * std::sqrt(rel_num * rel_num + rel_den * rel_den)};
+}
+
 std::string fmt(const char* format, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, format, v);
   return buf;
+}
+
+// A ratio's cell in the table ("1.234 +/-0.012"): "-" where it is not known, "not run".
+std::string ratio_cell(const nlohmann::ordered_json& r, const std::string& name) {
+  if (r.at(name + "_median").is_null()) {
+    return r.at("repetitions") == 0 ? "not run" : "-";
+  }
+  return fmt("%.3f", r.at(name + "_median").get<double>()) +
+         (r.at("repetitions") == 1 ? std::string() : " +/-" + fmt("%.3f", r.at(name + "_ci95").get<double>()));
 }
 
 }  // namespace
@@ -53,8 +77,14 @@ Stats stats_of(std::vector<double> v) {
 
 Summary summarize(const std::string& experiment, const std::string& baseline, const std::string& mode,
                   const std::vector<std::pair<std::string, std::string>>& order,
-                  const std::map<std::pair<std::string, std::string>, std::vector<double>>& throughput) {
+                  const std::map<std::pair<std::string, std::string>, std::vector<double>>& throughput,
+                  const std::string& baseline_scenario) {
   Summary out{experiment, baseline, mode, {}};
+  out.baseline_scenario = baseline_scenario;
+  const auto stats_at = [&](const std::pair<std::string, std::string>& key) {
+    const auto it = throughput.find(key);
+    return it == throughput.end() ? Stats{} : stats_of(it->second);
+  };
   for (const auto& key : order) {
     CellSummary c;
     c.scenario = key.first;
@@ -63,15 +93,9 @@ Summary summarize(const std::string& experiment, const std::string& baseline, co
       c.throughput = it->second;
     }
     c.stats = stats_of(c.throughput);
-    auto base = throughput.find({key.first, baseline});
-    if (base != throughput.end() && !base->second.empty() && c.stats.n > 0) {
-      const Stats b = stats_of(base->second);
-      c.speedup = b.median > 0 ? c.stats.median / b.median : 0;
-      if (c.stats.n > 1 && b.n > 1 && b.mean > 0 && c.stats.mean > 0) {
-        const double rel_c = c.stats.stdev / std::sqrt(c.stats.n) / c.stats.mean;
-        const double rel_b = b.stdev / std::sqrt(b.n) / b.mean;
-        c.speedup_ci95 = t95(std::min(c.stats.n, b.n) - 1) * c.speedup * std::sqrt(rel_c * rel_c + rel_b * rel_b);
-      }
+    std::tie(c.speedup, c.speedup_ci95) = median_ratio(c.stats, stats_at({key.first, baseline}));
+    if (!baseline_scenario.empty()) {
+      std::tie(c.slowdown, c.slowdown_ci95) = median_ratio(stats_at({baseline_scenario, key.second}), c.stats);
     }
     out.cells.push_back(std::move(c));
   }
@@ -83,6 +107,9 @@ nlohmann::ordered_json summary_json(const Summary& s) {
   doc["experiment"] = s.experiment;
   doc["mode"] = s.mode;
   doc["baseline"] = s.baseline;
+  if (!s.baseline_scenario.empty()) {
+    doc["baseline_scenario"] = s.baseline_scenario;
+  }
   doc["unit"] = s.unit;
   doc["compared"] = s.compare_throughput ? "throughput" : "speedup";
   doc["cells"] = nlohmann::ordered_json::array();
@@ -97,6 +124,9 @@ nlohmann::ordered_json summary_json(const Summary& s) {
                        {"ci95", c.stats.ci95},
                        {"samples", c.throughput}};
     j["speedup"] = {{"median", c.speedup}, {"ci95", c.speedup_ci95}};
+    if (!s.baseline_scenario.empty()) {
+      j["slowdown"] = {{"median", c.slowdown}, {"ci95", c.slowdown_ci95}};
+    }
     if (!c.note.empty()) {
       j["note"] = c.note;
     }
@@ -120,6 +150,11 @@ Result<void> write_summary_rows(const Summary& s, RecordWriter& out) {
     row["throughput_ci95"] = value(c.stats.ci95);
     row["speedup_median"] = has_speedup ? nlohmann::ordered_json(c.speedup) : nlohmann::ordered_json();
     row["speedup_ci95"] = has_speedup ? nlohmann::ordered_json(c.speedup_ci95) : nlohmann::ordered_json();
+    if (!s.baseline_scenario.empty()) {
+      const bool has_slowdown = c.slowdown > 0;
+      row["slowdown_median"] = has_slowdown ? nlohmann::ordered_json(c.slowdown) : nlohmann::ordered_json();
+      row["slowdown_ci95"] = has_slowdown ? nlohmann::ordered_json(c.slowdown_ci95) : nlohmann::ordered_json();
+    }
     if (auto ok = out.write(row); !ok) {
       return ok;
     }
@@ -136,6 +171,10 @@ std::string summary_csv(const Summary& s) {
   columns[2].format = "%.0f";
   columns.push_back({"speedup_median", "", 0, "%.4f", nullptr});
   columns.push_back({"speedup_ci95", "", 0, "%.4f", nullptr});
+  if (!s.baseline_scenario.empty()) {
+    columns.push_back({"slowdown_median", "", 0, "%.4f", nullptr});
+    columns.push_back({"slowdown_ci95", "", 0, "%.4f", nullptr});
+  }
   CsvWriter csv(columns);
   (void)write_summary_rows(s, csv);  // in memory: cannot fail
   return csv.text();
@@ -143,22 +182,22 @@ std::string summary_csv(const Summary& s) {
 
 // The table's cells: an interval of one repetition is not known ("-"), not 0.
 std::string summary_table(const Summary& s) {
-  const auto one = [](const nlohmann::ordered_json& r) { return r.at("repetitions") == 1; };
-  TableWriter table({{"scenario", "", -16, "", nullptr},
-                     {"schedule", "", -22, "", nullptr},
-                     {"throughput_median", s.unit, 14, "%.1f", nullptr},
-                     {"throughput_ci95", "+/-95%", 10, "",
-                      [one](const nlohmann::ordered_json& r) {
-                        const auto& ci = r.at("throughput_ci95");
-                        return ci.is_null() || one(r) ? std::string("-") : fmt("%.1f", ci.get<double>());
-                      }},
-                     {"speedup_median", "speedup vs " + s.baseline, 18, "", [one](const nlohmann::ordered_json& r) {
-                        if (r.at("speedup_median").is_null()) {
-                          return std::string(r.at("repetitions") == 0 ? "not run" : "-");
-                        }
-                        return fmt("%.3f", r.at("speedup_median").get<double>()) +
-                               (one(r) ? std::string() : " +/-" + fmt("%.3f", r.at("speedup_ci95").get<double>()));
-                      }}});
+  std::vector<Column> columns = {{"scenario", "", -16, "", nullptr},
+                                 {"schedule", "", -22, "", nullptr},
+                                 {"throughput_median", s.unit, 14, "%.1f", nullptr},
+                                 {"throughput_ci95", "+/-95%", 10, "",
+                                  [](const nlohmann::ordered_json& r) {
+                                    const auto& ci = r.at("throughput_ci95");
+                                    return ci.is_null() || r.at("repetitions") == 1 ? std::string("-")
+                                                                                    : fmt("%.1f", ci.get<double>());
+                                  }},
+                                 {"speedup_median", "speedup vs " + s.baseline, 18, "",
+                                  [](const nlohmann::ordered_json& r) { return ratio_cell(r, "speedup"); }}};
+  if (!s.baseline_scenario.empty()) {
+    columns.push_back({"slowdown_median", "slowdown vs " + s.baseline_scenario, 20, "",
+                       [](const nlohmann::ordered_json& r) { return ratio_cell(r, "slowdown"); }});
+  }
+  TableWriter table(columns);
   (void)write_summary_rows(s, table);
   return table.text();
 }

@@ -68,9 +68,25 @@ IterationSpread spread_of(const IterationLog& log, const Workload& w, const std:
   return spread;
 }
 
+// What a cell run here put on the links (its events log's samples); a user's job whose data went
+// around them is refused.
+Result<std::vector<PortBytes>> read_link_bytes(const Experiment& e, const Cell& cell, const CellFiles& files) {
+  auto ports = port_bytes(files.events);
+  if (!ports) {
+    return ports.error();
+  }
+  if (e.job) {
+    if (auto ok = check_links_carried(*e.job, e.scenarios[cell.scenario], *ports); !ok) {
+      return ok.error();
+    }
+  }
+  return ports;
+}
+
 // What the cell's files say it measured: a pipeline's throughput from its iteration log (read
-// here, once), a user's job's from its rank log (its steps written beside it).
-Result<CellOutcome> read_outcome(const Experiment& e, const Cell& cell, const CellFiles& files) {
+// here, once), a user's job's from its rank log (its steps written beside it); for a cell run
+// here, what it put on each link.
+Result<CellOutcome> read_outcome(const Experiment& e, const Cell& cell, const CellFiles& files, bool here) {
   CellOutcome out;
   if (e.job) {
     auto throughput = job_throughput(*e.job, files.log, e.measure, files.events);
@@ -81,6 +97,15 @@ Result<CellOutcome> read_outcome(const Experiment& e, const Cell& cell, const Ce
       return ok.error();
     }
     out.measured.throughput = *throughput;
+  }
+  if (here) {
+    auto ports = read_link_bytes(e, cell, files);
+    if (!ports) {
+      return ports.error();
+    }
+    out.measured.link_bytes = std::move(*ports);
+  }
+  if (e.job) {
     return out;
   }
   auto log = read_iteration_log(files.metrics);
@@ -200,7 +225,7 @@ Result<CellOutcome> measure_cell(const Experiment& e, const Cell& cell, const st
   }
   MeasuredCell cpu;
   record_cpu_since(before, cpu);
-  auto outcome = read_outcome(e, cell, files);
+  auto outcome = read_outcome(e, cell, files, !o.simulate && !o.hosts);
   if (!outcome) {
     return outcome.error();
   }

@@ -203,7 +203,7 @@ Summary summary_of(const Experiment& e, const std::vector<Cell>& cells, const st
       throughput[key].push_back(it->second);
     }
   }
-  Summary s = summarize(e.name, e.baseline, mode, order, throughput);
+  Summary s = summarize(e.name, e.baseline, mode, order, throughput, e.baseline_scenario);
   if (e.job) {
     s.unit = output_unit(e.job->output);
     s.compare_throughput = true;

@@ -84,6 +84,12 @@ TEST_CASE("bad command experiments say where and what", "[job]") {
             .ok());
   CHECK_THAT(job_error_of(R"("workload": {"command": ["x"]}, "variants": [{"name": "a"}], "baseline": "b")"),
              Catch::Contains("/baseline") && Catch::Contains("not one of the variants"));
+  auto slowdown = parse_job(kJobScenarios + R"("workload": {"command": ["x"]}, "baseline_scenario": "two-200Mbit")");
+  REQUIRE(slowdown.ok());
+  CHECK(slowdown->baseline_scenario == "two-200Mbit");
+  CHECK_THAT(job_error_of(R"("workload": {"command": ["x"]}, "baseline_scenario": "steady")"),
+             Catch::Contains("/baseline_scenario") &&
+                 Catch::Contains("\"steady\" is not one of the scenarios (two-200Mbit, two-50Mbit)"));
 }
 
 TEST_CASE("placeholders expand per rank and braces double to stay literal", "[job]") {

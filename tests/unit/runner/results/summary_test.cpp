@@ -38,6 +38,32 @@ TEST_CASE("summaries give speedups over the baseline, and read back with their s
   CHECK_THAT(summary_csv(ref), Catch::StartsWith("scenario,schedule,repetitions,throughput_median"));
 }
 
+TEST_CASE("with a baseline scenario each cell says its slowdown against the same schedule there", "[runner]") {
+  const std::vector<std::pair<std::string, std::string>> order = {
+      {"steady", "1f1b"}, {"steady", "kfkb"}, {"preempted", "1f1b"}, {"preempted", "kfkb"}};
+  const std::map<std::pair<std::string, std::string>, std::vector<double>> throughput = {
+      {{"steady", "1f1b"}, {100, 102, 98}},
+      {{"steady", "kfkb"}, {110, 110, 110}},
+      {{"preempted", "1f1b"}, {50, 51, 49}},
+      {{"preempted", "kfkb"}, {88}}};
+  const Summary s = summarize("e", "1f1b", "real", order, throughput, "steady");
+  CHECK(s.cells[0].slowdown == Approx(1.0));
+  CHECK(s.cells[2].slowdown == Approx(2.0));  // 100 / 50
+  CHECK(s.cells[2].slowdown_ci95 > 0);
+  CHECK(s.cells[3].slowdown == Approx(1.25));  // 110 / 88, against kfkb's own steady cell
+  CHECK(s.cells[3].slowdown_ci95 == 0);        // one repetition: no interval
+  const auto json = summary_json(s);
+  CHECK(json["baseline_scenario"] == "steady");
+  CHECK(json["cells"][2]["slowdown"]["median"] == Approx(2.0));
+  const std::string table = summary_table(s);
+  CHECK_THAT(table, Catch::Contains("slowdown vs steady") && Catch::Contains("2.000 +/-"));
+  CHECK_THAT(summary_csv(s), Catch::Contains("slowdown_median,slowdown_ci95"));
+  const Summary none = summarize("e", "1f1b", "real", order, throughput);
+  CHECK_FALSE(summary_json(none).contains("baseline_scenario"));
+  CHECK_FALSE(summary_json(none)["cells"][0].contains("slowdown"));
+  CHECK_THAT(summary_table(none), !Catch::Contains("slowdown"));
+}
+
 TEST_CASE("a cell of one repetition shows no interval in the table, not a zero one", "[runner]") {
   const std::vector<std::pair<std::string, std::string>> order = {{"s", "1f1b"}, {"s", "kfkb:k=2"}};
   const std::string one =

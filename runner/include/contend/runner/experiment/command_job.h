@@ -6,6 +6,7 @@
 // Plain values; thread-safe.
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,6 +36,10 @@ struct CommandJob {
   int steps = 1;                      // at least this many measured steps, or the cell fails
   std::chrono::seconds timeout{600};  // a cell running longer fails, every rank's processes ended
   int port = 29400;                   // MASTER_PORT, and {master_port}
+  // What the ranks' hosts must send over the links per step, at least, for a cell of more than one
+  // rank to be published ("min_link_bytes_per_step"; 0: a job that does not use the network):
+  // less means its data took a path around them (docs/own-job.md#paths-around-the-links).
+  std::uint64_t min_link_bytes_per_step = 64 * 1024;
   // Each rank's working directory (rank_workdir): a folder, absolute, or a template of
   // placeholders ("{out}/rank{rank}"), fresh for each rank and cell, that contend creates.
   std::string workdir;

@@ -42,6 +42,9 @@ struct Experiment {
   std::vector<ScheduleEntry> schedules;  // static schedules and policies (pipeline/policy/policy.h)
   int repetitions = 3;
   std::string baseline = "1f1b";  // the name of one of the schedules
+  // "baseline_scenario": the scenario each cell's slowdown is against (its name; the same schedule
+  // or variant there); empty: no slowdown.
+  std::string baseline_scenario;
 
   std::optional<MeasureWindow> measure;  // unset: the iterations after the warm-up
   // A user's own job (command_job.h): set when the workload has a "command"; then `schedules` is empty,

@@ -1,7 +1,8 @@
 #pragma once
 // Aggregating repetitions into contend.summary/1 (docs/experiment-format.md, docs/metrics.md): per scenario
-// and schedule the throughput's median, mean, stdev and 95% confidence interval, and the speedup
-// over the baseline schedule with its interval; JSON, CSV and a console table from the same
+// and schedule the throughput's median, mean, stdev and 95% confidence interval, the speedup
+// over the baseline schedule and, when the experiment names a baseline scenario, the slowdown
+// against it (the same schedule there), each with its interval; JSON, CSV and a console table from the same
 // values; and whether two summaries compare (the verdict: regression/verdict.h). Pure.
 
 #include <map>
@@ -31,7 +32,11 @@ struct CellSummary {
   Stats stats;
   double speedup = 0;       // median over the baseline's median
   double speedup_ci95 = 0;  // delta-method half-width from both cells' relative standard errors
-  std::string note;         // shown with the cell (the oracle: a reference, not a scheduler)
+  // The baseline scenario's median over this cell's (1.25: 25% slower here), and its half-width;
+  // 0 when the experiment names no baseline scenario or either cell has not run.
+  double slowdown = 0;
+  double slowdown_ci95 = 0;
+  std::string note;  // shown with the cell (the oracle: a reference, not a scheduler)
 };
 
 struct Summary {
@@ -43,13 +48,15 @@ struct Summary {
   // What --compare compares by default: each cell's speedup over the baseline (contend's pipeline:
   // machines differ, ratios less), or its throughput (a user's job, checked against its own runs).
   bool compare_throughput = false;
+  std::string baseline_scenario{};  // a scenario's name, or empty: no slowdown
 };
 
 // One cell per (scenario, schedule) in the order given. `throughput` maps (scenario, schedule) to
-// the repetitions' samples/s.
+// the repetitions' samples/s; `baseline_scenario` (empty: none) is what slowdowns are against.
 Summary summarize(const std::string& experiment, const std::string& baseline, const std::string& mode,
                   const std::vector<std::pair<std::string, std::string>>& order,
-                  const std::map<std::pair<std::string, std::string>, std::vector<double>>& throughput);
+                  const std::map<std::pair<std::string, std::string>, std::vector<double>>& throughput,
+                  const std::string& baseline_scenario = "");
 
 nlohmann::ordered_json summary_json(const Summary& s);
 // Every cell as one flat record (scenario, schedule, repetitions, throughput_median, _mean,

@@ -1,0 +1,197 @@
+#include "results/link_bytes.h"
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "contend/common/json.h"
+
+namespace contend::runner {
+namespace {
+
+// A counter's first and last reading in the log.
+struct Span {
+  std::uint64_t first = 0;
+  std::uint64_t last = 0;
+  std::uint64_t moved() const { return last - std::min(last, first); }
+};
+
+// Reads the counters of the lines of one events log as they come.
+class PortReader {
+ public:
+  explicit PortReader(std::string path) : path_(std::move(path)) {}
+
+  Result<void> read(const nlohmann::json& line, std::size_t number) {
+    const std::string kind = line.is_object() && line.contains("kind") && line["kind"].is_string()
+                                 ? line["kind"].get<std::string>()
+                                 : std::string();
+    if (kind == "sample") {
+      return sample(line, number);
+    }
+    if (kind == "port_index") {
+      return index(line, number);
+    }
+    if (kind == "ports") {
+      return ports(line, number);
+    }
+    return {};
+  }
+
+  std::vector<PortBytes> result() const {
+    std::vector<PortBytes> out;
+    for (const auto& [link, node] : order_) {
+      PortBytes p{link, node, 0, std::nullopt};
+      if (auto it = fabric_.find({link, node}); it != fabric_.end()) {
+        p.bytes = it->second;
+      }
+      for (const auto& [key, span] : classes_) {
+        if (key.link != link || key.node != node) {
+          continue;
+        }
+        if (key.cls == "workload") {
+          p.workload = span.moved();
+        } else if (key.cls == "link" || key.cls == "tbf") {
+          p.bytes = span.moved();
+        }
+      }
+      out.push_back(std::move(p));
+    }
+    return out;
+  }
+
+ private:
+  struct ClassKey {
+    std::string link, node, cls;
+    bool operator<(const ClassKey& o) const { return std::tie(link, node, cls) < std::tie(o.link, o.node, o.cls); }
+  };
+
+  Error bad(std::size_t number, const std::string& what) const {
+    return make_error(Errc::kParse, path_ + ": line " + std::to_string(number) + ": " + what);
+  }
+
+  void seen(const std::string& link, const std::string& node) {
+    if (std::find(order_.begin(), order_.end(), std::make_pair(link, node)) == order_.end()) {
+      order_.emplace_back(link, node);
+    }
+  }
+
+  Result<void> sample(const nlohmann::json& line, std::size_t number) {
+    for (const char* key : {"link", "node", "class"}) {
+      if (!line.contains(key) || !line[key].is_string()) {
+        return bad(number, std::string("a sample without its \"") + key + "\"");
+      }
+    }
+    if (!line.contains("bytes") || !line["bytes"].is_number_unsigned()) {
+      return bad(number, "a sample whose \"bytes\" is not a count");
+    }
+    const ClassKey key{line["link"], line["node"], line["class"]};
+    const auto bytes = line["bytes"].get<std::uint64_t>();
+    auto [it, fresh] = classes_.try_emplace(key, Span{bytes, bytes});
+    it->second.last = bytes;
+    seen(key.link, key.node);
+    return {};
+  }
+
+  Result<void> index(const nlohmann::json& line, std::size_t number) {
+    if (!line.contains("ports") || !line["ports"].is_array()) {
+      return bad(number, "a port_index without its \"ports\"");
+    }
+    index_.clear();
+    for (const nlohmann::json& p : line["ports"]) {
+      if (!p.is_object() || !p.contains("link") || !p["link"].is_string() || !p.contains("node") ||
+          !p["node"].is_string()) {
+        return bad(number, "a port_index entry without its \"link\" and \"node\"");
+      }
+      index_.emplace_back(p["link"], p["node"]);
+      seen(index_.back().first, index_.back().second);
+    }
+    return {};
+  }
+
+  Result<void> ports(const nlohmann::json& line, std::size_t number) {
+    if (!line.contains("kib") || !line["kib"].is_array() || line["kib"].size() != index_.size()) {
+      return bad(number, "a ports line whose \"kib\" does not match its port_index");
+    }
+    for (std::size_t i = 0; i < index_.size(); ++i) {
+      if (!line["kib"][i].is_number_unsigned()) {
+        return bad(number, "a ports line whose \"kib\" holds something other than counts");
+      }
+      fabric_[index_[i]] += 1024 * line["kib"][i].get<std::uint64_t>();
+    }
+    return {};
+  }
+
+  std::string path_;
+  std::vector<std::pair<std::string, std::string>> order_;               // (link, node) as first seen
+  std::map<ClassKey, Span> classes_;                                     // `sample` lines
+  std::vector<std::pair<std::string, std::string>> index_;               // the port_index
+  std::map<std::pair<std::string, std::string>, std::uint64_t> fabric_;  // `ports` lines, summed
+};
+
+// The hosts a background flow of `s` starts or ends on: their ends carry its bytes, or its ACKs.
+std::set<std::string> flow_hosts(const emulator::Scenario& s) {
+  std::set<std::string> out;
+  for (const emulator::Event& e : s.events) {
+    if (const auto* start = std::get_if<emulator::FlowStart>(&e.action)) {
+      out.insert(start->flow.from);
+      out.insert(start->flow.to);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<PortBytes>> port_bytes(const std::string& events_path) {
+  std::ifstream in(events_path);
+  if (!in) {
+    return make_error(Errc::kNotFound, events_path + ": cannot read the events log");
+  }
+  PortReader reader(events_path);
+  std::size_t number = 0;
+  for (std::string text; std::getline(in, text);) {
+    ++number;
+    auto line = parse_json(text, events_path + ": line " + std::to_string(number));
+    if (!line) {
+      return line.error();
+    }
+    if (auto ok = reader.read(*line, number); !ok) {
+      return ok.error();
+    }
+  }
+  return reader.result();
+}
+
+std::optional<std::uint64_t> hosts_sent(const std::vector<PortBytes>& ports, const emulator::Scenario& s) {
+  const std::set<std::string> flows = flow_hosts(s);
+  const std::vector<std::string> hosts(s.nodes.begin(), s.nodes.begin() + static_cast<std::ptrdiff_t>(s.rank_hosts()));
+  std::uint64_t total = 0;
+  for (const PortBytes& p : ports) {
+    if (std::find(hosts.begin(), hosts.end(), p.node) == hosts.end()) {
+      continue;  // a switch's port, or a host no rank runs on
+    }
+    if (!p.workload && flows.count(p.node) > 0) {
+      return std::nullopt;
+    }
+    total += p.workload.value_or(p.bytes);
+  }
+  return total;
+}
+
+nlohmann::ordered_json port_bytes_json(const std::vector<PortBytes>& ports) {
+  auto out = nlohmann::ordered_json::array();
+  for (const PortBytes& p : ports) {
+    if (p.bytes == 0) {
+      continue;
+    }
+    nlohmann::ordered_json entry = {{"link", p.link}, {"node", p.node}, {"bytes", p.bytes}};
+    if (p.workload) {
+      entry["workload"] = *p.workload;
+    }
+    out.push_back(std::move(entry));
+  }
+  return out;
+}
+
+}  // namespace contend::runner
