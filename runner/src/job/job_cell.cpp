@@ -208,7 +208,8 @@ Result<void> check_links_carried(const CommandJob& job, const emulator::Scenario
                         "memory, cross-memory attach, a Unix socket or a file between the ranks: TensorPipe's cma "
                         "and shm channels, NCCL's P2P and SHM, Open MPI's vader/sm) and its throughput is not one "
                         "the scenario made; docs/own-job.md#paths-around-the-links names the setting that closes "
-                        "each. A job that does not use the network sets min_link_bytes_per_step to 0");
+                        "each. Or the job exchanges that little: then min_link_bytes_per_step says what it "
+                        "does (0 for a job that does not use the network)");
 }
 
 namespace {
