@@ -3,7 +3,9 @@
 # pipeline over torch.distributed send/receive as one command experiment on two emulated nodes,
 # and Open MPI's mpirun (in rank 0's namespace, daemons through scripts/netns-rsh) an mpi4py
 # all-reduce as another, each under a 200 -> 50 Mbit/s rate step, and each job's own step times
-# (from its output, on the scenario's clock) follow the shaped rate; then `--compare` on a command
+# (from its output, on the scenario's clock) follow the shaped rate; a PyTorch RPC job is refused
+# with TensorPipe's defaults (its tensors take shared memory around the link) and takes the link's
+# time over TCP only; then `--compare` on a command
 # experiment exits 3 on a 3% loss of throughput and 0 on a rerun of the same job. Skips (77)
 # without root or without python3-torch for /usr/bin/python3; the MPI part skips alone (says so)
 # without mpirun or mpi4py.
@@ -68,6 +70,34 @@ PY
   fail "the job's figures: $(ls "$tmp/torch-fig")"
 ! grep -q "not drawn" "$tmp/report.err" || fail "a job's report lists a pipeline's figures: $(cat "$tmp/report.err")"
 [ "$(runner_namespaces)" = "$before" ] || fail "namespaces left: $(runner_namespaces)"
+
+# PyTorch RPC: with TensorPipe's defaults two processes of one machine move tensors through shared
+# memory (cma, shm), around the link: the cell is refused, naming the cause. Over TCP only, each
+# step's 4 MiB there and back takes the link's time at 50 Mbit/s (1.34 s, and 0.2 s of "compute").
+two_nodes "$tmp/slow.json" 50Mbit '[]' 90s
+rpc() {  # rpc FILE ARGS_JSON
+  cat >"$1" <<JSON
+{"schema": "contend.experiment/1", "name": "rpc", "scenarios": ["slow.json"], "repetitions": 1,
+ "workload": {"command": ["/usr/bin/python3", "$src/experiments/jobs/rpc_echo.py", "--steps", "6"], "steps": 6,
+              "timeout": "120s"},
+ "variants": [{"name": "rpc", "args": $2}]}
+JSON
+}
+rpc "$tmp/rpc.json" '[]'
+if "$contend" run "$tmp/rpc.json" --out "$tmp/rpc" --no-report >"$tmp/rpc.out" 2>&1; then
+  fail "an RPC job whose tensors took shared memory was published: $(tail -6 "$tmp/rpc.out")"
+fi
+grep -q "over the scenario's links .* TensorPipe's cma" "$tmp/rpc.out" || fail "the RPC job's refusal: $(tail -4 "$tmp/rpc.out")"
+echo "ok: TensorPipe's defaults refused: $(grep -o "the job's ranks sent [^ ]* over the scenario's links" "$tmp/rpc.out")"
+rpc "$tmp/rpc-tcp.json" '["--tcp-only"]'
+"$contend" run "$tmp/rpc-tcp.json" --out "$tmp/rpc-tcp" --no-report >"$tmp/rpc-tcp.out" 2>&1 ||
+  fail "the RPC job over TCP only: $(tail -8 "$tmp/rpc-tcp.out")"
+/usr/bin/python3 - "$tmp/rpc-tcp/runs/$run.rpc.r1.steps.jsonl" <<'PY' || fail "the RPC job over TCP does not take the link's time"
+import json, statistics, sys
+step = statistics.median(json.loads(line)["seconds"] for line in open(sys.argv[1]))
+print(f"rpc over TCP only: median step {step:.2f} s (4 MiB there and back at 50 Mbit/s: 1.34 s, and 0.2 s)")
+assert 1.4 <= step <= 2.2, step
+PY
 
 # Open MPI: one mpirun in rank 0's namespace starts both ranks; 2 MiB all-reduced a step, nothing
 # else, so the step time follows the rate as DDP's does. 90 steps: mpirun starts in 1-4 s and a

@@ -167,9 +167,10 @@ Result<void> read_variants(const JsonReader& r, CommandJob& job) {
   return {};
 }
 
-// An absolute, normal folder without a trailing separator ("experiments", not "experiments/").
+// An absolute, normal folder without a trailing separator ("experiments", not "experiments/"); an
+// empty path is the current folder (an experiment file named without one: `contend run e.json`).
 std::string folder_of(const std::filesystem::path& path) {
-  const auto f = std::filesystem::absolute(path).lexically_normal();
+  const auto f = std::filesystem::absolute(path.empty() ? std::filesystem::path(".") : path).lexically_normal();
   return (f.has_filename() ? f : f.parent_path()).string();
 }
 

@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -90,6 +91,17 @@ TEST_CASE("bad command experiments say where and what", "[job]") {
   CHECK_THAT(job_error_of(R"("workload": {"command": ["x"]}, "baseline_scenario": "steady")"),
              Catch::Contains("/baseline_scenario") &&
                  Catch::Contains("\"steady\" is not one of the scenarios (two-200Mbit, two-50Mbit)"));
+}
+
+TEST_CASE("an experiment file named without a folder has the current one for its job", "[job]") {
+  const std::string scenario = std::string(CONTEND_SOURCE_DIR) + "/tests/data/scenarios/two-200Mbit.json";
+  for (const char* workdir : {".", "{out}/rank{rank}"}) {
+    auto e = runner::parse_experiment(R"({"schema": "contend.experiment/1", "name": "j", "scenarios": [")" + scenario +
+                                          R"("], "workload": {"command": ["x"], "workdir": ")" + workdir + R"("}})",
+                                      "j.json");
+    REQUIRE(e.ok());
+    CHECK(e->job->folder == std::filesystem::current_path().lexically_normal().string());
+  }
 }
 
 TEST_CASE("placeholders expand per rank and braces double to stay literal", "[job]") {
