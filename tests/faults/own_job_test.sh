@@ -129,8 +129,10 @@ s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 if rank == 0:
     s.bind(path); s.listen(1); peer, _ = s.accept()
 else:
-    while not os.path.exists(path): time.sleep(0.05)
-    s.connect(path); peer = s
+    while True:  # until rank 0 listens (its socket file appears at bind, before listen)
+        try: s.connect(path); break
+        except OSError: s.close(); s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); time.sleep(0.05)
+    peer = s
 t = time.monotonic()
 for step in range(6):
     if rank == 1: peer.sendall(b"x" * (1 << 20))

@@ -2,8 +2,10 @@
 # The CI regression check, for real: experiments/ci/regression.json in namespaces, then `contend
 # compare` judges its speedups against the pooled repetitions of three baseline runs
 # (experiments/ci/regression-baseline*.json, recorded on this kind of machine, two of its
-# instances): one reference run carries its own machine's drift, and against one a clean tree was
-# flagged in 1 of 13 runs, against three in none (docs/regression.md). Speedups are ratios
+# instances): one reference run carries its own machine's drift (docs/regression.md: against one,
+# a clean tree was flagged in 1 of 13 runs; against the 3 clean runs before each, on one machine,
+# in none). Three baselines of two instances widen the reference by their drift, so a loss
+# smaller than it passes. Speedups are ratios
 # measured in the same run, so they travel between machines; a cell fails only when significantly
 # slower, by an estimated loss beyond 3%.
 source "$(dirname "$0")/lib.sh"

@@ -40,20 +40,14 @@ class PortReader {
 
   std::vector<PortBytes> result() const {
     std::vector<PortBytes> out;
-    for (const auto& [link, node] : order_) {
-      PortBytes p{link, node, 0, std::nullopt};
-      if (auto it = fabric_.find({link, node}); it != fabric_.end()) {
+    for (const End& end : order_) {
+      PortBytes p{end.first, end.second, 0, std::nullopt};
+      if (auto it = fabric_.find(end); it != fabric_.end()) {
         p.bytes = it->second;
       }
-      for (const auto& [key, span] : classes_) {
-        if (key.link != link || key.node != node) {
-          continue;
-        }
-        if (key.cls == "workload") {
-          p.workload = span.moved();
-        } else if (key.cls == "link" || key.cls == "tbf") {
-          p.bytes = span.moved();
-        }
+      if (auto it = sampled_.find(end); it != sampled_.end()) {
+        p.bytes = it->second.whole ? it->second.whole->moved() : p.bytes;
+        p.workload = it->second.workload ? std::optional<std::uint64_t>(it->second.workload->moved()) : std::nullopt;
       }
       out.push_back(std::move(p));
     }
@@ -61,18 +55,20 @@ class PortReader {
   }
 
  private:
-  struct ClassKey {
-    std::string link, node, cls;
-    bool operator<(const ClassKey& o) const { return std::tie(link, node, cls) < std::tie(o.link, o.node, o.cls); }
+  using End = std::pair<std::string, std::string>;  // (link, node)
+  // An end's counters in `sample` lines: the whole link's class (HTB's root, TBF) and the workload's.
+  struct EndSpans {
+    std::optional<Span> whole;
+    std::optional<Span> workload;
   };
 
   Error bad(std::size_t number, const std::string& what) const {
     return make_error(Errc::kParse, path_ + ": line " + std::to_string(number) + ": " + what);
   }
 
-  void seen(const std::string& link, const std::string& node) {
-    if (std::find(order_.begin(), order_.end(), std::make_pair(link, node)) == order_.end()) {
-      order_.emplace_back(link, node);
+  void seen(const End& end) {
+    if (std::find(order_.begin(), order_.end(), end) == order_.end()) {
+      order_.push_back(end);
     }
   }
 
@@ -85,11 +81,15 @@ class PortReader {
     if (!line.contains("bytes") || !line["bytes"].is_number_unsigned()) {
       return bad(number, "a sample whose \"bytes\" is not a count");
     }
-    const ClassKey key{line["link"], line["node"], line["class"]};
+    const End end{line["link"], line["node"]};
+    const std::string cls = line["class"];
     const auto bytes = line["bytes"].get<std::uint64_t>();
-    auto [it, fresh] = classes_.try_emplace(key, Span{bytes, bytes});
-    it->second.last = bytes;
-    seen(key.link, key.node);
+    seen(end);
+    EndSpans& spans = sampled_[end];
+    std::optional<Span>& span = cls == "workload" ? spans.workload : spans.whole;
+    if (cls == "workload" || cls == "link" || cls == "tbf") {  // the background class is the rest
+      span = Span{span ? span->first : bytes, bytes};
+    }
     return {};
   }
 
@@ -104,7 +104,7 @@ class PortReader {
         return bad(number, "a port_index entry without its \"link\" and \"node\"");
       }
       index_.emplace_back(p["link"], p["node"]);
-      seen(index_.back().first, index_.back().second);
+      seen(index_.back());
     }
     return {};
   }
@@ -123,10 +123,10 @@ class PortReader {
   }
 
   std::string path_;
-  std::vector<std::pair<std::string, std::string>> order_;               // (link, node) as first seen
-  std::map<ClassKey, Span> classes_;                                     // `sample` lines
-  std::vector<std::pair<std::string, std::string>> index_;               // the port_index
-  std::map<std::pair<std::string, std::string>, std::uint64_t> fabric_;  // `ports` lines, summed
+  std::vector<End> order_;               // as first seen
+  std::map<End, EndSpans> sampled_;      // `sample` lines
+  std::vector<End> index_;               // the port_index
+  std::map<End, std::uint64_t> fabric_;  // `ports` lines, summed
 };
 
 // The hosts a background flow of `s` starts or ends on: their ends carry its bytes, or its ACKs.

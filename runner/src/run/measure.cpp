@@ -84,9 +84,8 @@ Result<std::vector<PortBytes>> read_link_bytes(const Experiment& e, const Cell& 
 }
 
 // What the cell's files say it measured: a pipeline's throughput from its iteration log (read
-// here, once), a user's job's from its rank log (its steps written beside it); for a cell run
-// here, what it put on each link.
-Result<CellOutcome> read_outcome(const Experiment& e, const Cell& cell, const CellFiles& files, bool here) {
+// here, once), a user's job's from its rank log (its steps written beside it).
+Result<CellOutcome> read_outcome(const Experiment& e, const Cell& cell, const CellFiles& files) {
   CellOutcome out;
   if (e.job) {
     auto throughput = job_throughput(*e.job, files.log, e.measure, files.events);
@@ -97,15 +96,6 @@ Result<CellOutcome> read_outcome(const Experiment& e, const Cell& cell, const Ce
       return ok.error();
     }
     out.measured.throughput = *throughput;
-  }
-  if (here) {
-    auto ports = read_link_bytes(e, cell, files);
-    if (!ports) {
-      return ports.error();
-    }
-    out.measured.link_bytes = std::move(*ports);
-  }
-  if (e.job) {
     return out;
   }
   auto log = read_iteration_log(files.metrics);
@@ -225,9 +215,16 @@ Result<CellOutcome> measure_cell(const Experiment& e, const Cell& cell, const st
   }
   MeasuredCell cpu;
   record_cpu_since(before, cpu);
-  auto outcome = read_outcome(e, cell, files, !o.simulate && !o.hosts);
+  auto outcome = read_outcome(e, cell, files);
   if (!outcome) {
     return outcome.error();
+  }
+  if (!o.simulate && !o.hosts) {  // a cell run here: its events log sampled every shaped end
+    auto ports = read_link_bytes(e, cell, files);
+    if (!ports) {
+      return ports.error();
+    }
+    outcome->measured.link_bytes = std::move(*ports);
   }
   outcome->measured.steal = cpu.steal;
   outcome->measured.others_cpu = cpu.others_cpu;
