@@ -23,9 +23,9 @@ Result<runner::Summary> summary_at(const std::string& path) {
   return runner::read_summary(path);
 }
 
-// The reference runs, each checked against `now`, pooled into one; errors name the file.
-Result<runner::Summary> reference_of(const CompareOptions& o, const runner::Summary& now,
-                                     runner::VerdictOptions& options) {
+// The reference runs, each checked against `now`; errors name the file.
+Result<std::vector<runner::Summary>> references_of(const CompareOptions& o, const runner::Summary& now,
+                                                   runner::VerdictOptions& options) {
   std::vector<runner::Summary> runs;
   for (const std::string& path : o.references) {
     auto s = summary_at(path);
@@ -44,21 +44,21 @@ Result<runner::Summary> reference_of(const CompareOptions& o, const runner::Summ
     }
     runs.push_back(std::move(*s));
   }
-  return runner::pooled(runs);
+  return runs;
 }
 
 int compare(const CompareOptions& o) {
   auto now = summary_at(o.now);
   runner::VerdictOptions options;
-  auto reference = now ? reference_of(o, *now, options) : Result<runner::Summary>(now.error());
-  if (!reference) {
-    std::fprintf(stderr, "contend compare: %s\n", reference.error().message.c_str());
+  auto references = now ? references_of(o, *now, options) : Result<std::vector<runner::Summary>>(now.error());
+  if (!references) {
+    std::fprintf(stderr, "contend compare: %s\n", references.error().message.c_str());
     return 1;
   }
   const std::string name = o.references.size() == 1 ? o.references.front()
                                                     : std::to_string(o.references.size()) + " runs (" +
                                                           o.references.front() + " ... " + o.references.back() + ")";
-  return report_verdicts(*now, *reference, name, options, o.verdict.reports);
+  return report_verdicts(*now, *references, name, options, o.verdict.reports);
 }
 
 }  // namespace
@@ -115,9 +115,10 @@ Result<runner::VerdictOptions> verdict_options(const VerdictArgs& a, bool compar
   return o;
 }
 
-int report_verdicts(const runner::Summary& now, const runner::Summary& reference, const std::string& reference_name,
-                    const runner::VerdictOptions& o, const std::string& reports_dir) {
-  const auto verdicts = runner::verdicts(now, reference, o);
+int report_verdicts(const runner::Summary& now, const std::vector<runner::Summary>& references,
+                    const std::string& reference_name, const runner::VerdictOptions& o,
+                    const std::string& reports_dir) {
+  const auto verdicts = runner::verdicts(now, references, o);
   std::printf(
       "\n%s against %s (%s, tolerance %.1f%%):\n%s", now.experiment.c_str(), reference_name.c_str(),
       runner::quantity_name(o.quantity), 100 * o.tolerance,
@@ -148,16 +149,19 @@ int report_verdicts(const runner::Summary& now, const runner::Summary& reference
 std::function<int()> add_compare_command(CLI::App& sub) {
   auto o = std::make_shared<CompareOptions>();
   sub.add_option("now", o->now, "This run: a results folder or its summary.json")->required();
-  sub.add_option("references", o->references,
-                 "The run it is compared with, a results folder or a summary.json; several (the last few of a "
-                 "history) pool their repetitions, so that one lucky or unlucky run does not bias the verdict")
+  sub.add_option(
+         "references", o->references,
+         "The run it is compared with, a results folder or a summary.json; several (the last few of a "
+         "history) pool their repetitions, so that one lucky or unlucky run does not bias the verdict, and a cell "
+         "whose reference runs lie further apart than --tolerance is allowed their spread")
       ->required();
   add_tolerance_option(&sub, o->verdict);
   add_by_option(&sub, o->verdict, "--by");
   add_reports_option(&sub, o->verdict);
   sub.footer(
       "Per cell: the ratio now/reference (Hodges-Lehmann) with its interval, and the Mann-Whitney U test of the "
-      "repetitions. Exit 3 when a cell is significantly slower by more than --tolerance, or missing; "
+      "repetitions. Exit 3 when a cell is significantly slower by more than --tolerance (or than its reference "
+      "runs' own spread, where that is wider), or missing; "
       "1 on bad input. docs/regression.md");
   return [o] { return compare(*o); };
 }

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "contend/common/result.h"
 #include "contend/runner/regression/verdict.h"
@@ -27,10 +28,10 @@ void add_reports_option(CLI::App* app, VerdictArgs& a);
 // The options parsed; `compared` is what the reference says it compares.
 Result<runner::VerdictOptions> verdict_options(const VerdictArgs& a, bool compared_throughput);
 
-// Prints the verdicts of `now` against `reference` (named `reference_name`), writes the CI
+// Prints the verdicts of `now` against the reference runs (named `reference_name`), writes the CI
 // reports when asked; 3 when a cell fails, 1 when the reports cannot be written, else 0.
-int report_verdicts(const runner::Summary& now, const runner::Summary& reference, const std::string& reference_name,
-                    const runner::VerdictOptions& o, const std::string& reports_dir);
+int report_verdicts(const runner::Summary& now, const std::vector<runner::Summary>& references,
+                    const std::string& reference_name, const runner::VerdictOptions& o, const std::string& reports_dir);
 
 std::function<int()> add_compare_command(CLI::App& sub);
 

@@ -320,7 +320,8 @@ int run(RunOptions& o) {
   if (!*reference) {
     return 0;
   }
-  return report_verdicts(outcome->summary, (*reference)->summary, o.compare, (*reference)->options, o.verdict.reports);
+  return report_verdicts(outcome->summary, {(*reference)->summary}, o.compare, (*reference)->options,
+                         o.verdict.reports);
 }
 
 }  // namespace

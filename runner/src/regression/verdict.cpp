@@ -95,6 +95,19 @@ const CellSummary* find_cell(const Summary& s, const std::string& scenario, cons
   return nullptr;
 }
 
+// The loss a cell may show unflagged: the tolerance, or the reference runs' own spread if larger.
+double allowed(const Verdict& v, const VerdictOptions& o) {
+  return std::max(o.tolerance, v.spread);
+}
+
+std::string allowance_name(const Verdict& v, const VerdictOptions& o) {
+  if (v.spread > o.tolerance) {
+    return "the reference runs' own spread of " + pct(v.spread) + " (wider than the " + pct(o.tolerance) +
+           " tolerance)";
+  }
+  return "the " + pct(o.tolerance) + " tolerance";
+}
+
 // The verdict of two samples' shift: significance, then whether the tolerance is resolved.
 void judge(Verdict& v, const VerdictOptions& o) {
   const Shift& s = v.shift;
@@ -112,22 +125,60 @@ void judge(Verdict& v, const VerdictOptions& o) {
     v.change = s.ratio < 1 ? Change::kSlower : Change::kFaster;
     const std::string by = (s.ratio < 1 ? "slower by " : "faster by ") + pct(std::abs(1 - s.ratio));
     if (v.change == Change::kSlower) {
-      v.fails = 1 - s.ratio > o.tolerance;
-      v.why = by + " (up to " + pct(loss_bound) + "), " + (v.fails ? "beyond" : "within") + " the " + pct(o.tolerance) +
-              " tolerance";
+      v.fails = 1 - s.ratio > allowed(v, o);
+      v.why = by + " (up to " + pct(loss_bound) + "), " + (v.fails ? "beyond " : "within ") + allowance_name(v, o);
     } else {
       v.why = by;
     }
     return;
   }
-  if (loss_bound > o.tolerance) {
+  if (loss_bound > allowed(v, o)) {
     v.change = Change::kUnresolved;
-    v.why = "no significant change, but the noise allows a loss of up to " + pct(loss_bound) + ", beyond the " +
-            pct(o.tolerance) + " tolerance: more repetitions";
+    v.why = "no significant change, but the noise allows a loss of up to " + pct(loss_bound) + ", beyond " +
+            allowance_name(v, o) + ": more repetitions";
     return;
   }
   v.change = Change::kSame;
   v.why = "no significant change (p " + std::to_string(s.p).substr(0, 5) + ")";
+}
+
+// 1 - the lowest over the highest of the runs' medians of the cell's values; 0 for fewer than two.
+double spread_of(const std::vector<Summary>& runs, const CellSummary& cell, Quantity q) {
+  double low = 0;
+  double high = 0;
+  for (const Summary& run : runs) {
+    const CellSummary* c = find_cell(run, cell.scenario, cell.schedule);
+    const std::vector<double> values = c == nullptr ? std::vector<double>{} : values_of(run, *c, q);
+    if (!values.empty()) {
+      const double median = stats_of(values).median;
+      low = low == 0 ? median : std::min(low, median);
+      high = std::max(high, median);
+    }
+  }
+  return high > 0 ? 1 - low / high : 0;
+}
+
+// The verdict of one cell of the reference; `spread` the reference runs' own.
+Verdict verdict_of(const Summary& now, const Summary& reference, const CellSummary& ref, double spread,
+                   const VerdictOptions& o) {
+  Verdict v;
+  v.scenario = ref.scenario;
+  v.schedule = ref.schedule;
+  v.spread = spread;
+  v.reference = values_of(reference, ref, o.quantity);
+  const CellSummary* cur = find_cell(now, ref.scenario, ref.schedule);
+  if (cur != nullptr) {
+    v.now = values_of(now, *cur, o.quantity);
+  }
+  if (v.now.empty() || v.reference.empty()) {
+    v.change = Change::kMissing;
+    v.fails = true;
+    v.why = v.now.empty() ? "missing from this run" : "no values in the reference";
+  } else {
+    v.shift = shift_of(v.reference, v.now, o.alpha);
+    judge(v, o);
+  }
+  return v;
 }
 
 }  // namespace
@@ -262,23 +313,16 @@ Summary pooled(const std::vector<Summary>& runs) {
 std::vector<Verdict> verdicts(const Summary& now, const Summary& reference, const VerdictOptions& o) {
   std::vector<Verdict> out;
   for (const CellSummary& ref : reference.cells) {
-    Verdict v;
-    v.scenario = ref.scenario;
-    v.schedule = ref.schedule;
-    v.reference = values_of(reference, ref, o.quantity);
-    const CellSummary* cur = find_cell(now, ref.scenario, ref.schedule);
-    if (cur != nullptr) {
-      v.now = values_of(now, *cur, o.quantity);
-    }
-    if (v.now.empty() || v.reference.empty()) {
-      v.change = Change::kMissing;
-      v.fails = true;
-      v.why = v.now.empty() ? "missing from this run" : "no values in the reference";
-    } else {
-      v.shift = shift_of(v.reference, v.now, o.alpha);
-      judge(v, o);
-    }
-    out.push_back(std::move(v));
+    out.push_back(verdict_of(now, reference, ref, 0, o));
+  }
+  return out;
+}
+
+std::vector<Verdict> verdicts(const Summary& now, const std::vector<Summary>& references, const VerdictOptions& o) {
+  const Summary reference = pooled(references);
+  std::vector<Verdict> out;
+  for (const CellSummary& ref : reference.cells) {
+    out.push_back(verdict_of(now, reference, ref, spread_of(references, ref, o.quantity), o));
   }
   return out;
 }

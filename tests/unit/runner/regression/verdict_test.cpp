@@ -134,3 +134,33 @@ TEST_CASE("several reference runs pool their repetitions, each beside its own ba
   CHECK(verdicts(now, a, o)[1].fails);
   CHECK_FALSE(verdicts(now, both, o)[1].fails);
 }
+
+TEST_CASE("several reference runs further apart than the tolerance allow a loss within their spread", "[regression]") {
+  // Three unchanged runs whose speedups lie 1.16, 1.17 and 1.25: 7% apart, a run-to-run drift
+  // that no repetition of one run shows. A run at 1.10 is slower than their pool, within it.
+  const Summary a = one_cell({116, 115, 117, 116, 116.5}, {100, 100, 100, 100, 100});
+  const Summary b = one_cell({117, 116.5, 117.5, 117, 116.8}, {100, 100, 100, 100, 100});
+  const Summary c = one_cell({125, 124, 126, 125, 125.5}, {100, 100, 100, 100, 100});
+  const Summary now = one_cell({110, 109.5, 110.5, 110.2, 109.8}, {100, 100, 100, 100, 100});
+  VerdictOptions o;
+  o.tolerance = 0.03;
+  o.quantity = Quantity::kSpeedup;
+  const auto drift = verdicts(now, std::vector<Summary>{a, b, c}, o);
+  REQUIRE(drift.size() == 2);
+  CHECK(drift[1].spread == Approx(1 - 116.0 / 125).epsilon(0.01));
+  CHECK(drift[1].change == Change::kSlower);
+  CHECK_FALSE(drift[1].fails);
+  CHECK_THAT(drift[1].why, Catch::Contains("within the reference runs' own spread of 7.2%") &&
+                               Catch::Contains("wider than the 3.0% tolerance"));
+  // Against the pooled summary alone, the same run fails: 6% below the pool's middle, 1.17.
+  CHECK(verdicts(now, pooled({a, b, c}), o)[1].fails);
+  // A loss beyond the spread still fails, and runs that agree leave the tolerance as it was.
+  const Summary lost = one_cell({104, 103.5, 104.5, 104.2, 103.8}, {100, 100, 100, 100, 100});
+  CHECK(verdicts(lost, std::vector<Summary>{a, b, c}, o)[1].fails);
+  const auto close = verdicts(now, std::vector<Summary>{a, b}, o);
+  CHECK(close[1].spread < 0.03);
+  CHECK(close[1].fails);
+  CHECK_THAT(close[1].why, Catch::Contains("beyond the 3.0% tolerance"));
+  // One run: no spread of its own.
+  CHECK(verdicts(now, std::vector<Summary>{c}, o)[1].spread == 0);
+}
