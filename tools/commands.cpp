@@ -1,5 +1,7 @@
 #include "commands.h"
 
+#include <cstdio>
+
 #include "compare_command.h"
 #include "dpdk_command.h"
 #include "emu_command.h"
@@ -64,5 +66,10 @@ const Registry<CommandKind>& commands() {
   return kTable;
 }
 // clang-format on
+
+int fail(const char* command, const std::string& message) {
+  std::fprintf(stderr, "contend %s: %s\n", command, message.c_str());
+  return 1;
+}
 
 }  // namespace contend::tools

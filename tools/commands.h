@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <string>
 
 #include "contend/common/registry.h"
 
@@ -16,5 +17,9 @@ struct CommandKind {
 };
 
 const Registry<CommandKind>& commands();
+
+// Prints "contend COMMAND: MESSAGE" on stderr and returns 1: a subcommand's exit code for bad
+// input or a step that failed.
+int fail(const char* command, const std::string& message);
 
 }  // namespace contend::tools

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "cli_units.h"
+#include "commands.h"
 #include "contend/common/json.h"
 #include "contend/common/units.h"
 #include "contend/emulator/flows/flow_engine.h"
@@ -26,21 +27,16 @@ struct DpdkOptions {
   std::uint32_t frame_bytes = 1500;
 };
 
-int fail(const std::string& message) {
-  std::fprintf(stderr, "contend dpdk-source: %s\n", message.c_str());
-  return 1;
-}
-
 int run(const DpdkOptions& o) {
 #ifndef CONTEND_HAVE_DPDK
   (void)o;
-  return fail(
-      "this build has no DPDK (configure with -DCONTEND_WITH_DPDK=ON and libdpdk-dev installed); "
-      "the socket generator (contend flows) works without it");
+  return fail("dpdk-source",
+              "this build has no DPDK (configure with -DCONTEND_WITH_DPDK=ON and libdpdk-dev installed); "
+              "the socket generator (contend flows) works without it");
 #else
   auto scenario = load_run_scenario(o.run);
   if (!scenario) {
-    return fail(scenario.error().message);
+    return fail("dpdk-source", scenario.error().message);
   }
   const TopologyPlan plan = plan_topology(*scenario, o.run);
   FlowSpec spec;
@@ -49,7 +45,7 @@ int run(const DpdkOptions& o) {
   spec.to = o.to;
   auto ends = flow_endpoints(plan, spec);
   if (!ends) {
-    return fail(ends.error().message);
+    return fail("dpdk-source", ends.error().message);
   }
   // The interface of the source node that leads to the destination.
   std::string iface = "cbr0";
@@ -68,7 +64,7 @@ int run(const DpdkOptions& o) {
   d.duration_s = to_seconds(*parse_duration(o.duration));
   auto report = run_dpdk_source(d);
   if (!report) {
-    return fail(report.error().message);
+    return fail("dpdk-source", report.error().message);
   }
   auto doc = json_document("flows", 1);
   doc["kind"] = "dpdk";

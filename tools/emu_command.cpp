@@ -8,6 +8,7 @@
 #include <iostream>
 #include <memory>
 
+#include "commands.h"
 #include "contend/common/units.h"
 #include "contend/emulator/emulated_run.h"
 #include "contend/emulator/net/leftovers.h"
@@ -37,11 +38,6 @@ struct EmuOptions {
   bool all = false;
   bool orphans = false;  // down --all: also namespaces of runs recorded elsewhere or nowhere
 };
-
-int fail(const std::string& message) {
-  std::fprintf(stderr, "contend emu: %s\n", message.c_str());
-  return 1;
-}
 
 // The run name: --run, else the scenario's name.
 Result<std::string> run_name(const EmuOptions& o, const Scenario* scenario) {
@@ -73,13 +69,13 @@ Result<std::pair<Scenario, std::string>> scenario_and_run(const EmuOptions& o) {
 int up(const EmuOptions& o) {
   auto loaded = scenario_and_run(o);
   if (!loaded) {
-    return fail(loaded.error().message);
+    return fail("emu", loaded.error().message);
   }
   const auto& [scenario, run] = *loaded;
   const auto start = std::chrono::steady_clock::now();
   auto net = EmulatedRun::up(scenario, run, o.scenario, &install_stop_handlers());
   if (!net) {
-    return fail(net.error().message);
+    return fail("emu", net.error().message);
   }
   net->keep();
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -94,7 +90,7 @@ int up(const EmuOptions& o) {
 int down_all(bool orphans) {
   auto removed = tear_down_all(orphans);
   if (!removed) {
-    return fail(removed.error().message);
+    return fail("emu", removed.error().message);
   }
   std::printf("removed %zu recorded runs, %zu namespaces and %zu processes inside them\n", removed->runs,
               removed->namespaces, removed->processes);
@@ -115,29 +111,30 @@ int down_all(bool orphans) {
 
 int down(const EmuOptions& o) {
   if (o.all) {
-    return o.scenario.empty() && o.run.empty() ? down_all(o.orphans) : fail("--all removes every run: give it alone");
+    return o.scenario.empty() && o.run.empty() ? down_all(o.orphans)
+                                               : fail("emu", "--all removes every run: give it alone");
   }
   if (o.orphans) {
-    return fail("--orphans goes with --all");
+    return fail("emu", "--orphans goes with --all");
   }
   std::optional<Scenario> scenario;
   if (!o.scenario.empty()) {
     auto s = load_scenario(o.scenario);
     if (!s) {
-      return fail(s.error().message);
+      return fail("emu", s.error().message);
     }
     scenario = std::move(*s);
   }
   auto run = run_name(o, scenario ? &*scenario : nullptr);
   if (!run) {
-    return fail(run.error().message);
+    return fail("emu", run.error().message);
   }
   // Without a state file (a run killed before it wrote one), what the scenario would have made.
   const bool planned = scenario && fits_one_machine(*scenario).ok();  // else never up: nothing planned to list
   auto removed =
       tear_down_run(*run, planned ? plan_topology(*scenario, *run).namespaces() : std::vector<std::string>{});
   if (!removed) {
-    return fail(removed.error().message);
+    return fail("emu", removed.error().message);
   }
   if (!removed->damaged_state.empty()) {
     std::fprintf(stderr, "contend emu: the damaged state file was removed after the run's namespaces: %s\n",
@@ -223,7 +220,7 @@ int status(const EmuOptions& o) {
   if (one) {
     auto doc = status_of_one(o);
     if (!doc) {
-      return fail(doc.error().message);
+      return fail("emu", doc.error().message);
     }
     all.push_back(std::move(*doc));
   } else {
@@ -254,7 +251,7 @@ int status(const EmuOptions& o) {
 int play_command(const EmuOptions& o) {
   auto loaded = scenario_and_run(o);
   if (!loaded) {
-    return fail(loaded.error().message);
+    return fail("emu", loaded.error().message);
   }
   const auto& [scenario, run] = *loaded;
   const auto& stop = install_stop_handlers();
@@ -262,21 +259,21 @@ int play_command(const EmuOptions& o) {
   const std::string log_path = o.log.empty() ? run + "-events.jsonl" : o.log;
   auto log = EventLog::open(log_path);
   if (!log) {
-    return fail(log.error().message);
+    return fail("emu", log.error().message);
   }
   auto net = EmulatedRun::up_or_attach(scenario, run, o.scenario, &stop);
   if (!net) {
     if (log_path != "-") {
       ::unlink(log_path.c_str());  // nothing was played: no empty log left behind
     }
-    return fail(net.error().message);
+    return fail("emu", net.error().message);
   }
   if (o.keep) {
     net->keep();
   }
   auto report = net->play(*log, stop, PlayerOptions{std::chrono::milliseconds(100), o.quiet});
   if (!report) {
-    return fail(report.error().message);
+    return fail("emu", report.error().message);
   }
   std::fprintf(stderr,
                "contend emu play: %zu rate changes applied (worst lateness %s), %zu flow starts and stops%s; "

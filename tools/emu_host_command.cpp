@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "cli_units.h"
+#include "commands.h"
 #include "contend/common/units.h"
 #include "contend/emulator/flows/flow_engine.h"
 #include "contend/emulator/net/discipline_registry.h"
@@ -46,11 +47,6 @@ bool wait_for_start(const std::string& path, const std::atomic<bool>& stop) {
   return true;
 }
 
-int fail(const std::string& message) {
-  std::fprintf(stderr, "contend emu host: %s\n", message.c_str());
-  return 1;
-}
-
 Result<NlSocket> socket_for(const HostOptions& o) {
   if (o.netns.empty()) {
     return open_route_socket();
@@ -88,33 +84,33 @@ Result<HostPlan> host_plan(const HostOptions& o) {
 int run(const HostOptions& o) {
   auto sock = socket_for(o);
   if (!sock) {
-    return fail(sock.error().message);
+    return fail("emu host", sock.error().message);
   }
   if (o.down) {
     if (auto ok = Shaper::remove_root(std::move(*sock), o.iface); !ok) {
-      return fail(ok.error().message);
+      return fail("emu host", ok.error().message);
     }
     return 0;
   }
   if (o.scenario.empty() || o.node.empty()) {
-    return fail("give SCENARIO and --node (or --down to remove a leftover tree)");
+    return fail("emu host", "give SCENARIO and --node (or --down to remove a leftover tree)");
   }
   auto scenario = load_scenario(o.scenario);
   if (!scenario) {
-    return fail(scenario.error().message);
+    return fail("emu host", scenario.error().message);
   }
   auto plan = host_plan(o);
   if (!plan) {
-    return fail(plan.error().message);
+    return fail("emu host", plan.error().message);
   }
   const auto& stop = install_stop_handlers();
   auto links = HostLinks::create(*scenario, *plan, std::move(*sock));
   if (!links) {
-    return fail(links.error().message);
+    return fail("emu host", links.error().message);
   }
   auto log = EventLog::open(o.log);
   if (!log) {
-    return fail(log.error().message);
+    return fail("emu host", log.error().message);
   }
   // Background flows: sinks for the flows that reach this host listen from now on; sources start
   // on the timeline.
@@ -126,7 +122,7 @@ int run(const HostOptions& o) {
   flow_plan.base_port = o.flow_port;
   auto flows = FlowEngine::for_host(*scenario, flow_plan);
   if (!flows) {
-    return fail(flows.error().message);
+    return fail("emu host", flows.error().message);
   }
   std::fprintf(stderr, "contend emu host: %s shapes %zu link(s) on %s\n", o.node.c_str(), links->links().size(),
                o.iface.c_str());
@@ -135,7 +131,7 @@ int run(const HostOptions& o) {
   }
   auto report = play(*scenario, *links, *log, stop, PlayerOptions{std::chrono::milliseconds(100), true}, flows->get());
   if (!report) {
-    return fail(report.error().message);
+    return fail("emu host", report.error().message);
   }
   while (o.hold && !stop.load()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "commands.h"
 #include "contend/common/fd.h"
 #include "contend/common/json_reader.h"
 #include "contend/common/units.h"
@@ -24,11 +25,6 @@ struct FlowsOptions {
   std::string report = "-";
   bool quiet = false;
 };
-
-int fail(const std::string& message) {
-  std::fprintf(stderr, "contend flows: %s\n", message.c_str());
-  return 1;
-}
 
 // The job file as a scenario for the player: the run's nodes and links, the job's flows.
 Result<Scenario> load_job(const FlowsOptions& o) {
@@ -73,11 +69,11 @@ void print_table(const std::vector<FlowStats>& flows) {
 int run(const FlowsOptions& o) {
   auto job = load_job(o);
   if (!job) {
-    return fail(job.error().message);
+    return fail("flows", job.error().message);
   }
   auto log = EventLog::open(o.report);
   if (!log) {
-    return fail(log.error().message);
+    return fail("flows", log.error().message);
   }
   const auto& stop = install_stop_handlers();
   FlowEngine engine(plan_topology(*job, o.run));
@@ -87,7 +83,7 @@ int run(const FlowsOptions& o) {
     print_table(engine.stats());
   }
   if (!report) {
-    return fail(report.error().message);
+    return fail("flows", report.error().message);
   }
   return report->stopped ? 128 + stop_signal() : 0;
 }

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "commands.h"
 #include "compare_command.h"
 #include "contend/common/child_process.h"
 #include "contend/common/fd.h"
@@ -18,11 +19,6 @@ struct HistoryOptions {
   std::string machine;
   VerdictArgs verdict;
 };
-
-int fail(const std::string& message) {
-  std::fprintf(stderr, "contend history: %s\n", message.c_str());
-  return 1;
-}
 
 // history.png from history.json by reports/report_history.py; a convenience, like run's report.
 void draw(const std::string& dir) {
@@ -50,11 +46,11 @@ int history(const HistoryOptions& o) {
   auto runs = runner::read_runs(o.sources);
   auto one = runs ? runner::one_history(std::move(*runs), o.machine) : Result<std::vector<runner::Run>>(runs.error());
   if (!one) {
-    return fail(one.error().message);
+    return fail("history", one.error().message);
   }
   auto options = verdict_options(o.verdict, true);  // one machine: throughput unless --by says
   if (!options) {
-    return fail(options.error().message);
+    return fail("history", options.error().message);
   }
   const runner::History h = runner::history_of(std::move(*one), options->quantity, options->tolerance);
   std::printf("%s: %zu runs on %s, %s, change points of at least %.1f%%\n%s", h.runs.front().summary.experiment.c_str(),
@@ -62,7 +58,7 @@ int history(const HistoryOptions& o) {
               runner::history_table(h).c_str());
   if (!o.verdict.reports.empty()) {
     if (auto ok = write_reports(h, *options, o.verdict.reports); !ok) {
-      return fail(ok.error().message);
+      return fail("history", ok.error().message);
     }
   }
   int losses = 0;

@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "build_info.h"
+#include "commands.h"
 #include "compare_command.h"
 #include "data_dir.h"
 #if CONTEND_BUILT_CUDA
@@ -57,11 +58,6 @@ std::vector<std::string> own_argv() {
     }
   }
   return out;
-}
-
-int fail(const std::string& message) {
-  std::fprintf(stderr, "contend run: %s\n", message.c_str());
-  return 1;
 }
 
 // What env.json records of this process and build (the runner adds the experiment and mode).
@@ -274,11 +270,11 @@ std::optional<int> conclude(const RunOptions& o, const runner::RunOutcome& outco
   const std::string resume = "(finished cells kept in " + outcome.dir + "; continue with --resume " + outcome.dir +
                              ", the experiment and scenario files unchanged)";
   if (outcome.unsaved) {
-    return fail((outcome.failed ? outcome.failed->message + "\n" : std::string()) +
-                "the summary could not be written: " + outcome.unsaved->message + "\n" + resume);
+    return fail("run", (outcome.failed ? outcome.failed->message + "\n" : std::string()) +
+                           "the summary could not be written: " + outcome.unsaved->message + "\n" + resume);
   }
   if (outcome.failed) {
-    return fail(outcome.failed->message + "\n" + resume);
+    return fail("run", outcome.failed->message + "\n" + resume);
   }
   if (outcome.stopped) {
     std::fprintf(stderr, "contend run: stopped; %zu of %zu cells done, kept in %s (continue with --resume %s)\n",
@@ -301,16 +297,16 @@ std::optional<int> conclude(const RunOptions& o, const runner::RunOutcome& outco
 int run(RunOptions& o) {
   auto e = load(o);
   if (!e) {
-    return fail(e.error().message);
+    return fail("run", e.error().message);
   }
   auto reference = reference_of(o, *e);
   auto ro = reference ? runner_options(o, *e) : Result<runner::RunOptions>(reference.error());
   if (!ro) {
-    return fail(ro.error().message);
+    return fail("run", ro.error().message);
   }
   auto outcome = runner::run_experiment(*e, *ro, install_stop_handlers());
   if (!outcome) {
-    return fail(outcome.error().message);
+    return fail("run", outcome.error().message);
   }
   std::cout << runner::summary_table(outcome->summary) << std::flush;
   print_fidelity(o, *e);

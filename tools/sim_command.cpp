@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli_units.h"
+#include "commands.h"
 #include "contend/common/fd.h"
 #include "contend/common/units.h"
 #include "contend/schedule/csv.h"
@@ -53,11 +54,6 @@ std::string path_for(const std::string& path, const std::string& schedule, bool 
     return path + "." + tag;
   }
   return path.substr(0, dot) + "." + tag + path.substr(dot);
-}
-
-int fail(const std::string& message) {
-  std::fprintf(stderr, "contend sim: %s\n", message.c_str());
-  return 1;
 }
 
 Result<void> write_output(const std::string& path, const std::string& text) {
@@ -160,13 +156,13 @@ Result<sim::SimResult> simulate_one(const SimOptions& o, const Spec& spec, const
 int run(const SimOptions& o) {
   auto link = link_model(o);
   if (!link) {
-    return fail(link.error().message);
+    return fail("sim", link.error().message);
   }
   std::vector<sim::SimResult> results;
   for (const std::string& text : o.schedules) {
     auto result = simulate_one(o, schedule::parse_schedule(text).value(), *link);
     if (!result) {
-      return fail(result.error().message);
+      return fail("sim", result.error().message);
     }
     results.push_back(std::move(*result));
   }
@@ -188,7 +184,7 @@ int run(const SimOptions& o) {
     inputs["bandwidth_trace"] = o.bandwidth_trace;
   }
   if (auto ok = write_output(o.json_path, sim::sim_json(results, inputs).dump(2) + "\n"); !ok) {
-    return fail(ok.error().message);
+    return fail("sim", ok.error().message);
   }
   return 0;
 }

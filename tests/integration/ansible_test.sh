@@ -42,7 +42,9 @@ ansible-playbook -i "$tmp/inventory.yml" "$src/ansible/teardown.yml" >"$tmp/tear
 grep -Eq "changed=0 +unreachable=0 +failed=0" "$tmp/teardown.txt" || fail "teardown.yml changed something: $(tail "$tmp/teardown.txt")"
 
 # site.yml on one host: deps, then a checkout (from a bundle of this one) and a build of the contend
-# binary (without debug information, its longest step here); the second run changes nothing.
+# binary, its longest step here: without debug information and as a unity build (35 compiler runs
+# instead of 184: 4 minutes here instead of 11; CONTEND_WERROR off, as GCC 12 warns falsely about
+# a vector's free in one batch); the second run changes nothing.
 cat >"$tmp/site-inventory.yml" <<YAML
 all:
   children:
@@ -54,7 +56,7 @@ all:
           contend_dir: $tmp/src
           contend_work_dir: $tmp/work/builder
           contend_repo: $src
-          contend_cmake_args: -DCONTEND_WITH_CUDA=OFF -DCONTEND_BUILD_TESTS=OFF -DCONTEND_BUILD_BENCH=OFF -DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2
+          contend_cmake_args: -DCONTEND_WITH_CUDA=OFF -DCONTEND_BUILD_TESTS=OFF -DCONTEND_BUILD_BENCH=OFF -DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -DCMAKE_UNITY_BUILD=ON -DCONTEND_WERROR=OFF
 YAML
 for pass in 1 2; do
   ansible-playbook -i "$tmp/site-inventory.yml" "$src/ansible/site.yml" >"$tmp/site$pass.txt" 2>&1 ||
