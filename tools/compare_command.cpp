@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "commands.h"
 #include "contend/runner/regression/ci_reports.h"
 
 namespace contend::tools {
@@ -52,8 +53,7 @@ int compare(const CompareOptions& o) {
   runner::VerdictOptions options;
   auto references = now ? references_of(o, *now, options) : Result<std::vector<runner::Summary>>(now.error());
   if (!references) {
-    std::fprintf(stderr, "contend compare: %s\n", references.error().message.c_str());
-    return 1;
+    return fail("compare", references.error().message);
   }
   const std::string name = o.references.size() == 1 ? o.references.front()
                                                     : std::to_string(o.references.size()) + " runs (" +
@@ -139,8 +139,10 @@ int report_verdicts(const runner::Summary& now, const std::vector<runner::Summar
     std::printf("reports: %s/{junit.xml,summary.md,benchmark.json,bmf.json}\n", reports_dir.c_str());
   }
   if (unresolved > 0) {
-    std::printf("warning: %d cell(s) unresolved: their repetitions cannot tell a %.1f%% loss from noise\n", unresolved,
-                100 * o.tolerance);
+    std::printf(
+        "warning: %d cell(s) unresolved: their repetitions cannot tell a loss of the tolerance (or of their "
+        "reference runs' spread) from noise\n",
+        unresolved);
   }
   std::printf("%s\n", failing > 0 ? (std::to_string(failing) + " regression(s)").c_str() : "no regression");
   return failing > 0 ? 3 : 0;

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "cli_units.h"
+#include "commands.h"
 #include "contend/common/json.h"
 #include "contend/common/records.h"
 #include "contend/common/units.h"
@@ -79,8 +80,7 @@ void print_prediction(const FabricPrediction& p, int top, double took_s) {
 int predict(const PredictOptions& o) {
   auto s = load_scenario(o.scenario);
   if (!s) {
-    std::fprintf(stderr, "contend emu predict: %s\n", s.error().message.c_str());
-    return 1;
+    return fail("emu predict", s.error().message);
   }
   const auto start = std::chrono::steady_clock::now();
   const FabricPrediction p = predict_flows(*s, to_seconds(*parse_duration(o.at)));
@@ -95,8 +95,7 @@ int predict(const PredictOptions& o) {
     return 0;
   }
   if (auto ok = write_json_document(o.json, doc); !ok) {
-    std::fprintf(stderr, "contend emu predict: %s\n", ok.error().message.c_str());
-    return 1;
+    return fail("emu predict", ok.error().message);
   }
   return 0;
 }

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "cli_units.h"
+#include "commands.h"
 #include "contend/common/fd.h"
 #include "contend/common/records.h"
 #include "contend/common/socket.h"
@@ -90,9 +91,8 @@ Result<std::chrono::milliseconds> milliseconds_of(const std::string& text) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(*d);
 }
 
-int fail(int rank, const std::string& message) {
-  std::fprintf(stderr, "contend worker %d: %s\n", rank, message.c_str());
-  return 1;
+int fail_rank(int rank, const std::string& message) {
+  return fail(("worker " + std::to_string(rank)).c_str(), message);
 }
 
 // What the options name but could not check alone: the peers of this world, --reach's ranks, the
@@ -137,14 +137,14 @@ Result<void> write_trace(const WorkerOptions& o, std::vector<sim::TraceEvent> tr
 int run(WorkerOptions& o) {
   const int rank = o.tcp.rank;
   if (auto ok = resolve(o); !ok) {
-    return fail(rank, ok.error().message);
+    return fail_rank(rank, ok.error().message);
   }
   std::unique_ptr<JsonLinesWriter> metrics;
   if (!o.metrics.empty()) {
     // Every rank appends to one file (the runner's); each line is one write.
     auto opened = JsonLinesWriter::open(o.metrics, pipeline::kIterationSchema, JsonLinesWriter::Mode::kAppend);
     if (!opened) {
-      return fail(rank, opened.error().message);
+      return fail_rank(rank, opened.error().message);
     }
     metrics = std::move(*opened);
   }
@@ -166,7 +166,7 @@ int run(WorkerOptions& o) {
   if (done && !o.trace.empty()) {
     done = write_trace(o, std::move(trace));
   }
-  return done ? 0 : fail(rank, done.error().message);
+  return done ? 0 : fail_rank(rank, done.error().message);
 }
 
 // --reach RANK=HOST:PORT.

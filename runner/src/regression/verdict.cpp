@@ -142,20 +142,23 @@ void judge(Verdict& v, const VerdictOptions& o) {
   v.why = "no significant change (p " + std::to_string(s.p).substr(0, 5) + ")";
 }
 
-// 1 - the lowest over the highest of the runs' medians of the cell's values; 0 for fewer than two.
+// 1 - the lowest over the highest of the runs' medians of the cell's values (those above 0); 0 for
+// fewer than two.
 double spread_of(const std::vector<Summary>& runs, const CellSummary& cell, Quantity q) {
-  double low = 0;
-  double high = 0;
+  std::vector<double> medians;
   for (const Summary& run : runs) {
     const CellSummary* c = find_cell(run, cell.scenario, cell.schedule);
     const std::vector<double> values = c == nullptr ? std::vector<double>{} : values_of(run, *c, q);
-    if (!values.empty()) {
-      const double median = stats_of(values).median;
-      low = low == 0 ? median : std::min(low, median);
-      high = std::max(high, median);
+    const double median = values.empty() ? 0 : stats_of(values).median;
+    if (median > 0) {
+      medians.push_back(median);
     }
   }
-  return high > 0 ? 1 - low / high : 0;
+  if (medians.size() < 2) {
+    return 0;
+  }
+  const auto [low, high] = std::minmax_element(medians.begin(), medians.end());
+  return 1 - *low / *high;
 }
 
 // The verdict of one cell of the reference; `spread` the reference runs' own.
@@ -319,10 +322,14 @@ std::vector<Verdict> verdicts(const Summary& now, const Summary& reference, cons
 }
 
 std::vector<Verdict> verdicts(const Summary& now, const std::vector<Summary>& references, const VerdictOptions& o) {
+  if (references.empty()) {
+    return {};
+  }
   const Summary reference = pooled(references);
+  const bool spread = o.quantity == Quantity::kSpeedup;  // throughput: one machine's runs (verdict.h)
   std::vector<Verdict> out;
   for (const CellSummary& ref : reference.cells) {
-    out.push_back(verdict_of(now, reference, ref, spread_of(references, ref, o.quantity), o));
+    out.push_back(verdict_of(now, reference, ref, spread ? spread_of(references, ref, o.quantity) : 0, o));
   }
   return out;
 }

@@ -136,8 +136,8 @@ TEST_CASE("several reference runs pool their repetitions, each beside its own ba
 }
 
 TEST_CASE("several reference runs further apart than the tolerance allow a loss within their spread", "[regression]") {
-  // Three unchanged runs whose speedups lie 1.16, 1.17 and 1.25: 7% apart, a run-to-run drift
-  // that no repetition of one run shows. A run at 1.10 is slower than their pool, within it.
+  // Three unchanged runs (of three machines) whose speedups lie 1.16, 1.17 and 1.25: 7% apart. A
+  // run at 1.10 is 6% below their pool's middle and 5% below the lowest: within the spread.
   const Summary a = one_cell({116, 115, 117, 116, 116.5}, {100, 100, 100, 100, 100});
   const Summary b = one_cell({117, 116.5, 117.5, 117, 116.8}, {100, 100, 100, 100, 100});
   const Summary c = one_cell({125, 124, 126, 125, 125.5}, {100, 100, 100, 100, 100});
@@ -163,4 +163,20 @@ TEST_CASE("several reference runs further apart than the tolerance allow a loss 
   CHECK_THAT(close[1].why, Catch::Contains("beyond the 3.0% tolerance"));
   // One run: no spread of its own.
   CHECK(verdicts(now, std::vector<Summary>{c}, o)[1].spread == 0);
+  // By throughput (one machine's last runs) the tolerance stays whatever the runs' spread.
+  o.quantity = Quantity::kThroughput;
+  const auto same_machine = verdicts(now, std::vector<Summary>{a, b, c}, o);
+  CHECK(same_machine[1].spread == 0);
+  CHECK(same_machine[1].fails);
+  // A run that measured nothing in a cell, or lacks it, gives that cell no median: the others'
+  // spread stands, whichever order the runs come in.
+  o.quantity = Quantity::kSpeedup;
+  const Summary zero = one_cell({0, 0, 0, 0, 0}, {100, 100, 100, 100, 100});
+  Summary without = a;
+  without.cells.pop_back();
+  for (const auto& runs : {std::vector<Summary>{zero, a, c}, std::vector<Summary>{a, c, zero},
+                           std::vector<Summary>{without, a, c}, std::vector<Summary>{a, c, without}}) {
+    CHECK(verdicts(now, runs, o)[1].spread == Approx(1 - 116.0 / 125).epsilon(0.01));
+  }
+  CHECK(verdicts(now, std::vector<Summary>{}, o).empty());
 }
