@@ -154,16 +154,16 @@ std::function<int()> add_compare_command(CLI::App& sub) {
   sub.add_option(
          "references", o->references,
          "The run it is compared with, a results folder or a summary.json; several (the last few of a "
-         "history) pool their repetitions, so that one lucky or unlucky run does not bias the verdict, and a cell "
-         "whose reference runs lie further apart than --tolerance is allowed their spread")
+         "history) pool their repetitions, so that one lucky or unlucky run does not bias the verdict; by speedup, a "
+         "cell whose reference runs lie further apart than --tolerance is allowed their spread")
       ->required();
   add_tolerance_option(&sub, o->verdict);
   add_by_option(&sub, o->verdict, "--by");
   add_reports_option(&sub, o->verdict);
   sub.footer(
       "Per cell: the ratio now/reference (Hodges-Lehmann) with its interval, and the Mann-Whitney U test of the "
-      "repetitions. Exit 3 when a cell is significantly slower by more than --tolerance (or than its reference "
-      "runs' own spread, where that is wider), or missing; "
+      "repetitions. Exit 3 when a cell is significantly slower by more than --tolerance (by speedup against "
+      "several runs, than their own spread where that is wider), or missing; "
       "1 on bad input. docs/regression.md");
   return [o] { return compare(*o); };
 }
