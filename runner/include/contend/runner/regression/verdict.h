@@ -50,10 +50,10 @@ struct Verdict {
   std::vector<double> now;
   Shift shift;
   Change change = Change::kSame;
-  // Several reference runs compared by speedup: how far apart their own medians of this cell lie
-  // (1 - the lowest over the highest), the drift between runs of an unchanged tree; else 0.
-  double spread = 0;
-  bool fails = false;  // significantly slower by more than the tolerance (or the spread); or missing
+  // Several reference runs compared by speedup: how far below their medians' mean an unchanged
+  // tree's next run may lie, by their own drift (the 95% prediction interval), as a share; else 0.
+  double drift = 0;
+  bool fails = false;  // significantly slower by more than the tolerance (or the drift); or missing
   std::string why;     // one line: the reason for the verdict, with the numbers
 };
 struct VerdictOptions {
@@ -70,14 +70,16 @@ Summary pooled(const std::vector<Summary>& runs);
 // summaries must be comparable (check_comparable).
 std::vector<Verdict> verdicts(const Summary& now, const Summary& reference, const VerdictOptions& o);
 // Against several reference runs: verdicts against their pool and, by speedup, each cell's
-// tolerance widened to the runs' own spread where that is larger. Speedup references come from
-// other machines (instances of one kind), and a cell's speedup drifts between them: the periodic
-// adaptive cell of the shipped baselines lies 1.16-1.25 x 1F1B. The test takes one run's
-// repetitions as independent draws though they share its drift, so a run drawn low fails the
-// pool's middle. A loss up to the spread below the middle passes, also below every reference:
-// with three runs, their range understates how far a fourth lies (docs/regression.md).
+// tolerance widened to what the runs' own drift allows where that is larger. Speedup references
+// come from other machines (instances of one kind), and a cell's speedup drifts between runs: the
+// periodic adaptive cell of the shipped baselines lies 1.16-1.25 x 1F1B, and unchanged trees ran
+// it at 1.08-1.14. The test takes one run's repetitions as independent draws though they share its
+// drift, so a run drawn low fails the pool's middle. The drift allowed is the lower end of the 95%
+// prediction interval for a further run's median from the k runs' medians (mean - t s sqrt(1 +
+// 1/k)), measured from the pool's middle: the interval for a new observation, where the runs'
+// range understates how far a fourth lies; few runs give a wide one (docs/regression.md).
 // By throughput the references are one machine's last runs, whose pool alone raised no false
-// alarm in the benchmark, and the spread would hide losses of its size: the tolerance stays.
+// alarm in the benchmark, and the drift would hide losses of its size: the tolerance stays.
 // None: no verdicts; one: `verdicts` above.
 std::vector<Verdict> verdicts(const Summary& now, const std::vector<Summary>& references, const VerdictOptions& o);
 // The console table: cell, reference and now (medians), ratio [interval], p, n, verdict.
