@@ -3,7 +3,7 @@
 
 Usage: contend_report.py RESULTS_DIR [--out DIR]   (run through `contend report`)
 
-Reads summary.json, runs/*.jsonl (iteration logs; a user's job's steps in runs/*.steps.jsonl),
+Reads summary.json (with what each cell sent over each shaped end), runs/*.jsonl (iteration logs; a user's job's steps in runs/*.steps.jsonl),
 events/*.jsonl (the player's ground truth) and traces/*.json (Chrome traces of repetition 1, when
 recorded). Writes PNG and SVG figures and
 index.html into RESULTS_DIR/report (or --out). A figure whose data is missing is not drawn: the
@@ -30,6 +30,7 @@ import matplotlib.ticker  # noqa: E402,F401
 from report_index import write_index  # noqa: E402 (beside this file)
 from report_ports import fig_ports  # noqa: E402
 from report_results import Results, schedule_k  # noqa: E402
+from report_traffic import fig_traffic  # noqa: E402
 
 GBIT = 1e9
 MBIT = 1e6
@@ -402,6 +403,7 @@ def main():
     for fig in (fig_throughput, fig_slowdown, fig_job) + (() if r.is_job() else pipeline_only):
         fig(r, out, made, missing)
     fig_ports(r, out, made, missing, save)
+    fig_traffic(r, out, made, missing, save)
     write_index(r, out, made, missing)
     for name, why in missing:
         print(f"contend report: not drawn: {name}: {why}", file=sys.stderr)

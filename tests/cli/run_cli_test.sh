@@ -3,7 +3,8 @@
 # create nothing; a simulated matrix gives a summary in the documented shape; results are never
 # overwritten; a simulated run says how far to trust it (the fidelity suite's nearest cell); the
 # report draws every figure the data allows, says which it could not, and its index references
-# every figure; a recorded real run (tests/data/recorded-run) draws them all.
+# every figure; a recorded real run (tests/data/recorded-run) draws them all but its traffic (it
+# predates link_bytes; tests/integration/own_job_test.sh draws one).
 # Usage: run_cli_test.sh CONTEND SOURCE_DIR
 set -euo pipefail
 contend=$1

@@ -54,19 +54,23 @@ PY
 # pipeline's 8 micro-batches are half compute (x2.2 measured).
 follows "$tmp/torch" ddp 2.5 4.6 || fail "ddp does not follow the rate"
 follows "$tmp/torch" pipeline 1.5 4.6 || fail "the pipeline does not follow the rate"
-# What the links carried is recorded per cell (DDP: 80 steps of 4 MiB, both ways), and the report
-# draws what applies to a job, nothing of a pipeline's.
-/usr/bin/python3 - "$tmp/torch/cells.jsonl" <<'PY' || fail "link_bytes in cells.jsonl"
+# What the links carried is recorded per cell (DDP: 80 steps of 4 MiB, both ways), the summary
+# gives it per cell (one repetition: the same), and the report draws what applies to a job
+# (the traffic among it), nothing of a pipeline's.
+/usr/bin/python3 - "$tmp/torch" <<'PY' || fail "link_bytes in cells.jsonl and summary.json"
 import json, sys
-cells = {c["id"]: c for c in map(json.loads, open(sys.argv[1]))}
+cells = {c["id"]: c for c in map(json.loads, open(sys.argv[1] + "/cells.jsonl"))}
 ddp = next(c for i, c in cells.items() if ".ddp." in i)
 sent = sum(p.get("workload", p["bytes"]) for p in ddp["link_bytes"])
 assert sent > 80 * 4 * 2**20, f"the links carried {sent} bytes of ddp's 80 x 4 MiB"
+summary = json.load(open(sys.argv[1] + "/summary.json"))
+cell = next(c for c in summary["cells"] if c["schedule"] == "ddp")
+assert cell["link_bytes"] == ddp["link_bytes"], (cell["link_bytes"], ddp["link_bytes"])
 print(f"ddp: the links carried {sent / 2**20:.0f} MiB")
 PY
 "$contend" report "$tmp/torch" --out "$tmp/torch-fig" >/dev/null 2>"$tmp/report.err" ||
   fail "contend report of a job: $(cat "$tmp/report.err")"
-[ -s "$tmp/torch-fig/job-$run.png" ] && [ -s "$tmp/torch-fig/throughput.png" ] ||
+[ -s "$tmp/torch-fig/job-$run.png" ] && [ -s "$tmp/torch-fig/throughput.png" ] && [ -s "$tmp/torch-fig/traffic.png" ] ||
   fail "the job's figures: $(ls "$tmp/torch-fig")"
 ! grep -q "not drawn" "$tmp/report.err" || fail "a job's report lists a pipeline's figures: $(cat "$tmp/report.err")"
 [ "$(runner_namespaces)" = "$before" ] || fail "namespaces left: $(runner_namespaces)"

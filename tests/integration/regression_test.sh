@@ -8,7 +8,7 @@
 # wholly: the periodic scenario's adaptive cell ran at 1.16, 1.17 and 1.25 x 1F1B in the three
 # baselines and at 1.08-1.14 in runs of an unchanged tree. A cell fails only when significantly
 # slower, by an estimated loss beyond 3% or beyond what its baselines' own drift allows where that
-# is wider (their 95% prediction interval: 20.9% for that cell; by speedup only, docs/regression.md).
+# is wider (their 95% prediction interval: 20.3% for that cell; by speedup only, docs/regression.md).
 source "$(dirname "$0")/lib.sh"
 need_root
 src=$(cd "$(dirname "$0")/../.." && pwd)

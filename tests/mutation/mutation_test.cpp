@@ -334,10 +334,18 @@ TEST_CASE("a results folder's files, mutated, are read or refused", "[mutation]"
   Scratch scratch;
   survive("summary.json", text_of(recorded + "/summary.json"),
           [&](const std::string& text) { return runner::read_summary(scratch.write("summary.json", text)).ok(); });
-  survive("cells.jsonl", text_of(recorded + "/cells.jsonl"), [&](const std::string& text) {
+  const auto cells_read = [&](const std::string& text) {
     scratch.write("cells.jsonl", text);
     return runner::finished_cells(scratch.dir).ok();
-  });
+  };
+  survive("cells.jsonl", text_of(recorded + "/cells.jsonl"), cells_read);
+  // A cell run on one host also records what it sent over each shaped end.
+  survive(
+      "cells.jsonl with link_bytes",
+      R"({"id":"a.1f1b.r1","throughput":56.9,"steal":0.01,"others_cpu":0.02,"link_bytes":[)"
+      R"({"link":"n0-n1","node":"n0","bytes":87762996,"workload":87700000},{"link":"n0-n1","node":"n1","bytes":1024}]})"
+      "\n",
+      cells_read);
   runner::Workload w;
   w.warmup = 0;
   w.iterations = 1;

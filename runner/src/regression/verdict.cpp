@@ -142,10 +142,11 @@ void judge(Verdict& v, const VerdictOptions& o) {
   v.why = "no significant change (p " + std::to_string(s.p).substr(0, 5) + ")";
 }
 
-// How far below the mean of the runs' medians of the cell's values (those above 0) a further run's
-// median may lie, as a share of that mean: the 95% prediction interval's half-width, t s sqrt(1 +
-// 1/k) for k runs (ci95 sqrt(k + 1)); 0 for fewer than two.
-double drift_of(const std::vector<Summary>& runs, const CellSummary& cell, Quantity q) {
+// How far below `middle` (the pool's median) a further run's median of the cell's values may lie,
+// as a share of it: down to the lower end of the 95% prediction interval from the k runs' medians
+// (those above 0), their mean - t s sqrt(1 + 1/k) (ci95 sqrt(k + 1)); 0 for fewer than three runs
+// (with two, t is 12.7: an interval that would let nearly any loss pass).
+double drift_of(const std::vector<Summary>& runs, const CellSummary& cell, Quantity q, double middle) {
   std::vector<double> medians;
   for (const Summary& run : runs) {
     const CellSummary* c = find_cell(run, cell.scenario, cell.schedule);
@@ -155,11 +156,11 @@ double drift_of(const std::vector<Summary>& runs, const CellSummary& cell, Quant
       medians.push_back(median);
     }
   }
-  if (medians.size() < 2) {
+  if (medians.size() < 3 || !(middle > 0)) {
     return 0;
   }
   const Stats s = stats_of(medians);
-  return std::min(1.0, s.ci95 * std::sqrt(s.n + 1.0) / s.mean);
+  return std::clamp(1 - (s.mean - s.ci95 * std::sqrt(s.n + 1.0)) / middle, 0.0, 1.0);
 }
 
 // The verdict of one cell of the reference; `drift` the reference runs' own.
@@ -330,7 +331,8 @@ std::vector<Verdict> verdicts(const Summary& now, const std::vector<Summary>& re
   const bool drift = o.quantity == Quantity::kSpeedup;  // throughput: one machine's runs (verdict.h)
   std::vector<Verdict> out;
   for (const CellSummary& ref : reference.cells) {
-    out.push_back(verdict_of(now, reference, ref, drift ? drift_of(references, ref, o.quantity) : 0, o));
+    const double middle = stats_of(values_of(reference, ref, o.quantity)).median;
+    out.push_back(verdict_of(now, reference, ref, drift ? drift_of(references, ref, o.quantity, middle) : 0, o));
   }
   return out;
 }

@@ -47,7 +47,9 @@ class PortReader {
       }
       if (auto it = sampled_.find(end); it != sampled_.end()) {
         p.bytes = it->second.whole ? it->second.whole->moved() : p.bytes;
-        p.workload = it->second.workload ? std::optional<std::uint64_t>(it->second.workload->moved()) : std::nullopt;
+        // Two counters read one after the other: the workload's may run a little past the whole's.
+        p.workload = it->second.workload ? std::optional<std::uint64_t>(std::min(it->second.workload->moved(), p.bytes))
+                                         : std::nullopt;
       }
       out.push_back(std::move(p));
     }
@@ -141,6 +143,13 @@ std::set<std::string> flow_hosts(const emulator::Scenario& s) {
   return out;
 }
 
+// The middle value (for an even count, the two middle ones' mean, rounded down); 0 for none.
+std::uint64_t median_of(std::vector<std::uint64_t> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n == 0 ? 0 : n % 2 == 1 ? v[n / 2] : v[n / 2 - 1] + (v[n / 2] - v[n / 2 - 1]) / 2;
+}
+
 }  // namespace
 
 Result<std::vector<PortBytes>> port_bytes(const std::string& events_path) {
@@ -190,6 +199,60 @@ nlohmann::ordered_json port_bytes_json(const std::vector<PortBytes>& ports) {
       entry["workload"] = *p.workload;
     }
     out.push_back(std::move(entry));
+  }
+  return out;
+}
+
+Result<std::vector<PortBytes>> read_port_bytes(const JsonReader& r) {
+  if (auto ok = r.expect_array(); !ok) {
+    return ok.error();
+  }
+  std::vector<PortBytes> out;
+  for (std::size_t i = 0; i < r.json().size(); ++i) {
+    const JsonReader entry = r.at(i);
+    auto keys = entry.check_keys({"link", "node", "bytes", "workload"});
+    auto link = entry.string("link");
+    auto node = entry.string("node");
+    auto bytes = entry.integer("bytes");
+    auto workload = entry.optional_integer("workload");
+    if (auto e = first_error(keys, link, node, bytes, workload)) {
+      return *e;
+    }
+    if (*bytes < 0 || workload->value_or(0) < 0) {
+      return entry.error("expected \"bytes\" and \"workload\" counts");
+    }
+    // A workload share past the whole (files written before shares were clamped to it) is all of it.
+    const auto share = *workload
+                           ? std::optional<std::uint64_t>(static_cast<std::uint64_t>(std::min(**workload, *bytes)))
+                           : std::nullopt;
+    out.push_back(PortBytes{*link, *node, static_cast<std::uint64_t>(*bytes), share});
+  }
+  return out;
+}
+
+std::vector<PortBytes> median_port_bytes(const std::vector<std::vector<PortBytes>>& repetitions) {
+  std::vector<PortBytes> out;  // the ends, as first seen
+  for (const auto& rep : repetitions) {
+    for (const PortBytes& p : rep) {
+      if (std::none_of(out.begin(), out.end(),
+                       [&p](const PortBytes& o) { return o.link == p.link && o.node == p.node; })) {
+        out.push_back(PortBytes{p.link, p.node, 0, std::nullopt});
+      }
+    }
+  }
+  for (PortBytes& end : out) {
+    std::vector<std::uint64_t> bytes;
+    std::vector<std::uint64_t> workload;
+    bool split = true;
+    for (const auto& rep : repetitions) {
+      auto it = std::find_if(rep.begin(), rep.end(),
+                             [&end](const PortBytes& p) { return p.link == end.link && p.node == end.node; });
+      bytes.push_back(it == rep.end() ? 0 : it->bytes);
+      workload.push_back(it == rep.end() ? 0 : it->workload.value_or(0));
+      split = split && (it == rep.end() || it->bytes == 0 || it->workload.has_value());
+    }
+    end.bytes = median_of(bytes);
+    end.workload = split ? std::optional<std::uint64_t>(median_of(workload)) : std::nullopt;
   }
   return out;
 }

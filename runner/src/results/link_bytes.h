@@ -11,18 +11,13 @@
 #include <string>
 #include <vector>
 
+#include "contend/common/json_reader.h"
 #include "contend/common/result.h"
 #include "contend/emulator/scenario/scenario.h"
+#include "contend/runner/results/port_bytes.h"
 #include "nlohmann/json.hpp"
 
 namespace contend::runner {
-
-struct PortBytes {
-  std::string link;
-  std::string node;                       // the end whose egress this is
-  std::uint64_t bytes = 0;                // everything it sent
-  std::optional<std::uint64_t> workload;  // the workload class's share (HTB); nullopt: not split
-};
 
 // Every shaped end the events log at `events_path` sampled, in the order first seen: its
 // per-class `sample` lines (first to last sample of each counter) or a fabric's `port_index` and
@@ -37,5 +32,12 @@ std::optional<std::uint64_t> hosts_sent(const std::vector<PortBytes>& ports, con
 
 // cells.jsonl's "link_bytes": [{"link", "node", "bytes", "workload"}], the ends that sent anything.
 nlohmann::ordered_json port_bytes_json(const std::vector<PortBytes>& ports);
+// The same read back from `r` (an array): kParse naming the entry that is not one.
+Result<std::vector<PortBytes>> read_port_bytes(const JsonReader& r);
+
+// Over a cell's repetitions, each end's median of what it sent (and of the workload's share, where
+// every repetition that sent anything there split it), in the order the ends were first seen; an
+// end a repetition does not list sent nothing in it.
+std::vector<PortBytes> median_port_bytes(const std::vector<std::vector<PortBytes>>& repetitions);
 
 }  // namespace contend::runner

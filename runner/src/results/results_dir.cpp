@@ -126,8 +126,8 @@ std::string fmt_number(double v) {
 
 }  // namespace
 
-Result<std::map<std::string, double>> finished_cells(const std::string& dir, const std::set<std::string>& cells) {
-  std::map<std::string, double> out;
+Result<FinishedCells> finished_cells(const std::string& dir, const std::set<std::string>& cells) {
+  FinishedCells out;
   const std::string path = dir + "/cells.jsonl";
   if (::access(path.c_str(), F_OK) != 0) {
     return out;
@@ -160,8 +160,15 @@ Result<std::map<std::string, double>> finished_cells(const std::string& dir, con
       return make_error(Errc::kInvalidArgument, where + " has a throughput of " + fmt_number(*throughput) +
                                                     ", which no measured cell has (an edited file?)");
     }
-    if (!out.emplace(*id, *throughput).second) {
+    if (!out.throughput.emplace(*id, *throughput).second) {
       return make_error(Errc::kInvalidArgument, where + " is recorded twice (an edited file?)");
+    }
+    if (r.has("link_bytes")) {
+      auto ports = read_port_bytes(r.at("link_bytes"));
+      if (!ports) {
+        return ports.error();
+      }
+      out.link_bytes[*id] = std::move(*ports);
     }
   }
   return out;

@@ -31,11 +31,16 @@ Result<std::string> create_results_dir(const std::string& requested, const std::
 Result<void> check_resume(const std::string& dir, const std::string& experiment, const std::string& mode,
                           const std::string& files);
 
-// The cells finished in `dir` (cells.jsonl): id -> samples/s. kParse naming the file and line of
-// a damaged entry, so a resumed run never mixes in what it cannot read, and kInvalidArgument
-// naming the line of a cell this run would not have recorded: one that is not among `cells` (the
-// matrix's ids; empty: any), one recorded twice, a throughput that is not a positive number.
-Result<std::map<std::string, double>> finished_cells(const std::string& dir, const std::set<std::string>& cells = {});
+// The cells finished in a results folder, by id: what later steps read back of cells.jsonl.
+struct FinishedCells {
+  std::map<std::string, double> throughput;                  // samples/s
+  std::map<std::string, std::vector<PortBytes>> link_bytes;  // the cells that recorded it
+};
+// The cells finished in `dir` (cells.jsonl). kParse naming the file and line of a damaged entry,
+// so a resumed run never mixes in what it cannot read, and kInvalidArgument naming the line of a
+// cell this run would not have recorded: one that is not among `cells` (the matrix's ids; empty:
+// any), one recorded twice, a throughput that is not a positive number.
+Result<FinishedCells> finished_cells(const std::string& dir, const std::set<std::string>& cells = {});
 
 // Locks `dir` for this run (flock on the folder itself, released with the Fd): kInvalidArgument
 // when another run holds it (a second --resume of one folder would run its cells twice).

@@ -6,6 +6,7 @@
 
 #include "contend/common/json.h"
 #include "contend/common/json_reader.h"
+#include "results/link_bytes.h"
 
 namespace contend::runner {
 namespace {
@@ -129,6 +130,9 @@ nlohmann::ordered_json summary_json(const Summary& s) {
     }
     if (!c.note.empty()) {
       j["note"] = c.note;
+    }
+    if (!c.link_bytes.empty()) {
+      j["link_bytes"] = port_bytes_json(c.link_bytes);
     }
     doc["cells"].push_back(j);
   }

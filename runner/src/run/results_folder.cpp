@@ -188,10 +188,11 @@ Result<void> write_truths(const std::string& dir, const Experiment& e, const std
   return {};
 }
 
-Summary summary_of(const Experiment& e, const std::vector<Cell>& cells, const std::map<std::string, double>& done,
+Summary summary_of(const Experiment& e, const std::vector<Cell>& cells, const FinishedCells& done,
                    const std::string& mode) {
   std::vector<std::pair<std::string, std::string>> order;
   std::map<std::pair<std::string, std::string>, std::vector<double>> throughput;
+  std::map<std::pair<std::string, std::string>, std::vector<std::vector<PortBytes>>> traffic;
   std::map<std::string, bool> oracle;  // by the schedule's name
   for (const auto& cell : cells) {
     const auto key = std::pair{e.scenarios[cell.scenario].name, cell.name};
@@ -199,8 +200,11 @@ Summary summary_of(const Experiment& e, const std::vector<Cell>& cells, const st
     if (cell.repetition == 0) {
       order.push_back(key);
     }
-    if (auto it = done.find(cell.id); it != done.end()) {
+    if (auto it = done.throughput.find(cell.id); it != done.throughput.end()) {
       throughput[key].push_back(it->second);
+    }
+    if (auto it = done.link_bytes.find(cell.id); it != done.link_bytes.end()) {
+      traffic[key].push_back(it->second);
     }
   }
   Summary s = summarize(e.name, e.baseline, mode, order, throughput, e.baseline_scenario);
@@ -213,6 +217,9 @@ Summary summary_of(const Experiment& e, const std::vector<Cell>& cells, const st
       c.note =
           "oracle: reads the scenario's ground truth; a reference for comparison (not a bound on a real run), not a "
           "real scheduler";
+    }
+    if (auto it = traffic.find({c.scenario, c.schedule}); it != traffic.end()) {
+      c.link_bytes = median_port_bytes(it->second);
     }
   }
   return s;

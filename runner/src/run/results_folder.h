@@ -13,6 +13,7 @@
 #include "contend/runner/results/summary.h"
 #include "contend/runner/run.h"
 #include "contend/runner/truth/network.h"
+#include "results/results_dir.h"
 
 namespace contend::runner {
 
@@ -30,8 +31,9 @@ Result<std::string> open_results(const Experiment& e, const RunOptions& o);
 // Each scenario's network, resolved once, written where the workers read it (--truth).
 Result<void> write_truths(const std::string& dir, const Experiment& e, const std::vector<ScenarioNetwork>& truths);
 
-// The summary of the cells finished in `done` (id -> throughput), in the matrix's order.
-Summary summary_of(const Experiment& e, const std::vector<Cell>& cells, const std::map<std::string, double>& done,
+// The summary of the cells finished in `done`, in the matrix's order, with what each sent over
+// each shaped end (the repetitions' medians) where they recorded it.
+Summary summary_of(const Experiment& e, const std::vector<Cell>& cells, const FinishedCells& done,
                    const std::string& mode);
 // summary.json (with what the report needs of the experiment) and summary.csv.
 Result<void> write_summary(const std::string& dir, const Experiment& e, const Summary& s);

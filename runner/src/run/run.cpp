@@ -16,9 +16,9 @@
 namespace contend::runner {
 namespace {
 
-// What the cell loop keeps: the finished cells' throughput, and this run's baseline logs.
+// What the cell loop keeps: the finished cells' throughput and traffic, and this run's baseline logs.
 struct Finished {
-  std::map<std::string, double> done;        // by cell id, this run's and earlier runs'
+  FinishedCells done;                        // by cell id, this run's and earlier runs'
   std::map<std::string, IterationLog> logs;  // the baseline's, as read when measured
 };
 
@@ -30,7 +30,7 @@ void run_cells(const Experiment& e, const std::vector<Cell>& cells, const std::s
   std::size_t ran = 0;
   for (std::size_t i = 0; i < cells.size() && !stop.load() && !out.failed; ++i) {
     const Cell& cell = cells[i];
-    if (finished.done.count(cell.id) != 0) {
+    if (finished.done.throughput.count(cell.id) != 0) {
       continue;
     }
     progress.cell(i, cell.id, ran++);
@@ -41,7 +41,10 @@ void run_cells(const Experiment& e, const std::vector<Cell>& cells, const std::s
       }
       continue;
     }
-    finished.done[cell.id] = outcome->measured.throughput;
+    finished.done.throughput[cell.id] = outcome->measured.throughput;
+    if (!outcome->measured.link_bytes.empty()) {
+      finished.done.link_bytes[cell.id] = outcome->measured.link_bytes;
+    }
     if (outcome->log && cell.name == e.baseline) {
       finished.logs[cell.id] = std::move(*outcome->log);
     }
@@ -120,7 +123,7 @@ Result<Finished> open_folder(const Experiment& e, RunOptions& o, const std::vect
 // The summary of what finished, written, and a real run's calibration from it.
 void conclude(const Experiment& e, const RunOptions& o, const std::vector<Cell>& cells,
               const std::vector<ScenarioNetwork>& truths, const Finished& finished, RunOutcome& out) {
-  out.cells_done = finished.done.size();
+  out.cells_done = finished.done.throughput.size();
   out.summary = summary_of(e, cells, finished.done, mode_of(o));
   if (auto ok = write_summary(out.dir, e, out.summary); !ok) {
     out.unsaved = ok.error();  // the caller still prints the table and how to resume (a full disk)
@@ -129,7 +132,7 @@ void conclude(const Experiment& e, const RunOptions& o, const std::vector<Cell>&
   if (o.simulate) {
     return;
   }
-  auto c = record_calibration(e, out.dir, cells, finished.done, out.summary, truths, finished.logs);
+  auto c = record_calibration(e, out.dir, cells, finished.done.throughput, out.summary, truths, finished.logs);
   if (c) {
     out.calibration = std::move(*c);
   } else {

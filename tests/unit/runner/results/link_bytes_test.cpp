@@ -2,7 +2,14 @@
 
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "contend/common/json_reader.h"
 #include "job/job_cell.h"
+#include "results/results_dir.h"
 #include "unit/runner/fixtures.h"
 
 using namespace contend;
@@ -58,6 +65,10 @@ TEST_CASE("a cell's bytes per shaped end are its counters' last reading less the
   CHECK(json.size() == 2);
   CHECK(json[0]["workload"] == 40000);
   CHECK_FALSE(json[1].contains("workload"));
+  // The workload's counter read just after the whole's may have run past it: never more than all.
+  TempFile skewed(events(sample(0.1, "n0", "link", 1000) + sample(0.1, "n0", "workload", 1000) +
+                         sample(0.2, "n0", "link", 5000) + sample(0.2, "n0", "workload", 5100)));
+  CHECK(port_bytes(skewed.name)->at(0).workload == std::optional<std::uint64_t>(4000));
 }
 
 TEST_CASE("a fabric's ports lines are summed per port of its index", "[link_bytes]") {
@@ -128,4 +139,77 @@ TEST_CASE("a job whose ranks sent almost nothing over the links is refused, nami
   CHECK(check_links_carried(*quiet->job, s, {}).ok());
   auto bad = job_error_of(R"("workload": {"command": ["x"], "min_link_bytes_per_step": "lots"})");
   CHECK_THAT(bad, Catch::Contains("/workload/min_link_bytes_per_step"));
+}
+
+TEST_CASE("what each end sent is read back from cells.jsonl as written; a damaged entry is refused", "[link_bytes]") {
+  const std::vector<PortBytes> sent = {{"a-b", "n0", 4096, 4000}, {"a-b", "n1", 512, std::nullopt}};
+  const nlohmann::json written = port_bytes_json(sent);
+  auto back = read_port_bytes(JsonReader(written, "cells.jsonl:1", "/link_bytes"));
+  REQUIRE(back.ok());
+  REQUIRE(back->size() == 2);
+  CHECK((*back)[0].link == "a-b");
+  CHECK((*back)[0].node == "n0");
+  CHECK((*back)[0].bytes == 4096);
+  CHECK((*back)[0].workload == std::optional<std::uint64_t>(4000));
+  CHECK_FALSE((*back)[1].workload.has_value());
+  for (const char* bad : {R"({"link": "a-b", "node": "n0", "bytes": 10, "workload": -1})",
+                          R"({"link": "a-b", "node": "n0", "bytes": -1})", R"({"link": "a-b", "bytes": 10})",
+                          R"({"link": "a-b", "node": "n0", "bytes": 10, "drops": 1})"}) {
+    const nlohmann::json entries = nlohmann::json::array({nlohmann::json::parse(bad)});
+    auto refused = read_port_bytes(JsonReader(entries, "cells.jsonl:1", "/link_bytes"));
+    REQUIRE_FALSE(refused.ok());
+    CHECK_THAT(refused.error().message, Catch::Contains("cells.jsonl:1") && Catch::Contains("/link_bytes/0"));
+  }
+  // A share read a little past the whole (two counters read one after the other) is all of it.
+  const nlohmann::json past = nlohmann::json::parse(R"([{"link": "a-b", "node": "n0", "bytes": 10, "workload": 11}])");
+  CHECK(read_port_bytes(JsonReader(past, "cells.jsonl:1", "/link_bytes"))->at(0).workload ==
+        std::optional<std::uint64_t>(10));
+  const nlohmann::json not_array = nlohmann::json::object();
+  CHECK_FALSE(read_port_bytes(JsonReader(not_array, "cells.jsonl:1", "/link_bytes")).ok());
+}
+
+TEST_CASE("a cell's repetitions give each end its median; an end one of them lacks sent nothing there",
+          "[link_bytes]") {
+  const std::vector<std::vector<PortBytes>> reps = {
+      {{"a-b", "n0", 100, 90}, {"a-b", "n1", 7, 7}},
+      {{"a-b", "n0", 300, 280}},  // n1 sent nothing: not listed
+      {{"a-b", "n0", 200, 190}, {"a-b", "n1", 9, 9}, {"b-c", "n1", 50, std::nullopt}},
+  };
+  const std::vector<PortBytes> m = median_port_bytes(reps);
+  REQUIRE(m.size() == 3);
+  CHECK(m[0].node == "n0");
+  CHECK(m[0].bytes == 200);
+  CHECK(m[0].workload == std::optional<std::uint64_t>(190));
+  CHECK(m[1].bytes == 7);  // 7, 0 and 9
+  CHECK(m[1].workload == std::optional<std::uint64_t>(7));
+  CHECK(m[2].link == "b-c");
+  CHECK(m[2].bytes == 0);                  // 0, 0 and 50
+  CHECK_FALSE(m[2].workload.has_value());  // not split where it sent anything
+  // An even count: the two middle values' mean.
+  CHECK(median_port_bytes({{{"a-b", "n0", 100, std::nullopt}}, {{"a-b", "n0", 301, std::nullopt}}})[0].bytes == 200);
+  CHECK(median_port_bytes({}).empty());
+}
+
+TEST_CASE("a results folder's finished cells keep what they sent over each end", "[link_bytes]") {
+  char dir[] = "/tmp/contend-cells-XXXXXX";
+  REQUIRE(::mkdtemp(dir) != nullptr);
+  const std::string path = std::string(dir) + "/cells.jsonl";
+  const auto finished = [&](const std::string& text) {
+    std::ofstream(path) << text;
+    return finished_cells(dir);
+  };
+  auto cells = finished(R"({"id": "a.r1", "throughput": 5, "link_bytes": [{"link": "a-b", "node": "n0", "bytes": 64}]})"
+                        "\n"
+                        R"({"id": "a.r2", "throughput": 6})"
+                        "\n");
+  REQUIRE(cells.ok());
+  CHECK(cells->throughput.size() == 2);
+  REQUIRE(cells->link_bytes.count("a.r1") == 1);
+  CHECK(cells->link_bytes.at("a.r1").at(0).bytes == 64);
+  CHECK(cells->link_bytes.count("a.r2") == 0);
+  auto damaged = finished(R"({"id": "a.r1", "throughput": 5, "link_bytes": [{"link": "a-b", "bytes": 64}]})"
+                          "\n");
+  REQUIRE_FALSE(damaged.ok());
+  CHECK_THAT(damaged.error().message, Catch::Contains("cells.jsonl:1") && Catch::Contains("node"));
+  std::filesystem::remove_all(dir);
 }

@@ -64,6 +64,18 @@ TEST_CASE("with a baseline scenario each cell says its slowdown against the same
   CHECK_THAT(summary_table(none), !Catch::Contains("slowdown"));
 }
 
+TEST_CASE("a cell that recorded its traffic says what it sent over each shaped end", "[runner]") {
+  Summary s =
+      summarize("e", "1f1b", "real", {{"s", "1f1b"}, {"s", "kfkb"}}, {{{"s", "1f1b"}, {100}}, {{"s", "kfkb"}, {110}}});
+  s.cells[0].link_bytes = {{"a-b", "n0", 4096, 4000}, {"a-b", "n1", 0, std::nullopt}};
+  const auto json = summary_json(s);
+  REQUIRE(json["cells"][0]["link_bytes"].size() == 1);  // an end that sent nothing is left out
+  CHECK(json["cells"][0]["link_bytes"][0]["node"] == "n0");
+  CHECK(json["cells"][0]["link_bytes"][0]["bytes"] == 4096);
+  CHECK(json["cells"][0]["link_bytes"][0]["workload"] == 4000);
+  CHECK_FALSE(json["cells"][1].contains("link_bytes"));  // nothing recorded (simulated, cluster hosts)
+}
+
 TEST_CASE("a cell of one repetition shows no interval in the table, not a zero one", "[runner]") {
   const std::vector<std::pair<std::string, std::string>> order = {{"s", "1f1b"}, {"s", "kfkb:k=2"}};
   const std::string one =

@@ -50,8 +50,9 @@ struct Verdict {
   std::vector<double> now;
   Shift shift;
   Change change = Change::kSame;
-  // Several reference runs compared by speedup: how far below their medians' mean an unchanged
-  // tree's next run may lie, by their own drift (the 95% prediction interval), as a share; else 0.
+  // Three or more reference runs compared by speedup: how far below their pool's middle an
+  // unchanged tree's next run may lie, by their own drift (the 95% prediction interval), as a
+  // share of that middle; else 0.
   double drift = 0;
   bool fails = false;  // significantly slower by more than the tolerance (or the drift); or missing
   std::string why;     // one line: the reason for the verdict, with the numbers
@@ -74,10 +75,10 @@ std::vector<Verdict> verdicts(const Summary& now, const Summary& reference, cons
 // come from other machines (instances of one kind), and a cell's speedup drifts between runs: the
 // periodic adaptive cell of the shipped baselines lies 1.16-1.25 x 1F1B, and unchanged trees ran
 // it at 1.08-1.14. The test takes one run's repetitions as independent draws though they share its
-// drift, so a run drawn low fails the pool's middle. The drift allowed is the lower end of the 95%
-// prediction interval for a further run's median from the k runs' medians (mean - t s sqrt(1 +
-// 1/k)), measured from the pool's middle: the interval for a new observation, where the runs'
-// range understates how far a fourth lies; few runs give a wide one (docs/regression.md).
+// drift, so a run drawn low fails the pool's middle. The drift allowed reaches from the pool's
+// middle down to the lower end of the 95% prediction interval for a further run's median from the
+// k runs' medians (mean - t s sqrt(1 + 1/k)): the interval for a new observation, where the runs'
+// range understates how far a fourth lies. Three runs at least (docs/regression.md).
 // By throughput the references are one machine's last runs, whose pool alone raised no false
 // alarm in the benchmark, and the drift would hide losses of its size: the tolerance stays.
 // None: no verdicts; one: `verdicts` above.

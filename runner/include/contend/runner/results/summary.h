@@ -13,6 +13,7 @@
 
 #include "contend/common/records.h"
 #include "contend/common/result.h"
+#include "contend/runner/results/port_bytes.h"
 
 namespace contend::runner {
 
@@ -37,6 +38,9 @@ struct CellSummary {
   double slowdown = 0;
   double slowdown_ci95 = 0;
   std::string note;  // shown with the cell (the oracle: a reference, not a scheduler)
+  // What the cell sent over each shaped end, the repetitions' medians (port_bytes.h); empty where
+  // nothing was recorded (a simulated run, cluster hosts).
+  std::vector<PortBytes> link_bytes;
 };
 
 struct Summary {
