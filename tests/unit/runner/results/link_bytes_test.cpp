@@ -141,7 +141,8 @@ TEST_CASE("a job whose ranks sent almost nothing over the links is refused, nami
   CHECK_THAT(bad, Catch::Contains("/workload/min_link_bytes_per_step"));
 }
 
-TEST_CASE("what each end sent is read back from cells.jsonl as written; a damaged entry is refused", "[link_bytes]") {
+TEST_CASE("what each end sent is read back from cells.jsonl as written, and a damaged entry is refused",
+          "[link_bytes]") {
   const std::vector<PortBytes> sent = {{"a-b", "n0", 4096, 4000}, {"a-b", "n1", 512, std::nullopt}};
   const nlohmann::json written = port_bytes_json(sent);
   auto back = read_port_bytes(JsonReader(written, "cells.jsonl:1", "/link_bytes"));
@@ -168,7 +169,7 @@ TEST_CASE("what each end sent is read back from cells.jsonl as written; a damage
   CHECK_FALSE(read_port_bytes(JsonReader(not_array, "cells.jsonl:1", "/link_bytes")).ok());
 }
 
-TEST_CASE("a cell's repetitions give each end its median; an end one of them lacks sent nothing there",
+TEST_CASE("a cell's repetitions give each end its median, an end one of them lacks having sent nothing there",
           "[link_bytes]") {
   const std::vector<std::vector<PortBytes>> reps = {
       {{"a-b", "n0", 100, 90}, {"a-b", "n1", 7, 7}},
