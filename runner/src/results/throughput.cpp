@@ -95,43 +95,59 @@ Result<double> window_throughput(const std::vector<Interval>& counted, const Mea
   return finite(amount / (window.to_s - window.from_s), path);
 }
 
-// The intervals with each one reported twice counted once (a launcher that merges its ranks'
-// output, as mpirun does, prints the same step line twice: the same length and amount, begun
-// within a tenth of it), said on stderr. A step whose start, its line's time less its length, falls
-// a little into the previous step (up to a quarter of the shorter one: when each line was read, and
-// what the job's own timer includes, jitter) starts where the previous ended. Intervals that
-// overlap more are refused, since their work would be counted on top of each other.
-Result<std::vector<Interval>> counted_once(std::vector<Interval> counted, const std::string& what) {
-  std::sort(counted.begin(), counted.end(), [](const Interval& a, const Interval& b) { return a.start_s < b.start_s; });
+// The intervals in the order their lines were read (by their ends), each reported twice counted
+// once (a launcher that merges its ranks' output, as mpirun does, prints the same step line twice:
+// the same length and amount, read within a tenth of it), said on stderr.
+std::vector<Interval> without_repeats(std::vector<Interval> counted, const std::string& what) {
+  const auto end = [](const Interval& i) { return i.start_s + i.seconds; };
+  std::stable_sort(counted.begin(), counted.end(),
+                   [&](const Interval& a, const Interval& b) { return end(a) < end(b); });
   std::vector<Interval> out;
   std::size_t repeats = 0;
   for (const Interval& i : counted) {
-    const double overlap = out.empty() ? 0 : out.back().start_s + out.back().seconds - i.start_s;
-    if (overlap <= 0.25 * (out.empty() ? 0 : std::min(out.back().seconds, i.seconds))) {
+    const bool same = !out.empty() && std::abs(i.seconds - out.back().seconds) <= 1e-6 * std::max(1.0, i.seconds) &&
+                      i.amount == out.back().amount && end(i) - end(out.back()) <= 0.1 * i.seconds;
+    if (same) {
+      ++repeats;
+    } else {
       out.push_back(i);
-      if (overlap > 0) {
-        out.back().start_s += overlap;
-        out.back().seconds -= overlap;
-      }
-      continue;
     }
-    const Interval& prev = out.back();
-    const bool same = std::abs(i.seconds - prev.seconds) <= 1e-6 * std::max(1.0, prev.seconds) &&
-                      i.amount == prev.amount && i.start_s - prev.start_s <= 0.1 * prev.seconds;
-    if (!same) {
-      return make_error(Errc::kInvalidArgument,
-                        what + ": two steps overlap (one from " + format_seconds(prev.start_s) + " for " +
-                            format_seconds(prev.seconds) + ", the next from " + format_seconds(i.start_s) +
-                            " of the steady clock): their work would be counted twice; read one rank's steps "
-                            "(output_rank), or a log where each step is printed once");
-    }
-    ++repeats;
   }
   if (repeats > 0) {
     std::fprintf(stderr, "contend run: %s: %zu steps were reported twice (merged output?); each is counted once\n",
                  what.c_str(), repeats);
   }
   return out;
+}
+
+// One process's steps, laid one after another. A step's interval ends when its line was read, which
+// is its true end or later: a reader that waited for a busy CPU reads the lines written meanwhile
+// at once, and a line read late puts its step into the next. From the last line back, each step
+// ends at the earlier of its line's read and the next step's start. A step so moved back was read
+// late, and the pipe is read in order, all it holds at each read: a later line whose step had
+// ended before that read was read with it (within kSameRead). Steps of two processes in one log
+// cannot be laid so and are refused, as their work would be counted on top of each other.
+Result<std::vector<Interval>> in_sequence(std::vector<Interval> steps, const std::string& what) {
+  constexpr double kSameRead = 0.005;  // s: one read's lines are stamped within it, a preemption included
+  const auto end = [](const Interval& i) { return i.start_s + i.seconds; };
+  std::vector<double> read(steps.size());
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    read[i] = end(steps[i]);
+  }
+  for (std::size_t i = steps.size(); i-- > 1;) {
+    Interval& before = steps[i - 1];
+    before.start_s = std::min(end(before), steps[i].start_s) - before.seconds;
+    if (end(steps[i]) < read[i - 1] - kSameRead && read[i] - read[i - 1] > kSameRead) {
+      return make_error(Errc::kInvalidArgument,
+                        what + ": two steps overlap as one process's cannot (a step of " +
+                            format_seconds(steps[i].seconds) + " ended " + format_seconds(read[i - 1] - end(steps[i])) +
+                            " before the line of the step before it was read, yet its own line was read " +
+                            format_seconds(read[i] - read[i - 1]) +
+                            " after that one): their work would be counted "
+                            "twice; read one rank's steps (output_rank), or a log where each step is printed once");
+    }
+  }
+  return steps;
 }
 
 }  // namespace
@@ -213,7 +229,7 @@ Result<double> measured_throughput(const std::vector<Interval>& counted, std::si
       return ok.error();
     }
   }
-  auto once = counted_once(counted, what);
+  auto once = in_sequence(without_repeats(counted, what), what);
   if (!once) {
     return once.error();
   }

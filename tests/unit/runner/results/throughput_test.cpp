@@ -91,7 +91,10 @@ TEST_CASE("a cell whose measured iterations ran past its scenario is refused, a 
   CHECK(spread.slowest == 2);
 }
 
-TEST_CASE("a step reported twice counts once, and overlapping, early or absurd steps are refused", "[runner]") {
+TEST_CASE(
+    "steps reported twice count once, lines read late are laid back, and two processes' steps, early steps or absurd "
+    "amounts are refused",
+    "[runner]") {
   const TempFile events(R"({"kind": "start", "steady_s": 100, "duration_s": 60})"
                         "\n");
   // Ten steps of 1 s from the scenario's time 1, 10 samples each.
@@ -120,12 +123,31 @@ TEST_CASE("a step reported twice counts once, and overlapping, early or absurd s
   auto jittered = measured_throughput(jitter, 10, std::nullopt, events.name, "log");
   REQUIRE(jittered.ok());
   CHECK(*jittered == Approx(10.0).epsilon(0.01));
-  // Two steps that overlap by half and differ: their work would be counted on top of each other.
-  std::vector<Interval> overlapping = steps;
-  overlapping.push_back({101.5, 1.0, 7.0});
-  auto refused = measured_throughput(overlapping, 10, std::nullopt, events.name, "log");
+  // The lines of steps 3 and 4 read with step 5's (a reader that waited for the CPU): each
+  // step's interval ends then, on top of the others; laid back one after another, the same rate.
+  std::vector<Interval> burst = steps;
+  for (std::size_t i = 3; i < 6; ++i) {
+    burst[i].seconds = 1.0 - 0.0005 * static_cast<double>(i - 2);  // their own timings, a little apart
+    burst[i].start_s = 107.0 + 0.0001 * static_cast<double>(i) - burst[i].seconds;
+  }
+  auto late = measured_throughput(burst, 10, std::nullopt, events.name, "log");
+  REQUIRE(late.ok());
+  CHECK(*late == Approx(10.0).epsilon(0.001));
+  // Two processes' steps in one log (each rank's own timing, read as printed, a moment apart): their
+  // work would be counted on top of each other.
+  std::vector<Interval> two = steps;
+  for (const Interval& s : steps) {
+    two.push_back({s.start_s + 0.3, 0.998, s.amount});
+  }
+  auto refused = measured_throughput(two, 10, std::nullopt, events.name, "log");
   REQUIRE_FALSE(refused.ok());
-  CHECK_THAT(refused.error().message, Catch::Contains("two steps overlap"));
+  CHECK_THAT(refused.error().message, Catch::Contains("two steps overlap as one process's cannot"));
+  // The same two processes finishing each step together (DDP's ranks), read in one go.
+  std::vector<Interval> together = steps;
+  for (const Interval& s : steps) {
+    together.push_back({s.start_s + 0.0002, 1.001, s.amount});
+  }
+  REQUIRE_FALSE(measured_throughput(together, 10, std::nullopt, events.name, "log").ok());
   // A step that began 49.9 s before the scenario: not timed on the player's clock.
   std::vector<Interval> early = steps;
   early.front().start_s = 100 - 49.9;
