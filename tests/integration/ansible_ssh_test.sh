@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
-# ansible/ over SSH, as on a real cluster: ansible_test.sh's experiment, but each stand-in host
-# (a namespace on one bridge) runs its own sshd with a host key made here, and `contend run --hosts`
-# runs in a fourth namespace on the bridge (the control node), reaching them with a key made here,
-# checked against a known_hosts written here: no connection local, no contend_netns. n0 logs in as
-# root; n1 and n2 as a user made for the test that becomes root through sudo (NOPASSWD, its own
-# sudoers.d file). Checked besides ansible_test.sh's results: each sshd let the key in for the user
-# the inventory names, the run token was on no command line (Ansible's EXEC lines), teardown.yml
-# changes nothing, contend_netns over SSH is refused with its reason, a command experiment (PyTorch
-# DDP) runs with each rank's command rendered by its host, its scenario clock started with the
-# ranks and a failing rank named with its log collected and ending the cell, and site.yml's checkout (a
-# bundle of the control node's checkout, copied over SSH) works with become, changes nothing the
-# second time and brings over a new commit. Not built here: the build runs the same commands
-# whatever the connection (ansible_test.sh builds). The user, its sudoers file, the sshds (by PID)
-# and Ansible's open SSH connections are removed by the trap, also on failure.
+# ansible/ over SSH, as on a real cluster: ansible_test.sh's experiment (its 1F1B cell), but each
+# stand-in host (a namespace on one bridge) runs its own sshd with a host key made here, and
+# `contend run --hosts` runs in a fourth namespace on the bridge (the control node), reaching them
+# with a key made here, checked against a known_hosts written here: no connection local, no
+# contend_netns. n0 logs in as root; n1 and n2 as a user made for the test that becomes root through
+# sudo (NOPASSWD, its own sudoers.d file). Checked besides ansible_test.sh's results: each sshd let
+# the key in for the user the inventory names, the run token was on no command line (Ansible's EXEC
+# lines), teardown.yml changes nothing, contend_netns over SSH is refused with its reason, a command
+# experiment (PyTorch DDP) runs with each rank's command rendered by its host, its scenario clock
+# started with the ranks and a failing rank named with its log collected and ending the cell, and
+# site.yml's checkout (a bundle of the control node's checkout, copied over SSH) works with become,
+# changes nothing the second time and brings over a new commit. Not built here: the build runs the
+# same commands whatever the connection (ansible_test.sh builds). The user, its sudoers file, the
+# sshds (by PID) and Ansible's open SSH connections are removed by the trap, also on failure.
 source "$(dirname "$0")/lib.sh"
 need_root
 command -v ansible-playbook >/dev/null || skip "needs ansible-playbook (scripts/install-deps.sh installs ansible-core)"
@@ -42,12 +42,12 @@ echo "$user ALL=(ALL:ALL) NOPASSWD: ALL" >"$tmp/sudoers"
 visudo -cqf "$tmp/sudoers" || fail "sudoers entry rejected"
 install -m 0440 "$tmp/sudoers" "$sudoers"
 ssh_hosts 3 "$user" # n0-n2 at 198.18.200.1-3; the control node hs$run-3 at 198.18.200.4
-hosts_experiment
+hosts_experiment '"1f1b"' # one cell: a cell's plays are the same over SSH, each a minute or more here
 ANSIBLE_VERBOSITY=3 in_control "$contend" run "$tmp/exp.json" --hosts "$tmp/inventory.yml" --out "$tmp/res" \
   --no-report >"$tmp/out.txt" 2>"$tmp/err.txt" ||
   fail "run --hosts over SSH: $(cat "$tmp/err.txt"; tail -40 "$tmp"/res/runs/*.ansible 2>/dev/null)"
 cat "$tmp/out.txt"
-check_hosts_results
+check_hosts_results 1
 grep -q "Accepted publickey for root from 198.18.200.4" "$tmp/sshd0.log" || fail "n0: no key login as root: $(tail -5 "$tmp/sshd0.log")"
 for i in 1 2; do
   grep -q "Accepted publickey for $user from 198.18.200.4" "$tmp/sshd$i.log" ||

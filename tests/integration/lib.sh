@@ -206,8 +206,10 @@ no_leftovers() {
 # For ansible_test.sh and ansible_ssh_test.sh, which run one experiment across star_hosts 3's
 # stand-ins n0-n2 (198.18.200.1-3), each host's scratch folder $tmp/work/nI.
 # hosts_experiment: $tmp/three.json (a chain n0 -> n1 -> n2 at 200 Mbit/s, link b down to 100
-# Mbit/s at 1 s, a 50 Mbit/s background flow n0 -> n1) and $tmp/exp.json (3 stages, two cells).
+# Mbit/s at 1 s, a 50 Mbit/s background flow n0 -> n1) and $tmp/exp.json (3 stages, a cell per
+# schedule of $1, by default 1f1b and kfkb:k=2).
 hosts_experiment() {
+  local schedules=${1:-'"1f1b", "kfkb:k=2"'}
   cat >"$tmp/three.json" <<JSON
 {"schema": "contend.scenario/1", "name": "three", "duration": "60s", "nodes": ["n0", "n1", "n2"],
  "links": [{"name": "a", "from": "n0", "to": "n1", "rate": "200Mbit"},
@@ -219,19 +221,20 @@ JSON
 {"schema": "contend.experiment/1", "name": "hosts", "scenarios": ["three.json"],
  "workload": {"stages": 3, "microbatches": 8, "iterations": 3, "warmup": 1, "fwd": "2ms", "bwd": "4ms",
               "activation": "1MiB"},
- "schedules": ["1f1b", "kfkb:k=2"], "repetitions": 1, "baseline": "1f1b"}
+ "schedules": [$schedules], "repetitions": 1, "baseline": "1f1b"}
 JSON
 }
 
-# check_hosts_results: the results `contend run $tmp/exp.json --hosts ... --out $tmp/res` collected
-# (every rank's lines, shaping in force, the timeline played, the flow received, a report), and
-# nothing left on the hosts (qdisc, pid or token file, worker or shaper).
+# check_hosts_results [CELLS]: the results `contend run $tmp/exp.json --hosts ... --out $tmp/res`
+# collected (CELLS cells, by default 2; every rank's lines, shaping in force, the timeline played,
+# the flow received, a report), and nothing left on the hosts (qdisc, pid or token file, worker or
+# shaper).
 check_hosts_results() {
-  python3 - "$tmp/res" <<'PY' || fail "hosts-mode results"
+  python3 - "$tmp/res" "${1:-2}" <<'PY' || fail "hosts-mode results"
 import json, sys
 d = sys.argv[1]
 s = json.load(open(f"{d}/summary.json"))
-assert len(s["cells"]) == 2 and all(c["repetitions"] == 1 for c in s["cells"]), s["cells"]
+assert len(s["cells"]) == int(sys.argv[2]) and all(c["repetitions"] == 1 for c in s["cells"]), s["cells"]
 lines = [json.loads(l) for l in open(f"{d}/runs/three.1f1b.r1.jsonl")]
 assert sorted({l["rank"] for l in lines}) == [0, 1, 2] and len(lines) == 12, len(lines)
 # 8 x 1 MiB each way through links of at most 200 Mbit/s: at least 0.35 s an iteration (unshaped,
