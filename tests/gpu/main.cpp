@@ -1,13 +1,14 @@
 // The [gpu] tests: they need a CUDA device. Without one the executable prints why and exits 77,
 // which ctest reports as skipped. `--need-gpus N` (first argument) asks for N devices the same way
 // (the [gpu2] tests: NCCL between two GPUs).
-#define CATCH_CONFIG_RUNNER
 #include <cuda_runtime.h>
 
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+
+#include "catch/session.h"
 
 int main(int argc, char** argv) {
   int need = 1;
@@ -26,5 +27,5 @@ int main(int argc, char** argv) {
                 e != cudaSuccess ? cudaGetErrorString(e) : "", e != cudaSuccess ? ")" : "");
     return 77;
   }
-  return Catch::Session().run(argc, argv);
+  return contend::test::run_catch(argc, argv);
 }

@@ -1,7 +1,6 @@
 // [root] Shaper against the kernel: every registered discipline and cluster mode (one class per
 // peer) on a veth standing in for a NIC, rates changed in place and read back, counters that move
 // with traffic, and removal of everything. Exits 77 (ctest: skipped) without root.
-#define CATCH_CONFIG_RUNNER
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "catch/session.h"
 #include "contend/common/units.h"
 #include "contend/emulator/net/discipline_registry.h"
 #include "contend/emulator/net/htb_params.h"
@@ -236,5 +236,5 @@ int main(int argc, char** argv) {
     std::puts("SKIP: needs root (network namespaces and tc)");
     return 77;
   }
-  return Catch::Session().run(argc, argv);
+  return contend::test::run_catch(argc, argv);
 }

@@ -4,7 +4,6 @@
 // parse or be refused with an error, never crash, hang or allocate without bound. Run it under the asan preset too
 // (ASan and UBSan see what a plain build would not). Deterministic: the seed is fixed, and a failure names the file and
 // the mutation's index, so `--seed` is not needed to reproduce it.
-#define CATCH_CONFIG_MAIN
 #include <catch2/catch.hpp>
 
 #include <sys/resource.h>
