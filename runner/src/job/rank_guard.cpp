@@ -36,17 +36,19 @@ struct Stream {
   std::string partial;
 };
 
-// Appends whole lines (and runaway pieces of kMaxLogLine) to the log; keeps the rest.
-void emit_lines(Stream& s, const Fd& log, bool flush_partial) {
+// Appends whole lines (and runaway pieces of kMaxLogLine) to the log, each stamped `read_s`, when
+// the read that completed it returned (one stamp for a read: its lines were in the pipe together);
+// keeps the rest.
+void emit_lines(Stream& s, const Fd& log, bool flush_partial, double read_s) {
   std::string out;
   std::size_t start = 0;
   for (std::size_t nl; (nl = s.partial.find('\n', start)) != std::string::npos; start = nl + 1) {
-    out += log_line(steady_now(), s.stream, std::string_view(s.partial).substr(start, nl - start));
+    out += log_line(read_s, s.stream, std::string_view(s.partial).substr(start, nl - start));
   }
   s.partial.erase(0, start);
   while (s.partial.size() >= kMaxLogLine || (flush_partial && !s.partial.empty())) {
     const std::size_t n = std::min(s.partial.size(), kMaxLogLine);
-    out += log_line(steady_now(), s.stream, std::string_view(s.partial).substr(0, n));
+    out += log_line(read_s, s.stream, std::string_view(s.partial).substr(0, n));
     s.partial.erase(0, n);
   }
   if (!out.empty() && ::write(log.get(), out.data(), out.size()) < 0) {
@@ -76,11 +78,12 @@ void pump(std::vector<Stream>& streams, const Fd& log, int timeout_ms, const Fd&
       continue;
     }
     const ssize_t n = ::read(streams[i].fd.get(), buf, sizeof buf);
+    const double read_s = steady_now();
     if (n > 0) {
       streams[i].partial.append(buf, static_cast<std::size_t>(n));
-      emit_lines(streams[i], log, false);
+      emit_lines(streams[i], log, false, read_s);
     } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
-      emit_lines(streams[i], log, true);
+      emit_lines(streams[i], log, true, read_s);
       streams[i].fd.reset();
     }
   }
@@ -99,7 +102,7 @@ void finish(std::vector<Stream>& streams, const Fd& log, std::chrono::millisecon
     pump(streams, log, 50);
   }
   for (Stream& s : streams) {
-    emit_lines(s, log, true);
+    emit_lines(s, log, true, steady_now());
   }
 }
 

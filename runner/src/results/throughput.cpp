@@ -122,17 +122,26 @@ std::vector<Interval> without_repeats(std::vector<Interval> counted, const std::
 
 // One process's steps, laid one after another. A step's interval ends when its line was read, which
 // is its true end or later: a reader that waited for a busy CPU reads the lines written meanwhile
-// at once, and a line read late puts its step into the next. From the last line back, each step
-// ends at the earlier of its line's read and the next step's start. A step so moved back was read
-// late, and the pipe is read in order, all it holds at each read: a later line whose step had
-// ended before that read was read with it (within kSameRead). Steps of two processes in one log
-// cannot be laid so and are refused, as their work would be counted on top of each other.
+// at once, and a line read late puts its step into the next. A step that starts a little into the
+// one before (up to a quarter of the shorter: stamp jitter, a time rounded up) starts where it
+// ended. Then, from the last line back, each step ends at the earlier of its line's read and the
+// next step's start. A step so moved back was read late, and the pipe is read in order, all it
+// holds at each read: a later line whose step had ended before that read was read with it (the
+// guard stamps a read's lines at once; kSameRead for what comes between). Steps of two processes
+// in one log cannot be laid so and are refused, as their work would be counted on top of each other.
 Result<std::vector<Interval>> in_sequence(std::vector<Interval> steps, const std::string& what) {
-  constexpr double kSameRead = 0.005;  // s: one read's lines are stamped within it, a preemption included
+  constexpr double kSameRead = 0.005;  // s
   const auto end = [](const Interval& i) { return i.start_s + i.seconds; };
   std::vector<double> read(steps.size());
   for (std::size_t i = 0; i < steps.size(); ++i) {
     read[i] = end(steps[i]);
+  }
+  for (std::size_t i = 1; i < steps.size(); ++i) {
+    const double overlap = read[i - 1] - steps[i].start_s;
+    if (overlap > 0 && overlap <= 0.25 * std::min(steps[i - 1].seconds, steps[i].seconds)) {
+      steps[i].start_s += overlap;
+      steps[i].seconds -= overlap;
+    }
   }
   for (std::size_t i = steps.size(); i-- > 1;) {
     Interval& before = steps[i - 1];
