@@ -95,18 +95,22 @@ Result<double> window_throughput(const std::vector<Interval>& counted, const Mea
   return finite(amount / (window.to_s - window.from_s), path);
 }
 
+// When an interval ended: for a job's step, when its line was read.
+double end_of(const Interval& i) {
+  return i.start_s + i.seconds;
+}
+
 // The intervals in the order their lines were read (by their ends), each reported twice counted
 // once (a launcher that merges its ranks' output, as mpirun does, prints the same step line twice:
 // the same length and amount, read within a tenth of it), said on stderr.
 std::vector<Interval> without_repeats(std::vector<Interval> counted, const std::string& what) {
-  const auto end = [](const Interval& i) { return i.start_s + i.seconds; };
   std::stable_sort(counted.begin(), counted.end(),
-                   [&](const Interval& a, const Interval& b) { return end(a) < end(b); });
+                   [](const Interval& a, const Interval& b) { return end_of(a) < end_of(b); });
   std::vector<Interval> out;
   std::size_t repeats = 0;
   for (const Interval& i : counted) {
     const bool same = !out.empty() && std::abs(i.seconds - out.back().seconds) <= 1e-6 * std::max(1.0, i.seconds) &&
-                      i.amount == out.back().amount && end(i) - end(out.back()) <= 0.1 * i.seconds;
+                      i.amount == out.back().amount && end_of(i) - end_of(out.back()) <= 0.1 * i.seconds;
     if (same) {
       ++repeats;
     } else {
@@ -131,10 +135,9 @@ std::vector<Interval> without_repeats(std::vector<Interval> counted, const std::
 // in one log cannot be laid so and are refused, as their work would be counted on top of each other.
 Result<std::vector<Interval>> in_sequence(std::vector<Interval> steps, const std::string& what) {
   constexpr double kSameRead = 0.005;  // s
-  const auto end = [](const Interval& i) { return i.start_s + i.seconds; };
   std::vector<double> read(steps.size());
   for (std::size_t i = 0; i < steps.size(); ++i) {
-    read[i] = end(steps[i]);
+    read[i] = end_of(steps[i]);
   }
   for (std::size_t i = 1; i < steps.size(); ++i) {
     const double overlap = read[i - 1] - steps[i].start_s;
@@ -145,11 +148,12 @@ Result<std::vector<Interval>> in_sequence(std::vector<Interval> steps, const std
   }
   for (std::size_t i = steps.size(); i-- > 1;) {
     Interval& before = steps[i - 1];
-    before.start_s = std::min(end(before), steps[i].start_s) - before.seconds;
-    if (end(steps[i]) < read[i - 1] - kSameRead && read[i] - read[i - 1] > kSameRead) {
+    before.start_s = std::min(end_of(before), steps[i].start_s) - before.seconds;
+    if (end_of(steps[i]) < read[i - 1] - kSameRead && read[i] - read[i - 1] > kSameRead) {
       return make_error(Errc::kInvalidArgument,
                         what + ": two steps overlap as one process's cannot (a step of " +
-                            format_seconds(steps[i].seconds) + " ended " + format_seconds(read[i - 1] - end(steps[i])) +
+                            format_seconds(steps[i].seconds) + " ended " +
+                            format_seconds(read[i - 1] - end_of(steps[i])) +
                             " before the line of the step before it was read, yet its own line was read " +
                             format_seconds(read[i] - read[i - 1]) +
                             " after that one): their work would be counted "

@@ -133,23 +133,21 @@ TEST_CASE(
   auto late = measured_throughput(burst, 10, std::nullopt, events.name, "log");
   REQUIRE(late.ok());
   CHECK(*late == Approx(10.0).epsilon(0.001));
-  // Two processes' steps in one log (each rank's own timing, read as printed, a moment apart): their
-  // work would be counted on top of each other.
-  std::vector<Interval> two = steps;
-  for (const Interval& s : steps) {
-    two.push_back({s.start_s + 0.3, 0.998, s.amount});
+  // Two processes' steps in one log, each rank's own timing: a second rank's step `after` each of
+  // the first's ends, `seconds` long. Read as printed, a moment apart, or finishing each step
+  // together (DDP's ranks) and read in one go: their work would be counted on top of each other.
+  const auto two_processes = [&](double after, double seconds) {
+    std::vector<Interval> two = steps;
+    for (const Interval& s : steps) {
+      two.push_back({s.start_s + s.seconds + after - seconds, seconds, s.amount});
+    }
+    return measured_throughput(two, 10, std::nullopt, events.name, "log");
+  };
+  for (const auto& [after, seconds] : {std::pair{0.298, 0.998}, std::pair{0.0012, 1.001}}) {
+    auto refused = two_processes(after, seconds);
+    REQUIRE_FALSE(refused.ok());
+    CHECK_THAT(refused.error().message, Catch::Contains("two steps overlap as one process's cannot"));
   }
-  auto refused = measured_throughput(two, 10, std::nullopt, events.name, "log");
-  REQUIRE_FALSE(refused.ok());
-  CHECK_THAT(refused.error().message, Catch::Contains("two steps overlap as one process's cannot"));
-  // The same two processes finishing each step together (DDP's ranks), read in one go.
-  std::vector<Interval> together = steps;
-  for (const Interval& s : steps) {
-    together.push_back({s.start_s + 0.0002, 1.001, s.amount});
-  }
-  auto simultaneous = measured_throughput(together, 10, std::nullopt, events.name, "log");
-  REQUIRE_FALSE(simultaneous.ok());
-  CHECK_THAT(simultaneous.error().message, Catch::Contains("two steps overlap as one process's cannot"));
   // Each step's time rounded up by 4%, as a job printing 2 digits may: each starts a little into
   // the one before, and starts where it ended.
   std::vector<Interval> rounded = steps;
