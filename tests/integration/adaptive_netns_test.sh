@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Adaptive kFkB for real: four emulated stages in namespaces; every link steps down from 1 Gbit/s
 # to 100 Mbit/s after 3 s. Measuring in band only, rank 0 decides iteration 0 on a probe of the
-# links, and changes schedule after the step (from the one it ran on the last reading before it) (a larger k or more slack, whichever is leaner at the
-# same speed: the joint policy); every rank's log shows the same k in every iteration; and the run
-# beats 1F1B on the same scenario.
+# links, and after the step runs a larger k or more slack (whichever is leaner at the same speed:
+# the joint policy); every rank's log shows the same k in every iteration; and the run beats 1F1B
+# on the same scenario.
 source "$(dirname "$0")/lib.sh"
 need_root
 before=$(runner_namespaces)
@@ -40,22 +40,29 @@ assert all("link_bps" in x and "predicted_s" in x and "schedule" in x for x in d
 schedules = [x["schedule"] for x in decisions]
 print("k per iteration:", ks)
 print("schedule per iteration:", schedules)
-print("measured middle link, Mbit/s:", [round(x["link_bps"][1] / 1e6) if x["link_bps"] else None for x in decisions])
 first = decisions[0]
 print("iteration 0 decided on the probe:", first["schedule"], [round(b / 1e6) for b in first["link_bps"]])
 assert first["evaluated"] and len(first["link_bps"]) == 3, f"iteration 0 was not decided on a probe: {first}"
 # A short probe of a quiet link reads at least the shaped rate (its first frames pass in the
 # token bucket's burst, so possibly more).
 assert all(b > 400e6 for b in first["link_bps"]), f"the probe missed the 1 Gbit/s links: {first}"
-# The step moves the schedule: the last one decided on a reading of the 1 Gbit/s links differs from
-# the last one decided on the 100 Mbit/s links. (Not iteration 1's: a 256 KiB transfer passes in
-# the token bucket's burst, so a reading before the step measures the CPUs, 0.4 to 15 Gbit/s here,
-# and a low one can pick more slack in the first iterations.)
-middle = [x["link_bps"][1] if x["link_bps"] else None for x in decisions]
-before = [s for s, bps in zip(schedules, middle) if bps and bps > 400e6]
-after = [s for s, bps in zip(schedules, middle) if bps and bps < 400e6]
-assert before and after, f"no decision on each side of the step: {middle}"
-assert after[-1] != before[-1], f"the schedule did not move after the step: {schedules}"
+# After the step the pipeline is not the leanest: every decision taken on readings of the 100 Mbit/s
+# links has a larger k or extra warm-up (at 100 Mbit/s the leanest stalls on every transfer). Before
+# it any schedule may run: a 256 KiB transfer passes in the 1 Gbit/s bucket's burst, so readings
+# there measure the CPUs (0.4 to 80 Gbit/s here), every candidate is about as fast, and a low reading
+# counts as a drop the policy keeps warm-up in hand for (docs/adaptive.md). The step's time is the
+# events log's, on the host's monotonic clock, as the iterations' starts are.
+events = [json.loads(l) for l in open(f"{d}/events/step.adaptive.r1.jsonl")]
+start = next(e["steady_s"] for e in events if e["kind"] == "start")
+step = start + min(e["applied_s"] for e in events if e["kind"] == "rate")
+starts = [l["start_s"] for l in lines if l["rank"] == 0]
+print("links measured for each decision, Mbit/s:", [[round(b / 1e6) for b in x["link_bps"]] for x in decisions])
+after = [x for x, t in zip(decisions, starts) if t > step and max(x["link_bps"]) < 400e6]
+assert len(after) >= 5, f"fewer than 5 decisions on the stepped-down links: {starts}, step at {step}"
+def lean(x):
+    extra = x["schedule"].partition("extra=")[2]
+    return x["k"] == 1 and all(int(v) == 0 for v in extra.split("/") if v)
+assert not any(lean(x) for x in after), f"the leanest schedule ran after the step: {schedules}"
 s = {c["schedule"]: c for c in json.load(open(f"{d}/summary.json"))["cells"]}
 speedup = s["adaptive"]["speedup"]["median"]
 print("adaptive over 1f1b:", round(speedup, 3))
