@@ -9,7 +9,7 @@ using namespace contend::emulator;
 
 namespace {
 
-Scenario parse(const std::string& network, const std::string& timeline) {
+Scenario fabric_scenario(const std::string& network, const std::string& timeline) {
   const std::string text = R"({"schema": "contend.scenario/1", "name": "f", "duration": "20s", )" + network +
                            R"(, "timeline": )" + timeline + "}";
   auto s = parse_scenario(text, "f.json", nullptr);
@@ -39,9 +39,10 @@ const PredictedFlow& named(const FabricPrediction& p, const std::string& name) {
 }  // namespace
 
 TEST_CASE("flows converging on an oversubscribed uplink get their max-min shares", "[fabric][predict]") {
-  const Scenario s = parse(leaf_spine(1, "200Mbit"), "[" + flow("0s", "h0", "h4") + ", " + flow("0s", "h1", "h5") +
-                                                         ", " + flow("0s", "h2", "h6") + ", " +
-                                                         flow("0s", "h3", "h7", R"(, "rate": "20Mbit")") + R"(,
+  const Scenario s =
+      fabric_scenario(leaf_spine(1, "200Mbit"), "[" + flow("0s", "h0", "h4") + ", " + flow("0s", "h1", "h5") + ", " +
+                                                    flow("0s", "h2", "h6") + ", " +
+                                                    flow("0s", "h3", "h7", R"(, "rate": "20Mbit")") + R"(,
                             {"at": "5s", "link": "h0-leaf0", "rate": "30Mbit"}])");
   const double port = kFabricGoodput * 200e6;
   const FabricPrediction before = predict_flows(s, 1);
@@ -58,7 +59,7 @@ TEST_CASE("flows converging on an oversubscribed uplink get their max-min shares
   CHECK(named(after, "h0-h4").rate_bps == Approx(kFabricGoodput * 30e6));
   CHECK(named(after, "h1-h5").rate_bps == Approx((port - 20e6 - kFabricGoodput * 30e6) / 2));
   // Before any flow starts, nothing runs.
-  CHECK(predict_flows(parse(leaf_spine(1, "200Mbit"), "[" + flow("2s", "h0", "h4") + "]"), 1).flows.empty());
+  CHECK(predict_flows(fabric_scenario(leaf_spine(1, "200Mbit"), "[" + flow("2s", "h0", "h4") + "]"), 1).flows.empty());
 }
 
 TEST_CASE("ECMP in the model: streams spread over both spines, each on one path, the same every time",
@@ -68,7 +69,7 @@ TEST_CASE("ECMP in the model: streams spread over both spines, each on one path,
     timeline +=
         (i > 0 ? ", " : "") + flow("0s", "h" + std::to_string(i), "h" + std::to_string(i + 4), R"(, "streams": 16)");
   }
-  const Scenario s = parse(leaf_spine(2, "400Mbit"), timeline + "]");
+  const Scenario s = fabric_scenario(leaf_spine(2, "400Mbit"), timeline + "]");
   const FabricPrediction p = predict_flows(s, 0);
   const PortLoad& up0 = p.ports.at("leaf0-spine0@leaf0");
   const PortLoad& up1 = p.ports.at("leaf0-spine1@leaf0");
@@ -85,8 +86,8 @@ TEST_CASE("ECMP in the model: streams spread over both spines, each on one path,
 }
 
 TEST_CASE("a link down at the time is avoided, and a host cut off is unroutable", "[fabric][predict]") {
-  const Scenario s = parse(leaf_spine(2, "400Mbit"),
-                           "[" + flow("0s", "h0", "h4", R"(, "streams": 8)") + ", " + flow("0s", "h1", "h5") + R"(,
+  const Scenario s = fabric_scenario(
+      leaf_spine(2, "400Mbit"), "[" + flow("0s", "h0", "h4", R"(, "streams": 8)") + ", " + flow("0s", "h1", "h5") + R"(,
                             {"at": "3s", "link": "leaf0-spine0", "state": "down"},
                             {"at": "4s", "link": "h1-leaf0", "state": "down"}])");
   const FabricPrediction p = predict_flows(s, 3.5);
@@ -100,17 +101,18 @@ TEST_CASE("a link down at the time is avoided, and a host cut off is unroutable"
 TEST_CASE("a flow keeps the NICs the topology gives it: its first NIC down, it is unroutable", "[fabric][predict]") {
   // The emulator's flow engine takes a flow's addresses from the topology alone (h0's first NIC,
   // on rail0): with that link down no other rail carries it, and the prediction says so.
-  const Scenario s = parse(R"("fabric": {"rail-optimized": {"hosts": 2, "rails": 2, "rate": "1Gbit"}})",
-                           "[" + flow("0s", "h0", "h1") + R"(, {"at": "1s", "link": "h0-rail0", "state": "down"}])");
+  const Scenario s =
+      fabric_scenario(R"("fabric": {"rail-optimized": {"hosts": 2, "rails": 2, "rate": "1Gbit"}})",
+                      "[" + flow("0s", "h0", "h1") + R"(, {"at": "1s", "link": "h0-rail0", "state": "down"}])");
   CHECK(named(predict_flows(s, 0.5), "h0-h1").ports == std::vector<std::string>{"h0-rail0@h0", "h1-rail0@rail0"});
   CHECK(predict_flows(s, 2).unroutable == std::vector<std::string>{"h0-h1"});
 }
 
 TEST_CASE("between hosts a link joins, a flow takes that link", "[fabric][predict]") {
   const Scenario s =
-      parse(R"("nodes": ["a", "b", "c"], "links": [{"name": "ab", "from": "a", "to": "b", "rate": "100Mbit"},
+      fabric_scenario(R"("nodes": ["a", "b", "c"], "links": [{"name": "ab", "from": "a", "to": "b", "rate": "100Mbit"},
                                                                    {"name": "bc", "from": "b", "to": "c", "rate": "1Gbit"}])",
-            "[" + flow("0s", "a", "b", R"(, "streams": 2)") + ", " + flow("0s", "c", "b") + "]");
+                      "[" + flow("0s", "a", "b", R"(, "streams": 2)") + ", " + flow("0s", "c", "b") + "]");
   const FabricPrediction p = predict_flows(s, 0);
   CHECK(named(p, "a-b").ports == std::vector<std::string>{"ab@a"});
   CHECK(named(p, "a-b").rate_bps == Approx(kFabricGoodput * 100e6));

@@ -9,14 +9,14 @@ using namespace contend::emulator;
 
 namespace {
 
-Result<Scenario> parse(const std::string& network, const std::string& timeline = "[]") {
+Result<Scenario> parse_fabric(const std::string& network, const std::string& timeline = "[]") {
   const std::string text = R"({"schema": "contend.scenario/1", "name": "f", "duration": "10s", )" + network +
                            R"(, "timeline": )" + timeline + "}";
   return parse_scenario(text, "f.json", [](const std::string&) -> Result<std::string> { return std::string(); });
 }
 
-std::string error_of(const std::string& network, const std::string& timeline = "[]") {
-  auto s = parse(network, timeline);
+std::string fabric_error_of(const std::string& network, const std::string& timeline = "[]") {
+  auto s = parse_fabric(network, timeline);
   REQUIRE_FALSE(s.ok());
   CHECK(s.error().code == Errc::kParse);
   return s.error().message;
@@ -40,7 +40,7 @@ std::size_t degree(const Scenario& s, const std::string& name) {
 }  // namespace
 
 TEST_CASE("a leaf-spine fabric: hosts on leaves, every leaf on every spine, at the rates given", "[fabric]") {
-  auto s = parse(R"("fabric": {"leaf-spine": {"leaves": 3, "hosts_per_leaf": 4, "spines": 2,
+  auto s = parse_fabric(R"("fabric": {"leaf-spine": {"leaves": 3, "hosts_per_leaf": 4, "spines": 2,
                                                 "host_rate": "1Gbit", "uplink_rate": "2Gbit"}})");
   REQUIRE(s.ok());
   CHECK(s->fabric == "leaf-spine");
@@ -53,14 +53,14 @@ TEST_CASE("a leaf-spine fabric: hosts on leaves, every leaf on every spine, at t
   CHECK(degree(*s, "h11") == 1);
   CHECK(s->has_fabric());
   // The uplink rate defaults to the hosts'.
-  auto even =
-      parse(R"("fabric": {"leaf-spine": {"leaves": 2, "hosts_per_leaf": 2, "spines": 1, "host_rate": "3Gbit"}})");
+  auto even = parse_fabric(
+      R"("fabric": {"leaf-spine": {"leaves": 2, "hosts_per_leaf": 2, "spines": 1, "host_rate": "3Gbit"}})");
   REQUIRE(even.ok());
   CHECK(link_named(*even, "leaf1-spine0").rate_bps == 3e9);
 }
 
 TEST_CASE("a k-ary fat-tree: k^3/4 hosts under 5k^2/4 switches in three tiers, k^2/2 in two", "[fabric]") {
-  auto three = parse(R"("fabric": {"fat-tree": {"k": 4, "rate": "1Gbit"}})");
+  auto three = parse_fabric(R"("fabric": {"fat-tree": {"k": 4, "rate": "1Gbit"}})");
   REQUIRE(three.ok());
   CHECK(three->nodes.size() == 16);
   CHECK(three->switches.size() == 20);
@@ -68,18 +68,18 @@ TEST_CASE("a k-ary fat-tree: k^3/4 hosts under 5k^2/4 switches in three tiers, k
   for (const std::string& sw : three->switches) {
     CHECK(degree(*three, sw) == 4);  // every switch has its k ports in use
   }
-  auto two = parse(R"("fabric": {"fat-tree": {"k": 6, "tiers": 2, "rate": "1Gbit"}})");
+  auto two = parse_fabric(R"("fabric": {"fat-tree": {"k": 6, "tiers": 2, "rate": "1Gbit"}})");
   REQUIRE(two.ok());
   CHECK(two->nodes.size() == 18);
   CHECK(two->switches.size() == 9);
   CHECK(degree(*two, "leaf0") == 6);
   CHECK(degree(*two, "spine2") == 6);
-  CHECK_THAT(error_of(R"("fabric": {"fat-tree": {"k": 5, "rate": "1Gbit"}})"),
+  CHECK_THAT(fabric_error_of(R"("fabric": {"fat-tree": {"k": 5, "rate": "1Gbit"}})"),
              Catch::Contains("/fabric/fat-tree/k: expected an even number"));
 }
 
 TEST_CASE("a rail-optimized fabric: one NIC per rail on every host, one switch per rail", "[fabric]") {
-  auto s = parse(R"("fabric": {"rail-optimized": {"hosts": 4, "rails": 2, "rate": "1Gbit", "spines": 1}})");
+  auto s = parse_fabric(R"("fabric": {"rail-optimized": {"hosts": 4, "rails": 2, "rate": "1Gbit", "spines": 1}})");
   REQUIRE(s.ok());
   CHECK(s->nodes.size() == 4);
   CHECK(s->switches == std::vector<std::string>{"spine0", "rail0", "rail1"});
@@ -89,10 +89,10 @@ TEST_CASE("a rail-optimized fabric: one NIC per rail on every host, one switch p
 }
 
 TEST_CASE("a fabric written out: switches beside nodes, links between any of them", "[fabric]") {
-  auto s = parse(R"("nodes": ["a", "b"], "switches": ["sw"],
+  auto s = parse_fabric(R"("nodes": ["a", "b"], "switches": ["sw"],
                     "links": [{"name": "a-sw", "from": "a", "to": "sw", "rate": "1Gbit"},
                               {"name": "b-sw", "from": "b", "to": "sw", "rate": "1Gbit"}])",
-                 R"([{"at": "1s", "link": "a-sw", "rate": "100Mbit"},
+                        R"([{"at": "1s", "link": "a-sw", "rate": "100Mbit"},
                      {"at": "2s", "flow": {"from": "a", "to": "b"}}])");
   REQUIRE(s.ok());
   CHECK(s->fabric.empty());
@@ -104,45 +104,45 @@ TEST_CASE("a fabric written out: switches beside nodes, links between any of the
 
 TEST_CASE("fabric errors name the place and what is wrong", "[fabric]") {
   const std::string two_hosts = R"("nodes": ["a", "b"], )";
-  CHECK_THAT(error_of(two_hosts + R"("switches": ["sw", "lonely"],
+  CHECK_THAT(fabric_error_of(two_hosts + R"("switches": ["sw", "lonely"],
                      "links": [{"name": "a-sw", "from": "a", "to": "sw", "rate": "1Gbit"},
                                {"name": "b-sw", "from": "b", "to": "sw", "rate": "1Gbit"}])"),
              Catch::Contains("/switches/1: switch \"lonely\" has no links"));
   // Hosts do not forward: a path through a host joins nothing.
-  CHECK_THAT(error_of(R"("nodes": ["a", "b", "c"], "switches": ["sw"],
+  CHECK_THAT(fabric_error_of(R"("nodes": ["a", "b", "c"], "switches": ["sw"],
                      "links": [{"name": "a-sw", "from": "a", "to": "sw", "rate": "1Gbit"},
                                {"name": "b-c", "from": "b", "to": "c", "rate": "1Gbit"},
                                {"name": "b-sw", "from": "b", "to": "sw", "rate": "1Gbit"}])"),
              Catch::Contains("/nodes/0: host \"a\" cannot reach host \"c\""));
-  CHECK_THAT(error_of(two_hosts + R"("switches": ["a"], "links": [])"),
+  CHECK_THAT(fabric_error_of(two_hosts + R"("switches": ["a"], "links": [])"),
              Catch::Contains("/switches/0: switch \"a\" is a node's name already"));
   CHECK_THAT(
-      error_of(two_hosts + R"("switches": ["sw"],
+      fabric_error_of(two_hosts + R"("switches": ["sw"],
                      "links": [{"name": "x", "from": "a", "to": "nowhere", "rate": "1Gbit"}])"),
       Catch::Contains("/links/0/to: unknown node \"nowhere\"; nodes are listed in /nodes, switches in /switches"));
-  CHECK_THAT(error_of(two_hosts + R"("switches": ["sw"],
+  CHECK_THAT(fabric_error_of(two_hosts + R"("switches": ["sw"],
                      "links": [{"name": "a-sw", "from": "a", "to": "sw", "rate": "1Gbit"},
                                {"name": "b-sw", "from": "b", "to": "sw", "rate": "1Gbit"}])",
-                      R"([{"at": "1s", "flow": {"from": "a", "to": "sw"}}])"),
+                             R"([{"at": "1s", "flow": {"from": "a", "to": "sw"}}])"),
              Catch::Contains("/timeline/0/flow/to: \"sw\" is a switch; a flow runs between hosts"));
   const std::string fabric =
       R"("fabric": {"leaf-spine": {"leaves": 2, "hosts_per_leaf": 2, "spines": 1, "host_rate": "1Gbit"}})";
-  CHECK_THAT(error_of(two_hosts + fabric), Catch::Contains("/nodes: written by /fabric"));
-  CHECK_THAT(error_of(R"("fabric": {"torus": {}})"),
+  CHECK_THAT(fabric_error_of(two_hosts + fabric), Catch::Contains("/nodes: written by /fabric"));
+  CHECK_THAT(fabric_error_of(R"("fabric": {"torus": {}})"),
              Catch::Contains("/fabric: unknown fabric \"torus\"; expected one of \"leaf-spine\", \"fat-tree\" or"));
-  CHECK_THAT(error_of(R"("fabric": {"leaf-spine": {"leaves": 2, "hosts_per_leaf": 2, "host_rate": "1Gbit"}})"),
+  CHECK_THAT(fabric_error_of(R"("fabric": {"leaf-spine": {"leaves": 2, "hosts_per_leaf": 2, "host_rate": "1Gbit"}})"),
              Catch::Contains("/fabric/leaf-spine/spines: missing"));
+  CHECK_THAT(fabric_error_of(
+                 R"("fabric": {"leaf-spine": {"leaves": 2, "hosts_per_leaf": 2, "spines": 0, "host_rate": "1Gbit"}})"),
+             Catch::Contains("/fabric/leaf-spine/spines: expected at least 1 spine"));
   CHECK_THAT(
-      error_of(R"("fabric": {"leaf-spine": {"leaves": 2, "hosts_per_leaf": 2, "spines": 0, "host_rate": "1Gbit"}})"),
-      Catch::Contains("/fabric/leaf-spine/spines: expected at least 1 spine"));
-  CHECK_THAT(
-      error_of(
+      fabric_error_of(
           R"("fabric": {"leaf-spine": {"leaves": 200, "hosts_per_leaf": 100, "spines": 4, "host_rate": "1Gbit"}})"),
       Catch::Contains("/fabric/leaf-spine: makes 20000 hosts and 204 switches; a fabric holds at most 16384 hosts"));
-  CHECK_THAT(error_of(R"("fabric": {"fat-tree": {"k": 64, "rate": "1Gbit"}})"),  // refused before it is built
+  CHECK_THAT(fabric_error_of(R"("fabric": {"fat-tree": {"k": 64, "rate": "1Gbit"}})"),  // refused before it is built
              Catch::Contains("makes 65536 hosts and 5120 switches"));
-  CHECK_THAT(error_of(R"("fabric": {"rail-optimized": {"hosts": 4, "rails": 2, "rate": "1Gbit", "speed": 3}})"),
+  CHECK_THAT(fabric_error_of(R"("fabric": {"rail-optimized": {"hosts": 4, "rails": 2, "rate": "1Gbit", "speed": 3}})"),
              Catch::Contains("speed"));
-  CHECK_THAT(error_of(R"("fabric": {"fat-tree": {"k": 4, "rate": "1bit"}})"),
+  CHECK_THAT(fabric_error_of(R"("fabric": {"fat-tree": {"k": 4, "rate": "1bit"}})"),
              Catch::Contains("link a0_0-c0: htb installs"));
 }

@@ -30,7 +30,7 @@ pipeline::TcpOptions on_loopback(int rank, int world, int base) {
   return o;
 }
 
-std::map<std::string, std::string> files;
+std::map<std::string, std::string> stall_files;
 
 Result<Scenario> scenario(const std::string& timeline) {
   const std::string text = R"({"schema": "contend.scenario/1", "name": "t", "duration": "60s",
@@ -40,8 +40,8 @@ Result<Scenario> scenario(const std::string& timeline) {
     "timeline": )" + timeline +
                            "}";
   return parse_scenario(text, "dir/t.json", [](const std::string& path) -> Result<std::string> {
-    auto it = files.find(path);
-    return it == files.end() ? Result<std::string>(make_error(Errc::kNotFound, path)) : it->second;
+    auto it = stall_files.find(path);
+    return it == stall_files.end() ? Result<std::string>(make_error(Errc::kNotFound, path)) : it->second;
   });
 }
 
@@ -72,7 +72,7 @@ TEST_CASE("a stall is a timeline event at a time, and every form a rate takes ma
 }
 
 TEST_CASE("a csv trace of stalls stalls the link at each point", "[stall]") {
-  files["dir/stalls.csv"] = "time_s,stall\n0,0\n1.5,30ms\n3,0.01\n";
+  stall_files["dir/stalls.csv"] = "time_s,stall\n0,0\n1.5,30ms\n3,0.01\n";
   auto s = scenario(R"([{"at": "1s", "link": "b", "trace": {"file": "stalls.csv", "of": "stall"}}])");
   REQUIRE(s.ok());
   CHECK(stalls(s->events, "b") == std::vector<std::pair<double, double>>{{1, 0}, {2.5, 0.03}, {4, 0.01}});
@@ -81,7 +81,7 @@ TEST_CASE("a csv trace of stalls stalls the link at each point", "[stall]") {
 TEST_CASE("PipeMorph's iteration-indexed trace is read as it is and applies from the iteration it names", "[stall]") {
   // The first lines of the artifact's experiments/large-scale/superpod/large-scale.trace, with the
   // links mapped onto this scenario's three nodes.
-  files["dir/slow.trace"] = "15;0_1;0.03\n85;0_1;0.00\n120;0_1,1_2;0.04\n190;0_1,1_2;0.00";
+  stall_files["dir/slow.trace"] = "15;0_1;0.03\n85;0_1;0.00\n120;0_1,1_2;0.04\n190;0_1,1_2;0.00";
   auto s = scenario(R"([{"at": "0s", "trace": {"file": "slow.trace", "format": "pipemorph"}}])");
   REQUIRE(s.ok());
   CHECK(s->events.empty());  // no clock plays them
@@ -99,10 +99,10 @@ TEST_CASE("a stall that cannot be emulated is refused naming where and why", "[s
   };
   CHECK_THAT(error_of(R"([{"at": "1s", "link": "a", "stall": "11s"}])"), Catch::Contains("/timeline/0"));
   CHECK_THAT(error_of(R"([{"at": "1s", "stall": "10ms"}])"), Catch::Contains("link"));
-  files["dir/crash.trace"] = "7;0_1;0.03\n1030;;inf\n";
+  stall_files["dir/crash.trace"] = "7;0_1;0.03\n1030;;inf\n";
   CHECK_THAT(error_of(R"([{"at": "0s", "trace": {"file": "crash.trace", "format": "pipemorph"}}])"),
              Catch::Contains("crash.trace:2: a NIC crash (inf)"));
-  files["dir/far.trace"] = "7;0_2;0.03\n";
+  stall_files["dir/far.trace"] = "7;0_2;0.03\n";
   CHECK_THAT(error_of(R"([{"at": "0s", "trace": {"file": "far.trace", "format": "pipemorph"}}])"),
              Catch::Contains("names link 0_2, but no scenario link joins those nodes"));
   CHECK_THAT(error_of(R"([{"at": "0s", "link": "a", "trace": {"file": "far.trace", "format": "pipemorph"}}])"),

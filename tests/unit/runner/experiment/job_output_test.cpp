@@ -21,7 +21,7 @@ OutputSpec spec_of(const std::string& json_text) {
   return *spec;
 }
 
-std::string error_of(const std::string& json_text) {
+std::string output_error_of(const std::string& json_text) {
   const nlohmann::json j = nlohmann::json::parse(json_text);
   const JsonReader r(j, "exp.json", "/workload/output");
   auto spec = parse_output(r);
@@ -279,46 +279,51 @@ TEST_CASE("the output object defaults to the JSON lines and reads every key it a
 }
 
 TEST_CASE("every output object error names its path", "[job-output]") {
-  CHECK_THAT(error_of(R"j("megatron")j"), Catch::StartsWith("exp.json: /workload/output: expected an object"));
-  CHECK_THAT(error_of(R"j({"parser": "deepspeed"})j"),
+  CHECK_THAT(output_error_of(R"j("megatron")j"), Catch::StartsWith("exp.json: /workload/output: expected an object"));
+  CHECK_THAT(output_error_of(R"j({"parser": "deepspeed"})j"),
              Catch::StartsWith("exp.json: /workload/output/parser: unknown output parser \"deepspeed\"; expected one "
                                "of: megatron, torchtitan, jsonl, regex"));
-  CHECK_THAT(error_of(R"j({"parser": 3})j"), Catch::StartsWith("exp.json: /workload/output/parser: expected a string"));
-  CHECK_THAT(error_of(R"j({"parser": "megatron", "pattern": "(x)"})j"),
+  CHECK_THAT(output_error_of(R"j({"parser": 3})j"),
+             Catch::StartsWith("exp.json: /workload/output/parser: expected a string"));
+  CHECK_THAT(output_error_of(R"j({"parser": "megatron", "pattern": "(x)"})j"),
              Catch::StartsWith("exp.json: /workload/output/pattern: unknown key; expected one of: parser, unit"));
-  CHECK_THAT(error_of(R"j({"parser": "regex", "pattern": "(x)", "unit": "x", "every": 2})j"),
+  CHECK_THAT(output_error_of(R"j({"parser": "regex", "pattern": "(x)", "unit": "x", "every": 2})j"),
              Catch::StartsWith("exp.json: /workload/output/every: unknown key; expected one of: parser, unit, "
                                "pattern, captures, amount"));
-  CHECK_THAT(error_of(R"j({"unit": ""})j"), Catch::StartsWith("exp.json: /workload/output/unit: expected a unit"));
-  CHECK_THAT(error_of(R"j({"unit": "samples per second, as counted here"})j"),
+  CHECK_THAT(output_error_of(R"j({"unit": ""})j"),
+             Catch::StartsWith("exp.json: /workload/output/unit: expected a unit"));
+  CHECK_THAT(output_error_of(R"j({"unit": "samples per second, as counted here"})j"),
              Catch::StartsWith("exp.json: /workload/output/unit: expected a unit of 1 to 32 characters"));
-  CHECK_THAT(error_of(R"j({"unit": "a\nb"})j"), Catch::StartsWith("exp.json: /workload/output/unit: expected a unit"));
-  CHECK_THAT(error_of(R"j({"unit": 5})j"), Catch::StartsWith("exp.json: /workload/output/unit: expected a string"));
-  CHECK_THAT(error_of(R"j({"parser": "regex"})j"), Catch::StartsWith("exp.json: /workload/output/pattern: missing"));
-  CHECK_THAT(error_of(R"j({"parser": "regex", "pattern": "", "unit": "x"})j"),
+  CHECK_THAT(output_error_of(R"j({"unit": "a\nb"})j"),
+             Catch::StartsWith("exp.json: /workload/output/unit: expected a unit"));
+  CHECK_THAT(output_error_of(R"j({"unit": 5})j"),
+             Catch::StartsWith("exp.json: /workload/output/unit: expected a string"));
+  CHECK_THAT(output_error_of(R"j({"parser": "regex"})j"),
+             Catch::StartsWith("exp.json: /workload/output/pattern: missing"));
+  CHECK_THAT(output_error_of(R"j({"parser": "regex", "pattern": "", "unit": "x"})j"),
              Catch::StartsWith("exp.json: /workload/output/pattern: expected a regular expression of 1 to 1024"));
-  CHECK_THAT(error_of(R"j({"parser": "regex", "pattern": "([0-9]+", "unit": "x"})j"),
+  CHECK_THAT(output_error_of(R"j({"parser": "regex", "pattern": "([0-9]+", "unit": "x"})j"),
              Catch::StartsWith("exp.json: /workload/output/pattern: \"([0-9]+\" is not an ECMAScript regular "
                                "expression"));
-  CHECK_THAT(error_of(R"j({"parser": "regex", "pattern": "[0-9]+ ms", "unit": "x"})j"),
+  CHECK_THAT(output_error_of(R"j({"parser": "regex", "pattern": "[0-9]+ ms", "unit": "x"})j"),
              Catch::StartsWith("exp.json: /workload/output/pattern: \"[0-9]+ ms\" has no group"));
-  CHECK_THAT(error_of(R"j({"parser": "regex", "pattern": "(x)", "captures": "minutes", "amount": 1})j"),
+  CHECK_THAT(output_error_of(R"j({"parser": "regex", "pattern": "(x)", "captures": "minutes", "amount": 1})j"),
              Catch::StartsWith("exp.json: /workload/output/captures: expected \"rate\", \"seconds\", "
                                "\"milliseconds\", \"amount\" or \"line\", got \"minutes\""));
-  CHECK_THAT(error_of(R"j({"parser": "regex", "pattern": "Epoch", "captures": "line"})j"),
+  CHECK_THAT(output_error_of(R"j({"parser": "regex", "pattern": "Epoch", "captures": "line"})j"),
              Catch::StartsWith("exp.json: /workload/output/amount: missing; a step line needs the work done"));
-  CHECK_THAT(error_of(R"j({"parser": "regex", "pattern": "Steps: [0-9]+", "captures": "amount"})j"),
+  CHECK_THAT(output_error_of(R"j({"parser": "regex", "pattern": "Steps: [0-9]+", "captures": "amount"})j"),
              Catch::StartsWith("exp.json: /workload/output/pattern: \"Steps: [0-9]+\" has no group"));
-  CHECK_THAT(error_of(R"j({"parser": "regex", "pattern": "(x)", "captures": "amount", "amount": -2})j"),
+  CHECK_THAT(output_error_of(R"j({"parser": "regex", "pattern": "(x)", "captures": "amount", "amount": -2})j"),
              Catch::StartsWith("exp.json: /workload/output/amount: expected a number above 0, got -2"));
-  CHECK_THAT(error_of(R"j({"parser": "regex", "pattern": "(x)", "captures": "seconds"})j"),
+  CHECK_THAT(output_error_of(R"j({"parser": "regex", "pattern": "(x)", "captures": "seconds"})j"),
              Catch::StartsWith("exp.json: /workload/output/amount: missing"));
-  CHECK_THAT(error_of(R"j({"parser": "regex", "pattern": "(x)", "captures": "seconds", "amount": 0})j"),
+  CHECK_THAT(output_error_of(R"j({"parser": "regex", "pattern": "(x)", "captures": "seconds", "amount": 0})j"),
              Catch::StartsWith("exp.json: /workload/output/amount: expected a number above 0, got 0"));
-  CHECK_THAT(error_of(R"j({"parser": "regex", "pattern": "(x)", "captures": "seconds", "amount": "32"})j"),
+  CHECK_THAT(output_error_of(R"j({"parser": "regex", "pattern": "(x)", "captures": "seconds", "amount": "32"})j"),
              Catch::StartsWith("exp.json: /workload/output/amount: expected a number"));
-  CHECK_THAT(error_of(R"j({"parser": "regex", "pattern": "(x)", "amount": 32, "unit": "x"})j"),
+  CHECK_THAT(output_error_of(R"j({"parser": "regex", "pattern": "(x)", "amount": 32, "unit": "x"})j"),
              Catch::StartsWith("exp.json: /workload/output/amount: not used with \"captures\": \"rate\""));
-  CHECK_THAT(error_of(R"j({"parser": "regex", "pattern": "(x)"})j"),
+  CHECK_THAT(output_error_of(R"j({"parser": "regex", "pattern": "(x)"})j"),
              Catch::StartsWith("exp.json: /workload/output/unit: missing; a rate needs its unit"));
 }

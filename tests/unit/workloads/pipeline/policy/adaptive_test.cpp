@@ -5,15 +5,13 @@
 #include "contend/pipeline/policy/adaptive.h"
 #include "contend/schedule/generators.h"
 #include "contend/sim/simulator.h"
+#include "unit/workloads/pipeline/policy/fixtures.h"
 
 using namespace contend;
 using namespace contend::pipeline;
+using namespace contend::policy_tests;
 
 namespace {
-constexpr int kP = 4;
-constexpr int kM = 16;
-constexpr std::uint64_t kAct = 4u << 20;
-
 Measurements uniform(double bps) {
   Measurements m;
   m.stages.assign(kP, StageMeasurement{0.010, 0.020, kAct, kAct});

@@ -14,15 +14,13 @@
 #include "contend/schedule/registry.h"
 #include "contend/schedule/validation.h"
 #include "contend/sim/simulator.h"
+#include "unit/workloads/pipeline/policy/fixtures.h"
 
 using namespace contend;
 using namespace contend::pipeline;
+using namespace contend::policy_tests;
 
 namespace {
-constexpr int kP = 4;
-constexpr int kM = 16;
-constexpr std::uint64_t kAct = 4u << 20;
-
 // Every rank's report of an iteration in which each link carried 16 activations at `bps`.
 std::vector<StageReport> reports_at(double bps) {
   std::vector<StageReport> out(kP);

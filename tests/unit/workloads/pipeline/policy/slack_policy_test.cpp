@@ -3,14 +3,13 @@
 
 #include "contend/pipeline/policy/adaptive.h"
 #include "contend/pipeline/policy/policy.h"
+#include "unit/workloads/pipeline/policy/fixtures.h"
 
 using namespace contend;
 using namespace contend::pipeline;
+using namespace contend::policy_tests;
 
 namespace {
-constexpr int kP = 4;
-constexpr int kM = 16;
-
 // 10 ms forwards, 20 ms backwards, 1 MiB activations; links fast, the one between stages 1 and 2
 // 30 ms late each way (a straggling link).
 Measurements straggler() {
