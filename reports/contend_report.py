@@ -98,8 +98,8 @@ def link_rates(events):
 
 def fig_adaptive(r, out, made, missing):
     """(2) Link bandwidth, chosen k and slack, and iteration throughput over time: the adaptive story."""
-    policies = [s for s in r.schedules if s.startswith(("adaptive", "adaptra", "oracle"))]
-    policy = next((s for s in policies if not s.startswith("oracle")), None)
+    policies = [s for s in r.schedules if s.startswith(("adaptive", "adaptra", "observer", "oracle"))]
+    policy = next((s for s in policies if not s.startswith(("observer", "oracle"))), None)
     if policy is None:
         missing.append(("adaptive", "no adaptive schedule in this experiment"))
         return

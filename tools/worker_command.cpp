@@ -62,7 +62,7 @@ Result<void> apply_truth(WorkerOptions& o) {
       c.stalls[nodes.first == rank ? nodes.second : nodes.first] = schedule;
     }
   }
-  if (rank == 0) {  // the oracle's truth, where rank 0 decides; a policy that does not read it ignores it
+  if (rank == 0) {  // the truth, where rank 0 decides (the oracle, the observer); other policies ignore it
     std::vector<StallSchedule> stalls;
     for (int r = 0; r + 1 < c.workload.stages; ++r) {
       const auto it = truth->stalls.find({r, r + 1});
@@ -229,7 +229,7 @@ void add_network_options(CLI::App* w, WorkerOptions* o) {
   w->add_flag("--checksum", o->tcp.checksum, "Checksum every tensor on the wire");
   w->add_option("--truth", o->truth,
                 "The scenario's network as `contend run` resolved it (contend.truth/1): its links' stalls, which "
-                "this rank's sends wait, and (the oracle policy, rank 0) each link's rate over time");
+                "this rank's sends wait, and (the oracle and observer policies, rank 0) each link's rate over time");
   w->add_option("--scenario-start", o->scenario_start_s,
                 "The scenario's time 0 in steady-clock seconds, the player's (default: when the worker starts)");
 }
@@ -238,7 +238,8 @@ void add_network_options(CLI::App* w, WorkerOptions* o) {
 void add_workload_options(CLI::App* w, WorkerOptions* o) {
   add_parsed(w, "--schedule", o->run.schedule, pipeline::parse_schedule_or_policy,
              "A schedule (1f1b, kfkb:k=N, gpipe) or a policy choosing k every iteration (fixed:k=N, "
-             "adaptive[:kmax=N,mem=SIZE,...], oracle[:...]); docs/schedules.md, docs/adaptive.md (default 1f1b)",
+             "adaptive[:kmax=N,mem=SIZE,...], oracle[:...], observer[:...]); docs/schedules.md, docs/adaptive.md "
+             "(default 1f1b)",
              "SCHEDULE");
   w->add_option("--microbatches", o->run.workload.microbatches, "Micro-batches per iteration (1 to 65536; default 8)")
       ->check(CLI::Range(1, schedule::kMaxMicrobatches));

@@ -72,8 +72,10 @@ bool transport_environment(const Spec& transport) {
 // The variables of a cell of contend's own pipeline: the workers' options.
 Result<nlohmann::json> pipeline_vars(const Experiment& e, const Cell& cell, const CellFiles& files) {
   if (schedule_of(e, cell).reads_truth) {
-    return make_error(Errc::kUnsupported,
-                      "the oracle reads the player's clock, which is one host's: single-host runs only");
+    return make_error(
+        Errc::kUnsupported,
+        "\"" + schedule_of(e, cell).spec.name() +
+            "\" reads the scenario's truth on the player's clock, which is one host's: single-host runs only");
   }
   if (e.scenarios[cell.scenario].has_stalls()) {
     return make_error(Errc::kUnsupported, e.scenario_files[cell.scenario] +

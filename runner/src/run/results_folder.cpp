@@ -193,10 +193,10 @@ Summary summary_of(const Experiment& e, const std::vector<Cell>& cells, const Fi
   std::vector<std::pair<std::string, std::string>> order;
   std::map<std::pair<std::string, std::string>, std::vector<double>> throughput;
   std::map<std::pair<std::string, std::string>, std::vector<std::vector<PortBytes>>> traffic;
-  std::map<std::string, bool> oracle;  // by the schedule's name
+  std::map<std::string, bool> reads_truth;  // by the schedule's name: the oracle, the observer
   for (const auto& cell : cells) {
     const auto key = std::pair{e.scenarios[cell.scenario].name, cell.name};
-    oracle[key.second] = !e.job && schedule_of(e, cell).reads_truth;
+    reads_truth[key.second] = !e.job && schedule_of(e, cell).reads_truth;
     if (cell.repetition == 0) {
       order.push_back(key);
     }
@@ -213,10 +213,10 @@ Summary summary_of(const Experiment& e, const std::vector<Cell>& cells, const Fi
     s.compare_throughput = true;
   }
   for (CellSummary& c : s.cells) {
-    if (oracle[c.schedule]) {
-      c.note =
-          "oracle: reads the scenario's ground truth; a reference for comparison (not a bound on a real run), not a "
-          "real scheduler";
+    if (reads_truth[c.schedule]) {
+      c.note = c.schedule +
+               ": reads the scenario's ground truth; a reference for comparison (not a bound on a real run), not a "
+               "real scheduler";
     }
     if (auto it = traffic.find({c.scenario, c.schedule}); it != traffic.end()) {
       c.link_bytes = median_port_bytes(it->second);

@@ -1,5 +1,6 @@
 // The policies of the adaptive controller (adaptive.h), one registration each: adaptive (k and
-// slack), adaptra (slack alone) and oracle (both, from the scenario's ground truth).
+// slack), adaptra (slack alone), oracle (both, from the scenario's ground truth) and observer
+// (both, from the truth as it stands when deciding: adaptive with perfect measurements).
 
 #include "policy/policies.h"
 
@@ -59,13 +60,16 @@ Result<std::unique_ptr<KPolicy>> make_adaptive(const Spec& spec, const PolicyCon
   return make_adaptive_policy(own, adaptive_options(spec));
 }
 
-Result<std::unique_ptr<KPolicy>> make_oracle(const Spec& spec, const PolicyContext& c) {
+// The controller on the scenario's truth: with its future (the oracle) or as it stands (the observer).
+Result<std::unique_ptr<KPolicy>> make_on_truth(const Spec& spec, const PolicyContext& c, bool foresight) {
   if (!c.truth || static_cast<int>(c.truth->links.size()) != c.stages - 1 || !c.truth->now_s) {
-    return make_error(Errc::kInvalidArgument, "the oracle policy needs the scenario's rate of each of the " +
-                                                  std::to_string(c.stages - 1) +
-                                                  " links and its clock (an experiment's scenario)");
+    return make_error(Errc::kInvalidArgument,
+                      "the " + spec.name() + " policy needs the scenario's rate of each of the " +
+                          std::to_string(c.stages - 1) + " links and its clock (an experiment's scenario)");
   }
-  return make_adaptive_policy(c, adaptive_options(spec));
+  PolicyContext own = c;
+  own.truth->foresight = foresight;
+  return make_adaptive_policy(own, adaptive_options(spec));
 }
 
 }  // namespace
@@ -89,7 +93,19 @@ PolicyItem oracle_policy() {
            "chooses k and slack from the scenario's ground truth (experiments only: a reference, not a bound on a real "
            "run)",
            adaptive_params("0", true)},
-          PolicyKind{.reads_truth = true, .check = check_adaptive, .make = make_oracle}};
+          PolicyKind{.reads_truth = true,
+                     .check = check_adaptive,
+                     .make = [](const Spec& spec, const PolicyContext& c) { return make_on_truth(spec, c, true); }}};
+}
+
+PolicyItem observer_policy() {
+  return {{"", "observer",
+           "chooses k and slack as adaptive does, from the scenario's ground truth as it stands when deciding in place "
+           "of measurements (experiments only: a reference between adaptive and the oracle, which knows what comes)",
+           adaptive_params("0.05", true)},
+          PolicyKind{.reads_truth = true,
+                     .check = check_adaptive,
+                     .make = [](const Spec& spec, const PolicyContext& c) { return make_on_truth(spec, c, false); }}};
 }
 
 }  // namespace contend::pipeline::detail

@@ -115,7 +115,7 @@ class AdaptivePolicy : public KPolicy {
         sends_(context.sends),
         links_(context.stages),
         truth_(context.truth),
-        predict_(options.predict && !context.truth),
+        predict_(options.predict && !(context.truth && context.truth->foresight)),
         history_(std::max(0, context.stages - 1)),
         clock_(context.clock ? context.clock : [] {
           return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -177,8 +177,13 @@ class AdaptivePolicy : public KPolicy {
   }
 
   // What the links will do: the truth (the oracle), a prediction from a periodic history, or a
-  // recent drop to be ready for. Returns whether the decision rests on a prediction.
+  // recent drop to be ready for. The observer first reads the truth as it stands in place of the
+  // measurements, then foresees as adaptive does. Returns whether the decision rests on a prediction.
   bool foresee(Measurements& m, int iteration) {
+    const bool oracle = truth_ && truth_->foresight;
+    if (truth_ && !oracle) {
+      observe_truth(m, iteration);
+    }
     bool predicted = false;
     if (predict_) {
       std::vector<double> rates;
@@ -193,7 +198,7 @@ class AdaptivePolicy : public KPolicy {
         predicted = true;
       }
     }
-    if (truth_) {
+    if (oracle) {
       apply_truth(m, truth_->now_s(), iteration);
     } else if (!predicted) {
       drops_.apply(m);
@@ -235,6 +240,23 @@ class AdaptivePolicy : public KPolicy {
         m.links[r].burst_bytes = truth_->burst_bytes(truth_->links[r].rate_at(start_s));
       }
       m.links[r].stall_s = r < truth_->stalls.size() ? truth_->stalls[r].at(start_s, std::max(0, iteration)) : 0;
+    }
+  }
+
+  // The observer's links: each way's rate now (unlimited reads as unmeasured, 0), the bucket the
+  // shaper gives it, and the stall the iteration just run had: what perfect measurements would say.
+  void observe_truth(Measurements& m, int iteration) const {
+    const double now = truth_->now_s();
+    const auto reading = [](double bps) { return std::isinf(bps) ? 0.0 : bps; };
+    for (std::size_t r = 0; r < truth_->links.size() && r < m.links.size(); ++r) {
+      LinkMeasurement& l = m.links[r];
+      const double bps = truth_->links[r].rate_at(now);
+      l.goodput_bps = reading(bps);
+      l.backward_bps = r < truth_->back.size() ? reading(truth_->back[r].rate_at(now)) : 0.0;
+      if (truth_->burst_bytes) {
+        l.burst_bytes = truth_->burst_bytes(bps);
+      }
+      l.stall_s = r < truth_->stalls.size() ? truth_->stalls[r].at(now, std::max(0, iteration - 1)) : 0;
     }
   }
 

@@ -28,6 +28,7 @@ PolicyItem fixed_policy();     // policy/fixed_policy.cpp
 PolicyItem adaptive_policy();  // policy/adaptive_family.cpp: the controller's policies
 PolicyItem adaptra_policy();
 PolicyItem oracle_policy();
+PolicyItem observer_policy();
 PolicyItem pipemorph_policy();  // policy/pipemorph_policy.cpp: PipeMorph's published rule
 
 // The adaptive controller (adaptive.h) fed with the links as rank 0's reports measured them, or

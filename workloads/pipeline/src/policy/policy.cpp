@@ -14,9 +14,9 @@ using detail::PolicyKind;
 
 // One line per policy; each policy's file holds its registration (policies.h).
 const Registry<PolicyKind>& table() {
-  static const Registry<PolicyKind> kTable("policy",
-                                           {detail::fixed_policy(), detail::adaptive_policy(), detail::adaptra_policy(),
-                                            detail::pipemorph_policy(), detail::oracle_policy()});
+  static const Registry<PolicyKind> kTable(
+      "policy", {detail::fixed_policy(), detail::adaptive_policy(), detail::adaptra_policy(),
+                 detail::pipemorph_policy(), detail::oracle_policy(), detail::observer_policy()});
   return kTable;
 }
 

@@ -326,6 +326,47 @@ TEST_CASE("fixed keeps its k and the oracle decides from the scenario's truth, n
   CHECK(d->link_bps[0] == Approx(400e6));
 }
 
+TEST_CASE("the observer decides on the truth as it stands, not on the measurements nor on what comes", "[policy]") {
+  double now = 0;
+  OracleTruth truth;
+  truth.now_s = [&] { return now; };
+  for (int r = 0; r < kP - 1; ++r) {
+    truth.links.push_back(*RateTrace::from_points({{0, 400e9}, {5, 400e6}}));
+  }
+  auto observer = policy("observer:knobs=k", truth);
+  auto oracle = policy("oracle:knobs=k", truth);
+  // Measured slow, fast in truth; the step comes within the coming iteration, which the oracle
+  // alone knows.
+  now = 4.9;
+  auto seen = observer->decide(1, reports_at(400e6));
+  REQUIRE(seen.ok());
+  CHECK(seen->k == 1);
+  CHECK(seen->link_bps[0] == Approx(400e9));
+  CHECK(oracle->decide(1, reports_at(400e6))->k > 1);
+  now = 6;  // after the step the observer follows at once, whatever was measured
+  auto d = observer->decide(2, reports_at(400e9));
+  REQUIRE(d.ok());
+  CHECK(d->k > 1);
+  CHECK(d->link_bps[0] == Approx(400e6));
+}
+
+TEST_CASE("the observer knows a stall once an iteration has had it, the oracle before", "[policy]") {
+  OracleTruth truth;
+  truth.now_s = [] { return 1.0; };
+  truth.links.assign(kP - 1, RateTrace::constant(10e9));
+  StallSchedule straggler;
+  straggler.add_at_iteration(2, 0.030);
+  truth.stalls = {StallSchedule{}, straggler, StallSchedule{}};
+  const auto stall_seen = [&](const std::string& name, int iteration) {
+    auto d = policy(name, truth)->decide(iteration, reports_at(10e9));
+    REQUIRE(d.ok());
+    return d->stall_s.empty() ? 0.0 : d->stall_s[1];
+  };
+  CHECK(stall_seen("oracle", 2) == Approx(0.030));
+  CHECK(stall_seen("observer", 2) == 0.0);
+  CHECK(stall_seen("observer", 3) == Approx(0.030));
+}
+
 TEST_CASE("the oracle models each way of a link as the truth has it", "[policy]") {
   double now = 0;
   OracleTruth truth;

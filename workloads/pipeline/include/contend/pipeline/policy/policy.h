@@ -38,7 +38,7 @@ struct StageReport {
 };
 
 // The oracle's ground truth: the rate the workload gets on each link (r -> r+1) over scenario
-// time, and the current scenario time.
+// time, and the current scenario time. The observer reads the same truth without its future.
 struct OracleTruth {
   std::vector<RateTrace> links;
   std::function<double()> now_s;
@@ -48,6 +48,9 @@ struct OracleTruth {
   std::vector<StallSchedule> stalls{};
   // The other way of each link (r+1 -> r, the gradients'), where it differs; empty: as `links`.
   std::vector<RateTrace> back{};
+  // True: the coming iteration's truth (the oracle). False: the truth as it stands when deciding,
+  // read in place of the measurements, what comes unknown (the observer).
+  bool foresight = true;
 };
 
 class KPolicy {
@@ -79,7 +82,7 @@ struct PolicyContext {
 struct ScheduleChoice {
   Spec spec;
   bool policy = false;         // a policy chooses each iteration's schedule; else `spec` is static
-  bool reads_truth = false;    // the oracle: it reads the scenario's ground truth
+  bool reads_truth = false;    // the oracle, the observer: it reads the scenario's ground truth
   bool probes_links = false;   // a policy that probes the links before its first iteration
   Spec first;                  // what runs first: `spec` itself, or the policy's first choice
   schedule::Schedule lowered;  // `first` lowered and validated: its placement is every choice's
