@@ -2,7 +2,7 @@
 """The adaptive scheduler's scorecard from a `contend run` summary.json: per scenario, the
 baseline's throughput, the best fixed schedule in hindsight (every static schedule of the
 experiment: kFkB's k, slack vectors, the zero-bubble family, `fixed:k=N`), each policy run
-(Ada-Grouper's adaptive:knobs=k, adaptra, the joint adaptive, pipemorph, the oracle; medians over
+(Ada-Grouper's adaptive:knobs=k, adaptra, the joint adaptive, pipemorph, the observer, the oracle; medians over
 the repetitions), and the ratios the goals are stated in (issues 14 and 26): adaptive and adaptra
 (their default search: not knobs=k, Ada-Grouper's, nor chunks=V) >= 0.99 x the best fixed
 schedule everywhere and >= 0.995 x it where the scenario is steady, and >= the pipemorph baseline
@@ -18,7 +18,7 @@ Usage: bench/adaptive_table.py RESULTS/summary.json  (prints a Markdown table)
 import json
 import sys
 
-POLICIES = ("adaptive", "adaptra", "oracle", "pipemorph")
+POLICIES = ("adaptive", "adaptra", "observer", "oracle", "pipemorph")
 JUDGED = ("adaptive", "adaptra")  # the policies the goals are about, in their default search
 
 

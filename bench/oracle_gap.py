@@ -7,7 +7,9 @@ measurements, no foresight) and `oracle` (the truth over the coming iteration), 
 
 Usage: bench/oracle_gap.py CONTEND OUT [--real] EXPERIMENT.json...   (prints a Markdown table)
 A copy of each experiment, its scenarios by absolute path, goes to OUT/NAME.json, its results to
-OUT/NAME/ (a folder that holds a summary is read, not run again).
+OUT/NAME.simulated/ or OUT/NAME.real/ (a folder that holds a summary is read, not run again). The
+policies run in their default search: options an experiment gives its own policy entries (mem=,
+inflight=) are not carried over.
 """
 import json
 import os
@@ -22,7 +24,7 @@ def copy_of(path, out):
     here = os.path.dirname(os.path.abspath(path))
     e["scenarios"] = [os.path.normpath(os.path.join(here, s)) for s in e["scenarios"]]
     baseline = e.get("baseline", "1f1b")
-    e["schedules"] = [baseline] + POLICIES
+    e["schedules"] = [baseline] + [p for p in POLICIES if p != baseline]
     e["baseline"] = baseline
     dst = os.path.join(out, os.path.basename(path))
     json.dump(e, open(dst, "w"), indent=1)
@@ -52,7 +54,7 @@ def main():
     for path in experiments:
         experiment, baseline = copy_of(path, out)
         name = os.path.splitext(os.path.basename(path))[0]
-        results = os.path.join(out, name)
+        results = os.path.join(out, f"{name}.{'real' if real else 'simulated'}")
         run(contend, experiment, results, real)
         by = {}
         for c in json.load(open(os.path.join(results, "summary.json")))["cells"]:

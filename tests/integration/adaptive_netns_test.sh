@@ -57,7 +57,7 @@ start = next(e["steady_s"] for e in events if e["kind"] == "start")
 step = start + min(e["applied_s"] for e in events if e["kind"] == "rate")
 starts = [l["start_s"] for l in lines if l["rank"] == 0]
 print("links measured for each decision, Mbit/s:", [[round(b / 1e6) for b in x["link_bps"]] for x in decisions])
-after = [x for x, t in zip(decisions, starts) if t > step and max(x["link_bps"]) < 400e6]
+after = [x for x, t in zip(decisions, starts) if t > step and x["link_bps"] and max(x["link_bps"]) < 400e6]
 assert len(after) >= 5, f"fewer than 5 decisions on the stepped-down links: {starts}, step at {step}"
 def lean(x):
     extra = x["schedule"].partition("extra=")[2]

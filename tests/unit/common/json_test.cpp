@@ -11,7 +11,7 @@
 using namespace contend;
 
 namespace {
-std::string error_of(const std::string& text) {
+std::string json_error_of(const std::string& text) {
   auto j = parse_json(text, "f.json");
   REQUIRE_FALSE(j.ok());
   CHECK(j.error().code == Errc::kParse);
@@ -22,27 +22,28 @@ std::string error_of(const std::string& text) {
 TEST_CASE("a JSON text deeper, larger or fuller than the limits is refused before it is built", "[json]") {
   // 100000 nested arrays: the parser would recurse (and dump() did) until the stack ran out.
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
-  CHECK_THAT(error_of(deep), Catch::Contains("nested more than 32 deep"));
+  CHECK_THAT(json_error_of(deep), Catch::Contains("nested more than 32 deep"));
   const std::string ok_depth = std::string(kMaxJsonDepth, '[') + std::string(kMaxJsonDepth, ']');
   CHECK(parse_json(ok_depth, "f.json").ok());
-  CHECK_THAT(error_of(std::string(kMaxJsonBytes + 1, ' ')), Catch::Contains("more than the 4194304 a file may hold"));
+  CHECK_THAT(json_error_of(std::string(kMaxJsonBytes + 1, ' ')),
+             Catch::Contains("more than the 4194304 a file may hold"));
   std::string many = "[";
   for (std::size_t i = 0; i <= kMaxJsonValues; ++i) {
     many += "0,";
   }
   many += "0]";
   if (many.size() <= kMaxJsonBytes) {
-    CHECK_THAT(error_of(many), Catch::Contains("more than 1048576 values"));
+    CHECK_THAT(json_error_of(many), Catch::Contains("more than 1048576 values"));
   }
 }
 
 TEST_CASE("a key twice in one object and a NUL character are errors, not the last one winning", "[json]") {
-  CHECK_THAT(error_of(R"({"repetitions": 3, "repetitions": 1})"),
+  CHECK_THAT(json_error_of(R"({"repetitions": 3, "repetitions": 1})"),
              Catch::Contains("the key \"repetitions\" appears twice in one object"));
   CHECK(parse_json(R"({"a": {"k": 1}, "b": {"k": 2}})", "f.json").ok());  // the same key in two objects
-  CHECK_THAT(error_of(R"({"scenarios": ["steady.json\u0000-x"]})"), Catch::Contains("NUL character"));
-  CHECK_THAT(error_of(R"({"a\u0000": 1})"), Catch::Contains("a key holds a NUL character"));
-  CHECK_THAT(error_of("{\"a\": 1,}"), Catch::StartsWith("f.json: "));
+  CHECK_THAT(json_error_of(R"({"scenarios": ["steady.json\u0000-x"]})"), Catch::Contains("NUL character"));
+  CHECK_THAT(json_error_of(R"({"a\u0000": 1})"), Catch::Contains("a key holds a NUL character"));
+  CHECK_THAT(json_error_of("{\"a\": 1,}"), Catch::StartsWith("f.json: "));
 }
 
 TEST_CASE("errors quote a short prefix of a bad value", "[json]") {

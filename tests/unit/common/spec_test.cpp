@@ -22,7 +22,7 @@ Result<Spec> parse(const std::string& text) {
   return parse_spec(text, {&demo()}, "thing");
 }
 
-std::string error_of(const std::string& text) {
+std::string spec_error_of(const std::string& text) {
   auto spec = parse(text);
   REQUIRE_FALSE(spec.ok());
   CHECK(spec.error().code == Errc::kInvalidArgument);
@@ -70,25 +70,25 @@ TEST_CASE("a list is declared in the syntax as N/N/...", "[spec]") {
 
 TEST_CASE("a malformed list is refused naming the entry and what an entry may be", "[spec]") {
   const std::string expected = "expected '/'-separated entries, each a whole number from 0 to 8";
-  CHECK(error_of("demo:extra=") == "thing \"demo:extra=\": extra: " + expected + ", got \"\"");
-  CHECK(error_of("demo:0//1") == "thing \"demo:0//1\": extra: entry 2 is empty; " + expected);
-  CHECK_THAT(error_of("demo:0/1/"), Catch::Contains("extra: entry 3 is empty"));
-  CHECK_THAT(error_of("demo:/1"), Catch::Contains("extra: entry 1 is empty"));
-  CHECK_THAT(error_of("demo:0/-1"), Catch::Contains("extra: entry 2 is \"-1\"; " + expected));
-  CHECK_THAT(error_of("demo:+1"), Catch::Contains("extra: entry 1 is \"+1\""));
-  CHECK_THAT(error_of("demo:0/ 1"), Catch::Contains("extra: entry 2 is \" 1\""));
-  CHECK_THAT(error_of("demo:1 "), Catch::Contains("extra: entry 1 is \"1 \""));
-  CHECK_THAT(error_of("demo:1.5"), Catch::Contains("entry 1 is \"1.5\""));
-  CHECK_THAT(error_of("demo:1e3"), Catch::Contains("entry 1 is \"1e3\""));
-  CHECK_THAT(error_of("demo:0x1"), Catch::Contains("entry 1 is \"0x1\""));
-  CHECK_THAT(error_of("demo:1;2"), Catch::Contains("entry 1 is \"1;2\""));
+  CHECK(spec_error_of("demo:extra=") == "thing \"demo:extra=\": extra: " + expected + ", got \"\"");
+  CHECK(spec_error_of("demo:0//1") == "thing \"demo:0//1\": extra: entry 2 is empty; " + expected);
+  CHECK_THAT(spec_error_of("demo:0/1/"), Catch::Contains("extra: entry 3 is empty"));
+  CHECK_THAT(spec_error_of("demo:/1"), Catch::Contains("extra: entry 1 is empty"));
+  CHECK_THAT(spec_error_of("demo:0/-1"), Catch::Contains("extra: entry 2 is \"-1\"; " + expected));
+  CHECK_THAT(spec_error_of("demo:+1"), Catch::Contains("extra: entry 1 is \"+1\""));
+  CHECK_THAT(spec_error_of("demo:0/ 1"), Catch::Contains("extra: entry 2 is \" 1\""));
+  CHECK_THAT(spec_error_of("demo:1 "), Catch::Contains("extra: entry 1 is \"1 \""));
+  CHECK_THAT(spec_error_of("demo:1.5"), Catch::Contains("entry 1 is \"1.5\""));
+  CHECK_THAT(spec_error_of("demo:1e3"), Catch::Contains("entry 1 is \"1e3\""));
+  CHECK_THAT(spec_error_of("demo:0x1"), Catch::Contains("entry 1 is \"0x1\""));
+  CHECK_THAT(spec_error_of("demo:1;2"), Catch::Contains("entry 1 is \"1;2\""));
 }
 
 TEST_CASE("a list's entries must be within bounds, and there may be at most max_entries of them", "[spec]") {
   CHECK(parse("demo:8/8/8/8").ok());
-  CHECK_THAT(error_of("demo:0/9"), Catch::Contains("extra: entry 2 is \"9\"; expected '/'-separated entries, "
-                                                   "each a whole number from 0 to 8"));
-  CHECK_THAT(error_of("demo:99999999999999999999999"), Catch::Contains("entry 1 is \"99999999999999999999999\""));
-  CHECK(error_of("demo:0/0/0/0/0") == "thing \"demo:0/0/0/0/0\": extra: 5 entries; expected at most 4");
-  CHECK_THAT(error_of("demo:extra=1,extra=2"), Catch::Contains("extra is given twice"));
+  CHECK_THAT(spec_error_of("demo:0/9"), Catch::Contains("extra: entry 2 is \"9\"; expected '/'-separated entries, "
+                                                        "each a whole number from 0 to 8"));
+  CHECK_THAT(spec_error_of("demo:99999999999999999999999"), Catch::Contains("entry 1 is \"99999999999999999999999\""));
+  CHECK(spec_error_of("demo:0/0/0/0/0") == "thing \"demo:0/0/0/0/0\": extra: 5 entries; expected at most 4");
+  CHECK_THAT(spec_error_of("demo:extra=1,extra=2"), Catch::Contains("extra is given twice"));
 }

@@ -56,7 +56,7 @@ Result<void> check_adaptive(const Spec& spec, int /*stages*/, int microbatches) 
 
 Result<std::unique_ptr<KPolicy>> make_adaptive(const Spec& spec, const PolicyContext& c) {
   PolicyContext own = c;
-  own.truth.reset();  // only the oracle reads the truth
+  own.truth.reset();  // only the oracle and the observer read the truth
   return make_adaptive_policy(own, adaptive_options(spec));
 }
 

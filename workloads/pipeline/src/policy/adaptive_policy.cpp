@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 
 #include "contend/pipeline/policy/period_predictor.h"
 
@@ -154,7 +155,8 @@ class AdaptivePolicy : public KPolicy {
 
  private:
   // Fits the runtime's latency to rank 0's measured iteration (when steady) and applies it. The
-  // oracle fits it on the truth over that iteration, what it decides on: what the truth leaves out
+  // oracle and the observer fit it on the truth over that iteration, what they decide on (the
+  // observer's truth of the past is what perfect measurements say of it): what the truth leaves out
   // (TCP's losses around a change, the sockets' waiting) is then in the latency, not dropped with
   // the measured rates it replaces.
   Result<void> fit_latency(const std::vector<StageReport>& reports, int iteration, Measurements& m) {
@@ -243,20 +245,23 @@ class AdaptivePolicy : public KPolicy {
     }
   }
 
-  // The observer's links: each way's rate now (unlimited reads as unmeasured, 0), the bucket the
-  // shaper gives it, and the stall the iteration just run had: what perfect measurements would say.
+  // The observer's links: each way's rate now, the bucket the shaper gives it, and the stall the
+  // iteration just run had (none before the first): what perfect measurements would say. An
+  // unshaped way reads as unlimited (the forward's 0, "unmeasured"; the backward's the largest
+  // rate, as its 0 means "as the forward"), a way at rate 0 as 1 bit/s, as a reading floors it.
   void observe_truth(Measurements& m, int iteration) const {
     const double now = truth_->now_s();
-    const auto reading = [](double bps) { return std::isinf(bps) ? 0.0 : bps; };
+    const auto reading = [](double bps, double unlimited) { return std::isinf(bps) ? unlimited : std::max(bps, 1.0); };
     for (std::size_t r = 0; r < truth_->links.size() && r < m.links.size(); ++r) {
       LinkMeasurement& l = m.links[r];
       const double bps = truth_->links[r].rate_at(now);
-      l.goodput_bps = reading(bps);
-      l.backward_bps = r < truth_->back.size() ? reading(truth_->back[r].rate_at(now)) : 0.0;
+      l.goodput_bps = reading(bps, 0);
+      l.backward_bps =
+          r < truth_->back.size() ? reading(truth_->back[r].rate_at(now), std::numeric_limits<double>::max()) : 0.0;
       if (truth_->burst_bytes) {
         l.burst_bytes = truth_->burst_bytes(bps);
       }
-      l.stall_s = r < truth_->stalls.size() ? truth_->stalls[r].at(now, std::max(0, iteration - 1)) : 0;
+      l.stall_s = r < truth_->stalls.size() ? truth_->stalls[r].at(now, iteration - 1) : 0;
     }
   }
 

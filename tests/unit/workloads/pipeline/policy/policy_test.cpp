@@ -365,9 +365,28 @@ TEST_CASE("the observer knows a stall once an iteration has had it, the oracle b
   CHECK(stall_seen("oracle", 2) == Approx(0.030));
   CHECK(stall_seen("observer", 2) == 0.0);
   CHECK(stall_seen("observer", 3) == Approx(0.030));
+  // From the first iteration on: the observer's first decision knows of no stall.
+  StallSchedule from_start;
+  from_start.add_at_iteration(0, 0.030);
+  truth.stalls = {StallSchedule{}, from_start, StallSchedule{}};
+  CHECK(stall_seen("oracle", 0) == Approx(0.030));
+  CHECK(stall_seen("observer", 0) == 0.0);
 }
 
-TEST_CASE("the oracle models each way of a link as the truth has it", "[policy]") {
+TEST_CASE("the observer reads a link at rate 0 as an outage, not as an unmeasured link", "[policy]") {
+  OracleTruth truth;
+  truth.now_s = [] { return 1.0; };
+  truth.links.assign(kP - 1, RateTrace::constant(10e9));
+  truth.links[1] = RateTrace::constant(0);
+  auto d = policy("observer:knobs=k", truth)->decide(1, reports_at(10e9));
+  REQUIRE(d.ok());
+  REQUIRE_FALSE(d->predicted_s.empty());
+  CHECK(d->predicted_s.front().second > 1e3);  // 16 x 4 MiB at 1 bit/s: the iteration never ends in time
+}
+
+TEST_CASE("the oracle and the observer model each way of a link as the truth has it", "[policy]") {
+  const std::string name = GENERATE(as<std::string>{}, "oracle:knobs=k", "observer:knobs=k");
+  INFO(name);
   double now = 0;
   OracleTruth truth;
   truth.now_s = [&] { return now; };
@@ -375,7 +394,7 @@ TEST_CASE("the oracle models each way of a link as the truth has it", "[policy]"
     truth.links.push_back(RateTrace::constant(400e6));
   }
   const auto predicted_k1 = [&](const OracleTruth& t) {
-    auto d = policy("oracle:knobs=k", t)->decide(1, reports_at(400e6));
+    auto d = policy(name, t)->decide(1, reports_at(400e6));
     REQUIRE(d.ok());
     REQUIRE_FALSE(d->predicted_s.empty());
     REQUIRE(d->predicted_s.front().first == 1);

@@ -66,7 +66,7 @@ class KPolicy {
 struct PolicyContext {
   int stages = 1;
   int microbatches = 1;
-  std::optional<OracleTruth> truth;  // policies that read the truth (the oracle) require it
+  std::optional<OracleTruth> truth;  // policies that read the truth (the oracle, the observer) require it
   std::function<double()> clock;     // seconds, monotonic, for the link history; unset: steady_clock
   // Per rank, what is known before any iteration runs (compute per micro-batch, sizes, costs: the
   // stage times a workload declares, or a calibration's). With it the first decision is made by
@@ -111,7 +111,8 @@ Result<Spec> parse_schedule_or_policy(std::string_view text);
 
 // Whether `spec` names a policy (else a static schedule).
 bool is_policy(const Spec& spec);
-// Whether the policy reads the scenario's ground truth (the oracle: experiments only, labelled).
+// Whether the policy reads the scenario's ground truth (the oracle, the observer: experiments only,
+// labelled).
 bool reads_truth(const Spec& spec);
 
 // The k a policy runs before anything is measured (fixed: its k; the others: kmin).
