@@ -8,9 +8,10 @@ line per step on stdout, flushed as it ends, the time since the previous line's:
   {"schema": "contend.step/1", "step": 0, "samples": 1, "seconds": 1.5123}
 
 With TensorPipe's defaults, two processes of one machine move tensors through its `cma` channel
-(process_vm_readv) and `shm` transport, around the network, whatever namespaces they are in;
---tcp-only keeps them on TCP (`_transports=["uv"], _channels=["basic"]`), as docs/own-job.md's
-paths around the links advise. Environment (as contend and torchrun set it): RANK, WORLD_SIZE (2),
+(process_vm_readv), around the network, whatever network namespaces they are in (its `shm`
+transport stays within one); contend's rank guard denies the call, and TensorPipe then takes TCP.
+--tcp-only asks for TCP itself (`_transports=["uv"], _channels=["basic"]`), as a job run
+elsewhere would. Environment (as contend and torchrun set it): RANK, WORLD_SIZE (2),
 MASTER_ADDR, MASTER_PORT. Exit status: 0 done, 2 bad arguments, 1 anything else.
 """
 import argparse

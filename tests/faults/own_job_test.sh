@@ -119,8 +119,8 @@ job "$tmp/e.json" "[\"sh\", \"$tmp/bridge.sh\", \"{rank}\"]" '"timeout": "30s"'
 fails_clearly "a job whose data went over the control bridge" \
   "the job's ranks sent [0-9.]+ ?[KMG]i?B over the run's control bridge .* which no link shapes"
 
-# The ranks exchange 1 MiB a step over a Unix socket in a shared folder, as TensorPipe's cma and
-# shm channels, NCCL's P2P and Open MPI's shared memory reach a peer on the same machine: nothing
+# The ranks exchange 1 MiB a step over a Unix socket in a shared folder, as NCCL's SHM and P2P
+# and Open MPI's shared memory reach a peer on the same machine: nothing
 # crosses the link, and the cell is refused, not published at the speed of memory.
 cat >"$tmp/unix.py" <<'PY'
 import json, os, socket, sys, time

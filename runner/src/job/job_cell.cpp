@@ -205,8 +205,9 @@ Result<void> check_links_carried(const CommandJob& job, const emulator::Scenario
                     "the job's ranks sent " + format_size(*sent) + " over the scenario's links for at least " +
                         std::to_string(steps) + " steps, less than " + format_size(job.min_link_bytes_per_step) +
                         " a step (/workload/min_link_bytes_per_step): its data went around the shaped links (shared "
-                        "memory, cross-memory attach, a Unix socket or a file between the ranks: TensorPipe's cma "
-                        "and shm channels, NCCL's P2P and SHM, Open MPI's vader/sm) and its throughput is not one "
+                        "memory, a Unix socket or a file between the ranks: NCCL's P2P and SHM, Open MPI's vader/sm; "
+                        "cross-memory attach, TensorPipe's cma, where a rank log says its guard left it open) and "
+                        "its throughput is not one "
                         "the scenario made; docs/own-job.md#paths-around-the-links names the setting that closes "
                         "each. Or the job exchanges that little: then min_link_bytes_per_step says what it "
                         "does (0 for a job that does not use the network)");

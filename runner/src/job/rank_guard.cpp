@@ -15,6 +15,7 @@
 #include "contend/common/fd.h"
 #include "contend/common/process_tree.h"
 #include "job/job_log.h"
+#include "job/memory_attach.h"
 
 namespace contend::runner {
 namespace {
@@ -156,6 +157,11 @@ int run_rank_guard(const RankGuardOptions& o, const std::atomic<bool>& stop) {
     const Error& e = !log ? log.error() : !out ? out.error() : err.error();
     std::fprintf(stderr, "contend job-rank: %s\n", e.message.c_str());
     return 127;
+  }
+  if (auto closed = deny_cross_memory_attach(); !closed) {  // the job's tree copies no rank's memory
+    const std::string line = log_line(steady_now(), LogStream::kGuard,
+                                      "contend job-rank: cross-memory attach left open: " + closed.error().message);
+    (void)!::write(log->get(), line.data(), line.size());
   }
   ChildOptions co;
   co.stdout_fd = out->second.get();
