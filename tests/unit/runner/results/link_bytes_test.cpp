@@ -130,7 +130,8 @@ TEST_CASE("a job whose ranks sent almost nothing over the links is refused, nami
   auto refused = check_links_carried(*e->job, s, little);
   REQUIRE_FALSE(refused.ok());
   CHECK_THAT(refused.error().message, Catch::Contains("sent 196KiB over the scenario's links for at least 10 steps"));
-  CHECK_THAT(refused.error().message, Catch::Contains("TensorPipe's cma, where a rank log says its guard left it open"));
+  CHECK_THAT(refused.error().message,
+             Catch::Contains("TensorPipe's cma, where a rank log says its guard left it open"));
   const std::vector<PortBytes> enough = {{"a-b", "n0", 700000, 700000}, {"a-b", "n1", 1000, 1000}};
   CHECK(check_links_carried(*e->job, s, enough).ok());
   auto quiet =
