@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # A leaf-spine fabric in namespaces, checked with iperf3 (independent of contend's flows): TCP
-# flows converging on an oversubscribed uplink fill it; flows between two
+# flows converging on an oversubscribed uplink fill it, each with its max-min share where the
+# ports queue per flow (fair-queue; one drop-tail queue, htb, the default, for contrast); flows between two
 # leaves fill both spines (ECMP spreads them; one spine alone would give half); down leaves
 # nothing. Rerouting around a link taken down is fabric_reroute_test.sh.
 source "$(dirname "$0")/lib.sh"
 need_root
 
-# leaf_spine SPINES HOST_RATE: 2 leaves of 4 hosts at HOST_RATE, SPINES spines at 200 Mbit/s per
-# uplink.
+# leaf_spine SPINES HOST_RATE [QDISC]: 2 leaves of 4 hosts at HOST_RATE, SPINES spines at
+# 200 Mbit/s per uplink, every port shaped by QDISC (default: the fabric's own, htb).
 leaf_spine() {
+  local qdisc=${3:+, \"qdisc\": \"$3\"}
   cat >"$tmp/f.json" <<JSON
 {"schema": "contend.scenario/1", "name": "$run", "duration": "60s",
- "fabric": {"leaf-spine": {"leaves": 2, "hosts_per_leaf": 4, "spines": $1, "host_rate": "$2", "uplink_rate": "200Mbit"}}}
+ "fabric": {"leaf-spine": {"leaves": 2, "hosts_per_leaf": 4, "spines": $1, "host_rate": "$2", "uplink_rate": "200Mbit"$qdisc}}}
 JSON
   "$contend" emu up "$tmp/f.json" >/dev/null
 }
@@ -47,20 +49,35 @@ for i in range(4):
 PY
 }
 
-# 1. Four flows into one 200 Mbit/s uplink (4:1) fill it: 0.956 x 200 Mbit/s within 5%. How they
-# share it is printed, not checked: a port is one drop-tail queue (this kernel has no fq, sfq or
-# fq_codel to queue per flow), under which TCP flows share unevenly (docs/fabric.md).
-leaf_spine 1 200Mbit
-flows 1 8 >"$tmp/shares"
-python3 - "$tmp/shares" <<'PY' || fail "four flows did not fill the oversubscribed uplink"
+# 1. Four flows into one 200 Mbit/s uplink (4:1) fill it, each with its max-min share: 0.956 x
+# 200 Mbit/s / 4 within 5% (fair-queue, a queue per flow); then eight, two from each host. Then
+# four under one drop-tail queue (htb), printed, not checked: TCP flows share it unevenly
+# (docs/scenario-format.md).
+shares() { # QDISC: prints each flow's share and the sum; fails unless the sum fills the uplink and,
+  # with CHECK_EACH=1, each flow gets its share.
+  python3 - "$tmp/shares" "$1" "${CHECK_EACH:-0}" <<'PY'
 import sys
 got = [float(x) for x in open(sys.argv[1])]
 want = 0.956 * 200e6
 jain = sum(got) ** 2 / (len(got) * sum(g * g for g in got))
-print("shares (Mbit/s):", " ".join(f"{g / 1e6:.1f}" for g in got),
-      f"sum {sum(got) / want:.3f} x 0.956 x 200 Mbit/s, Jain's index {jain:.2f}")
-sys.exit(0 if abs(sum(got) / want - 1) <= 0.05 else 1)
+each = [g / (want / len(got)) for g in got]
+print(f"{sys.argv[2]}: shares (Mbit/s):", " ".join(f"{g / 1e6:.1f}" for g in got),
+      f"sum {sum(got) / want:.3f} x 0.956 x 200 Mbit/s, each {min(each):.3f}-{max(each):.3f} x its max-min"
+      f" share, Jain's index {jain:.3f}")
+ok = abs(sum(got) / want - 1) <= 0.05 and (sys.argv[3] == "0" or all(abs(e - 1) <= 0.05 for e in each))
+sys.exit(0 if ok else 1)
 PY
+}
+leaf_spine 1 200Mbit fair-queue
+for streams in 1 2; do # 4 flows, then 8
+  flows "$streams" 8 >"$tmp/shares"
+  CHECK_EACH=1 shares fair-queue ||
+    fail "$((4 * streams)) flows did not each get their max-min share of the oversubscribed uplink"
+done
+"$contend" emu down --run "$run" >/dev/null
+leaf_spine 1 200Mbit
+flows 1 8 >"$tmp/shares"
+shares htb || fail "four flows did not fill the oversubscribed uplink under one queue"
 "$contend" emu down --run "$run" >/dev/null
 no_leftovers
 

@@ -7,6 +7,8 @@
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <sstream>
 
 #include "catch/session.h"
 #include "contend/common/units.h"
@@ -130,8 +132,9 @@ TEST_CASE("every registered discipline installs its lowest and highest rates as 
       // The kernel keeps the burst as a time in 32-bit ticks: at the lowest rate every bucket
       // still holds its 192 KiB (below it, the time wraps and tc shows a few KB).
       if (rate == lowest_rate_bps(spec)) {
-        const std::string tc = "tc -d -n " + l.from.netns + " " + (item.kind.preemption_classes ? "class" : "qdisc") +
-                               " show dev " + l.from.ifname + " | grep -o 'burst [^ ]*' | sort -u";
+        const bool classes = item.kind.preemption_classes || item.kind.flow_queues > 0;
+        const std::string tc = "tc -d -n " + l.from.netns + " " + (classes ? "class" : "qdisc") + " show dev " +
+                               l.from.ifname + " | grep -o 'burst [^ ]*' | sort -u";
         CHECK(output_of(tc) == "burst 192Kb/1\n");
       }
     }
@@ -229,6 +232,72 @@ TEST_CASE("link mode puts traffic from the background address in the background 
   send("198.18.0.2");  // from the workload address
   CHECK(packets("workload") >= wl0 + 10);
   CHECK(packets("background") == bg1);
+}
+
+TEST_CASE("fair-queue gives each flow a queue of its own while it sends, a new flow the idlest", "[root]") {
+  const std::string run = run_name();
+  auto topo = Topology::create(plan_topology(two_nodes(run), run));
+  REQUIRE(topo.ok());
+  const LinkPlan& l = topo->plan().links[0];
+  LinkSpec spec = two_nodes(run).links[0];
+  spec.qdisc = "fair-queue";
+  spec.rate_bps = 100e6;
+  auto shaper = Shaper::install(socket_in(l.from.netns), l.from.ifname, spec, "");
+  REQUIRE(shaper.ok());
+  // Only the test's flows: no IPv6 router solicitations or listener reports beside them.
+  REQUIRE(std::system(("ip netns exec " + l.from.netns + " sysctl -qw net.ipv6.conf.all.disable_ipv6=1").c_str()) == 0);
+  // Packets each flow queue (1:100 to 1:10f) has sent, by minor.
+  const auto sent = [&] {
+    std::map<std::string, long> out;
+    const std::string text = output_of("tc -s -n " + l.from.netns + " class show dev " + l.from.ifname +
+                                       " | awk '/class htb 1:1[0-9a-f][0-9a-f] /{c=$3; getline; print c, $4}'");
+    std::istringstream in(text);
+    std::string minor;
+    long packets = 0;
+    while (in >> minor >> packets) {
+      out[minor] = packets;
+    }
+    REQUIRE(out.size() == 16);
+    return out;
+  };
+  const auto grew = [](const std::map<std::string, long>& before, const std::map<std::string, long>& after,
+                       long at_least) {
+    std::vector<std::string> out;
+    for (const auto& [minor, packets] : after) {
+      if (packets - before.at(minor) >= at_least) {
+        out.push_back(minor);
+      }
+    }
+    return out;
+  };
+  // `flows` flows of `each` datagrams to the peer, a socket each (unconnected: the peer's "port
+  // unreachable" stops none of them).
+  const auto send = [&](int flows, int each) {
+    const std::string cmd = "ip netns exec " + l.from.netns +
+                            " python3 -c 'import socket, sys\n"
+                            "for f in range(int(sys.argv[1])):\n"
+                            "  s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+                            "  for i in range(int(sys.argv[2])): s.sendto(b\"hi\", (\"198.18.0.2\", 9))\n"
+                            "  s.close()' " +
+                            std::to_string(flows) + " " + std::to_string(each);
+    REQUIRE(std::system(cmd.c_str()) == 0);
+  };
+  const auto start = sent();
+  send(1, 20);
+  const auto one = sent();
+  const auto first = grew(start, one, 20);
+  REQUIRE(first.size() == 1);  // one flow, one queue (an ARP exchange may take another)
+  send(8, 3);
+  const auto eight = sent();
+  const auto next = grew(one, eight, 3);
+  CHECK(next.size() == 8);  // eight flows, eight other queues
+  CHECK(std::find(next.begin(), next.end(), first.front()) == next.end());
+  // The whole link's entry counts them all.
+  auto stats = shaper->stats();
+  REQUIRE(stats.ok());
+  REQUIRE(stats->size() == 1);
+  CHECK(stats->front().link_level);
+  CHECK(stats->front().packets >= 44);
 }
 
 int main(int argc, char** argv) {

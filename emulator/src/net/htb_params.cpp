@@ -88,6 +88,9 @@ namespace {
 // The smallest share of the link one of `link`'s classes is guaranteed (htb_classes).
 double smallest_share(const LinkSpec& link) {
   const DisciplineKind& d = find_discipline(link.qdisc)->kind;
+  if (d.flow_queues > 0) {
+    return 1.0 / d.flow_queues;
+  }
   if (!d.preemption_classes) {
     return 1.0;
   }
@@ -116,7 +119,9 @@ std::string rate_problem(const LinkSpec& link, double rate_bps) {
   std::snprintf(share, sizeof share, "%.3g", smallest_share(link));
   const std::string why = d.preemption_classes ? "each class at least " + format_rate(d.min_rate_bps) + "; under " +
                                                      policy + " the smallest class gets " + share + " of the link"
-                                               : "its bucket at least " + format_rate(d.min_rate_bps);
+                          : d.flow_queues > 0 ? "each of its " + std::to_string(d.flow_queues) +
+                                                    " flow queues at least " + format_rate(d.min_rate_bps)
+                                              : "its bucket at least " + format_rate(d.min_rate_bps);
   return link.qdisc + " installs " + format_rate(lo) + " to " + format_rate(hi) + " on this link (" + why + "), got " +
          format_rate(rate_bps);
 }

@@ -1,7 +1,9 @@
 #include "contend/emulator/net/network.h"
 
 #include <algorithm>
+#include <set>
 
+#include "contend/emulator/net/discipline_registry.h"
 #include "net/fabric_routes.h"
 #include "net/rtnl.h"
 #include "net/tc.h"
@@ -29,6 +31,20 @@ Result<NlSocket> socket_for(const std::string& netns) {
   return open_route_socket_in(*fd);
 }
 
+// What each discipline the links use needs of the kernel, asked once each before anything is built.
+Result<void> probe_disciplines(const Scenario& scenario) {
+  std::set<std::string> asked;
+  for (const LinkSpec& l : scenario.links) {
+    const DisciplineItem* d = find_discipline(l.qdisc);
+    if (d != nullptr && d->kind.probe != nullptr && asked.insert(l.qdisc).second) {
+      if (auto ok = d->kind.probe(); !ok) {
+        return with_context(ok.error(), "link " + l.name + " (qdisc " + l.qdisc + ")");
+      }
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<Network> Network::create(const Scenario& scenario, TopologyPlan plan, const std::atomic<bool>* cancel) {
@@ -36,6 +52,9 @@ Result<Network> Network::create(const Scenario& scenario, TopologyPlan plan, con
     if (auto ok = probe_netem(); !ok) {
       return with_context(ok.error(), scenario.source);
     }
+  }
+  if (auto ok = probe_disciplines(scenario); !ok) {
+    return with_context(ok.error(), scenario.source);
   }
   Network net;
   net.plan_ = std::move(plan);

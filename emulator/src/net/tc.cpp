@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <linux/if_ether.h>
+#include <linux/pkt_cls.h>
 #include <linux/pkt_sched.h>
 #include <net/if.h>
 #include <netlink/route/class.h>
@@ -12,6 +13,7 @@
 #include <netlink/route/qdisc/fifo.h>
 #include <netlink/route/qdisc/htb.h>
 #include <netlink/route/qdisc/netem.h>
+#include <netlink/route/tc.h>
 
 #include <cmath>
 
@@ -114,6 +116,43 @@ Result<void> add_u32(const TcTarget& tc, std::uint32_t minor, const std::string&
   if (rc < 0) {
     return nl_error(rc, "rtnl_cls_add(" + tc.ifname + " u32 " + (match_source ? "src " : "dst ") + address + " -> " +
                             handle_text(minor) + ")");
+  }
+  return {};
+}
+
+Result<void> add_bpf_classifier(const TcTarget& tc, int program_fd, const std::string& name) {
+  // libnl has no cls_bpf: the request as tc(8) sends it.
+  nl_msg* msg = nlmsg_alloc_simple(RTM_NEWTFILTER, NLM_F_CREATE | NLM_F_EXCL);
+  if (msg == nullptr) {
+    return nl_error(NLE_NOMEM, "nlmsg_alloc_simple");
+  }
+  tcmsg t{};
+  t.tcm_family = AF_UNSPEC;
+  t.tcm_ifindex = tc.ifindex;
+  t.tcm_parent = TC_HANDLE(1, 0);
+  t.tcm_info = TC_H_MAKE(1u << 16, htons(ETH_P_ALL));  // priority 1, every protocol
+  int rc = nlmsg_append(msg, &t, sizeof t, NLMSG_ALIGNTO);
+  nlattr* options = nullptr;
+  if (rc >= 0) {
+    rc = nla_put_string(msg, TCA_KIND, "bpf");
+  }
+  if (rc >= 0) {
+    options = nla_nest_start(msg, TCA_OPTIONS);
+    rc = options == nullptr ? -NLE_NOMEM : nla_put_u32(msg, TCA_BPF_FD, static_cast<std::uint32_t>(program_fd));
+  }
+  if (rc >= 0) {
+    rc = nla_put_string(msg, TCA_BPF_NAME, name.c_str());
+  }
+  if (rc >= 0) {
+    rc = nla_nest_end(msg, options);
+  }
+  if (rc < 0) {
+    nlmsg_free(msg);
+  } else {
+    rc = nl_send_sync(tc.sock, msg);  // frees msg
+  }
+  if (rc < 0) {
+    return nl_error(rc, "adding the bpf filter " + name + " on " + tc.ifname);
   }
   return {};
 }

@@ -67,6 +67,9 @@ Result<void> put_htb_class(const TcTarget& tc, std::uint32_t minor, std::uint32_
 // A u32 filter on the root: IPv4 packets whose source (`match_source`) or destination is
 // `address` go to 1:<minor>.
 Result<void> add_u32(const TcTarget& tc, std::uint32_t minor, const std::string& address, bool match_source);
+// A cls_bpf filter on the root running the eBPF program `program_fd` (its name `name`), which
+// returns the full handle of the class each packet goes to (not direct action).
+Result<void> add_bpf_classifier(const TcTarget& tc, int program_fd, const std::string& name);
 // A bfifo qdisc <parent_minor>: holding `limit_bytes` under the class 1:<parent_minor>, added in
 // place of the kernel's default leaf (`create`) or its limit changed in place.
 Result<void> put_bfifo(const TcTarget& tc, std::uint32_t parent_minor, std::uint32_t limit_bytes, bool create);

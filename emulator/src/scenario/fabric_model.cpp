@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <deque>
 
+#include "contend/emulator/net/discipline_registry.h"
 #include "contend/emulator/net/htb_params.h"
 #include "contend/emulator/scenario/fabric_registry.h"
 #include "scenario/timeline.h"
@@ -34,6 +35,21 @@ std::map<std::string, int> hops_from(const Scenario& s, const std::string& start
 
 namespace detail {
 
+namespace {
+// Every port's discipline: the kind's parameter "qdisc", a link's default without it.
+Result<std::string> port_qdisc(const JsonReader& params) {
+  auto text = params.optional_string("qdisc");
+  if (!text) {
+    return text.error();
+  }
+  const std::vector<std::string> names = discipline_names();
+  if (*text && std::find(names.begin(), names.end(), **text) == names.end()) {
+    return params.error_at("qdisc", "expected " + quoted(names) + ", got \"" + **text + "\"");
+  }
+  return text->value_or(LinkSpec{}.qdisc);
+}
+}  // namespace
+
 Result<void> parse_fabric(const JsonReader& r, Scenario& s) {
   for (const char* written : {"nodes", "switches", "links"}) {
     if (r.has(written)) {
@@ -53,15 +69,23 @@ Result<void> parse_fabric(const JsonReader& r, Scenario& s) {
   if (item == nullptr) {
     return f.error("unknown fabric \"" + kind + "\"; expected one of " + quoted(fabric_kinds().names()));
   }
-  const JsonReader params = f.at(kind);
-  if (auto ok = params.expect_object(); !ok) {
+  const JsonReader given = f.at(kind);
+  if (auto ok = given.expect_object(); !ok) {
     return ok;
   }
+  auto qdisc = port_qdisc(given);
+  if (!qdisc) {
+    return qdisc.error();
+  }
+  nlohmann::json rest = given.json();
+  rest.erase("qdisc");
+  const JsonReader params(rest, given.source(), given.path());
   auto model = item->kind.expand(params);
   if (!model) {
     return model.error();
   }
-  for (const LinkSpec& l : model->links) {
+  for (LinkSpec& l : model->links) {
+    l.qdisc = *qdisc;
     if (const std::string problem = rate_problem(l, l.rate_bps); !problem.empty()) {
       return params.error("link " + l.name + ": " + problem);
     }

@@ -25,6 +25,7 @@ class JsonReader {
 
   const nlohmann::json& json() const { return *value_; }
   const std::string& path() const { return path_; }
+  const std::string& source() const { return source_; }
   bool has(const std::string& key) const { return value_->is_object() && value_->contains(key); }
 
   // The member `key` of this object (requires has(key)), or element `i` of this array.

@@ -34,8 +34,14 @@ class Discipline {
 // as 59 KB). 8 kbit (1000 bytes/s) leaves a margin.
 inline constexpr double kMinClassBps = 8e3;
 
+// The highest rate an HTB class keeps: HTB's 64-bit rates go far higher, but the burst that keeps
+// the rate (4 ms of it, htb_params.h) is a 32-bit byte count: 2^31 bytes in 4 ms is 4.29 Tbit/s;
+// above, bursts shrink below 4 ms and the rate is no longer met.
+inline constexpr double kHtbMaxBps = 4e12;
+
 // Each discipline's registration (entry and kind), defined in its file: net/disciplines/<name>.cpp.
 DisciplineItem htb_discipline();
 DisciplineItem tbf_discipline();
+DisciplineItem fair_queue_discipline();
 
 }  // namespace contend::emulator

@@ -108,11 +108,6 @@ class HtbDiscipline final : public Discipline {
   std::optional<detail::NetemParams> netem_;
 };
 
-// HTB's 64-bit rates go far higher, but the burst that keeps the rate (4 ms of it, htb_params.h)
-// is a 32-bit byte count: 2^31 bytes in 4 ms is 4.29 Tbit/s; above, bursts shrink below 4 ms and
-// the rate is no longer met.
-constexpr double kHtbMaxBps = 4e12;
-
 std::unique_ptr<Discipline> make_htb(const LinkSpec& link, const std::string& background_src) {
   return std::make_unique<HtbDiscipline>(link, background_src);
 }

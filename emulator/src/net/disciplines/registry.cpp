@@ -6,7 +6,8 @@
 namespace contend::emulator {
 
 const Registry<DisciplineKind>& disciplines() {
-  static const Registry<DisciplineKind> kTable("discipline", {htb_discipline(), tbf_discipline()});
+  static const Registry<DisciplineKind> kTable("discipline",
+                                               {htb_discipline(), tbf_discipline(), fair_queue_discipline()});
   return kTable;
 }
 

@@ -9,7 +9,8 @@
 namespace contend::emulator::detail {
 
 // A model under construction: hosts, switches and links named as every generator names them
-// ("<from>-<to>"), each link shaped at its rate in both directions with the default discipline.
+// ("<from>-<to>"), each link shaped at its rate in both directions (parse_fabric sets the
+// discipline: the parameter "qdisc", or a link's default).
 class FabricBuilder {
  public:
   const std::string& host(const std::string& name);

@@ -202,7 +202,9 @@ TEST_CASE("delay or loss on a link means the scenario needs netem", "[scenario]"
 
 TEST_CASE("a link's discipline is checked against what the registry says it can do", "[scenario]") {
   CHECK_THAT(error_of("[]", R"(, "qdisc": "cake")"),
-             Catch::Contains("/links/0/qdisc: expected \"htb\" or \"tbf\", got \"cake\""));
+             Catch::Contains("/links/0/qdisc: expected \"htb\", \"tbf\" or \"fair-queue\", got \"cake\""));
+  CHECK_THAT(error_of("[]", R"(, "qdisc": "fair-queue", "delay": "5ms")"),
+             Catch::Contains("/links/0/qdisc: fair-queue takes no netem for delay and loss; use \"htb\""));
   CHECK_THAT(error_of("[]", R"(, "qdisc": "tbf", "preemption": "fair")"),
              Catch::Contains("/links/0/qdisc: tbf has no preemption classes for \"preemption\"; use \"htb\""));
   const std::string fast_tbf = R"({"schema": "contend.scenario/1", "name": "x", "duration": "1s", "nodes": ["a", "b"],
@@ -317,6 +319,11 @@ TEST_CASE("rates outside what the link's discipline installs are refused, naming
   // Under split the smaller class sets the lowest rate: 8 kbit / 0.1.
   CHECK_THAT(error_of("[]", R"(, "rate": "50kbit", "preemption": "split", "workload_share": 0.9)"),
              Catch::Contains("htb installs 80kbit to 4Tbit on this link"));
+  // A queue per flow: each of its 16 queues at least 8 kbit.
+  CHECK_THAT(error_of("[]", R"(, "rate": "100kbit", "qdisc": "fair-queue")"),
+             Catch::Contains("fair-queue installs 128kbit to 4Tbit on this link (each of its 16 flow queues at least "
+                             "8kbit), got 100kbit"));
+  CHECK(parse("[]", R"(, "rate": "128kbit", "qdisc": "fair-queue")").ok());
   CHECK(parse(R"([{"at": "1s", "link": "a", "rate": "16kbit"}])").ok());
   CHECK(parse(R"([{"at": "1s", "link": "a", "rate": "4Tbit"}])").ok());
   CHECK_THAT(error_of(R"([{"at": "1s", "link": "a", "ramp": {"to": "5Tbit", "over": "1s"}}])"),

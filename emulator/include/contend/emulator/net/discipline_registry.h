@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "contend/common/registry.h"
+#include "contend/common/result.h"
 
 namespace contend::emulator {
 
@@ -22,6 +23,10 @@ struct DisciplineKind {
   double max_rate_bps = 0;          // the highest rate it can install (the parser refuses more)
   bool preemption_classes = false;  // workload and background classes: "preemption", "workload_share"
   bool netem = false;               // takes netem delay and loss under its classes
+  int flow_queues = 0;              // a queue per flow, this many, each guaranteed its share
+  // What it needs of the kernel beyond HTB and TBF, checked before anything is built (nullptr:
+  // nothing); kUnsupported names what is missing.
+  Result<void> (*probe)() = nullptr;
   // Makes its code for one end of `link`, whose background traffic leaves from `background_src`
   // ("" when the tree is only attached to, not installed).
   std::unique_ptr<Discipline> (*make)(const LinkSpec& link, const std::string& background_src) = nullptr;

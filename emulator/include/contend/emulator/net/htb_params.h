@@ -55,14 +55,15 @@ HtbLinkClasses htb_classes(double rate_bps, Preemption preemption, double worklo
 // all it can). Derived from the classes htb_classes installs, as HTB shares them: each class first
 // gets its guaranteed rate (the background no more than it sends), then the link's spare rate is
 // lent up to each ceil, to the lower prio first, evenly between equal prios. A discipline without
-// preemption classes (tbf) is one queue that TCP flows share about evenly: modelled as fair.
+// preemption classes (tbf, fair-queue) is one queue that TCP flows share about evenly, or a queue
+// per flow: modelled as fair.
 // Used by the shaper's tests and the runner's simulated runs (runner/src/truth/network.cpp) alike.
 double workload_rate_bps(const LinkSpec& link, double rate_bps, double background_bps, bool background_running);
 
 // The rates `link` can have (base or in the timeline) under its discipline: from the rate at
 // which its smallest class gets the discipline's min_rate_bps (half the link under
-// background-first and fair, min(share, 1 - share) under split, all of it without classes) to its
-// max_rate_bps.
+// background-first and fair, min(share, 1 - share) under split, 1 / flow_queues with a queue per
+// flow, all of it without classes) to its max_rate_bps.
 double lowest_rate_bps(const LinkSpec& link);
 double highest_rate_bps(const LinkSpec& link);
 // Why `rate_bps` cannot be installed on `link`, naming the range and the reason, e.g. "htb
