@@ -11,6 +11,7 @@
 #include "contend/emulator/scenario/events.h"
 #include "contend/emulator/scenario/fabric_registry.h"
 #include "contend/emulator/scenario/pattern_registry.h"
+#include "contend/emulator/scenario/traffic_registry.h"
 #include "contend/pipeline/compute/backend.h"
 #include "contend/pipeline/policy/policy.h"
 #include "contend/pipeline/transport/transport.h"
@@ -49,6 +50,7 @@ std::vector<Family> families() {
           {"transports", pipeline::transports().entries(), pipeline::transports().not_built()},
           {"disciplines", emulator::disciplines().entries(), {}},
           {"patterns", emulator::timeline_patterns().entries(), {}},
+          {"traffic patterns", emulator::traffic_patterns().entries(), {}},
           {"fabrics", emulator::fabric_kinds().entries(), {}},
           {"event kinds", event_kind_entries(), {}},
           {"output parsers", runner::output_parsers().entries(), {}},

@@ -2,8 +2,9 @@
 # A leaf-spine fabric in namespaces, checked with iperf3 (independent of contend's flows): TCP
 # flows converging on an oversubscribed uplink fill it, each with its max-min share where the
 # ports queue per flow (fair-queue; one drop-tail queue, htb, the default, for contrast); flows between two
-# leaves fill both spines (ECMP spreads them; one spine alone would give half); down leaves
-# nothing. Rerouting around a link taken down is fabric_reroute_test.sh.
+# leaves fill both spines (ECMP spreads them; one spine alone would give half); a timeline's
+# traffic pattern runs from the hosts its rule placed; down leaves nothing. Rerouting around a
+# link taken down is fabric_reroute_test.sh.
 source "$(dirname "$0")/lib.sh"
 need_root
 
@@ -108,4 +109,26 @@ sys.exit(0 if abs(total / want - 1) <= 0.10 else 1)
 PY
 
 "$contend" emu down --run "$run" >/dev/null
+no_leftovers
+
+# 3. Another tenant's traffic placed by rule: a ring over 4 hosts spread across the leaves
+# (h0 -> h4 -> h1 -> h5 -> h0), played by contend's own flows: two of its flows leave each leaf by
+# its one 200 Mbit/s uplink, so each gets 0.956 x 100 Mbit/s (within 10%: fair-queue ports) and
+# the flows come from the hosts the rule chose.
+cat >"$tmp/ring.json" <<JSON
+{"schema": "contend.scenario/1", "name": "$run", "duration": "8s",
+ "fabric": {"leaf-spine": {"leaves": 2, "hosts_per_leaf": 4, "spines": 1, "host_rate": "400Mbit",
+                           "uplink_rate": "200Mbit", "qdisc": "fair-queue"}},
+ "timeline": [{"at": "0s", "traffic": {"name": "dp", "pattern": "ring", "hosts": 4, "placement": "spread"}}]}
+JSON
+"$contend" emu play "$tmp/ring.json" --log "$tmp/ring.jsonl" --quiet
+python3 - "$tmp/ring.jsonl" <<'PY' || fail "a ring spread across the leaves"
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+got = {l["flow"]: l["achieved_bps"] for l in lines if l["kind"] == "flow_summary"}
+assert sorted(got) == ["dp:h0-h4", "dp:h1-h5", "dp:h4-h1", "dp:h5-h0"], got
+for name, bps in sorted(got.items()):
+    print(f"ring flow {name}: {bps / 1e6:.1f} Mbit/s = {bps / (0.956 * 100e6):.3f} x 0.956 x 100 Mbit/s")
+assert all(abs(bps / (0.956 * 100e6) - 1) <= 0.10 for bps in got.values())
+PY
 no_leftovers

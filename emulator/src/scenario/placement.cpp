@@ -11,11 +11,11 @@ namespace {
 
 const std::vector<std::string> kRules = {"pack", "spread", "random"};
 
-// The hosts no background flow starts or ends on, in file order: a rule places ranks on them (a
+// The hosts no flow of `events` starts or ends on, in file order: a rule places ranks on them (a
 // flow's host is another tenant's).
-std::vector<std::string> free_hosts(const Scenario& s) {
+std::vector<std::string> free_hosts(const Scenario& s, const std::vector<Event>& events) {
   std::set<std::string> taken;
-  for (const Event& e : s.events) {
+  for (const Event& e : events) {
     if (const auto* start = std::get_if<FlowStart>(&e.action)) {
       taken.insert(start->flow.from);
       taken.insert(start->flow.to);
@@ -51,19 +51,21 @@ std::vector<std::vector<std::string>> by_leaf(const Scenario& s, const std::vect
   return out;
 }
 
-// The free hosts in the order `rule` fills them: pack, the leaves with most free hosts first (a
-// job fits in as few as it can); spread, one host from each leaf in turn; random, shuffled by
-// `seed` (the same order on every machine: Fisher-Yates over mt19937_64's own sequence).
-std::vector<std::string> ordered(const Scenario& s, const std::string& rule, std::uint64_t seed) {
-  const std::vector<std::string> hosts = free_hosts(s);
+}  // namespace
+
+// pack: the leaves with most free hosts first (a job fits in as few as it can); spread: one host
+// from each leaf in turn; random: shuffled by the seed (the same order on every machine:
+// Fisher-Yates over mt19937_64's own sequence).
+std::vector<std::string> hosts_by_rule(const Scenario& s, const std::vector<Event>& events, const PlacementRule& rule) {
+  const std::vector<std::string> hosts = free_hosts(s, events);
   std::vector<std::vector<std::string>> leaves = by_leaf(s, hosts);
   std::vector<std::string> out;
-  if (rule == "pack") {
+  if (rule.name == "pack") {
     std::stable_sort(leaves.begin(), leaves.end(), [](const auto& a, const auto& b) { return a.size() > b.size(); });
     for (const auto& leaf : leaves) {
       out.insert(out.end(), leaf.begin(), leaf.end());
     }
-  } else if (rule == "spread") {
+  } else if (rule.name == "spread") {
     for (std::size_t i = 0; out.size() < hosts.size(); ++i) {
       for (const auto& leaf : leaves) {
         if (i < leaf.size()) {
@@ -73,7 +75,7 @@ std::vector<std::string> ordered(const Scenario& s, const std::string& rule, std
     }
   } else {
     out = hosts;
-    std::mt19937_64 rng(seed);
+    std::mt19937_64 rng(rule.seed);
     for (std::size_t i = out.size(); i > 1; --i) {
       std::swap(out[i - 1], out[rng() % i]);
     }
@@ -81,20 +83,22 @@ std::vector<std::string> ordered(const Scenario& s, const std::string& rule, std
   return out;
 }
 
-// The hosts a list names, checked.
-Result<std::vector<std::string>> listed(const JsonReader& list, const Scenario& s) {
+Result<std::vector<std::string>> listed_hosts(const JsonReader& list, const Scenario& s, const std::string& what) {
+  if (auto ok = list.expect_array(); !ok) {
+    return ok.error();
+  }
   std::vector<std::string> out;
   for (std::size_t i = 0; i < list.json().size(); ++i) {
     const JsonReader item = list.at(i);
     const std::string name = item.json().is_string() ? item.json().get<std::string>() : "";
     if (s.is_switch(name)) {
-      return item.error("\"" + name + "\" is a switch; ranks run on hosts");
+      return item.error("\"" + name + "\" is a switch; " + what + " run on hosts");
     }
     if (s.node_index(name) < 0) {
       return item.error("expected a host of the fabric, got " + quote_json(item.json()));
     }
     if (std::find(out.begin(), out.end(), name) != out.end()) {
-      return item.error("host \"" + name + "\" is placed twice (one rank per host)");
+      return item.error("host \"" + name + "\" is placed twice (" + what + " take a host each)");
     }
     out.push_back(name);
   }
@@ -104,10 +108,8 @@ Result<std::vector<std::string>> listed(const JsonReader& list, const Scenario& 
   return out;
 }
 
-// The hosts a rule ("pack", or {"rule": "random", "seed": 7}) places.
-Result<std::vector<std::string>> ruled(const JsonReader& p, const Scenario& s) {
+Result<PlacementRule> parse_placement_rule(const JsonReader& p, std::uint64_t seed) {
   std::string rule;
-  std::uint64_t seed = s.seed;
   if (p.json().is_string()) {
     rule = p.json().get<std::string>();
   } else {
@@ -128,7 +130,18 @@ Result<std::vector<std::string>> ruled(const JsonReader& p, const Scenario& s) {
   if (std::find(kRules.begin(), kRules.end(), rule) == kRules.end()) {
     return p.error("unknown placement rule \"" + rule + "\"; expected a list of hosts or one of " + quoted(kRules));
   }
-  auto out = ordered(s, rule, seed);
+  return PlacementRule{rule, seed};
+}
+
+namespace {
+
+// The hosts a rule ("pack", or {"rule": "random", "seed": 7}) places ranks on.
+Result<std::vector<std::string>> ruled(const JsonReader& p, const Scenario& s) {
+  auto rule = parse_placement_rule(p, s.seed);
+  if (!rule) {
+    return rule.error();
+  }
+  auto out = hosts_by_rule(s, s.events, *rule);
   if (out.empty()) {
     return p.error("no host is free to place ranks on: background flows use every one");
   }
@@ -149,7 +162,7 @@ Result<void> parse_placement(const JsonReader& r, Scenario& s) {
   if (!p.json().is_array() && !p.json().is_string() && !p.json().is_object()) {
     return p.error("expected a list of hosts, a rule (" + quoted(kRules) + ") or {\"rule\": ..., \"seed\": N}");
   }
-  auto placed = p.json().is_array() ? listed(p, s) : ruled(p, s);
+  auto placed = p.json().is_array() ? listed_hosts(p, s, "ranks") : ruled(p, s);
   if (!placed) {
     return placed.error();
   }

@@ -114,38 +114,17 @@ Result<double> flow_rate(const JsonReader& r, const std::string& text) {
 
 }  // namespace
 
-Result<FlowSpec> parse_flow(const JsonReader& r, const Scenario& scenario) {
-  if (auto ok =
-          r.check_keys({"name", "from", "to", "protocol", "streams", "rate", "congestion", "message_size", "duration"});
-      !ok) {
-    return ok.error();
-  }
-  FlowSpec f;
-  auto name = r.optional_string("name");
-  auto from = r.string("from");
-  auto to = r.string("to");
+const std::vector<std::string> kFlowOptionKeys = {"protocol", "streams", "rate", "congestion", "message_size"};
+
+Result<void> parse_flow_options(const JsonReader& r, FlowSpec& f) {
   auto protocol = r.optional_string("protocol");
   auto streams = r.optional_integer("streams");
   auto rate = r.optional_string("rate");
   auto congestion = r.optional_string("congestion");
   auto message = r.optional_size_bytes("message_size");
-  if (auto e = first_error(name, from, to, protocol, streams, rate, congestion, message)) {
+  if (auto e = first_error(protocol, streams, rate, congestion, message)) {
     return *e;
   }
-  f.from = *from;
-  f.to = *to;
-  for (const auto& [key, node] : {std::pair{"from", f.from}, std::pair{"to", f.to}}) {
-    if (scenario.is_switch(node)) {
-      return r.error_at(key, "\"" + node + "\" is a switch; a flow runs between hosts (/nodes)");
-    }
-    if (scenario.node_index(node) < 0) {
-      return r.error_at(key, "unknown node \"" + node + "\"; nodes are listed in /nodes");
-    }
-  }
-  if (f.from == f.to) {
-    return r.error_at("to", "a flow goes between two different nodes");
-  }
-  f.name = name->value_or(f.from + "-" + f.to);
   const std::string proto = protocol->value_or("tcp");
   if (proto != "tcp" && proto != "udp") {
     return r.error_at("protocol", "expected \"tcp\" or \"udp\", got \"" + proto + "\"");
@@ -168,6 +147,39 @@ Result<FlowSpec> parse_flow(const JsonReader& r, const Scenario& scenario) {
   if (f.message_bytes < 1 || f.message_bytes > kMaxMessageBytes) {
     return r.error_at("message_size", "expected 1B to " + format_size(kMaxMessageBytes) + " (bytes per write), got " +
                                           format_size(f.message_bytes));
+  }
+  return {};
+}
+
+Result<FlowSpec> parse_flow(const JsonReader& r, const Scenario& scenario) {
+  std::vector<std::string> keys = {"name", "from", "to", "duration"};
+  keys.insert(keys.end(), kFlowOptionKeys.begin(), kFlowOptionKeys.end());
+  if (auto ok = r.check_keys(keys); !ok) {
+    return ok.error();
+  }
+  FlowSpec f;
+  auto name = r.optional_string("name");
+  auto from = r.string("from");
+  auto to = r.string("to");
+  if (auto e = first_error(name, from, to)) {
+    return *e;
+  }
+  f.from = *from;
+  f.to = *to;
+  for (const auto& [key, node] : {std::pair{"from", f.from}, std::pair{"to", f.to}}) {
+    if (scenario.is_switch(node)) {
+      return r.error_at(key, "\"" + node + "\" is a switch; a flow runs between hosts (/nodes)");
+    }
+    if (scenario.node_index(node) < 0) {
+      return r.error_at(key, "unknown node \"" + node + "\"; nodes are listed in /nodes");
+    }
+  }
+  if (f.from == f.to) {
+    return r.error_at("to", "a flow goes between two different nodes");
+  }
+  f.name = name->value_or(f.from + "-" + f.to);
+  if (auto ok = parse_flow_options(r, f); !ok) {
+    return ok.error();
   }
   return f;
 }

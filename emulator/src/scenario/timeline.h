@@ -43,4 +43,10 @@ Result<void> expand_timeline(const JsonReader& timeline, double offset_s, const 
 // Parses a flow object ("flow": {...}).
 Result<FlowSpec> parse_flow(const JsonReader& r, const Scenario& scenario);
 
+// The keys of a flow object besides its ends, name and duration, which every flow of a traffic
+// pattern shares: protocol, streams, rate, congestion, message_size.
+extern const std::vector<std::string> kFlowOptionKeys;
+// Reads those keys of `r` into `f`.
+Result<void> parse_flow_options(const JsonReader& r, FlowSpec& f);
+
 }  // namespace contend::emulator::detail

@@ -1,6 +1,7 @@
-// The registries and their documentation agree: every shaping discipline, timeline pattern and
-// fabric kind registered has its row in docs/scenario-format.md, every output parser its row in
-// docs/own-job.md, and every row names a registered one, so neither can change without the other.
+// The registries and their documentation agree: every shaping discipline, timeline pattern,
+// traffic pattern and fabric kind registered has its row in docs/scenario-format.md, every output
+// parser its row in docs/own-job.md, and every row names a registered one, so neither can change
+// without the other.
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <map>
@@ -12,6 +13,7 @@
 #include "contend/emulator/scenario/fabric_registry.h"
 #include "contend/emulator/scenario/pattern_registry.h"
 #include "contend/emulator/scenario/scenario.h"
+#include "contend/emulator/scenario/traffic_registry.h"
 #include "contend/runner/experiment/job_output.h"
 
 using namespace contend::emulator;
@@ -111,6 +113,17 @@ TEST_CASE("every registered fabric kind is documented and every documented one r
         // | kind | what it builds | parameters |
         REQUIRE(cells.size() >= 3);
         CHECK_THAT(cells[1], Catch::Contains(f.entry.help));
+      });
+}
+
+TEST_CASE("every registered traffic pattern is documented and every documented one registered", "[registry]") {
+  check_agreement(
+      "docs/scenario-format.md", "### Traffic patterns", traffic_patterns().items(),
+      [](const TrafficItem& t) { return t.entry.name; },
+      [](const TrafficItem& t, const Row& cells) {
+        // | pattern | its flows |
+        REQUIRE(cells.size() >= 2);
+        CHECK_THAT(cells[1], Catch::Contains(t.entry.help));
       });
 }
 

@@ -86,6 +86,7 @@ class PatternCall {
 // Each kind's registration (entry and expansion), defined in its file: scenario/patterns/<key>.cpp.
 PatternItem rate_pattern();
 PatternItem flow_pattern();
+PatternItem traffic_pattern();
 PatternItem periodic_pattern();
 PatternItem random_pattern();
 PatternItem ramp_pattern();

@@ -9,8 +9,8 @@ namespace contend::emulator {
 const Registry<PatternKind>& timeline_patterns() {
   using namespace detail;
   static const Registry<PatternKind> kTable(
-      "timeline pattern", {rate_pattern(), flow_pattern(), stall_pattern(), state_pattern(), periodic_pattern(),
-                           random_pattern(), ramp_pattern(), trace_pattern(), loop_pattern()});
+      "timeline pattern", {rate_pattern(), flow_pattern(), traffic_pattern(), stall_pattern(), state_pattern(),
+                           periodic_pattern(), random_pattern(), ramp_pattern(), trace_pattern(), loop_pattern()});
   return kTable;
 }
 
