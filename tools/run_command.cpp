@@ -308,7 +308,7 @@ int run(RunOptions& o) {
   if (!outcome) {
     return fail("run", outcome.error().message);
   }
-  std::cout << runner::summary_table(outcome->summary) << std::flush;
+  std::cout << runner::summary_table(outcome->summary) << runner::tenants_table(outcome->summary) << std::flush;
   print_fidelity(o, *e);
   if (auto code = conclude(o, *outcome)) {
     return *code;

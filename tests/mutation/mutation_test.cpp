@@ -36,6 +36,7 @@
 #include "job/job_log.h"
 #include "results/link_bytes.h"
 #include "results/results_dir.h"
+#include "results/tenants.h"
 #include "results/throughput.h"
 
 // A runaway allocation: no parser needs anything near 1 GiB for a file of at most a few MiB.
@@ -345,6 +346,12 @@ TEST_CASE("a results folder's files, mutated, are read or refused", "[mutation]"
       R"({"link":"n0-n1","node":"n0","bytes":87762996,"workload":87700000},{"link":"n0-n1","node":"n1","bytes":1024}]})"
       "\n",
       cells_read);
+  // And, where its scenario has background flows, what each other tenant got.
+  survive("cells.jsonl with tenants",
+          R"({"id":"a.1f1b.r1","throughput":27.9,"tenants":[{"tenant":"dp","flows":4,"bps":758912000.5},)"
+          R"({"tenant":"bulk","flows":1,"bps":5e7}]})"
+          "\n",
+          cells_read);
   runner::Workload w;
   w.warmup = 0;
   w.iterations = 1;
@@ -473,4 +480,18 @@ TEST_CASE("an events log's link samples, mutated, are read into bytes per end or
   Scratch scratch;
   survive("events.jsonl", log,
           [&](const std::string& text) { return runner::port_bytes(scratch.write("events.jsonl", text)).ok(); });
+}
+
+TEST_CASE("an events log's flow summaries, mutated, are read into tenants or refused", "[mutation]") {
+  std::string log = R"({"schema":"contend.events/1","kind":"start","scenario":"ring","duration_s":10.0})"
+                    "\n";
+  for (const char* flow : {"dp:h0-h6", "dp:h6-h0", "bulk"}) {
+    log += R"({"schema":"contend.events/1","kind":"flow_summary","flow":")" + std::string(flow) +
+           R"(","protocol":"tcp","streams":2,"target_bps":0.0,"achieved_bps":190745900.37,"bytes_received":496921744,)"
+           R"("bytes_sent":500247440,"active_s":20.84,"ceiling_bps":0.0,"send_path":"","via":"fabric","error":""})"
+           "\n";
+  }
+  Scratch scratch;
+  survive("events.jsonl with flows", log,
+          [&](const std::string& text) { return runner::tenant_goodput(scratch.write("events.jsonl", text)).ok(); });
 }

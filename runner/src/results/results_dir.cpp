@@ -170,6 +170,13 @@ Result<FinishedCells> finished_cells(const std::string& dir, const std::set<std:
       }
       out.link_bytes[*id] = std::move(*ports);
     }
+    if (r.has("tenants")) {
+      auto tenants = read_tenants(r.at("tenants"));
+      if (!tenants) {
+        return tenants.error();
+      }
+      out.tenants[*id] = std::move(*tenants);
+    }
   }
   return out;
 }
@@ -213,6 +220,9 @@ Result<void> record_cell(const std::string& dir, const std::string& id, const Me
   }
   if (!cell.link_bytes.empty()) {
     record["link_bytes"] = port_bytes_json(cell.link_bytes);
+  }
+  if (!cell.tenants.empty()) {
+    record["tenants"] = tenants_json(cell.tenants);
   }
   return (*log)->write(record);
 }

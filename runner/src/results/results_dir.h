@@ -13,6 +13,7 @@
 #include "contend/common/fd.h"
 #include "contend/common/result.h"
 #include "results/link_bytes.h"
+#include "results/tenants.h"
 #include "results/throughput.h"
 
 namespace contend::runner {
@@ -33,8 +34,9 @@ Result<void> check_resume(const std::string& dir, const std::string& experiment,
 
 // The cells finished in a results folder, by id: what later steps read back of cells.jsonl.
 struct FinishedCells {
-  std::map<std::string, double> throughput;                  // samples/s
-  std::map<std::string, std::vector<PortBytes>> link_bytes;  // the cells that recorded it
+  std::map<std::string, double> throughput;                   // samples/s
+  std::map<std::string, std::vector<PortBytes>> link_bytes;   // the cells that recorded it
+  std::map<std::string, std::vector<TenantGoodput>> tenants;  // the cells whose scenario has flows
 };
 // The cells finished in `dir` (cells.jsonl). kParse naming the file and line of a damaged entry,
 // so a resumed run never mixes in what it cannot read, and kInvalidArgument naming the line of a
@@ -47,13 +49,14 @@ Result<FinishedCells> finished_cells(const std::string& dir, const std::set<std:
 Result<Fd> lock_results_dir(const std::string& dir);
 
 // A finished cell as measured: its throughput and, on a single host, what the hypervisor and what
-// processes outside the run took of the machine's CPU meanwhile (cpu_times.h), and what its
-// traffic put on each shaped end.
+// processes outside the run took of the machine's CPU meanwhile (cpu_times.h), what its
+// traffic put on each shaped end, and what the other tenants' flows got.
 struct MeasuredCell {
   double throughput = 0;
   std::optional<double> steal;
   std::optional<double> others_cpu;
-  std::vector<PortBytes> link_bytes;  // what each shaped end sent (a cell run here; link_bytes.h)
+  std::vector<PortBytes> link_bytes;   // what each shaped end sent (a cell run here; link_bytes.h)
+  std::vector<TenantGoodput> tenants;  // each tenant's goodput (a cell run here; tenants.h)
 };
 
 // Appends one finished cell to `dir`/cells.jsonl: what was measured and how even its iterations were.

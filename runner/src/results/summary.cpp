@@ -134,6 +134,9 @@ nlohmann::ordered_json summary_json(const Summary& s) {
     if (!c.link_bytes.empty()) {
       j["link_bytes"] = port_bytes_json(c.link_bytes);
     }
+    if (!c.tenants.empty()) {
+      j["tenants"] = tenants_summary_json(c.tenants);
+    }
     doc["cells"].push_back(j);
   }
   return doc;

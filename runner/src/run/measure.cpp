@@ -225,6 +225,11 @@ Result<CellOutcome> measure_cell(const Experiment& e, const Cell& cell, const st
       return ports.error();
     }
     outcome->measured.link_bytes = std::move(*ports);
+    auto tenants = tenant_goodput(files.events);
+    if (!tenants) {
+      return tenants.error();
+    }
+    outcome->measured.tenants = std::move(*tenants);
   }
   outcome->measured.steal = cpu.steal;
   outcome->measured.others_cpu = cpu.others_cpu;

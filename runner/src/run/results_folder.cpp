@@ -193,6 +193,7 @@ Summary summary_of(const Experiment& e, const std::vector<Cell>& cells, const Fi
   std::vector<std::pair<std::string, std::string>> order;
   std::map<std::pair<std::string, std::string>, std::vector<double>> throughput;
   std::map<std::pair<std::string, std::string>, std::vector<std::vector<PortBytes>>> traffic;
+  std::map<std::pair<std::string, std::string>, std::vector<std::vector<TenantGoodput>>> tenants;
   std::map<std::string, bool> reads_truth;  // by the schedule's name: the oracle, the observer
   for (const auto& cell : cells) {
     const auto key = std::pair{e.scenarios[cell.scenario].name, cell.name};
@@ -205,6 +206,9 @@ Summary summary_of(const Experiment& e, const std::vector<Cell>& cells, const Fi
     }
     if (auto it = done.link_bytes.find(cell.id); it != done.link_bytes.end()) {
       traffic[key].push_back(it->second);
+    }
+    if (auto it = done.tenants.find(cell.id); it != done.tenants.end()) {
+      tenants[key].push_back(it->second);
     }
   }
   Summary s = summarize(e.name, e.baseline, mode, order, throughput, e.baseline_scenario);
@@ -220,6 +224,9 @@ Summary summary_of(const Experiment& e, const std::vector<Cell>& cells, const Fi
     }
     if (auto it = traffic.find({c.scenario, c.schedule}); it != traffic.end()) {
       c.link_bytes = median_port_bytes(it->second);
+    }
+    if (auto it = tenants.find({c.scenario, c.schedule}); it != tenants.end()) {
+      c.tenants = summarize_tenants(it->second);
     }
   }
   return s;

@@ -45,6 +45,9 @@ void run_cells(const Experiment& e, const std::vector<Cell>& cells, const std::s
     if (!outcome->measured.link_bytes.empty()) {
       finished.done.link_bytes[cell.id] = outcome->measured.link_bytes;
     }
+    if (!outcome->measured.tenants.empty()) {
+      finished.done.tenants[cell.id] = outcome->measured.tenants;
+    }
     if (outcome->log && cell.name == e.baseline) {
       finished.logs[cell.id] = std::move(*outcome->log);
     }

@@ -14,6 +14,7 @@
 #include "contend/common/records.h"
 #include "contend/common/result.h"
 #include "contend/runner/results/port_bytes.h"
+#include "contend/runner/results/tenant_goodput.h"
 
 namespace contend::runner {
 
@@ -25,6 +26,18 @@ struct Stats {
   double ci95 = 0;   // half-width of the t interval of the mean; 0 when n < 2
 };
 Stats stats_of(std::vector<double> values);
+
+// Another tenant's goodput in a cell over its repetitions (tenant_goodput.h).
+struct TenantSummary {
+  std::string tenant;
+  int flows = 0;
+  std::vector<double> bps;  // one per repetition that ran it
+  Stats stats;
+};
+// The tenants of a cell's repetitions, in the order first seen, each with its goodputs' stats.
+std::vector<TenantSummary> summarize_tenants(const std::vector<std::vector<TenantGoodput>>& repetitions);
+// summary.json's "tenants" of a cell: [{"tenant", "flows", "goodput_bps": {median, ci95, samples}}].
+nlohmann::ordered_json tenants_summary_json(const std::vector<TenantSummary>& tenants);
 
 struct CellSummary {
   std::string scenario;
@@ -41,6 +54,8 @@ struct CellSummary {
   // What the cell sent over each shaped end, the repetitions' medians (port_bytes.h); empty where
   // nothing was recorded (a simulated run, cluster hosts).
   std::vector<PortBytes> link_bytes;
+  // The other tenants' goodputs (a cell run here whose scenario has flows); empty otherwise.
+  std::vector<TenantSummary> tenants;
 };
 
 struct Summary {
@@ -69,6 +84,9 @@ Result<void> write_summary_rows(const Summary& s, RecordWriter& out);
 // The CSV (summary.csv) and the aligned console table of the same rows.
 std::string summary_csv(const Summary& s);
 std::string summary_table(const Summary& s);
+// The console table of every cell's tenants (median goodput in Mbit/s, its interval); "" when no
+// cell has any.
+std::string tenants_table(const Summary& s);
 // Reads a summary.json (kParse naming the file and field when it is not contend.summary/1).
 Result<Summary> read_summary(const std::string& path);
 
