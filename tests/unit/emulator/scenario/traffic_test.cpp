@@ -133,3 +133,25 @@ TEST_CASE("a traffic pattern's mistakes are refused naming the place", "[traffic
   REQUIRE_FALSE(full.ok());
   CHECK_THAT(full.error().message, Catch::Contains("/timeline/2/traffic/hosts") && Catch::Contains("0 are free"));
 }
+
+TEST_CASE("the shipped tenants scenarios: each idle twin puts the ranks where its ring's rule does", "[traffic]") {
+  const auto load = [](const std::string& name) {
+    auto s = load_scenario(std::string(CONTEND_SOURCE_DIR) + "/emulator/scenarios/fabric/" + name);
+    REQUIRE(s.ok());
+    return *s;
+  };
+  for (const char* rule : {"pack", "spread"}) {
+    INFO(rule);
+    const Scenario ring = load(std::string("tenants-") + rule + "-ring.json");
+    const Scenario idle = load(std::string("tenants-") + rule + "-idle.json");
+    CHECK(flow_starts(ring) ==
+          std::vector<std::string>{"dp:h0-h6 h0>h6 0", "dp:h6-h1 h6>h1 0", "dp:h1-h7 h1>h7 0", "dp:h7-h0 h7>h0 0"});
+    CHECK(flow_starts(idle).empty());
+    const auto placed = [](const Scenario& s) {
+      return std::vector<std::string>(s.nodes.begin(), s.nodes.begin() + static_cast<std::ptrdiff_t>(s.placed));
+    };
+    const std::vector<std::string> beside_ring = placed(ring);  // every free host, in the rule's order
+    REQUIRE(beside_ring.size() >= 4);
+    CHECK(std::vector<std::string>(beside_ring.begin(), beside_ring.begin() + 4) == placed(idle));
+  }
+}
