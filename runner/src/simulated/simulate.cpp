@@ -106,6 +106,7 @@ sim::SimConfig iteration_config(const Workload& w, const ScenarioNetwork& net, d
   for (const auto& [way, ports] : net.shared_ports) {
     config.links[way].ports = ports;
   }
+  config.port_slots = net.port_slots;
   return config;
 }
 

@@ -1,6 +1,7 @@
 #include "truth/fabric_network.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "contend/emulator/scenario/fabric_flows.h"
@@ -55,26 +56,34 @@ Result<RateTrace> stream_trace(const emulator::Scenario& s, int a, int b, Path& 
 }
 
 // Each way's ports that the ways crossing them cannot all cross at their rates at once (a host's
-// NIC that its sends to two neighbours cross; an uplink narrower than the ways on it), numbered.
-std::map<std::pair<int, int>, std::vector<int>> shared(const std::map<std::pair<int, int>, Path>& paths) {
-  std::map<std::string, double> wanted, room;
+// NIC that its sends to two neighbours cross; an uplink narrower than the ways on it), numbered
+// into `net`, with how many of them fit at once (the port's room over the fastest one's rate).
+void share_ports(const std::map<std::pair<int, int>, Path>& paths, ScenarioNetwork& net) {
+  std::map<std::string, double> wanted, room, fastest;
   for (const auto& [way, path] : paths) {
     for (const auto& [port, bps] : path.room_bps) {
       wanted[port] += path.rate_bps;
+      fastest[port] = std::max(fastest[port], path.rate_bps);
       const auto [it, first] = room.try_emplace(port, bps);
       it->second = std::min(it->second, bps);
     }
   }
   std::map<std::string, int> number;
-  std::map<std::pair<int, int>, std::vector<int>> out;
   for (const auto& [way, path] : paths) {
     for (const auto& [port, bps] : path.room_bps) {
-      if (wanted[port] > room[port] * (1 + 1e-9)) {
-        out[way].push_back(number.emplace(port, static_cast<int>(number.size())).first->second);
+      if (wanted[port] <= room[port] * (1 + 1e-9)) {
+        continue;
+      }
+      const auto [it, added] = number.emplace(port, static_cast<int>(number.size()));
+      net.shared_ports[way].push_back(it->second);
+      if (added && fastest[port] > 0) {
+        const auto fit = static_cast<int>(std::floor(room[port] / fastest[port] * (1 + 1e-9)));
+        if (fit > 1) {
+          net.port_slots[it->second] = fit;
+        }
       }
     }
   }
-  return out;
 }
 
 }  // namespace
@@ -105,7 +114,7 @@ Result<ScenarioNetwork> fabric_network(const emulator::Scenario& s) {
     paths.erase({0, p - 1});
     paths.erase({p - 1, 0});
   }
-  net.shared_ports = shared(paths);
+  share_ports(paths, net);
   for (const auto& [way, path] : paths) {
     for (const auto& [port, room] : path.room_bps) {
       net.crossed_ports.insert(port);

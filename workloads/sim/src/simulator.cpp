@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 
 #include "contend/common/units.h"
@@ -241,8 +242,8 @@ class Simulation {
   }
 
   // A transfer of `bits` ready at `ready` on `link`: when it starts, when it leaves the wire and
-  // the link's tokens after it. It starts in the first gap that every port the link shares is free
-  // for the whole transfer (ranks are simulated out of time order, so a port keeps its intervals).
+  // the link's tokens after it. It starts once every port the link shares has a slot free for the
+  // whole transfer (ranks are simulated out of time order, so a port keeps its intervals).
   struct OnWire {
     double start;
     double end;
@@ -261,7 +262,7 @@ class Simulation {
         w.tokens_bits -= covered;
         w.end = link.model->rate.finish_time(start + covered / link.model->line_bps, bits - covered);
       }
-      const double busy_until = overlap_end(link.model->ports, w.start, w.end);
+      const double busy_until = ports_free(link.model->ports, w.start, w.end);
       if (busy_until <= start || !std::isfinite(w.end)) {
         return w;
       }
@@ -269,18 +270,49 @@ class Simulation {
     }
   }
 
-  // The latest end of an interval on `ports` that overlaps [start, end); start when none does.
-  double overlap_end(const std::vector<int>& ports, double start, double end) const {
+  int slots(int port) const {
+    const auto it = c_.port_slots.find(port);
+    return it == c_.port_slots.end() ? 1 : std::max(1, it->second);
+  }
+
+  // When a transfer over [start, end) on `ports` may try again: start when every port has a slot
+  // free throughout; else, on a port of one slot, the latest end of the transfers it overlaps,
+  // and on a port of more, the earliest (one of them must end before another fits).
+  double ports_free(const std::vector<int>& ports, double start, double end) const {
     double out = start;
     for (int p : ports) {
       const auto it = port_busy_.find(p);
       if (it == port_busy_.end()) {
         continue;
       }
+      std::vector<std::pair<double, int>> edges;  // (time, +1 at a start, -1 at an end)
+      double first_end = std::numeric_limits<double>::infinity();
+      double last_end = start;
       for (const auto& [s, e] : it->second) {
         if (s < end && e > start) {
-          out = std::max(out, e);
+          edges.emplace_back(std::max(s, start), 1);
+          edges.emplace_back(e, -1);
+          first_end = std::min(first_end, e);
+          last_end = std::max(last_end, e);
         }
+      }
+      if (edges.empty()) {
+        continue;
+      }
+      const int k = slots(p);
+      if (k == 1) {
+        out = std::max(out, last_end);
+        continue;
+      }
+      std::sort(edges.begin(), edges.end());  // at one time, ends (-1) before starts
+      int busy = 0;
+      int most = 0;
+      for (const auto& [t, step] : edges) {
+        busy += step;
+        most = std::max(most, busy);
+      }
+      if (most >= k) {
+        out = std::max(out, first_end);
       }
     }
     return out;

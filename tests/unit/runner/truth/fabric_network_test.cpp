@@ -64,6 +64,46 @@ TEST_CASE("the pipeline's transfers are modelled apart: a rank's sends to its ne
   CHECK(net->links.at({0, 2}).rate_at(3) == Approx(0.956 * 200e6));
 }
 
+TEST_CASE("an uplink that three ways cross holds as many at once as fit at their rates", "[runner]") {
+  // 2 leaves of 3 hosts at 200 Mbit/s under one spine at 400 Mbit/s; ranks alternate leaves, so
+  // leaf0's uplink carries 0 -> 1, 2 -> 1 and 2 -> 3: two of them fit at 200 Mbit/s, not three.
+  auto s = emulator::parse_scenario(
+      R"({"schema": "contend.scenario/1", "name": "t", "duration": "10s",
+          "fabric": {"leaf-spine": {"leaves": 2, "hosts_per_leaf": 3, "spines": 1,
+                                    "host_rate": "200Mbit", "uplink_rate": "400Mbit"}},
+          "placement": ["h0", "h3", "h1", "h4"]})",
+      "t.json", nullptr);
+  REQUIRE(s.ok());
+  auto net = scenario_network(*s);
+  REQUIRE(net.ok());
+  const auto& ports = net->shared_ports;
+  REQUIRE(ports.count({0, 1}) == 1);
+  REQUIRE(ports.count({2, 3}) == 1);
+  // The uplink up and the spine's port down to leaf1 are the ports 0 -> 1 and 2 -> 3 both hold;
+  // rank 1's NIC (1 -> 0, 1 -> 2) holds one.
+  std::vector<int> both;
+  for (int p : ports.at({0, 1})) {
+    if (std::find(ports.at({2, 3}).begin(), ports.at({2, 3}).end(), p) != ports.at({2, 3}).end()) {
+      both.push_back(p);
+    }
+  }
+  REQUIRE(both.size() == 2);
+  for (int p : both) {
+    CHECK(net->port_slots.at(p) == 2);
+  }
+  const auto crosses = [&](std::pair<int, int> way, int p) {
+    return std::find(ports.at(way).begin(), ports.at(way).end(), p) != ports.at(way).end();
+  };
+  int nics = 0;
+  for (int p : ports.at({1, 0})) {
+    if (crosses({1, 2}, p) && !crosses({3, 2}, p)) {
+      ++nics;
+      CHECK(net->port_slots.count(p) == 0);  // one slot: absent
+    }
+  }
+  CHECK(nics == 1);
+}
+
 TEST_CASE("a placement names hosts, or a rule orders the hosts no flow uses", "[runner][scenario]") {
   CHECK(leaf_spine(R"(["h4", "h1"])").nodes[0] == "h4");
   emulator::Scenario pack = leaf_spine(R"("pack")");

@@ -145,6 +145,44 @@ TEST_CASE("links that share a port carry one transfer at a time between them", "
   }
 }
 
+TEST_CASE("a port of two slots carries two transfers at once, never three", "[sim]") {
+  // Four ranks whose three forward ways (and three backward) all cross one uplink (port 0 and
+  // port 1), as a pipeline spread over two leaves does.
+  const Schedule s = one_f_one_b(4, 8);
+  auto config = uniform_config(4, 1, 0.01, 0.02, 1000000, link_at(8e6));
+  config.record_trace = true;
+  for (int r = 0; r + 1 < 4; ++r) {
+    config.links[{r, r + 1}] = config.links[{r + 1, r}] = link_at(8e6);
+    config.links[{r, r + 1}].ports = {0};
+    config.links[{r + 1, r}].ports = {1};
+  }
+  const auto most_at_once = [](const SimResult& result, bool forward) {
+    std::vector<std::pair<double, int>> edges;
+    for (const TraceEvent& e : result.trace) {
+      if (e.lane == Lane::kSend && (e.peer_rank > e.rank) == forward) {
+        edges.emplace_back(e.start_s, 1);
+        edges.emplace_back(e.end_s, -1);
+      }
+    }
+    std::sort(edges.begin(), edges.end());
+    int busy = 0;
+    int most = 0;
+    for (const auto& [t, step] : edges) {
+      most = std::max(most, busy += step);
+    }
+    return most;
+  };
+  auto one = simulate(s, config);
+  config.port_slots = {{0, 2}, {1, 2}};
+  auto two = simulate(s, config);
+  REQUIRE(one.ok());
+  REQUIRE(two.ok());
+  CHECK(most_at_once(*one, true) == 1);
+  CHECK(most_at_once(*two, true) == 2);
+  CHECK(most_at_once(*two, false) <= 2);
+  CHECK(two->makespan_s < one->makespan_s);
+}
+
 TEST_CASE("slow links make 1F1B slower than kFkB with k > 1", "[sim]") {
   // 16 MiB activations at 1 Gbit/s: 134 ms per transfer against 10 ms forwards.
   const double one = run(one_f_one_b(4, 16), 0.010, 0.020, 16u << 20, link_at(1e9)).throughput_mb_per_s;

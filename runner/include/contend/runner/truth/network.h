@@ -58,8 +58,12 @@ struct ScenarioNetwork {
   PipelineLinks back;   // from the higher node to the lower, where it differs
   PipelineStalls stalls;
   // On a fabric, the ports each way (from rank, to rank) shares with the pipeline's other ways,
-  // numbered: the simulator lets one transfer at a time hold a port (a rank's NIC, an uplink).
+  // numbered: the simulator lets a port hold as many transfers at once as fit at their rates (a
+  // rank's NIC: one; an uplink: its room over the fastest way's rate).
   std::map<std::pair<int, int>, std::vector<int>> shared_ports{};
+  // How many of its ways each shared port carries at once at their rates (an uplink twice a NIC's
+  // rate: two); absent: one.
+  std::map<int, int> port_slots{};
   // On a fabric, every port ("<link>@<node>") the chain's ways cross (the report marks them).
   std::set<std::string> crossed_ports{};
 };

@@ -60,7 +60,10 @@ struct SimConfig {
   std::vector<RuntimeCosts> costs;                 // per rank; empty: none; one entry: every rank
   LinkModel default_link;                          // every directed (from rank, to rank) link without an override
   std::map<std::pair<int, int>, LinkModel> links;  // overrides, keyed by (from rank, to rank)
-  bool record_trace = false;                       // keep every action's timing in SimResult::trace
+  // How many transfers each shared port (LinkModel::ports) holds at once: the transfers that fit
+  // at their rates side by side (an uplink twice a NIC's rate holds two). Absent: one.
+  std::map<int, int> port_slots;
+  bool record_trace = false;  // keep every action's timing in SimResult::trace
   // Sends hold the compute lane until their tensor is on the wire, stall included (Megatron's
   // blocking sends; the runtime's sends=wait); false: a send costs the lane RuntimeCosts::send_s.
   bool blocking_sends = false;
