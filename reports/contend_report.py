@@ -30,6 +30,7 @@ import matplotlib.ticker  # noqa: E402,F401
 from report_index import write_index  # noqa: E402 (beside this file)
 from report_ports import fig_ports  # noqa: E402
 from report_results import Results, schedule_k  # noqa: E402
+from report_tenants import fig_tenants  # noqa: E402
 from report_traffic import fig_traffic  # noqa: E402
 
 GBIT = 1e9
@@ -404,6 +405,7 @@ def main():
         fig(r, out, made, missing)
     fig_ports(r, out, made, missing, save)
     fig_traffic(r, out, made, missing, save)
+    fig_tenants(r, out, made, missing, save)
     write_index(r, out, made, missing)
     for name, why in missing:
         print(f"contend report: not drawn: {name}: {why}", file=sys.stderr)

@@ -150,4 +150,16 @@ assert any(c["slowdown"]["median"] > 1.05 for c in s["cells"]), "preemption slow
 PY
 rm -rf "$tmp/fig"
 check_report "$tmp/slow" throughput slowdown
+# A real run's tenants (summary.json's "tenants", as a cell beside another tenant's flows records
+# them) are drawn beside the schedules.
+cp -r "$src/tests/data/recorded-run" "$tmp/tenants"
+/usr/bin/python3 - "$tmp/tenants/summary.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+for c in s["cells"]:
+    c["tenants"] = [{"tenant": "dp", "flows": 4, "goodput_bps": {"median": 7.6e8, "ci95": 1e7, "samples": [7.5e8, 7.6e8, 7.7e8]}}]
+json.dump(s, open(sys.argv[1], "w"))
+PY
+rm -rf "$tmp/fig"
+check_report "$tmp/tenants" throughput tenants
 echo "cli: run and report ok"
