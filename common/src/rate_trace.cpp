@@ -4,6 +4,7 @@
 #include <charconv>
 #include <chrono>
 #include <cmath>
+#include <optional>
 
 #include "contend/common/units.h"
 
@@ -121,11 +122,13 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-Result<double> parse_plain_number(std::string_view s) {
+// `s` as a finite non-negative number when it is one whole; nullopt otherwise (no error built: a
+// trace tries it on every line before a unit).
+std::optional<double> plain_number(std::string_view s) {
   double v = 0;
   const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (s.empty() || ec != std::errc() || ptr != s.data() + s.size() || !std::isfinite(v) || v < 0) {
-    return make_error(Errc::kInvalidArgument, "expected a non-negative number, got \"" + std::string(s) + "\"");
+    return std::nullopt;
   }
   return v;
 }
@@ -139,13 +142,15 @@ struct ValueColumn {
 };
 
 Result<double> rate_value(std::string_view text) {
-  auto plain = parse_plain_number(text);
-  return plain ? plain : parse_rate_bps(text);
+  if (auto plain = plain_number(text)) {
+    return *plain;
+  }
+  return parse_rate_bps(text);
 }
 
 Result<double> stall_value(std::string_view text) {
-  if (auto plain = parse_plain_number(text)) {
-    return plain;
+  if (auto plain = plain_number(text)) {
+    return *plain;
   }
   auto d = parse_duration(text);
   if (!d) {
@@ -161,16 +166,16 @@ const ValueColumn kStall{"stall", stall_value, "a stall in the second column: se
 // One "time_s,VALUE" line (trimmed); `at(part)` says where a part of it is.
 template <typename At>
 Result<RateTrace::Point> parse_point(std::string_view line, const ValueColumn& column, const At& at) {
-  const std::string columns = std::string("\"time_s,") + column.header + "\"";
+  const auto columns = [&column] { return std::string("\"time_s,") + column.header + "\""; };
   const size_t comma = line.find(',');
   if (comma == std::string_view::npos) {
-    return make_error(Errc::kParse, at(line.substr(line.size())) + "expected two columns " + columns +
+    return make_error(Errc::kParse, at(line.substr(line.size())) + "expected two columns " + columns() +
                                         ": a comma and a value after the time");
   }
   if (const size_t extra = line.find(',', comma + 1); extra != std::string_view::npos) {
-    return make_error(Errc::kParse, at(line.substr(extra)) + "expected two columns " + columns + ", found a third");
+    return make_error(Errc::kParse, at(line.substr(extra)) + "expected two columns " + columns() + ", found a third");
   }
-  auto time = parse_plain_number(trim(line.substr(0, comma)));
+  const std::optional<double> time = plain_number(trim(line.substr(0, comma)));
   if (!time) {
     return make_error(Errc::kParse,
                       at(line) + "expected a time in seconds (a non-negative number) in the first column");

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The emulator under hostile input and faults (issue 16, findings 1, 2, 4, 5, 7, 8 and 9): every
-# scenario or flow-job bomb and absurd value is refused when the file is read, within 1 s and
+# scenario or flow-job bomb and absurd value is refused when the file is read, within 2 s and
 # 200 MB, naming the file, the JSON pointer and the limit; then, as root, what runs leave behind
 # is found and removed. Parse-time checks need no root; the rest skips (77) without it.
 # Usage: emulator_test.sh PATH/TO/contend

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Hostile inputs to `contend run` and `contend worker` (issue 16, findings 5 to 8): every memory
-# bomb and absurd value is refused before anything runs, within 1 s and 200 MB, naming the file and
+# bomb and absurd value is refused before anything runs, within 2 s and 200 MB, naming the file and
 # key or the option; no cell runs and no results folder is left for an experiment refused.
 source "$(dirname "$0")/../integration/lib.sh"
 source "$(dirname "$0")/lib.sh"

@@ -1,8 +1,10 @@
 # The fault-injection suite's helpers (tests/faults/*_test.sh): bad and hostile input must fail
 # fast, small and clearly. Sourced after tests/integration/lib.sh (temp folder, cleanup).
 
-# refused WHAT PATTERN CMD...: CMD must fail within 1 s with at most 200 MB of resident memory, and
-# its stderr must match PATTERN (grep -E). Fails the test naming WHAT otherwise.
+# refused WHAT PATTERN CMD...: CMD must fail within 2 s with at most 200 MB of resident memory, and
+# its stderr must match PATTERN (grep -E). Fails the test naming WHAT otherwise. (The slowest
+# case, a 60 MiB trace read whole, takes 0.83-0.88 s on a quiet 2-core VM, most of it the kernel
+# reading the file (perf); a CI run beside other work took 1.4 s, so 1 s was a coin toss.)
 refused() {
   local what=$1 pattern=$2
   shift 2
@@ -19,8 +21,8 @@ PY
   read -r rc seconds mib <"$tmp/refused.stat"
   [ "$rc" != 0 ] || fail "$what: accepted (exit 0): $*"
   [ "$rc" != timeout ] || fail "$what: still running after 10 s: $*"
-  python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) < 1.0 else 1)" "$seconds" ||
-    fail "$what: took $seconds s to refuse (limit 1 s)"
+  python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) < 2.0 else 1)" "$seconds" ||
+    fail "$what: took $seconds s to refuse (limit 2 s)"
   [ "$mib" -lt 200 ] || fail "$what: used $mib MiB to refuse (limit 200 MB)"
   grep -qE "$pattern" "$tmp/refused.err" || fail "$what: unclear error (wanted /$pattern/): $(head -c 600 "$tmp/refused.err")"
   echo "ok: $what refused in $seconds s, $mib MiB: $(head -c 160 "$tmp/refused.err" | tr '\n' ' ')"
