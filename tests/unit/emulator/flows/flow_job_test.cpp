@@ -209,8 +209,15 @@ TEST_CASE("a UDP flow sends its target in batches and says how it sends", "[flow
   CHECK(sent[0].error.empty());
   CHECK_THAT(sent[0].send_path, Catch::StartsWith("sendmmsg"));
   // The source's pacing, not the machine's speed: 200 Mbit/s is far below any ceiling.
-  CHECK(8.0 * static_cast<double>(sent[0].bytes_sent) / sent[0].active_s == Approx(200e6).epsilon(0.03));
-  CHECK(sent[0].ceiling_bps == 0);
+  const double sent_bps = 8.0 * static_cast<double>(sent[0].bytes_sent) / sent[0].active_s;
+  CHECK(sent_bps == Approx(200e6).epsilon(0.03));
+  // A source that fell more than 1% short says so with what it reached (beside ctest -j2 it
+  // reached 196 Mbit/s once); one that kept up names no ceiling.
+  if (sent_bps < 0.99 * 200e6) {
+    CHECK(sent[0].ceiling_bps == Approx(sent_bps));
+  } else {
+    CHECK(sent[0].ceiling_bps == 0);
+  }
   CHECK(sent[0].bytes_sent % 1000 == 0);  // whole datagrams of the message size
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   const auto got = sink->stats();
