@@ -77,6 +77,17 @@ void print_prediction(const FabricPrediction& p, int top, double took_s) {
               format_seconds(p.at_s).c_str(), format_seconds(took_s).c_str());
 }
 
+// A closed-loop job's flows are predicted as streams: their shares while the job sends.
+void note_closed_loop(const emulator::Scenario& s) {
+  const std::string flow = s.closed_loop_flow();
+  if (!flow.empty()) {
+    std::printf(
+        "flow %s and its job's others are closed loop (\"iterate\"): the rates above are theirs while "
+        "the job sends; when it does is for a real play to tell\n",
+        flow.c_str());
+  }
+}
+
 int predict(const PredictOptions& o) {
   auto s = load_scenario(o.scenario);
   if (!s) {
@@ -87,6 +98,7 @@ int predict(const PredictOptions& o) {
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (o.json.empty()) {
     print_prediction(p, o.top, took);
+    note_closed_loop(*s);
     return 0;
   }
   const nlohmann::ordered_json doc = prediction_json(p, *s, took);

@@ -44,7 +44,7 @@ Result<Scenario> load_job(const FlowsOptions& o) {
 }
 
 // Per flow: its target, what it achieved over the time it was on, and the source's ceiling when
-// the target was above it; then how each UDP source sent.
+// the target was above it; then how each UDP source sent, and each closed-loop flow's iterations.
 void print_table(const std::vector<FlowStats>& flows) {
   std::fprintf(stderr, "%-16s %-5s %7s %14s %14s %14s  %s\n", "flow", "proto", "streams", "target", "achieved",
                "ceiling", "via");
@@ -62,6 +62,10 @@ void print_table(const std::vector<FlowStats>& flows) {
     }
     if (!f.send_path.empty()) {
       std::fprintf(stderr, "%s: %s\n", f.name.c_str(), f.send_path.c_str());
+    }
+    if (f.closed_loop) {
+      std::fprintf(stderr, "%s: its job ended %llu iterations, %s each (median)\n", f.name.c_str(),
+                   static_cast<unsigned long long>(f.iterations), format_seconds(f.iteration_s).c_str());
     }
   }
 }

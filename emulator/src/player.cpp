@@ -349,19 +349,24 @@ class Player {
     if (flows_ != nullptr) {
       flows_->stop_all();
       for (const FlowStats& f : flows_->stats()) {
-        log_.write({{"kind", "flow_summary"},
-                    {"flow", f.name},
-                    {"protocol", protocol_name(f.protocol)},
-                    {"streams", f.streams},
-                    {"target_bps", f.target_bps},
-                    {"achieved_bps", f.achieved_bps()},
-                    {"bytes_received", f.bytes_received},
-                    {"bytes_sent", f.bytes_sent},
-                    {"active_s", f.active_s},
-                    {"ceiling_bps", f.ceiling_bps},
-                    {"send_path", f.send_path},
-                    {"via", f.via},
-                    {"error", f.error}});
+        nlohmann::ordered_json line = {{"kind", "flow_summary"},
+                                       {"flow", f.name},
+                                       {"protocol", protocol_name(f.protocol)},
+                                       {"streams", f.streams},
+                                       {"target_bps", f.target_bps},
+                                       {"achieved_bps", f.achieved_bps()},
+                                       {"bytes_received", f.bytes_received},
+                                       {"bytes_sent", f.bytes_sent},
+                                       {"active_s", f.active_s},
+                                       {"ceiling_bps", f.ceiling_bps},
+                                       {"send_path", f.send_path},
+                                       {"via", f.via},
+                                       {"error", f.error}};
+        if (f.closed_loop) {
+          line["iterations"] = f.iterations;
+          line["iteration_s"] = f.iteration_s;
+        }
+        log_.write(line);
       }
     }
     log_.write({{"kind", "end"},

@@ -122,6 +122,13 @@ check_report "$tmp/bw" throughput bandwidth memory
 rm -rf "$tmp/fig"
 check_report "$src/tests/data/recorded-run" throughput bandwidth memory schedules adaptive-bw-200Mbit timeline-bw-200Mbit.adaptive.r1
 rm -rf "$tmp/fig"
+# A closed-loop job's traffic follows its iterations, which the simulator cannot time: refused
+# before anything is made.
+if "$contend" run "$src/experiments/examples/fabric-jobs.json" --simulate --no-report --out "$tmp/jobs" 2>"$tmp/jobs.err"; then
+  fail "a closed-loop job was simulated"
+fi
+grep -q 'runs a closed-loop job (flow dp:' "$tmp/jobs.err" || fail "the refusal did not say why: $(cat "$tmp/jobs.err")"
+[ ! -e "$tmp/jobs" ] || fail "a refused run left $tmp/jobs"
 # kFkB with slack (`kfkb:k=2,extra=2/1/0/0`) has a k but is not on the fixed-k curve.
 "$contend" run "$src/experiments/examples/memory-limited.json" --simulate --no-report --out "$tmp/ml" >/dev/null 2>&1
 check_report "$tmp/ml" throughput memory adaptive-uneven

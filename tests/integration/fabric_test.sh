@@ -3,7 +3,7 @@
 # flows converging on an oversubscribed uplink fill it, each with its max-min share where the
 # ports queue per flow (fair-queue; one drop-tail queue, htb, the default, for contrast); flows between two
 # leaves fill both spines (ECMP spreads them; one spine alone would give half); a timeline's
-# traffic pattern runs from the hosts its rule placed; down leaves nothing. Rerouting around a
+# traffic pattern runs from the hosts its rule placed, also as a closed-loop job; down leaves nothing. Rerouting around a
 # link taken down is fabric_reroute_test.sh.
 source "$(dirname "$0")/lib.sh"
 need_root
@@ -130,5 +130,30 @@ assert sorted(got) == ["dp:h0-h4", "dp:h1-h5", "dp:h4-h1", "dp:h5-h0"], got
 for name, bps in sorted(got.items()):
     print(f"ring flow {name}: {bps / 1e6:.1f} Mbit/s = {bps / (0.956 * 100e6):.3f} x 0.956 x 100 Mbit/s")
 assert all(abs(bps / (0.956 * 100e6) - 1) <= 0.10 for bps in got.values())
+PY
+no_leftovers
+
+# 4. The same ring as a closed-loop job: each iteration computes 100 ms, then each flow sends
+# 2 MiB and waits for the others. An iteration takes its compute and its flows' transfer at their
+# fair share (2 MiB at 0.956 x 100 Mbit/s: 175 ms), less what the uplink's token bucket (192 KiB,
+# full again after the compute) lets through at once: never below the compute and the transfer of
+# all but the bucket at the wire's 100 Mbit/s (252 ms), at most 15% above the share's 275 ms. No
+# flow runs more than the iteration in progress ahead of the job.
+sed 's/"placement": "spread"}}/"placement": "spread", "iterate": {"bytes": "2MiB", "compute": "100ms"}}}/' \
+  "$tmp/ring.json" >"$tmp/job.json"
+"$contend" emu play "$tmp/job.json" --log "$tmp/job.jsonl" --quiet
+python3 - "$tmp/job.jsonl" <<'PY' || fail "a closed-loop ring spread across the leaves"
+import json, sys
+flows = [json.loads(l) for l in open(sys.argv[1])]
+flows = [l for l in flows if l["kind"] == "flow_summary"]
+assert len(flows) == 4, flows
+n, t = flows[0]["iterations"], flows[0]["iteration_s"]
+share = 0.1 + 2 * 2**20 * 8 / (0.956 * 100e6)
+floor = 0.1 + (2 * 2**20 - 192 * 2**10) * 8 / 100e6
+print(f"closed-loop ring: {n} iterations in 8 s, {t * 1e3:.0f} ms each (median) = {t / share:.3f} x its share's")
+assert all(f["iterations"] == n and f["error"] == "" for f in flows), flows
+assert n >= 5 and floor <= t <= 1.15 * share, (n, t)
+for f in flows:
+    assert n * 2 * 2**20 <= f["bytes_received"] and f["bytes_sent"] <= (n + 1) * 2 * 2**20, f
 PY
 no_leftovers

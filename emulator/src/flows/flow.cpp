@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <deque>
 #include <future>
 #include <system_error>
@@ -194,6 +195,9 @@ void FlowEngine::Flow::drain(Socket& socket, const Fd& ep, const std::function<b
           break;
         }
         received += **got;
+        if (job) {
+          job->received(job_slot, static_cast<std::uint64_t>(**got), flow_clock_s());
+        }
       }
     }
   }
@@ -295,19 +299,54 @@ void FlowEngine::Flow::tcp_loop(std::vector<TcpSocket>& socks) {
     e.data.ptr = &s;
     ::epoll_ctl(ep.get(), EPOLL_CTL_ADD, s.fd(), &e);
   }
+  if (job) {
+    iterate(ep);
+  } else {
+    (void)tcp_send(ep, UINT64_MAX);
+  }
+}
+
+bool FlowEngine::Flow::tcp_send(const Fd& ep, std::uint64_t bytes) {
   const std::vector<char> msg(std::min<std::uint64_t>(spec.message_bytes, kWriteBytes), 'c');
   epoll_event events[128];
-  while (!stop_source.load()) {
+  std::uint64_t left = bytes;
+  while (left > 0) {
+    if (stop_source.load()) {
+      return false;
+    }
     const int n = ::epoll_wait(ep.get(), events, 128, 50);
-    for (int i = 0; i < n; ++i) {
-      auto w = static_cast<TcpSocket*>(events[i].data.ptr)->send_some(msg.data(), msg.size());
+    for (int i = 0; i < n && left > 0; ++i) {
+      const std::size_t size = std::min<std::uint64_t>(msg.size(), left);
+      auto w = static_cast<TcpSocket*>(events[i].data.ptr)->send_some(msg.data(), size);
       if (!w) {
         set_error(w.error().message);
-        return;
+        return false;
       }
       sent += *w;
+      left -= bytes == UINT64_MAX ? 0 : *w;
     }
   }
+  return true;
+}
+
+void FlowEngine::Flow::iterate(const Fd& ep) {
+  for (;;) {
+    const std::uint64_t i = job->current();
+    if (!compute(spec.iterate_compute_s) || !tcp_send(ep, spec.iterate_bytes) || !job->wait_end(i, stop_source)) {
+      return;
+    }
+  }
+}
+
+bool FlowEngine::Flow::compute(double s) {
+  const auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+  while (Clock::now() < until) {
+    if (stop_source.load()) {
+      return false;
+    }
+    std::this_thread::sleep_for(std::min<Clock::duration>(until - Clock::now(), std::chrono::milliseconds(50)));
+  }
+  return !stop_source.load();
 }
 
 void FlowEngine::Flow::udp_loop(std::vector<UdpSocket>& socks) {

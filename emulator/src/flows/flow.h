@@ -15,6 +15,7 @@
 #include "contend/common/fd.h"
 #include "contend/common/socket.h"
 #include "contend/emulator/flows/flow_engine.h"
+#include "flows/job_iterations.h"
 
 namespace contend::emulator {
 
@@ -40,6 +41,8 @@ struct FlowEngine::Flow {
   std::string send_path;  // under error_mutex: how the source sends (UDP: batches, GSO or why not)
   std::thread sink;
   std::thread source;
+  std::shared_ptr<JobIterations> job;  // a closed-loop flow's job (spec.iterate_bytes > 0)
+  int job_slot = 0;
 
   // Keeps the first error: why the flow stopped early.
   void set_error(const std::string& e);
@@ -71,8 +74,16 @@ struct FlowEngine::Flow {
   // and pacing.
   template <typename S>
   Result<S> open_stream(const std::string& what);
-  // Bulk streams: each writable socket gets the next write.
+  // Bulk streams: each writable socket gets the next write; a closed-loop flow's iterations.
   void tcp_loop(std::vector<TcpSocket>& socks);
+  // Writes to the writable streams of `ep` until `bytes` are sent (all: -1) or the source stops;
+  // false on a socket's error (the flow's error then) or a stop.
+  bool tcp_send(const Fd& ep, std::uint64_t bytes);
+  // A closed-loop flow: computes, sends its bytes and waits for the job's iteration to end, over
+  // and over until stopped.
+  void iterate(const Fd& ep);
+  // Sleeps `s` seconds, or until the source stops (false).
+  bool compute(double s);
   // Paced datagrams: batches (sendmmsg, UDP GSO where the kernel has it) released by a token
   // bucket (flow_pacer.h), round-robin over the streams.
   void udp_loop(std::vector<UdpSocket>& socks);

@@ -36,18 +36,20 @@ std::optional<std::pair<std::string, std::string>> fabric_endpoints(const Topolo
 }  // namespace
 
 Result<FlowEndpoints> flow_endpoints(const TopologyPlan& plan, const FlowSpec& flow) {
-  std::string src_ns, dst_ns;
+  std::string src_ns, dst_ns;  // "": the engine's own namespace
+  bool src = false, dst = false;
   for (const auto& [node, ns] : plan.nodes) {
     if (node == flow.from) {
       src_ns = ns;
+      src = true;
     }
     if (node == flow.to) {
       dst_ns = ns;
+      dst = true;
     }
   }
-  if (src_ns.empty() || dst_ns.empty()) {
-    return make_error(Errc::kNotFound,
-                      "flow " + flow.name + ": unknown node " + (src_ns.empty() ? flow.from : flow.to));
+  if (!src || !dst) {
+    return make_error(Errc::kNotFound, "flow " + flow.name + ": unknown node " + (src ? flow.to : flow.from));
   }
   for (const auto& l : plan.links) {
     if (l.from.node == flow.from && l.to.node == flow.to) {
@@ -90,6 +92,12 @@ Result<std::unique_ptr<FlowEngine>> FlowEngine::for_host(const Scenario& scenari
   }
   for (const auto& [name, spec] : flows) {
     engine->host_flow_names_.push_back(name);
+    if (spec->iterate_bytes > 0) {
+      return make_error(Errc::kInvalidArgument,
+                        "flow " + name +
+                            ": closed-loop traffic (\"iterate\") runs between namespaces on one "
+                            "machine: each iteration waits on every flow's sink, here on other hosts");
+    }
     if (spec->from == plan.node && plan.addresses.count(spec->to) == 0) {
       return make_error(Errc::kInvalidArgument, "flow " + name + ": no address for node \"" + spec->to +
                                                     "\" (give --peer " + spec->to + "=ADDRESS)");
@@ -153,6 +161,14 @@ Result<void> FlowEngine::start_flow(const FlowSpec& spec, FlowEndpoints ends, in
   flow->port = port;
   flow->connect_timeout_s = host_ ? host_->connect_timeout_s : 0;
   Flow* f = flow.get();
+  if (spec.iterate_bytes > 0) {
+    auto& job = jobs_[spec.job];
+    if (!job) {
+      job = std::make_shared<JobIterations>(spec.job_flows, spec.iterate_bytes);
+    }
+    f->job = job;
+    f->job_slot = job->join(spec.name, flow_clock_s());
+  }
   if (sink) {
     if (auto ok = f->launch(f->sink, &Flow::run_sink); !ok) {
       return ok;
@@ -217,6 +233,11 @@ std::vector<FlowStats> FlowEngine::stats() const {
     }
     if (!f->send_path.empty()) {
       s.send_path = f->send_path;
+    }
+    if (f->job) {
+      s.closed_loop = true;
+      s.iterations = f->job->iterations();
+      s.iteration_s = f->job->median_iteration_s();
     }
   }
   std::vector<FlowStats> out;

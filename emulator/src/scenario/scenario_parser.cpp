@@ -44,6 +44,16 @@ std::size_t Scenario::flow_events() const {
   }));
 }
 
+std::string Scenario::closed_loop_flow() const {
+  for (const Event& e : events) {
+    const auto* start = std::get_if<FlowStart>(&e.action);
+    if (start != nullptr && start->flow.iterate_bytes > 0) {
+      return start->flow.name;
+    }
+  }
+  return "";
+}
+
 bool Scenario::has_stalls() const {
   const auto stalls = [](const Event& e) {
     const auto* stall = std::get_if<SetStall>(&e.action);

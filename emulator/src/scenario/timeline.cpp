@@ -112,9 +112,41 @@ Result<double> flow_rate(const JsonReader& r, const std::string& text) {
   return *bps;
 }
 
+// A flow's "iterate": {"bytes": "8MiB", "compute": "50ms"}, a closed-loop job's iterations.
+Result<void> parse_iterate(const JsonReader& r, FlowSpec& f) {
+  if (!r.has("iterate")) {
+    return {};
+  }
+  const JsonReader it = r.at("iterate");
+  auto keys = it.check_keys({"bytes", "compute"});
+  auto bytes = it.optional_size_bytes("bytes");
+  auto compute = it.optional_duration("compute");
+  if (auto e = first_error(keys, bytes, compute)) {
+    return *e;
+  }
+  if (!bytes->has_value()) {
+    return it.error("expected \"bytes\": what each flow sends per iteration, like \"8MiB\"");
+  }
+  if (**bytes < 1 || **bytes > kMaxIterateBytes) {
+    return it.error_at("bytes", "expected 1B to " + format_size(kMaxIterateBytes) + " per flow and iteration");
+  }
+  f.iterate_bytes = **bytes;
+  f.iterate_compute_s = compute->has_value() ? to_seconds(**compute) : 0.0;
+  if (f.iterate_compute_s < 0 || f.iterate_compute_s > 3600) {
+    return it.error_at("compute", "expected 0s to 1h of computation per iteration");
+  }
+  if (f.protocol != Protocol::kTcp) {
+    return r.error_at("iterate",
+                      "a closed-loop flow is TCP: its iteration ends when every byte arrived, and "
+                      "UDP may lose some");
+  }
+  return {};
+}
+
 }  // namespace
 
-const std::vector<std::string> kFlowOptionKeys = {"protocol", "streams", "rate", "congestion", "message_size"};
+const std::vector<std::string> kFlowOptionKeys = {"protocol",   "streams",      "rate",
+                                                  "congestion", "message_size", "iterate"};
 
 Result<void> parse_flow_options(const JsonReader& r, FlowSpec& f) {
   auto protocol = r.optional_string("protocol");
@@ -148,7 +180,7 @@ Result<void> parse_flow_options(const JsonReader& r, FlowSpec& f) {
     return r.error_at("message_size", "expected 1B to " + format_size(kMaxMessageBytes) + " (bytes per write), got " +
                                           format_size(f.message_bytes));
   }
-  return {};
+  return parse_iterate(r, f);
 }
 
 Result<FlowSpec> parse_flow(const JsonReader& r, const Scenario& scenario) {
@@ -181,6 +213,7 @@ Result<FlowSpec> parse_flow(const JsonReader& r, const Scenario& scenario) {
   if (auto ok = parse_flow_options(r, f); !ok) {
     return ok.error();
   }
+  f.job = f.name;  // a closed-loop flow is a job of its own
   return f;
 }
 

@@ -270,6 +270,22 @@ Result<void> parse_job(const JsonReader& r, Experiment& e) {
 
 }  // namespace
 
+// The oracle and the observer read a scenario's network as its timeline writes it; a closed-loop
+// job's traffic follows its own iterations, which no timeline says.
+Result<void> check_truth_readers(const JsonReader& r, const Experiment& e) {
+  for (const ScheduleEntry& entry : e.schedules) {
+    for (const emulator::Scenario& s : e.scenarios) {
+      const std::string flow = s.closed_loop_flow();
+      if (entry.schedule.reads_truth && !flow.empty()) {
+        return r.error_at("schedules", "\"" + entry.name + "\" reads the network from the scenario's timeline, " +
+                                           "but scenario \"" + s.name + "\" runs a closed-loop job (flow " + flow +
+                                           "), whose traffic no timeline says; use an adaptive policy");
+      }
+    }
+  }
+  return {};
+}
+
 Result<Experiment> parse_experiment(const std::string& text, const std::string& source) {
   auto json = parse_document(text, source, "experiment", 1,
                              {"name", "description", "topology", "scenarios", "workload", "schedules", "variants",
@@ -301,6 +317,9 @@ Result<Experiment> parse_experiment(const std::string& text, const std::string& 
       return schedules.error();
     }
     e.schedules = std::move(*schedules);
+    if (auto ok = check_truth_readers(r, e); !ok) {
+      return ok.error();
+    }
   }
   for (const auto& part : {check_cell_names, parse_baseline, parse_baseline_scenario, parse_measure}) {
     if (auto ok = part(r, e); !ok) {

@@ -9,14 +9,28 @@
 namespace contend::runner {
 namespace {
 
-// A tenant's interval in Mbit/s; "-" where one repetition cannot give one.
-std::string interval_text(const Stats& s) {
+// An interval in `scale` units; "-" where one repetition cannot give one.
+std::string interval_text(const Stats& s, double scale) {
   if (s.n < 2) {
     return "-";
   }
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", s.ci95 / 1e6);
+  std::snprintf(buf, sizeof buf, "%.1f", s.ci95 * scale);
   return buf;
+}
+
+// A closed-loop job's median iteration time in ms; "-" for streams.
+std::string iteration_text(const TenantSummary& t) {
+  if (t.iteration_s.empty()) {
+    return "-";
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", t.iteration_stats.median * 1e3);
+  return buf;
+}
+
+nlohmann::ordered_json stats_json(const Stats& s, const std::vector<double>& samples) {
+  return {{"median", s.median}, {"ci95", s.ci95}, {"samples", samples}};
 }
 
 }  // namespace
@@ -27,13 +41,17 @@ std::vector<TenantSummary> summarize_tenants(const std::vector<std::vector<Tenan
     for (const TenantGoodput& t : rep) {
       auto it = std::find_if(out.begin(), out.end(), [&](const TenantSummary& s) { return s.tenant == t.tenant; });
       if (it == out.end()) {
-        it = out.insert(out.end(), TenantSummary{t.tenant, t.flows, {}, {}});
+        it = out.insert(out.end(), TenantSummary{t.tenant, t.flows, {}, {}, {}, {}});
       }
       it->bps.push_back(t.bps);
+      if (t.iterations > 0) {
+        it->iteration_s.push_back(t.iteration_s);
+      }
     }
   }
   for (TenantSummary& t : out) {
     t.stats = stats_of(t.bps);
+    t.iteration_stats = stats_of(t.iteration_s);
   }
   return out;
 }
@@ -41,9 +59,10 @@ std::vector<TenantSummary> summarize_tenants(const std::vector<std::vector<Tenan
 nlohmann::ordered_json tenants_summary_json(const std::vector<TenantSummary>& tenants) {
   auto out = nlohmann::ordered_json::array();
   for (const TenantSummary& t : tenants) {
-    out.push_back({{"tenant", t.tenant},
-                   {"flows", t.flows},
-                   {"goodput_bps", {{"median", t.stats.median}, {"ci95", t.stats.ci95}, {"samples", t.bps}}}});
+    out.push_back({{"tenant", t.tenant}, {"flows", t.flows}, {"goodput_bps", stats_json(t.stats, t.bps)}});
+    if (!t.iteration_s.empty()) {
+      out.back()["iteration_s"] = stats_json(t.iteration_stats, t.iteration_s);
+    }
   }
   return out;
 }
@@ -54,7 +73,9 @@ std::string tenants_table(const Summary& s) {
                      {"tenant", "", -16, "", nullptr},
                      {"flows", "", 6, "%.0f", nullptr},
                      {"mbps", "tenant Mbit/s", 14, "%.1f", nullptr},
-                     {"ci95", "+/-95%", 10, "", nullptr}});
+                     {"ci95", "+/-95%", 10, "", nullptr},
+                     {"iter", "iteration ms", 14, "", nullptr},
+                     {"iter_ci95", "+/-95%", 10, "", nullptr}});
   bool any = false;
   for (const CellSummary& c : s.cells) {
     for (const TenantSummary& t : c.tenants) {
@@ -64,7 +85,9 @@ std::string tenants_table(const Summary& s) {
                          {"tenant", t.tenant},
                          {"flows", t.flows},
                          {"mbps", t.stats.median / 1e6},
-                         {"ci95", interval_text(t.stats)}});
+                         {"ci95", interval_text(t.stats, 1e-6)},
+                         {"iter", iteration_text(t)},
+                         {"iter_ci95", t.iteration_s.empty() ? "-" : interval_text(t.iteration_stats, 1e3)}});
     }
   }
   return any ? "\n" + table.text() : std::string();

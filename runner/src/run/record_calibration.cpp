@@ -39,11 +39,15 @@ Result<BaselineCells> baseline_cells(const Experiment& e, const std::string& dir
   return out;
 }
 
-// Per scenario, the baseline's measured median there and the scenario's network.
+// Per scenario, the baseline's measured median there and the scenario's network; not where a
+// closed-loop job runs, which the simulator cannot time.
 std::vector<MeasuredScenario> baseline_medians(const Experiment& e, const Summary& summary,
                                                const std::vector<ScenarioNetwork>& truths) {
   std::vector<MeasuredScenario> medians;
   for (std::size_t s = 0; s < e.scenarios.size(); ++s) {
+    if (!truths[s].closed_loop.empty()) {
+      continue;
+    }
     for (const CellSummary& c : summary.cells) {
       if (c.scenario == e.scenarios[s].name && c.schedule == e.baseline && !c.throughput.empty()) {
         medians.push_back({c.scenario, &truths[s], c.stats.median});

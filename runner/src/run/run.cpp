@@ -153,6 +153,13 @@ Result<RunOutcome> run_experiment(const Experiment& e, RunOptions o, const std::
   if (!truths) {
     return truths.error();
   }
+  for (std::size_t s = 0; o.simulate && s < truths->size(); ++s) {
+    if (!(*truths)[s].closed_loop.empty()) {
+      return make_error(Errc::kUnsupported, "scenario \"" + e.scenarios[s].name + "\" runs a closed-loop job (flow " +
+                                                (*truths)[s].closed_loop + ", \"iterate\"): the simulator takes " +
+                                                "flows as streams and cannot time a job's iterations; run it real");
+    }
+  }
   RunOutcome out;
   const std::vector<Cell> cells = expand(e);
   auto finished = open_folder(e, o, *truths, cells, out);

@@ -157,10 +157,10 @@ PipelineStalls pipeline_stalls(const emulator::Scenario& s) {
   return out;
 }
 
-Result<ScenarioNetwork> scenario_network(const emulator::Scenario& s) {
-  if (s.has_fabric()) {
-    return detail::fabric_network(s);
-  }
+namespace {
+
+// A scenario of links alone: each linked pair's goodput each way, and the stalls.
+Result<ScenarioNetwork> chain_network(const emulator::Scenario& s) {
   auto links = pipeline_links(s);
   auto back = pipeline_links(s, true);
   if (!links || !back) {
@@ -168,6 +168,16 @@ Result<ScenarioNetwork> scenario_network(const emulator::Scenario& s) {
   }
   ScenarioNetwork out{std::move(*links), pipeline_stalls(s)};
   out.back = std::move(*back);
+  return out;
+}
+
+}  // namespace
+
+Result<ScenarioNetwork> scenario_network(const emulator::Scenario& s) {
+  auto out = s.has_fabric() ? detail::fabric_network(s) : chain_network(s);
+  if (out) {
+    out->closed_loop = s.closed_loop_flow();
+  }
   return out;
 }
 

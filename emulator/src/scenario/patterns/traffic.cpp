@@ -138,6 +138,8 @@ Result<void> expand_traffic(PatternCall& call) {
     f.from = (*hosts)[static_cast<std::size_t>(from)];
     f.to = (*hosts)[static_cast<std::size_t>(to)];
     f.name = options->name + ":" + f.from + "-" + f.to;
+    f.job = options->name;  // closed loop: an iteration ends when all of the pattern's flows delivered
+    f.job_flows = static_cast<int>(flows.size());
     if (auto ok = call.add_flow(call.entry(), call.at_s(), f, options->duration_s); !ok) {
       return ok;
     }

@@ -9,6 +9,8 @@
 #include <limits>
 #include <random>
 
+#include "contend/runner/simulated/simulate.h"
+#include "contend/runner/truth/network.h"
 #include "unit/runner/fixtures.h"
 
 using namespace contend;
@@ -87,6 +89,26 @@ TEST_CASE("bad experiment files say where and what", "[runner]") {
   CHECK_THAT(error_of(R"("scenarios": ["../emulator/scenarios/steady.json"], "workload": {},
     "schedules": ["adaptive:wobble=1"])"),
              Catch::Contains("wobble"));
+  // Nor the oracle beside a closed-loop job: no timeline says when the job's bytes flow.
+  CHECK_THAT(error_of(R"("scenarios": ["../emulator/scenarios/fabric/tenants-spread-dp.json"],
+    "workload": {"stages": 4}, "schedules": ["1f1b", "oracle"])"),
+             Catch::Contains("/schedules") && Catch::Contains("\"oracle\" reads the network") &&
+                 Catch::Contains("closed-loop job (flow dp:"));
+}
+
+TEST_CASE("the simulator refuses a closed-loop job's scenario, naming its flow", "[runner]") {
+  auto e = parse_experiment(R"({"schema": "contend.experiment/1", "name": "x",
+    "scenarios": ["../emulator/scenarios/fabric/tenants-spread-dp.json"], "workload": {"stages": 4},
+    "schedules": ["1f1b"]})",
+                            std::string(CONTEND_SOURCE_DIR) + "/experiments/t.json");
+  REQUIRE(e.ok());
+  auto net = scenario_network(e->scenarios[0]);
+  REQUIRE(net.ok());
+  CHECK_THAT(net->closed_loop, Catch::StartsWith("dp:"));
+  auto sim = simulate_cell(e->workload, e->schedules[0].schedule, *net);
+  REQUIRE_FALSE(sim.ok());
+  CHECK(sim.error().code == Errc::kUnsupported);
+  CHECK_THAT(sim.error().message, Catch::Contains("closed-loop") && Catch::Contains("run the experiment real"));
 }
 
 TEST_CASE("a measure window parses within every scenario and is checked", "[runner]") {

@@ -106,3 +106,49 @@ TEST_CASE("a cell's tenants are summarized over its repetitions into summary.jso
   const std::string table = tenants_table(s);
   CHECK_THAT(table, Catch::Contains("tenant Mbit/s") && Catch::Contains("740.0") && Catch::Contains("bulk"));
 }
+
+TEST_CASE("a closed-loop tenant's iterations are read, kept and summarized, and one that ended none fails", "[tenants]") {
+  const auto iterating = [](const std::string& flow, int iterations, double s) {
+    return R"({"kind": "flow_summary", "flow": ")" + flow + R"(", "achieved_bps": 1e8, "error": "", "iterations": )" +
+           std::to_string(iterations) + R"(, "iteration_s": )" + std::to_string(s) + "}\n";
+  };
+  TempFile log(kStart + iterating("dp:h0-h6", 40, 0.45) + iterating("dp:h6-h0", 40, 0.45) + flow_summary("bulk", 5e7));
+  auto tenants = tenant_goodput(log.name);
+  REQUIRE(tenants.ok());
+  REQUIRE(tenants->size() == 2);
+  CHECK(tenants->at(0).iterations == 40);
+  CHECK(tenants->at(0).iteration_s == Approx(0.45));
+  CHECK(tenants->at(1).iterations == 0);  // a stream
+  TempFile stuck(kStart + iterating("dp:h0-h6", 0, 0));
+  auto read = tenant_goodput(stuck.name);
+  REQUIRE_FALSE(read.ok());
+  CHECK(read.error().code == Errc::kIo);
+  CHECK_THAT(read.error().message, Catch::Contains("tenant dp ended no iteration"));
+
+  char dir[] = "/tmp/contend-tenants-XXXXXX";
+  REQUIRE(::mkdtemp(dir) != nullptr);
+  MeasuredCell cell;
+  cell.throughput = 28;
+  cell.tenants = *tenants;
+  REQUIRE(record_cell(dir, "a.1f1b.r1", cell, IterationSpread{}).ok());
+  auto cells = finished_cells(dir);
+  REQUIRE(cells.ok());
+  CHECK(cells->tenants.at("a.1f1b.r1").at(0).iterations == 40);
+  CHECK(cells->tenants.at("a.1f1b.r1").at(0).iteration_s == Approx(0.45));
+  CHECK(cells->tenants.at("a.1f1b.r1").at(1).iterations == 0);
+  std::ofstream(std::string(dir) + "/cells.jsonl")
+      << R"({"id": "a.r1", "throughput": 5, "tenants": [{"tenant": "dp", "flows": 1, "bps": 1, "iterations": 3}]})"
+         "\n";
+  CHECK_THAT(finished_cells(dir).error().message, Catch::Contains("median time"));
+  std::filesystem::remove_all(dir);
+
+  const auto summary =
+      summarize_tenants({{{"dp", 4, 7e8, 40, 0.45}}, {{"dp", 4, 7e8, 38, 0.47}}, {{"dp", 4, 7e8, 41, 0.44}}});
+  REQUIRE(summary.size() == 1);
+  CHECK(summary[0].iteration_stats.median == Approx(0.45));
+  CHECK(tenants_summary_json(summary)[0]["iteration_s"]["samples"].size() == 3);
+  CHECK_FALSE(tenants_summary_json(summarize_tenants({{{"bulk", 1, 5e7}}}))[0].contains("iteration_s"));
+  Summary s = summarize("e", "1f1b", "real", {{"busy", "1f1b"}}, {{{"busy", "1f1b"}, {27.0, 28.0, 29.0}}});
+  s.cells[0].tenants = summary;
+  CHECK_THAT(tenants_table(s), Catch::Contains("iteration ms") && Catch::Contains("450.0"));
+}

@@ -33,6 +33,7 @@ struct FlowEndpoints {
 };
 
 // Hosts mode (`contend emu host`, ansible/): nodes are hosts, and flows run between the hosts'
+// (streams only: a closed-loop flow's iterations wait on every flow's sink, on other hosts there)
 // own addresses on the shaped interface, so a flow shares its peer's class with the workload
 // (cluster mode has no background class). Every host plays the same timeline: the host a flow
 // leaves runs its source, the host it reaches its sink. Sinks listen from the engine's creation
@@ -68,10 +69,18 @@ struct FlowStats {
   // it did send at, the ceiling of this source on this machine and path; 0 when it kept it.
   double ceiling_bps = 0;
   std::string send_path;  // how the source sends: UDP batches and whether with GSO (or why not); "" for TCP
+  // A closed-loop flow's job (FlowSpec::iterate_bytes > 0): the iterations it ended while the
+  // engine ran and their median time (compute and communication; the first from the job's first
+  // flow's start); 0 for a stream.
+  bool closed_loop = false;
+  std::uint64_t iterations = 0;
+  double iteration_s = 0;
 
   // Bytes received over the time the flow was on (all its on-periods); 0 before it ran.
   double achieved_bps() const { return active_s > 0 ? 8.0 * static_cast<double>(bytes_received) / active_s : 0.0; }
 };
+
+class JobIterations;  // a closed-loop job's iterations (flows/job_iterations.h)
 
 class FlowEngine {
  public:
@@ -109,6 +118,7 @@ class FlowEngine {
   std::vector<std::string> host_flow_names_;  // sorted: a flow's port is base_port + its index
   mutable std::mutex mutex_;
   std::vector<std::unique_ptr<Flow>> flows_;
+  std::map<std::string, std::shared_ptr<JobIterations>> jobs_;  // closed-loop jobs by name
   int next_port_ = 41000;
 };
 

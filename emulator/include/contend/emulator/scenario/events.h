@@ -24,6 +24,8 @@ inline const char* protocol_name(Protocol p) {
 // once from one reused buffer, UDP at most 1472 bytes per datagram.
 inline constexpr std::uint64_t kMaxMessageBytes = 64u << 20;
 inline constexpr std::uint64_t kDefaultMessageBytes = 128u << 10;
+// A closed-loop flow's bytes per iteration ("iterate"): 1 byte to this.
+inline constexpr std::uint64_t kMaxIterateBytes = 64ull << 30;
 // A flow's "rate" (its pacing, over all streams), when not "unlimited": the range contend shapes
 // links in (discipline_registry.h).
 inline constexpr double kMinFlowRateBps = 8e3;
@@ -38,6 +40,14 @@ struct FlowSpec {
   double rate_bps = 0;                                 // 0: unlimited (TCP takes what it can)
   std::string congestion = "cubic";                    // TCP_CONGESTION for TCP flows
   std::uint64_t message_bytes = kDefaultMessageBytes;  // 1..kMaxMessageBytes
+  // A closed-loop job's flow ("iterate", docs/scenario-format.md#closed-loop-traffic): each
+  // iteration it computes for iterate_compute_s, sends iterate_bytes, and waits until every flow
+  // of its job (`job`, `job_flows` of them: a traffic entry's flows, or this flow alone) delivered
+  // theirs. 0 bytes: open loop, a stream for as long as the flow is on.
+  std::uint64_t iterate_bytes = 0;
+  double iterate_compute_s = 0;
+  std::string job;
+  int job_flows = 1;
 };
 
 // The link's available rate for the workload (its shaping) set to `rate_bps`.
@@ -81,6 +91,9 @@ inline void flow_fields(const FlowSpec& flow, nlohmann::ordered_json& out) {
   out["protocol"] = protocol_name(flow.protocol);
   out["streams"] = flow.streams;
   out["rate_bps"] = flow.rate_bps;
+  if (flow.iterate_bytes > 0) {
+    out["iterate"] = {{"job", flow.job}, {"bytes", flow.iterate_bytes}, {"compute_s", flow.iterate_compute_s}};
+  }
 }
 
 // A background flow started, or stopped.

@@ -78,6 +78,9 @@ struct Scenario {
   // Whether any link ever stalls.
   bool has_stalls() const;
   std::size_t flow_events() const;
+  // The first flow of a closed-loop job ("iterate"): its traffic follows its own iterations,
+  // which only a real play times; "" when every flow is a stream.
+  std::string closed_loop_flow() const;
 };
 
 // What a scenario may ask for (docs/scenario-format.md#limits), checked when it is parsed, so a

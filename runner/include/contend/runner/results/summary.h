@@ -33,10 +33,13 @@ struct TenantSummary {
   int flows = 0;
   std::vector<double> bps;  // one per repetition that ran it
   Stats stats;
+  std::vector<double> iteration_s;  // a closed-loop job's median iteration time, per repetition
+  Stats iteration_stats;
 };
 // The tenants of a cell's repetitions, in the order first seen, each with its goodputs' stats.
 std::vector<TenantSummary> summarize_tenants(const std::vector<std::vector<TenantGoodput>>& repetitions);
-// summary.json's "tenants" of a cell: [{"tenant", "flows", "goodput_bps": {median, ci95, samples}}].
+// summary.json's "tenants" of a cell: [{"tenant", "flows", "goodput_bps": {median, ci95, samples}}],
+// a closed-loop job's with "iteration_s" alike.
 nlohmann::ordered_json tenants_summary_json(const std::vector<TenantSummary>& tenants);
 
 struct CellSummary {

@@ -66,6 +66,9 @@ struct ScenarioNetwork {
   std::map<int, int> port_slots{};
   // On a fabric, every port ("<link>@<node>") the chain's ways cross (the report marks them).
   std::set<std::string> crossed_ports{};
+  // A closed-loop job's flow in the scenario (Scenario::closed_loop_flow): the rates above take it
+  // as a stream, so the simulator refuses the scenario; "" when there is none.
+  std::string closed_loop{};
 };
 Result<ScenarioNetwork> scenario_network(const emulator::Scenario& scenario);
 // Every linked pair's other way (from the higher node to the lower): `back` where it has the
