@@ -107,7 +107,8 @@ TEST_CASE("a cell's tenants are summarized over its repetitions into summary.jso
   CHECK_THAT(table, Catch::Contains("tenant Mbit/s") && Catch::Contains("740.0") && Catch::Contains("bulk"));
 }
 
-TEST_CASE("a closed-loop tenant's iterations are read, kept and summarized, and one that ended none fails", "[tenants]") {
+TEST_CASE("a closed-loop tenant's iterations are read, kept and summarized, and one that ended none fails",
+          "[tenants]") {
   const auto iterating = [](const std::string& flow, int iterations, double s) {
     return R"({"kind": "flow_summary", "flow": ")" + flow + R"(", "achieved_bps": 1e8, "error": "", "iterations": )" +
            std::to_string(iterations) + R"(, "iteration_s": )" + std::to_string(s) + "}\n";
