@@ -121,6 +121,13 @@ Result<void> expand_traffic(PatternCall& call) {
   if (!options) {
     return options.error();
   }
+  for (const Event& e : call.events()) {  // a closed-loop job's flows wait on each other: one name, one job
+    const auto* start = std::get_if<FlowStart>(&e.action);
+    const bool closed = options->options.iterate_bytes > 0 || (start != nullptr && start->flow.iterate_bytes > 0);
+    if (start != nullptr && start->flow.job == options->name && closed) {
+      return body.error_at("name", "a tenant named \"" + options->name + "\" runs already; name each one apart");
+    }
+  }
   auto hosts = traffic_hosts(call, body);
   if (!hosts) {
     return hosts.error();

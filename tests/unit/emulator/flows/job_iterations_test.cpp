@@ -80,6 +80,14 @@ TEST_CASE("a flow's iterations are parsed, and refused where they cannot run", "
   auto unknown = closed_loop_scenario(R"({"from": "a", "to": "b", "iterate": {"bytes": "1MiB", "gap": "1s"}})");
   REQUIRE(!unknown.ok());
   CHECK_THAT(unknown.error().message, Catch::Contains("gap"));
+  // Two tenants of one name would be one job whose iterations mix both.
+  auto twice = parse_scenario(R"({"schema": "contend.scenario/1", "name": "s", "duration": "10s",
+    "nodes": ["a", "b", "c", "d"], "links": [{"name": "a-b", "from": "a", "to": "b", "rate": "1Gbit"}], "timeline": [
+    {"at": "0s", "traffic": {"name": "dp", "pattern": "pairs", "hosts": ["a", "b"], "iterate": {"bytes": "1MiB"}}},
+    {"at": "0s", "traffic": {"name": "dp", "pattern": "pairs", "hosts": ["c", "d"], "iterate": {"bytes": "1MiB"}}}]})",
+                              "s.json", nullptr);
+  REQUIRE(!twice.ok());
+  CHECK_THAT(twice.error().message, Catch::Contains("/timeline/1/traffic/name") && Catch::Contains("runs already"));
   // Hosts mode: each iteration would wait on sinks on other hosts.
   HostFlowPlan plan;
   plan.node = "a";
