@@ -37,7 +37,10 @@ refused "a workdir that is not there" 'e\.json: /workload/workdir: .*/no-such-fo
   "$contend" run "$tmp/e.json" --no-report --out "$tmp/r0"
 [ ! -e "$tmp/r0" ] || fail "a workdir that is not there: a results folder was made"
 job_processes() { pids_running "sleep $marker"; }
-hosts_files() { ls -d /etc/netns/contend-* 2>/dev/null || true; }
+# /etc/netns is the host's, not private: hosts files there before this test (another run's, or
+# one whose runner was killed with its private /run/netns) are not this test's to count.
+hosts_before=$(ls -d /etc/netns/contend-* 2>/dev/null || true)
+hosts_files() { comm -13 <(echo "$hosts_before") <(ls -d /etc/netns/contend-* 2>/dev/null || true) | grep . || true; }
 nothing_left() { [ -z "$(job_processes)" ] && [ -z "$(runner_namespaces)" ] && [ -z "$(hosts_files)" ]; }
 left() { echo "processes: $(job_processes | tr '\n' ' ') namespaces: $(runner_namespaces | tr '\n' ' ') hosts: $(hosts_files)"; }
 
