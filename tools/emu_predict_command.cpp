@@ -7,6 +7,7 @@
 #include "cli_units.h"
 #include "commands.h"
 #include "contend/common/json.h"
+#include "contend/common/median.h"
 #include "contend/common/records.h"
 #include "contend/common/units.h"
 #include "contend/emulator/scenario/fabric_flows.h"
@@ -77,15 +78,23 @@ void print_prediction(const FabricPrediction& p, int top, double took_s) {
               format_seconds(p.at_s).c_str(), format_seconds(took_s).c_str());
 }
 
-// A closed-loop job's flows are predicted as streams: their shares while the job sends.
-void note_closed_loop(const emulator::Scenario& s) {
-  const std::string flow = s.closed_loop_flow();
-  if (!flow.empty()) {
+// Each closed-loop job's iterations as the whole run replays them (predict_run): the rates above
+// are its flows' while they send.
+void print_jobs(const std::vector<PredictedJob>& jobs) {
+  for (const PredictedJob& j : jobs) {
     std::printf(
-        "flow %s and its job's others are closed loop (\"iterate\"): the rates above are theirs while "
-        "the job sends; when it does is for a real play to tell\n",
-        flow.c_str());
+        "job %s: %zu iterations in the run, median %s each (replayed; the rates above are its flows' while "
+        "they send)\n",
+        j.job.c_str(), j.iterations_s.size(), format_seconds(median(j.iterations_s)).c_str());
   }
+}
+
+nlohmann::ordered_json jobs_json(const std::vector<PredictedJob>& jobs) {
+  auto out = nlohmann::ordered_json::array();
+  for (const PredictedJob& j : jobs) {
+    out.push_back({{"job", j.job}, {"iterations", j.iterations_s.size()}, {"iteration_s", median(j.iterations_s)}});
+  }
+  return out;
 }
 
 int predict(const PredictOptions& o) {
@@ -95,13 +104,16 @@ int predict(const PredictOptions& o) {
   }
   const auto start = std::chrono::steady_clock::now();
   const FabricPrediction p = predict_flows(*s, to_seconds(*parse_duration(o.at)));
+  const std::vector<PredictedJob> jobs =
+      s->closed_loop_flow().empty() ? std::vector<PredictedJob>{} : predict_run(*s).jobs;
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (o.json.empty()) {
     print_prediction(p, o.top, took);
-    note_closed_loop(*s);
+    print_jobs(jobs);
     return 0;
   }
-  const nlohmann::ordered_json doc = prediction_json(p, *s, took);
+  nlohmann::ordered_json doc = prediction_json(p, *s, took);
+  doc["jobs"] = jobs_json(jobs);
   if (o.json == "-") {
     std::printf("%s\n", doc.dump(2).c_str());
     return 0;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "contend/common/median.h"
+
 namespace contend::emulator {
 
 JobIterations::JobIterations(int flows, std::uint64_t bytes)
@@ -71,18 +73,13 @@ std::uint64_t JobIterations::iterations() const {
 
 double JobIterations::median_iteration_s() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (ends_s_.empty()) {
-    return 0;
-  }
   std::vector<double> times;
   double last = start_s_;
   for (double end : ends_s_) {
     times.push_back(end - last);
     last = end;
   }
-  std::sort(times.begin(), times.end());
-  const std::size_t n = times.size();
-  return n % 2 == 1 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
+  return median(std::move(times));
 }
 
 }  // namespace contend::emulator

@@ -6,61 +6,19 @@
 
 #include "contend/common/fnv.h"
 #include "contend/common/overloaded.h"
+#include "scenario/fabric_state.h"
 
 namespace contend::emulator {
 namespace {
 
 constexpr double kUnlimited = std::numeric_limits<double>::infinity();
 
-// The network and the flows as the timeline left them at `at_s`.
-struct State {
-  std::map<std::string, double> rate_bps;  // by link
-  std::set<std::string> down;
-  std::vector<FlowSpec> flows;  // running, in start order
-};
-
-State initial_state(const Scenario& s) {
-  State st;
-  for (const LinkSpec& l : s.links) {
-    st.rate_bps[l.name] = l.rate_bps;
-  }
-  return st;
-}
-
-// `e` applied to `st`; whether it changed what the flows get (a stall does not).
-bool apply(State& st, const Event& e) {
-  const auto stop = [&](const std::string& name) {
-    std::erase_if(st.flows, [&](const FlowSpec& f) { return f.name == name; });
-  };
-  return std::visit(Overloaded{[&](const SetRate& r) {
-                                 st.rate_bps[r.link] = r.rate_bps;
-                                 return true;
-                               },
-                               [](const SetStall&) { return false; },
-                               [&](const FlowStart& f) {
-                                 stop(f.flow.name);
-                                 st.flows.push_back(f.flow);
-                                 return true;
-                               },
-                               [&](const FlowStop& f) {
-                                 stop(f.flow.name);
-                                 return true;
-                               },
-                               [&](const SetLinkState& l) {
-                                 if (l.up) {
-                                   st.down.erase(l.link);
-                                 } else {
-                                   st.down.insert(l.link);
-                                 }
-                                 return true;
-                               }},
-                    e.action);
-}
+using detail::FabricState;
 
 // Ports are numbered 2 i (link i's from-end egress) and 2 i + 1 (its to-end's).
 class Router {
  public:
-  Router(const Scenario& s, const State& st) : s_(s), st_(st) {
+  Router(const Scenario& s, const FabricState& st) : s_(s), st_(st) {
     for (std::size_t i = 0; i < s.links.size(); ++i) {
       const LinkSpec& l = s.links[i];
       for (auto* hops : {&links_, &next_}) {
@@ -136,7 +94,7 @@ class Router {
   }
 
   const Scenario& s_;
-  const State& st_;
+  const FabricState& st_;
   std::map<std::string, std::vector<Hop>> links_;           // every link of each host or switch
   std::map<std::string, std::vector<Hop>> next_;            // its links that are up
   std::map<std::string, std::map<std::string, int>> hops_;  // by target switch
@@ -199,8 +157,48 @@ void share_max_min(std::vector<Stream>& streams, const std::vector<double>& capa
   }
 }
 
-// The prediction of the network and flows in `now`.
-FabricPrediction predict_state(const Scenario& s, const State& now, double at_s) {
+}  // namespace
+
+namespace detail {
+
+FabricState initial_state(const Scenario& s) {
+  FabricState st;
+  for (const LinkSpec& l : s.links) {
+    st.rate_bps[l.name] = l.rate_bps;
+  }
+  return st;
+}
+
+bool apply(FabricState& st, const Event& e) {
+  const auto stop = [&](const std::string& name) {
+    std::erase_if(st.flows, [&](const FlowSpec& f) { return f.name == name; });
+  };
+  return std::visit(Overloaded{[&](const SetRate& r) {
+                                 st.rate_bps[r.link] = r.rate_bps;
+                                 return true;
+                               },
+                               [](const SetStall&) { return false; },
+                               [&](const FlowStart& f) {
+                                 stop(f.flow.name);
+                                 st.flows.push_back(f.flow);
+                                 return true;
+                               },
+                               [&](const FlowStop& f) {
+                                 stop(f.flow.name);
+                                 return true;
+                               },
+                               [&](const SetLinkState& l) {
+                                 if (l.up) {
+                                   st.down.erase(l.link);
+                                 } else {
+                                   st.down.insert(l.link);
+                                 }
+                                 return true;
+                               }},
+                    e.action);
+}
+
+FabricPrediction predict_state(const Scenario& s, const FabricState& now, double at_s) {
   FabricPrediction out;
   out.at_s = at_s;
   std::vector<double> capacity(2 * s.links.size());
@@ -252,37 +250,17 @@ FabricPrediction predict_state(const Scenario& s, const State& now, double at_s)
   return out;
 }
 
-}  // namespace
+}  // namespace detail
 
 FabricPrediction predict_flows(const Scenario& s, double at_s) {
-  State now = initial_state(s);
+  FabricState now = detail::initial_state(s);
   for (const Event& e : s.events) {
     if (e.at_s > at_s) {
       break;
     }
-    apply(now, e);
+    detail::apply(now, e);
   }
-  return predict_state(s, now, at_s);
-}
-
-std::vector<FabricPrediction> predict_timeline(const Scenario& s) {
-  State now = initial_state(s);
-  std::vector<FabricPrediction> out;
-  std::size_t i = 0;
-  for (double at_s = 0; at_s < s.duration_s || out.empty();) {
-    bool changed = out.empty();
-    for (; i < s.events.size() && s.events[i].at_s <= at_s; ++i) {
-      changed = apply(now, s.events[i]) || changed;
-    }
-    if (changed) {
-      out.push_back(predict_state(s, now, at_s));
-    }
-    if (i == s.events.size()) {
-      break;
-    }
-    at_s = s.events[i].at_s;
-  }
-  return out;
+  return detail::predict_state(s, now, at_s);
 }
 
 }  // namespace contend::emulator

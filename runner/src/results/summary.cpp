@@ -6,6 +6,7 @@
 
 #include "contend/common/json.h"
 #include "contend/common/json_reader.h"
+#include "contend/common/median.h"
 #include "results/link_bytes.h"
 
 namespace contend::runner {
@@ -59,8 +60,7 @@ Stats stats_of(std::vector<double> v) {
   if (v.empty()) {
     return s;
   }
-  std::sort(v.begin(), v.end());
-  s.median = v.size() % 2 == 1 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  s.median = median(v);
   for (double x : v) {
     s.mean += x;
   }

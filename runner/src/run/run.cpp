@@ -157,7 +157,8 @@ Result<RunOutcome> run_experiment(const Experiment& e, RunOptions o, const std::
     if (!(*truths)[s].closed_loop.empty()) {
       return make_error(Errc::kUnsupported, "scenario \"" + e.scenarios[s].name + "\" runs a closed-loop job (flow " +
                                                 (*truths)[s].closed_loop + ", \"iterate\"): the simulator takes " +
-                                                "flows as streams and cannot time a job's iterations; run it real");
+                                                "a chain's flows as streams and cannot time a job's iterations " +
+                                                "(a fabric's model replays them); run it real");
     }
   }
   RunOutcome out;

@@ -237,9 +237,10 @@ Result<SimRunner> sim_runner(const Workload& w, const pipeline::ScheduleChoice& 
 Result<SimCell> simulate_cell(const Workload& w, const pipeline::ScheduleChoice& choice, const ScenarioNetwork& net,
                               const RuntimeModel& runtime) {
   if (!net.closed_loop.empty()) {
-    return make_error(Errc::kUnsupported, "flow " + net.closed_loop + " is a closed-loop job's (\"iterate\"): " +
-                                              "the simulator takes flows as streams and cannot time a job's " +
-                                              "iterations; run the experiment real");
+    return make_error(Errc::kUnsupported,
+                      "flow " + net.closed_loop + " is a closed-loop job's (\"iterate\"): " +
+                          "the simulator takes a chain's flows as streams and cannot time a job's " +
+                          "iterations (a fabric's model replays them); run the experiment real");
   }
   auto links = chain_of(net.links, w.stages);  // the oracle's truth and what ranks time in band
   auto back = chain_of(back_links(net), w.stages);

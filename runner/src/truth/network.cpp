@@ -175,8 +175,8 @@ Result<ScenarioNetwork> chain_network(const emulator::Scenario& s) {
 
 Result<ScenarioNetwork> scenario_network(const emulator::Scenario& s) {
   auto out = s.has_fabric() ? detail::fabric_network(s) : chain_network(s);
-  if (out) {
-    out->closed_loop = s.closed_loop_flow();
+  if (out && !s.has_fabric()) {
+    out->closed_loop = s.closed_loop_flow();  // the fabric's model replays jobs; a chain's takes streams
   }
   return out;
 }

@@ -96,19 +96,60 @@ TEST_CASE("bad experiment files say where and what", "[runner]") {
                  Catch::Contains("closed-loop job (flow dp:"));
 }
 
-TEST_CASE("the simulator refuses a closed-loop job's scenario, naming its flow", "[runner]") {
+TEST_CASE("the simulator refuses a closed-loop job on a chain, naming its flow", "[runner]") {
+  const std::string chain = "/tmp/contend-experiment-job-" + std::to_string(::getpid()) + ".json";
+  std::ofstream(chain) << R"({"schema": "contend.scenario/1", "name": "chainjob", "duration": "10s",
+    "nodes": ["a", "b"], "links": [{"name": "a-b", "from": "a", "to": "b", "rate": "100Mbit"}],
+    "timeline": [{"at": "0s", "flow": {"from": "a", "to": "b", "iterate": {"bytes": "1MiB", "compute": "100ms"}}}]})";
+  auto e = parse_experiment(R"({"schema": "contend.experiment/1", "name": "x", "scenarios": [")" + chain +
+                                R"("], "workload": {"stages": 2}, "schedules": ["1f1b"]})",
+                            std::string(CONTEND_SOURCE_DIR) + "/experiments/t.json");
+  std::remove(chain.c_str());
+  REQUIRE(e.ok());
+  auto net = scenario_network(e->scenarios[0]);
+  REQUIRE(net.ok());
+  CHECK(net->closed_loop == "a-b");
+  auto sim = simulate_cell(e->workload, e->schedules[0].schedule, *net);
+  REQUIRE_FALSE(sim.ok());
+  CHECK(sim.error().code == Errc::kUnsupported);
+  CHECK_THAT(sim.error().message, Catch::Contains("closed-loop") && Catch::Contains("run the experiment real"));
+}
+
+TEST_CASE("on a fabric the simulator replays a closed-loop job: it costs the pipeline less than its flows open loop",
+          "[runner]") {
+  const std::string dir = std::string(CONTEND_SOURCE_DIR) + "/emulator/scenarios/fabric/";
+  auto job = emulator::load_scenario(dir + "tenants-spread-dp.json");
+  auto idle = emulator::load_scenario(dir + "tenants-spread-idle.json");
+  REQUIRE(job.ok());
+  REQUIRE(idle.ok());
+  emulator::Scenario open = *job;  // the same flows as streams, all the time
+  for (emulator::Event& ev : open.events) {
+    if (auto* start = std::get_if<emulator::FlowStart>(&ev.action)) {
+      start->flow.iterate_bytes = 0;
+    }
+  }
   auto e = parse_experiment(R"({"schema": "contend.experiment/1", "name": "x",
     "scenarios": ["../emulator/scenarios/fabric/tenants-spread-dp.json"], "workload": {"stages": 4},
     "schedules": ["1f1b"]})",
                             std::string(CONTEND_SOURCE_DIR) + "/experiments/t.json");
   REQUIRE(e.ok());
-  auto net = scenario_network(e->scenarios[0]);
-  REQUIRE(net.ok());
-  CHECK_THAT(net->closed_loop, Catch::StartsWith("dp:"));
-  auto sim = simulate_cell(e->workload, e->schedules[0].schedule, *net);
-  REQUIRE_FALSE(sim.ok());
-  CHECK(sim.error().code == Errc::kUnsupported);
-  CHECK_THAT(sim.error().message, Catch::Contains("closed-loop") && Catch::Contains("run the experiment real"));
+  const auto throughput = [&](const emulator::Scenario& s) {
+    auto net = scenario_network(s);
+    REQUIRE(net.ok());
+    CHECK(net->closed_loop.empty());
+    auto sim = simulate_cell(e->workload, e->schedules[0].schedule, *net);
+    REQUIRE(sim.ok());
+    double seconds = 0;
+    for (const SimIteration& it : sim->iterations) {
+      seconds += it.iteration_s;
+    }
+    return static_cast<double>(sim->iterations.size()) / seconds;
+  };
+  const double alone = throughput(*idle);
+  const double closed = throughput(*job);
+  const double streams = throughput(open);
+  CHECK(closed < alone * 0.98);
+  CHECK(closed > streams * 1.02);
 }
 
 TEST_CASE("a measure window parses within every scenario and is checked", "[runner]") {

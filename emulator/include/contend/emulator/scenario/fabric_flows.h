@@ -50,11 +50,34 @@ struct FabricPrediction {
 
 // The scenario's network at `at_s` (rates and link states as its timeline left them, flows started
 // and not stopped), every flow's streams routed and shared max-min. A flow between hosts that a
-// link joins directly crosses that link; elsewhere, the fabric.
+// link joins directly crosses that link; elsewhere, the fabric. A closed-loop job's flows are
+// taken as streams here: their shares while the job sends (predict_run says when it does).
 FabricPrediction predict_flows(const Scenario& s, double at_s);
 
-// predict_flows at 0 and at every later time of the timeline (before its duration) when the
-// network or the flows change, in time order: what the flows get over the whole run, replayed once.
+// A closed-loop job's iterations as the replay runs them (predict_run).
+struct PredictedJob {
+  std::string job;
+  std::vector<double> iterations_s;  // every iteration it ended before the scenario's end
+};
+
+struct PredictedRun {
+  // The network at 0 and at every later time (before the scenario's end) when it or the flows
+  // sending change, in time order.
+  std::vector<FabricPrediction> timeline;
+  std::vector<PredictedJob> jobs;  // by the time each started
+};
+
+// The whole run replayed at the flow level. Open-loop flows run from their start to their stop; a
+// closed-loop job's flows ("iterate") take part only while they send: each iteration every flow
+// computes for the job's compute time, then sends its bytes at its max-min share of the moment
+// (shares recomputed whenever a flow starts or finishes sending, or the timeline changes), and the
+// iteration ends when the job's last flow is through, as a collective ends with its slowest
+// transfer. A flow that joins a job computes first, then sends; a job whose flows cross only
+// unshaped ports and compute nothing ends no iteration (it would take no time). Not modelled:
+// TCP's slow start and the shapers' token buckets (a port idle during the compute bursts at its
+// start: the emulator's job runs 0.97 x the model's sending time, docs/tenants.md).
+PredictedRun predict_run(const Scenario& s);
+// predict_run(s).timeline.
 std::vector<FabricPrediction> predict_timeline(const Scenario& s);
 
 }  // namespace contend::emulator

@@ -34,7 +34,8 @@ Result<std::vector<RateTrace>> workload_rates(const emulator::Scenario& scenario
 // workload_rates does: the simulated network of any schedule, a looped one's ring included (pairs
 // no link joins cross the unshaped switch: no limit). On a fabric, every pair of neighbouring
 // ranks and the first and last, from the fabric's flow-level model with the pipeline's own
-// streams in it (emulator/scenario/fabric_flows.h).
+// stream of that way in it and a closed-loop job's flows there while they send (the timeline
+// replayed, emulator/scenario/fabric_flows.h).
 // `back`: the other way, from the higher node to the lower (the gradients'), which background
 // flows from b to a take from.
 using PipelineLinks = std::map<std::pair<int, int>, RateTrace>;
@@ -66,8 +67,9 @@ struct ScenarioNetwork {
   std::map<int, int> port_slots{};
   // On a fabric, every port ("<link>@<node>") the chain's ways cross (the report marks them).
   std::set<std::string> crossed_ports{};
-  // A closed-loop job's flow in the scenario (Scenario::closed_loop_flow): the rates above take it
-  // as a stream, so the simulator refuses the scenario; "" when there is none.
+  // A closed-loop job's flow (Scenario::closed_loop_flow) that the rates above take as a stream (a
+  // chain scenario's; a fabric's model replays the job's iterations, emulator::predict_run), so the
+  // simulator refuses the scenario; "" when there is none.
   std::string closed_loop{};
 };
 Result<ScenarioNetwork> scenario_network(const emulator::Scenario& scenario);

@@ -1,0 +1,18 @@
+#pragma once
+// The median of a sample: the middle value, or the mean of the two middle ones; 0 when empty.
+
+#include <algorithm>
+#include <vector>
+
+namespace contend {
+
+inline double median(std::vector<double> values) {
+  if (values.empty()) {
+    return 0;
+  }
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+}  // namespace contend

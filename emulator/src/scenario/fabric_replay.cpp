@@ -1,0 +1,210 @@
+// The timeline replayed at the flow level with its closed-loop jobs (predict_run): a fluid model
+// of each job's iterations, the shares recomputed at every change of what sends.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "contend/emulator/scenario/fabric_flows.h"
+#include "scenario/fabric_state.h"
+
+namespace contend::emulator {
+namespace {
+
+constexpr double kNever = std::numeric_limits<double>::infinity();
+
+struct JobFlow {
+  FlowSpec spec;
+  double send_at_s = 0;  // computing until then
+  double left_bits = 0;  // what it has still to send this iteration
+};
+
+struct Job {
+  std::string name;
+  double compute_s = 0;
+  double bits = 0;  // each flow's, per iteration
+  double started_s = 0;
+  std::vector<JobFlow> flows;
+  std::vector<double> iterations_s;
+  bool unbounded = false;  // its iterations would take no time: left out
+};
+
+bool sending(const JobFlow& f, double t) {
+  return f.send_at_s <= t && f.left_bits > 0;
+}
+
+// The jobs of a replay: who joins and leaves, who sends, when the next of them changes.
+class Jobs {
+ public:
+  // A closed-loop flow's start or stop, applied to its job; false for every other event.
+  bool apply(const Event& e, double t) {
+    if (const auto* start = std::get_if<FlowStart>(&e.action); start != nullptr && start->flow.iterate_bytes > 0) {
+      join(start->flow, t);
+      return true;
+    }
+    if (const auto* stop = std::get_if<FlowStop>(&e.action)) {
+      return leave(stop->flow.name);
+    }
+    return false;
+  }
+
+  // Iterations that ended at `t` recorded and begun again; whether a flow began or ended sending.
+  bool settle(double t) {
+    bool changed = false;
+    for (Job& job : jobs_) {
+      if (job.unbounded || job.flows.empty()) {
+        continue;
+      }
+      const bool done =
+          std::all_of(job.flows.begin(), job.flows.end(), [](const JobFlow& f) { return f.left_bits <= 0; });
+      if (done) {
+        end_iteration(job, t);
+        changed = true;
+      }
+    }
+    const std::vector<std::string> now = sending_names(t);
+    changed = changed || now != sending_;
+    sending_ = now;
+    return changed;
+  }
+
+  // `st` with every flow that sends at `t`.
+  detail::FabricState with_senders(detail::FabricState st, double t) const {
+    for (const Job& job : jobs_) {
+      for (const JobFlow& f : job.flows) {
+        if (!job.unbounded && sending(f, t)) {
+          st.flows.push_back(f.spec);
+        }
+      }
+    }
+    return st;
+  }
+
+  // The next time a flow begins or ends sending at the rates of `p` (kNever when none will).
+  double next_change(const FabricPrediction& p, double t) const {
+    double next = kNever;
+    for (const Job& job : jobs_) {
+      for (const JobFlow& f : job.flows) {
+        if (job.unbounded || f.left_bits <= 0) {
+          continue;
+        }
+        if (f.send_at_s > t) {
+          next = std::min(next, f.send_at_s);
+        } else if (const double bps = rate_of(p, f.spec.name); bps > 0) {
+          next = std::min(next, t + f.left_bits / bps);
+        }
+      }
+    }
+    return next;
+  }
+
+  // Every sending flow's bits from `t` to `until` at the rates of `p`.
+  void advance(const FabricPrediction& p, double t, double until) {
+    for (Job& job : jobs_) {
+      for (JobFlow& f : job.flows) {
+        if (!job.unbounded && sending(f, t)) {
+          const double bps = rate_of(p, f.spec.name);
+          const bool through = bps > 0 && t + f.left_bits / bps <= until * (1 + 1e-12) + 1e-12;
+          f.left_bits = through ? 0 : f.left_bits - bps * (until - t);
+        }
+      }
+    }
+  }
+
+  std::vector<PredictedJob> predicted() const {
+    std::vector<PredictedJob> out;
+    for (const Job& job : jobs_) {
+      out.push_back({job.name, job.iterations_s});
+    }
+    return out;
+  }
+
+ private:
+  void join(const FlowSpec& f, double t) {
+    leave(f.name);  // a flow started again takes its old one's place
+    auto it = std::find_if(jobs_.begin(), jobs_.end(), [&](const Job& j) { return j.name == f.job; });
+    if (it == jobs_.end()) {
+      jobs_.push_back({f.job, f.iterate_compute_s, 8.0 * static_cast<double>(f.iterate_bytes), t, {}, {}, false});
+      it = jobs_.end() - 1;
+    } else if (it->flows.empty()) {
+      it->started_s = t;
+    }
+    it->flows.push_back({f, t + it->compute_s, it->bits});
+  }
+
+  bool leave(const std::string& flow) {
+    for (Job& job : jobs_) {
+      if (std::erase_if(job.flows, [&](const JobFlow& f) { return f.spec.name == flow; }) > 0) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  void end_iteration(Job& job, double t) {
+    if (t - job.started_s <= 0 && job.compute_s <= 0) {
+      job.unbounded = true;  // through unshaped ports without compute: no time at all
+      return;
+    }
+    job.iterations_s.push_back(t - job.started_s);
+    job.started_s = t;
+    for (JobFlow& f : job.flows) {
+      f.send_at_s = t + job.compute_s;
+      f.left_bits = job.bits;
+    }
+  }
+
+  std::vector<std::string> sending_names(double t) const {
+    std::vector<std::string> out;
+    for (const Job& job : jobs_) {
+      for (const JobFlow& f : job.flows) {
+        if (!job.unbounded && sending(f, t)) {
+          out.push_back(f.spec.name);
+        }
+      }
+    }
+    return out;
+  }
+
+  static double rate_of(const FabricPrediction& p, const std::string& flow) {
+    const auto it =
+        std::find_if(p.flows.begin(), p.flows.end(), [&](const PredictedFlow& f) { return f.name == flow; });
+    return it == p.flows.end() ? 0 : it->rate_bps;
+  }
+
+  std::vector<Job> jobs_;
+  std::vector<std::string> sending_;  // the flows sending at the last settle
+};
+
+}  // namespace
+
+PredictedRun predict_run(const Scenario& s) {
+  detail::FabricState now = detail::initial_state(s);
+  Jobs jobs;
+  PredictedRun out;
+  std::size_t i = 0;
+  for (double t = 0;;) {
+    bool changed = out.timeline.empty();
+    for (; i < s.events.size() && s.events[i].at_s <= t; ++i) {
+      changed = jobs.apply(s.events[i], t) || detail::apply(now, s.events[i]) || changed;
+    }
+    changed = jobs.settle(t) || changed;
+    if (changed) {
+      out.timeline.push_back(detail::predict_state(s, jobs.with_senders(now, t), t));
+    }
+    const FabricPrediction& p = out.timeline.back();
+    const double next = std::min(i < s.events.size() ? s.events[i].at_s : kNever, jobs.next_change(p, t));
+    if (!(next < s.duration_s)) {
+      break;
+    }
+    jobs.advance(p, t, next);
+    t = next;
+  }
+  out.jobs = jobs.predicted();
+  return out;
+}
+
+std::vector<FabricPrediction> predict_timeline(const Scenario& s) {
+  return predict_run(s).timeline;
+}
+
+}  // namespace contend::emulator
