@@ -10,7 +10,7 @@ def fig_tenants(r, out, made, missing, save):
     variant)."""
     recorded = [c for c in r.cells if isinstance(c.get("tenants"), list) and c["tenants"]]
     if not recorded:
-        return  # no tenants in these scenarios, or a simulated run: nothing to draw, nothing missing
+        return  # no tenants in these scenarios (or a chain simulated): nothing to draw, nothing missing
     panels = []
     for scenario in r.scenarios:
         cells = [c for c in recorded if c["scenario"] == scenario]

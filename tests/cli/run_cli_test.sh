@@ -123,8 +123,9 @@ rm -rf "$tmp/fig"
 check_report "$src/tests/data/recorded-run" throughput bandwidth memory schedules adaptive-bw-200Mbit timeline-bw-200Mbit.adaptive.r1
 rm -rf "$tmp/fig"
 # A closed-loop job's traffic follows its iterations: on a fabric the simulator replays them (the
-# job costs the spread pipeline something, the packed one nothing); on a chain, whose links take
-# flows as streams, it cannot: refused before anything is made.
+# job costs the spread pipeline something, the packed one nothing, and the job its own iterations,
+# recorded as a real cell's tenants are); on a chain, whose links take flows as streams, it
+# cannot: refused before anything is made.
 "$contend" run "$src/experiments/examples/fabric-jobs.json" --simulate --no-report --out "$tmp/jobs" >"$tmp/jobs.out" 2>&1 ||
   fail "a fabric's closed-loop job was not simulated: $(tail -5 "$tmp/jobs.out")"
 python3 - "$tmp/jobs/summary.json" <<'PY' || fail "the simulated closed-loop job did not cost the spread pipeline alone"
@@ -132,6 +133,9 @@ import json, sys
 cells = {(c["scenario"], c["schedule"]): c["throughput"]["median"] for c in json.load(open(sys.argv[1]))["cells"]}
 assert cells[("pack-dp", "1f1b")] == cells[("pack-idle", "1f1b")], cells
 assert cells[("spread-dp", "1f1b")] < 0.95 * cells[("spread-idle", "1f1b")], cells
+job = {c["scenario"]: c["tenants"][0]["iteration_s"]["median"] for c in json.load(open(sys.argv[1]))["cells"]
+       if c["schedule"] == "1f1b" and c.get("tenants")}
+assert set(job) == {"pack-dp", "spread-dp"} and 0.2 < job["pack-dp"] < job["spread-dp"], job
 PY
 cat >"$tmp/chain-job.json" <<'JSON'
 {"schema": "contend.scenario/1", "name": "chain-job", "duration": "30s", "nodes": ["n0", "n1"],

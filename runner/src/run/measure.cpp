@@ -225,6 +225,8 @@ Result<CellOutcome> measure_cell(const Experiment& e, const Cell& cell, const st
       return ports.error();
     }
     outcome->measured.link_bytes = std::move(*ports);
+  }
+  if (!o.hosts) {  // the player's flow summaries, or the model's for a simulated cell
     auto tenants = tenant_goodput(files.events);
     if (!tenants) {
       return tenants.error();

@@ -10,14 +10,16 @@
 #include "contend/pipeline/exec/worker.h"
 #include "contend/sim/chrome_trace.h"
 #include "results/throughput.h"
+#include "simulated/simulated_tenants.h"
 
 namespace contend::runner {
 
 namespace {
 
 // events/CELL.jsonl of a simulated cell: the scenario's events as the player logs them, each
-// applied when it was scheduled.
-Result<void> write_simulated_events(const std::string& path, const emulator::Scenario& scenario, double end_s) {
+// applied when it was scheduled, and on a fabric each flow's summary as the model predicts it.
+Result<void> write_simulated_events(const std::string& path, const emulator::Scenario& scenario, const SimCell& sim,
+                                    double end_s) {
   auto log = JsonLinesWriter::open(path, "contend.events/1", JsonLinesWriter::Mode::kCreate);
   if (!log) {
     return log.error();
@@ -36,6 +38,9 @@ Result<void> write_simulated_events(const std::string& path, const emulator::Sce
     nlohmann::ordered_json line = emulator::event_record(ev);
     line["applied_s"] = ev.at_s;  // the simulator applies every event on time
     lines.push_back(std::move(line));
+  }
+  for (nlohmann::ordered_json& summary : simulated_flow_summaries(scenario, sim)) {
+    lines.push_back(std::move(summary));
   }
   lines.push_back({{"kind", "end"}, {"t_s", end_s}});
   for (const auto& line : lines) {
@@ -72,7 +77,7 @@ Result<void> write_simulated_cell(const CellFiles& files, const std::string& tra
                                   const Cell& cell, const SimCell& sim) {
   const auto& rows = sim.iterations;
   const double end = rows.empty() ? 0 : rows.back().start_s + rows.back().iteration_s;
-  if (auto ok = write_simulated_events(files.events, e.scenarios[cell.scenario], end); !ok) {
+  if (auto ok = write_simulated_events(files.events, e.scenarios[cell.scenario], sim, end); !ok) {
     return ok;
   }
   if (!trace_path.empty()) {

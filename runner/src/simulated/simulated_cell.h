@@ -13,7 +13,8 @@
 namespace contend::runner {
 
 // runs/CELL.jsonl (rank 0's contend.iteration/1 lines, "backend": "simulated"), events/CELL.jsonl
-// (the scenario's events as the player logs them, each applied when scheduled) and, when `trace_path` is set, the last
+// (the scenario's events as the player logs them, each applied when scheduled, and on a fabric the
+// flows' summaries the model predicts: simulated_tenants.h) and, when `trace_path` is set, the last
 // iteration's Chrome trace. Errors name the file.
 Result<void> write_simulated_cell(const CellFiles& files, const std::string& trace_path, const Experiment& e,
                                   const Cell& cell, const SimCell& sim);

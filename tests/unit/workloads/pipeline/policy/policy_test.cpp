@@ -50,7 +50,7 @@ std::unique_ptr<KPolicy> policy(const std::string& name, std::optional<OracleTru
   return std::move(*p);
 }
 
-std::string error_of(const std::string& text) {
+std::string policy_error(const std::string& text) {
   auto spec = parse_schedule_or_policy(text);
   if (!spec) {
     return spec.error().message;
@@ -89,19 +89,20 @@ TEST_CASE("policy specs parse with their options, strictly, and bad ones name th
   CHECK(reads_truth(*parse_schedule_or_policy("oracle")));
   CHECK_FALSE(reads_truth(*parse_schedule_or_policy("adaptive")));
   CHECK_FALSE(is_policy(*parse_schedule_or_policy("kfkb:k=2")));
-  CHECK_THAT(error_of("fixed"), Catch::Contains("missing parameter k") && Catch::Contains("fixed:k=N"));
-  CHECK_THAT(error_of("adaptive:speed=9"), Catch::Contains("unknown parameter \"speed\"") && Catch::Contains("kmin=N"));
-  CHECK_THAT(error_of("adaptive:mem=lots"), Catch::Contains("mem"));
-  CHECK_THAT(error_of("fixed:k=0"), Catch::Contains("k: expected a whole number >= 1"));
-  CHECK_THAT(error_of("fixed:k=2.5"), Catch::Contains("k: expected a whole number"));  // not truncated to 2
-  CHECK_THAT(error_of("adaptive:kmax=0"), Catch::Contains("kmax"));                    // not "the default"
-  CHECK_THAT(error_of("adaptive:kmin=2,kmin=3"), Catch::Contains("kmin is given twice"));
-  CHECK_THAT(error_of("adaptive:inflight=0"), Catch::Contains("inflight"));
-  CHECK_THAT(error_of("adaptive:mem=0B"), Catch::Contains("mem"));
-  CHECK_THAT(error_of("adaptive:hysteresis=1.5"), Catch::Contains("hysteresis"));
-  CHECK_THAT(error_of("fixed:k=99"), Catch::Contains("1..16"));
-  CHECK_THAT(error_of("adaptive:kmin=4,kmax=2"), Catch::Contains("kmin <= kmax"));
-  CHECK_THAT(error_of("oracle"), Catch::Contains("scenario"));
+  CHECK_THAT(policy_error("fixed"), Catch::Contains("missing parameter k") && Catch::Contains("fixed:k=N"));
+  CHECK_THAT(policy_error("adaptive:speed=9"),
+             Catch::Contains("unknown parameter \"speed\"") && Catch::Contains("kmin=N"));
+  CHECK_THAT(policy_error("adaptive:mem=lots"), Catch::Contains("mem"));
+  CHECK_THAT(policy_error("fixed:k=0"), Catch::Contains("k: expected a whole number >= 1"));
+  CHECK_THAT(policy_error("fixed:k=2.5"), Catch::Contains("k: expected a whole number"));  // not truncated to 2
+  CHECK_THAT(policy_error("adaptive:kmax=0"), Catch::Contains("kmax"));                    // not "the default"
+  CHECK_THAT(policy_error("adaptive:kmin=2,kmin=3"), Catch::Contains("kmin is given twice"));
+  CHECK_THAT(policy_error("adaptive:inflight=0"), Catch::Contains("inflight"));
+  CHECK_THAT(policy_error("adaptive:mem=0B"), Catch::Contains("mem"));
+  CHECK_THAT(policy_error("adaptive:hysteresis=1.5"), Catch::Contains("hysteresis"));
+  CHECK_THAT(policy_error("fixed:k=99"), Catch::Contains("1..16"));
+  CHECK_THAT(policy_error("adaptive:kmin=4,kmax=2"), Catch::Contains("kmin <= kmax"));
+  CHECK_THAT(policy_error("oracle"), Catch::Contains("scenario"));
   CHECK(parse_schedule_or_policy("adaptive:kmin=2").value().str() == "adaptive:kmin=2");
 }
 
