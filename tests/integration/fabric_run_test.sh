@@ -2,7 +2,8 @@
 # A pipeline experiment on a fabric: `contend run` places its two ranks by the scenario's rule
 # (spread: one per leaf), they reach each other through the switches, and every byte of theirs
 # crosses shaped ports: the fabric's hosts have no port on the control bridge, and the cell's own
-# port samples count the activations on leaf0's uplink. Nothing is left behind.
+# port samples count the activations on leaf0's uplink. A spine taken down mid-run: the ranks go on
+# over the other. Nothing is left behind.
 source "$(dirname "$0")/lib.sh"
 need_root
 
@@ -54,4 +55,36 @@ assert info["rank_hosts"] == ["h0", "h2"], info
 assert "leaf0-spine0@leaf0" in info["rank_ports"] and "h1-leaf0@h1" not in info["rank_ports"], info
 PY
 [ -e "$tmp/res/report/ports.svg" ] || fail "no port figure: $(cat "$tmp/res/report.log")"
-echo "PASS: a pipeline on a fabric, placed by rule, its bytes on shaped ports"
+
+# A spine taken down mid-run: the ranks' connection goes on over the other spine, the cell is
+# measured, and after the event no byte of theirs crosses the spine that is down.
+cat >"$tmp/down.json" <<JSON
+{"schema": "contend.scenario/1", "name": "spine-down", "duration": "60s",
+ "fabric": {"leaf-spine": {"leaves": 2, "hosts_per_leaf": 2, "spines": 2, "host_rate": "200Mbit"}},
+ "placement": "spread",
+ "timeline": [{"at": "1s", "link": "leaf0-spine0", "state": "down"}, {"at": "1s", "link": "leaf1-spine0", "state": "down"}]}
+JSON
+sed -e 's/"f.json"/"down.json"/' -e 's/"iterations": 3/"iterations": 10/' "$tmp/e.json" >"$tmp/e-down.json"
+"$contend" run "$tmp/e-down.json" --out "$tmp/res-down" >"$tmp/run-down.out" 2>&1 ||
+  fail "the run with a spine down failed: $(tail -20 "$tmp/run-down.out")"
+python3 - "$tmp/res-down/events/spine-down.1f1b.r1.jsonl" <<'PY' || fail "the ranks' bytes did not move to the spine that is up"
+import json, sys
+index, before, after, applied = None, {}, {}, 0
+for line in open(sys.argv[1]):
+    d = json.loads(line)
+    if d["kind"] == "link_state":
+        applied += d.get("applied_s") is not None
+    elif d["kind"] == "port_index":
+        index = [(p["link"], p["node"]) for p in d["ports"]]
+    elif d["kind"] == "ports":
+        into = after if d["t_s"] > 1.5 else before
+        for i, k in enumerate(d["kib"]):
+            into[index[i]] = into.get(index[i], 0) + k
+assert applied == 2, applied
+spine0, spine1 = ("leaf0-spine0", "leaf0"), ("leaf0-spine1", "leaf0")
+print(f"after 1.5 s: {after.get(spine0, 0)} KiB over spine 0 (down), {after.get(spine1, 0)} over spine 1")
+assert after.get(spine0, 0) == 0 and after.get(spine1, 0) >= 4 * 8 * 1024, (before, after)
+PY
+after=$(ls /run/netns 2>/dev/null | grep -c "^contend-" || true)
+[ "$after" -eq "$before" ] || fail "the run with a spine down left namespaces: $(ls /run/netns | grep '^contend-')"
+echo "PASS: a pipeline on a fabric, placed by rule, its bytes on shaped ports, around a spine taken down"

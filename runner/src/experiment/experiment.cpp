@@ -21,16 +21,17 @@ constexpr long long kMaxRepetitions = 1000;
 
 // Fits the workload's ranks to `s`: one per node on links alone; on a fabric, the first `stages`
 // of its placement (all of it when the workload does not say). Refuses what neither the
-// simulator nor the truth models: a link taken down or up, a stall on a fabric (a stall holds a
-// rank pair's messages; a fabric's port is no pair's).
+// simulator nor the truth models: a chain's link taken down or up (a fabric's routes around it,
+// and its flow-level model with them), a stall on a fabric (a stall holds a rank pair's messages;
+// a fabric's port is no pair's).
 Result<void> fit_ranks(const JsonReader& entry, Experiment& e, emulator::Scenario& s) {
   const auto link_state = [](const emulator::Event& ev) {
     return std::holds_alternative<emulator::SetLinkState>(ev.action);
   };
-  if (std::any_of(s.events.begin(), s.events.end(), link_state)) {
-    return entry.error("scenario \"" + s.name + "\" takes a link down or up (\"state\"): experiments do not " +
-                       "take link states yet (neither the simulator nor the truth models a link that is down); " +
-                       "`contend emu play` does");
+  if (!s.has_fabric() && std::any_of(s.events.begin(), s.events.end(), link_state)) {
+    return entry.error("scenario \"" + s.name + "\" takes a link of its chain down or up (\"state\"): the " +
+                       "pipeline's ranks would lose their only way; take a fabric's link down (its routes go " +
+                       "around it), or play it with `contend emu play`");
   }
   if (s.has_fabric() && s.has_stalls()) {
     return entry.error("scenario \"" + s.name + "\" stalls a fabric's port: experiments stall the links between " +
