@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "contend/common/fnv.h"
 #include "contend/common/overloaded.h"
@@ -13,6 +14,7 @@ namespace {
 
 constexpr double kUnlimited = std::numeric_limits<double>::infinity();
 
+using detail::FabricCache;
 using detail::FabricState;
 
 // Ports are numbered 2 i (link i's from-end egress) and 2 i + 1 (its to-end's).
@@ -102,8 +104,8 @@ class Router {
 
 struct Stream {
   std::size_t flow;
-  std::vector<std::size_t> ports;
-  double cap_bps;  // the flow's pacing share, or unlimited
+  const std::vector<std::size_t>* ports;  // its path, held by the cache
+  double cap_bps;                         // the flow's pacing share, or unlimited
   double rate_bps = 0;
   bool frozen = false;
   std::size_t bottleneck = std::numeric_limits<std::size_t>::max();
@@ -120,7 +122,7 @@ void share_max_min(std::vector<Stream>& streams, const std::vector<double>& capa
     for (const Stream& st : streams) {
       if (!st.frozen) {
         level = std::min(level, st.cap_bps);
-        for (std::size_t p : st.ports) {
+        for (std::size_t p : *st.ports) {
           ++active[p];
         }
       }
@@ -135,7 +137,7 @@ void share_max_min(std::vector<Stream>& streams, const std::vector<double>& capa
         continue;
       }
       st.rate_bps = level;
-      for (std::size_t p : st.ports) {
+      for (std::size_t p : *st.ports) {
         if ((capacity[p] - used[p]) / active[p] <= level * (1 + 1e-12)) {
           st.bottleneck = std::min(st.bottleneck, p);
         }
@@ -146,7 +148,7 @@ void share_max_min(std::vector<Stream>& streams, const std::vector<double>& capa
       }
     }
     for (const Stream* st : frozen_now) {
-      for (std::size_t p : st->ports) {
+      for (std::size_t p : *st->ports) {
         used[p] += level;
       }
     }
@@ -155,6 +157,96 @@ void share_max_min(std::vector<Stream>& streams, const std::vector<double>& capa
       break;  // only unshaped ports and unpaced streams left
     }
   }
+}
+
+// The goodput each port carries in `now` (0: its link is down; unlimited: not shaped that way).
+std::vector<double> capacities(const Scenario& s, const FabricState& now) {
+  std::vector<double> capacity(2 * s.links.size());
+  for (std::size_t i = 0; i < s.links.size(); ++i) {
+    const LinkSpec& l = s.links[i];
+    const double goodput = now.down.count(l.name) != 0 ? 0 : kFabricGoodput * now.rate_bps.at(l.name);
+    capacity[2 * i] = l.direction == Direction::kBackward ? kUnlimited : goodput;
+    capacity[2 * i + 1] = l.direction == Direction::kForward ? kUnlimited : goodput;
+  }
+  return capacity;
+}
+
+// Every stream of `now`'s flows on its path, from `cache` while no link changed state; each flow
+// (routable or not) in `out`, the ones no path joins in its `unroutable` too.
+std::vector<Stream> route(const Scenario& s, const FabricState& now, FabricCache& cache, FabricPrediction& out) {
+  if (cache.down != now.down) {
+    cache.paths.clear();
+    cache.down = now.down;
+  }
+  std::optional<Router> router;  // built on the first path the cache lacks
+  std::vector<Stream> streams;
+  for (const FlowSpec& f : now.flows) {
+    auto& paths = cache.paths[f.name];
+    for (int k = static_cast<int>(paths.size()); k < f.streams; ++k) {
+      if (!router) {
+        router.emplace(s, now);
+      }
+      paths.push_back(router->path(f, k));
+    }
+    const bool routable = std::none_of(paths.begin(), paths.begin() + f.streams,
+                                       [](const std::vector<std::size_t>& p) { return p.empty(); });
+    for (int k = 0; routable && k < f.streams; ++k) {
+      streams.push_back({out.flows.size(), &paths[static_cast<std::size_t>(k)],
+                         f.rate_bps > 0 ? f.rate_bps / f.streams : kUnlimited});
+    }
+    if (!routable) {
+      out.unroutable.push_back(f.name);
+    }
+    out.flows.push_back({f.name, f.from, f.to, f.streams, 0, {}, ""});
+  }
+  return streams;
+}
+
+const std::string& port_name(const Scenario& s, FabricCache& cache, std::size_t p) {
+  if (cache.port_names.empty()) {
+    for (const LinkSpec& l : s.links) {
+      cache.port_names.push_back(l.name + "@" + l.from);
+      cache.port_names.push_back(l.name + "@" + l.to);
+    }
+  }
+  return cache.port_names[p];
+}
+
+// The flows' rates, ports and bottlenecks and the ports' loads from the shared `streams`: every
+// port when `all_ports`, else those a stream crosses.
+void report(const Scenario& s, const std::vector<Stream>& streams, const std::vector<double>& capacity, bool all_ports,
+            FabricCache& cache, FabricPrediction& out) {
+  if (cache.rates_only) {
+    for (const Stream& st : streams) {
+      out.flows[st.flow].rate_bps += st.rate_bps;
+    }
+    return;  // unroutable flows stay, at rate 0
+  }
+  for (std::size_t p = 0; all_ports && p < capacity.size(); ++p) {
+    out.ports[port_name(s, cache, p)].capacity_bps = capacity[p];
+  }
+  std::vector<std::vector<std::size_t>> crossed(out.flows.size());
+  for (const Stream& st : streams) {
+    PredictedFlow& f = out.flows[st.flow];
+    f.rate_bps += st.rate_bps;
+    for (std::size_t p : *st.ports) {
+      PortLoad& load = out.ports[port_name(s, cache, p)];
+      load.capacity_bps = capacity[p];
+      load.load_bps += st.rate_bps;
+      ++load.streams;
+      auto& seen = crossed[st.flow];
+      if (std::find(seen.begin(), seen.end(), p) == seen.end()) {
+        seen.push_back(p);
+        f.ports.push_back(port_name(s, cache, p));
+      }
+    }
+    if (st.bottleneck < capacity.size() && (f.bottleneck.empty() || st.rate_bps <= f.rate_bps)) {
+      f.bottleneck = port_name(s, cache, st.bottleneck);
+    }
+  }
+  std::erase_if(out.flows, [&](const PredictedFlow& f) {
+    return std::find(out.unroutable.begin(), out.unroutable.end(), f.name) != out.unroutable.end();
+  });
 }
 
 }  // namespace
@@ -198,55 +290,14 @@ bool apply(FabricState& st, const Event& e) {
                     e.action);
 }
 
-FabricPrediction predict_state(const Scenario& s, const FabricState& now, double at_s) {
+FabricPrediction predict_state(const Scenario& s, const FabricState& now, double at_s, FabricCache* cache) {
+  FabricCache fresh;
   FabricPrediction out;
   out.at_s = at_s;
-  std::vector<double> capacity(2 * s.links.size());
-  for (std::size_t i = 0; i < s.links.size(); ++i) {
-    const LinkSpec& l = s.links[i];
-    const double goodput = now.down.count(l.name) != 0 ? 0 : kFabricGoodput * now.rate_bps.at(l.name);
-    capacity[2 * i] = l.direction == Direction::kBackward ? kUnlimited : goodput;
-    capacity[2 * i + 1] = l.direction == Direction::kForward ? kUnlimited : goodput;
-  }
-  Router router(s, now);
-  std::vector<Stream> streams;
-  for (const FlowSpec& f : now.flows) {
-    for (int k = 0; k < f.streams; ++k) {
-      auto ports = router.path(f, k);
-      if (ports.empty()) {
-        out.unroutable.push_back(f.name);
-        break;
-      }
-      streams.push_back({out.flows.size(), std::move(ports), f.rate_bps > 0 ? f.rate_bps / f.streams : kUnlimited});
-    }
-    out.flows.push_back({f.name, f.from, f.to, f.streams, 0, {}, ""});
-  }
+  const std::vector<double> capacity = capacities(s, now);
+  std::vector<Stream> streams = route(s, now, cache != nullptr ? *cache : fresh, out);
   share_max_min(streams, capacity);
-  const auto port_name = [&](std::size_t p) {
-    const LinkSpec& l = s.links[p / 2];
-    return l.name + "@" + (p % 2 == 0 ? l.from : l.to);
-  };
-  for (std::size_t p = 0; p < capacity.size(); ++p) {
-    out.ports[port_name(p)].capacity_bps = capacity[p];
-  }
-  for (const Stream& st : streams) {
-    PredictedFlow& f = out.flows[st.flow];
-    f.rate_bps += st.rate_bps;
-    for (std::size_t p : st.ports) {
-      PortLoad& load = out.ports[port_name(p)];
-      load.load_bps += st.rate_bps;
-      ++load.streams;
-      if (std::find(f.ports.begin(), f.ports.end(), port_name(p)) == f.ports.end()) {
-        f.ports.push_back(port_name(p));
-      }
-    }
-    if (st.bottleneck < capacity.size() && (f.bottleneck.empty() || st.rate_bps <= f.rate_bps)) {
-      f.bottleneck = port_name(st.bottleneck);
-    }
-  }
-  std::erase_if(out.flows, [&](const PredictedFlow& f) {
-    return std::find(out.unroutable.begin(), out.unroutable.end(), f.name) != out.unroutable.end();
-  });
+  report(s, streams, capacity, cache == nullptr, cache != nullptr ? *cache : fresh, out);
   return out;
 }
 

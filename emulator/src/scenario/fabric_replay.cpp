@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <unordered_map>
 
 #include "contend/emulator/scenario/fabric_flows.h"
 #include "scenario/fabric_state.h"
@@ -11,6 +12,17 @@ namespace contend::emulator {
 namespace {
 
 constexpr double kNever = std::numeric_limits<double>::infinity();
+
+// Each flow's rate in a prediction, by name.
+using Rates = std::unordered_map<std::string, double>;
+
+Rates rates_of(const FabricPrediction& p) {
+  Rates out;
+  for (const PredictedFlow& f : p.flows) {
+    out.emplace(f.name, f.rate_bps);
+  }
+  return out;
+}
 
 struct JobFlow {
   FlowSpec spec;
@@ -79,8 +91,8 @@ class Jobs {
     return st;
   }
 
-  // The next time a flow begins or ends sending at the rates of `p` (kNever when none will).
-  double next_change(const FabricPrediction& p, double t) const {
+  // The next time a flow begins or ends sending at `rates` (kNever when none will).
+  double next_change(const Rates& rates, double t) const {
     double next = kNever;
     for (const Job& job : jobs_) {
       for (const JobFlow& f : job.flows) {
@@ -89,7 +101,7 @@ class Jobs {
         }
         if (f.send_at_s > t) {
           next = std::min(next, f.send_at_s);
-        } else if (const double bps = rate_of(p, f.spec.name); bps > 0) {
+        } else if (const double bps = rate_of(rates, f.spec.name); bps > 0) {
           next = std::min(next, t + f.left_bits / bps);
         }
       }
@@ -97,12 +109,12 @@ class Jobs {
     return next;
   }
 
-  // Every sending flow's bits from `t` to `until` at the rates of `p`.
-  void advance(const FabricPrediction& p, double t, double until) {
+  // Every sending flow's bits from `t` to `until` at `rates`.
+  void advance(const Rates& rates, double t, double until) {
     for (Job& job : jobs_) {
       for (JobFlow& f : job.flows) {
         if (!job.unbounded && sending(f, t)) {
-          const double bps = rate_of(p, f.spec.name);
+          const double bps = rate_of(rates, f.spec.name);
           const bool through = bps > 0 && t + f.left_bits / bps <= until * (1 + 1e-12) + 1e-12;
           f.left_bits = through ? 0 : f.left_bits - bps * (until - t);
         }
@@ -165,10 +177,9 @@ class Jobs {
     return out;
   }
 
-  static double rate_of(const FabricPrediction& p, const std::string& flow) {
-    const auto it =
-        std::find_if(p.flows.begin(), p.flows.end(), [&](const PredictedFlow& f) { return f.name == flow; });
-    return it == p.flows.end() ? 0 : it->rate_bps;
+  static double rate_of(const Rates& rates, const std::string& flow) {
+    const auto it = rates.find(flow);
+    return it == rates.end() ? 0 : it->second;
   }
 
   std::vector<Job> jobs_;
@@ -177,9 +188,12 @@ class Jobs {
 
 }  // namespace
 
-PredictedRun predict_run(const Scenario& s) {
+PredictedRun predict_run(const Scenario& s, bool rates_only) {
   detail::FabricState now = detail::initial_state(s);
+  detail::FabricCache cache;
+  cache.rates_only = rates_only;
   Jobs jobs;
+  Rates rates;
   PredictedRun out;
   std::size_t i = 0;
   for (double t = 0;;) {
@@ -189,14 +203,14 @@ PredictedRun predict_run(const Scenario& s) {
     }
     changed = jobs.settle(t) || changed;
     if (changed) {
-      out.timeline.push_back(detail::predict_state(s, jobs.with_senders(now, t), t));
+      out.timeline.push_back(detail::predict_state(s, jobs.with_senders(now, t), t, &cache));
+      rates = rates_of(out.timeline.back());
     }
-    const FabricPrediction& p = out.timeline.back();
-    const double next = std::min(i < s.events.size() ? s.events[i].at_s : kNever, jobs.next_change(p, t));
+    const double next = std::min(i < s.events.size() ? s.events[i].at_s : kNever, jobs.next_change(rates, t));
     if (!(next < s.duration_s)) {
       break;
     }
-    jobs.advance(p, t, next);
+    jobs.advance(rates, t, next);
     t = next;
   }
   out.jobs = jobs.predicted();

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "contend/emulator/scenario/fabric_flows.h"
@@ -19,10 +20,20 @@ struct FabricState {
   std::vector<FlowSpec> flows;  // running, in start order
 };
 
+// What a replay keeps from one prediction to the next: each stream's path while no link changes
+// state (a flow's name stands for its endpoints), and the ports' names.
+struct FabricCache {
+  std::set<std::string> down;  // the links down when `paths` were found
+  std::unordered_map<std::string, std::vector<std::vector<std::size_t>>> paths;  // per flow, per stream
+  std::vector<std::string> port_names;                                           // by port number
+  bool rates_only = false;  // predictions of the flows' rates alone (PredictedRun::Detail::kRates)
+};
+
 FabricState initial_state(const Scenario& s);
 // `e` applied to `st`; whether it changed what the flows get (a stall does not).
 bool apply(FabricState& st, const Event& e);
-// Every flow of `st` routed and shared max-min at `at_s`.
-FabricPrediction predict_state(const Scenario& s, const FabricState& st, double at_s);
+// Every flow of `st` routed and shared max-min at `at_s`. Without a cache, the prediction holds
+// every port; with one (a replay's), only the ports a stream crosses.
+FabricPrediction predict_state(const Scenario& s, const FabricState& st, double at_s, FabricCache* cache = nullptr);
 
 }  // namespace contend::emulator::detail

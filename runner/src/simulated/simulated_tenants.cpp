@@ -94,7 +94,7 @@ std::vector<nlohmann::ordered_json> simulated_flow_summaries(const emulator::Sce
   if (flows.empty()) {
     return {};
   }
-  const emulator::PredictedRun run = emulator::predict_run(with_pipeline(s, cell.last, end_s));
+  const emulator::PredictedRun run = emulator::predict_run(with_pipeline(s, cell.last, end_s), true);
   const auto bits = bits_of(run.timeline, std::min(s.duration_s, end_s));
   std::vector<nlohmann::ordered_json> out;
   for (const auto& [f, on_s] : flows) {

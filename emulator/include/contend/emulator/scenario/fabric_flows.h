@@ -76,7 +76,10 @@ struct PredictedRun {
 // unshaped ports and compute nothing ends no iteration (it would take no time). Not modelled:
 // TCP's slow start and the shapers' token buckets (a port idle during the compute bursts at its
 // start: the emulator's job runs 0.97 x the model's sending time, docs/tenants.md).
-PredictedRun predict_run(const Scenario& s);
+// `rates_only`: the timeline's flows with their rates alone (no ports, bottlenecks or port loads;
+// a flow no path joins stays, at rate 0, and is listed unroutable): what integrating the flows'
+// rates needs, faster at scale.
+PredictedRun predict_run(const Scenario& s, bool rates_only = false);
 // predict_run(s).timeline.
 std::vector<FabricPrediction> predict_timeline(const Scenario& s);
 
