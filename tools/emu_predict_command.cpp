@@ -105,7 +105,7 @@ int predict(const PredictOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   const FabricPrediction p = predict_flows(*s, to_seconds(*parse_duration(o.at)));
   const std::vector<PredictedJob> jobs =
-      s->closed_loop_flow().empty() ? std::vector<PredictedJob>{} : predict_run(*s, true).jobs;
+      s->closed_loop_flow().empty() ? std::vector<PredictedJob>{} : predict_run(*s, false).jobs;
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (o.json.empty()) {
     print_prediction(p, o.top, took);

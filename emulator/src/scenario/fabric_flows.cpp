@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <queue>
 
 #include "contend/common/fnv.h"
 #include "contend/common/overloaded.h"
@@ -111,52 +112,118 @@ struct Stream {
   std::size_t bottleneck = std::numeric_limits<std::size_t>::max();
 };
 
+constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
+
 // Progressive filling: every unfrozen stream's rate rises together until a port is full (its
-// streams freeze there) or a stream reaches its cap.
-void share_max_min(std::vector<Stream>& streams, const std::vector<double>& capacity) {
-  std::vector<double> used(capacity.size(), 0);
-  for (std::size_t left = streams.size(); left > 0;) {
-    std::vector<int> active(capacity.size(), 0);
-    std::vector<const Stream*> frozen_now;
-    double level = kUnlimited;
-    for (const Stream& st : streams) {
-      if (!st.frozen) {
-        level = std::min(level, st.cap_bps);
-        for (std::size_t p : *st.ports) {
-          ++active[p];
-        }
+// streams freeze there) or a stream reaches its cap. The ports wait in a heap by their share
+// (what is left of them over their unfrozen streams), each rise taken from its top.
+class MaxMin {
+ public:
+  MaxMin(std::vector<Stream>& streams, const std::vector<double>& capacity)
+      : streams_(streams), room_(capacity), active_(capacity.size(), 0), first_(capacity.size() + 1, 0) {
+    for (std::size_t i = 0; i < streams.size(); ++i) {
+      for (std::size_t p : *streams[i].ports) {
+        ++active_[p];
       }
+      by_cap_.push_back(i);
     }
     for (std::size_t p = 0; p < capacity.size(); ++p) {
-      if (active[p] > 0) {
-        level = std::min(level, (capacity[p] - used[p]) / active[p]);
+      first_[p + 1] = first_[p] + static_cast<std::size_t>(active_[p]);
+    }
+    on_.resize(first_.back());
+    std::vector<std::size_t> filled(first_.begin(), first_.end() - 1);
+    for (std::size_t i = 0; i < streams.size(); ++i) {
+      for (std::size_t p : *streams[i].ports) {
+        on_[filled[p]++] = i;
       }
     }
-    for (Stream& st : streams) {
-      if (st.frozen) {
-        continue;
+    std::sort(by_cap_.begin(), by_cap_.end(),
+              [&](std::size_t a, std::size_t b) { return streams[a].cap_bps < streams[b].cap_bps; });
+    for (std::size_t p = 0; p < capacity.size(); ++p) {
+      if (active_[p] > 0) {
+        ports_.push({share(p), p});
       }
-      st.rate_bps = level;
-      for (std::size_t p : *st.ports) {
-        if ((capacity[p] - used[p]) / active[p] <= level * (1 + 1e-12)) {
-          st.bottleneck = std::min(st.bottleneck, p);
-        }
-      }
-      if (st.bottleneck != std::numeric_limits<std::size_t>::max() || st.cap_bps <= level) {
-        st.frozen = true;
-        frozen_now.push_back(&st);
-      }
-    }
-    for (const Stream* st : frozen_now) {
-      for (std::size_t p : *st->ports) {
-        used[p] += level;
-      }
-    }
-    left -= frozen_now.size();
-    if (!std::isfinite(level)) {
-      break;  // only unshaped ports and unpaced streams left
     }
   }
+
+  void run() {
+    for (std::size_t left = streams_.size(); left > 0;) {
+      const double port_level = fullest_port();
+      while (next_cap_ < by_cap_.size() && streams_[by_cap_[next_cap_]].frozen) {
+        ++next_cap_;
+      }
+      const double cap_level = next_cap_ < by_cap_.size() ? streams_[by_cap_[next_cap_]].cap_bps : kUnlimited;
+      const double level = std::min(port_level, cap_level);
+      if (!std::isfinite(level)) {
+        for (Stream& st : streams_) {
+          st.rate_bps = st.frozen ? st.rate_bps : level;  // only unshaped ports and unpaced streams left
+        }
+        return;
+      }
+      if (port_level <= level * (1 + 1e-12)) {
+        const std::size_t p = ports_.top().second;
+        ports_.pop();
+        for (std::size_t k = first_[p]; k < first_[p + 1]; ++k) {
+          const std::size_t i = on_[k];
+          if (!streams_[i].frozen) {
+            streams_[i].bottleneck = bottleneck_of(streams_[i], level);
+            freeze(streams_[i], level);
+            --left;
+          }
+        }
+      } else {
+        freeze(streams_[by_cap_[next_cap_]], level);  // held by its pacing
+        --left;
+      }
+    }
+  }
+
+ private:
+  double share(std::size_t p) const { return room_[p] / active_[p]; }
+
+  // The least share of a port that still has unfrozen streams (stale heap entries dropped).
+  double fullest_port() {
+    while (!ports_.empty() && (active_[ports_.top().second] == 0 || ports_.top().first != share(ports_.top().second))) {
+      ports_.pop();
+    }
+    return ports_.empty() ? kUnlimited : ports_.top().first;
+  }
+
+  // The lowest-numbered port of `st` that is full at `level`.
+  std::size_t bottleneck_of(const Stream& st, double level) const {
+    std::size_t out = kNone;
+    for (std::size_t q : *st.ports) {
+      if (active_[q] > 0 && share(q) <= level * (1 + 1e-12)) {
+        out = std::min(out, q);
+      }
+    }
+    return out;
+  }
+
+  void freeze(Stream& st, double level) {
+    st.rate_bps = level;
+    st.frozen = true;
+    for (std::size_t p : *st.ports) {
+      room_[p] -= level;
+      if (--active_[p] > 0) {
+        ports_.push({share(p), p});
+      }
+    }
+  }
+
+  std::vector<Stream>& streams_;
+  std::vector<double> room_;
+  std::vector<int> active_;          // unfrozen streams by port
+  std::vector<std::size_t> first_;   // port p's streams are on_[first_[p]] to on_[first_[p + 1]]
+  std::vector<std::size_t> on_;      // every stream, by port
+  std::vector<std::size_t> by_cap_;  // the streams by their caps
+  std::size_t next_cap_ = 0;
+  std::priority_queue<std::pair<double, std::size_t>, std::vector<std::pair<double, std::size_t>>, std::greater<>>
+      ports_;
+};
+
+void share_max_min(std::vector<Stream>& streams, const std::vector<double>& capacity) {
+  MaxMin(streams, capacity).run();
 }
 
 // The goodput each port carries in `now` (0: its link is down; unlimited: not shaped that way).
@@ -173,14 +240,16 @@ std::vector<double> capacities(const Scenario& s, const FabricState& now) {
 
 // Every stream of `now`'s flows on its path, from `cache` while no link changed state; each flow
 // (routable or not) in `out`, the ones no path joins in its `unroutable` too.
-std::vector<Stream> route(const Scenario& s, const FabricState& now, FabricCache& cache, FabricPrediction& out) {
+std::vector<Stream> route(const Scenario& s, const FabricState& now, const std::vector<const FlowSpec*>& flows,
+                          FabricCache& cache, FabricPrediction& out) {
   if (cache.down != now.down) {
     cache.paths.clear();
     cache.down = now.down;
   }
   std::optional<Router> router;  // built on the first path the cache lacks
   std::vector<Stream> streams;
-  for (const FlowSpec& f : now.flows) {
+  for (const FlowSpec* each : flows) {
+    const FlowSpec& f = *each;
     auto& paths = cache.paths[f.name];
     for (int k = static_cast<int>(paths.size()); k < f.streams; ++k) {
       if (!router) {
@@ -267,6 +336,7 @@ bool apply(FabricState& st, const Event& e) {
   };
   return std::visit(Overloaded{[&](const SetRate& r) {
                                  st.rate_bps[r.link] = r.rate_bps;
+                                 ++st.network;
                                  return true;
                                },
                                [](const SetStall&) { return false; },
@@ -280,6 +350,7 @@ bool apply(FabricState& st, const Event& e) {
                                  return true;
                                },
                                [&](const SetLinkState& l) {
+                                 ++st.network;
                                  if (l.up) {
                                    st.down.erase(l.link);
                                  } else {
@@ -290,14 +361,24 @@ bool apply(FabricState& st, const Event& e) {
                     e.action);
 }
 
-FabricPrediction predict_state(const Scenario& s, const FabricState& now, double at_s, FabricCache* cache) {
+FabricPrediction predict_state(const Scenario& s, const FabricState& now, double at_s, FabricCache* cache,
+                               const std::vector<const FlowSpec*>& more) {
   FabricCache fresh;
+  FabricCache& c = cache != nullptr ? *cache : fresh;
+  if (c.network != now.network || c.capacity.empty()) {
+    c.capacity = capacities(s, now);
+    c.network = now.network;
+  }
+  std::vector<const FlowSpec*> flows;
+  for (const FlowSpec& f : now.flows) {
+    flows.push_back(&f);
+  }
+  flows.insert(flows.end(), more.begin(), more.end());
   FabricPrediction out;
   out.at_s = at_s;
-  const std::vector<double> capacity = capacities(s, now);
-  std::vector<Stream> streams = route(s, now, cache != nullptr ? *cache : fresh, out);
-  share_max_min(streams, capacity);
-  report(s, streams, capacity, cache == nullptr, cache != nullptr ? *cache : fresh, out);
+  std::vector<Stream> streams = route(s, now, flows, c, out);
+  share_max_min(streams, c.capacity);
+  report(s, streams, c.capacity, cache == nullptr, c, out);
   return out;
 }
 

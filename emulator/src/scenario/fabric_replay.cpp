@@ -79,16 +79,17 @@ class Jobs {
     return changed;
   }
 
-  // `st` with every flow that sends at `t`.
-  detail::FabricState with_senders(detail::FabricState st, double t) const {
+  // Every flow that sends at `t`.
+  std::vector<const FlowSpec*> senders(double t) const {
+    std::vector<const FlowSpec*> out;
     for (const Job& job : jobs_) {
       for (const JobFlow& f : job.flows) {
         if (!job.unbounded && sending(f, t)) {
-          st.flows.push_back(f.spec);
+          out.push_back(&f.spec);
         }
       }
     }
-    return st;
+    return out;
   }
 
   // The next time a flow begins or ends sending at `rates` (kNever when none will).
@@ -188,12 +189,13 @@ class Jobs {
 
 }  // namespace
 
-PredictedRun predict_run(const Scenario& s, bool rates_only) {
+PredictedRun predict_run(const Scenario& s, bool timeline) {
   detail::FabricState now = detail::initial_state(s);
   detail::FabricCache cache;
-  cache.rates_only = rates_only;
+  cache.rates_only = !timeline;
   Jobs jobs;
   Rates rates;
+  Rates bits;  // by flow, moved into `out` at the end
   PredictedRun out;
   std::size_t i = 0;
   for (double t = 0;;) {
@@ -203,10 +205,17 @@ PredictedRun predict_run(const Scenario& s, bool rates_only) {
     }
     changed = jobs.settle(t) || changed;
     if (changed) {
-      out.timeline.push_back(detail::predict_state(s, jobs.with_senders(now, t), t, &cache));
-      rates = rates_of(out.timeline.back());
+      FabricPrediction p = detail::predict_state(s, now, t, &cache, jobs.senders(t));
+      rates = rates_of(p);
+      if (timeline || out.timeline.empty()) {
+        out.timeline.push_back(std::move(p));
+      }
     }
     const double next = std::min(i < s.events.size() ? s.events[i].at_s : kNever, jobs.next_change(rates, t));
+    const double until = std::min(next, s.duration_s);
+    for (const auto& [flow, bps] : rates) {
+      bits[flow] += bps * (until - t);
+    }
     if (!(next < s.duration_s)) {
       break;
     }
@@ -214,6 +223,10 @@ PredictedRun predict_run(const Scenario& s, bool rates_only) {
     t = next;
   }
   out.jobs = jobs.predicted();
+  out.bits.insert(bits.begin(), bits.end());
+  if (!timeline) {
+    out.timeline.clear();
+  }
   return out;
 }
 

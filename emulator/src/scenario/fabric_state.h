@@ -18,6 +18,7 @@ struct FabricState {
   std::map<std::string, double> rate_bps;  // by link
   std::set<std::string> down;
   std::vector<FlowSpec> flows;  // running, in start order
+  int network = 0;              // counts the changes of rates and link states
 };
 
 // What a replay keeps from one prediction to the next: each stream's path while no link changes
@@ -26,14 +27,17 @@ struct FabricCache {
   std::set<std::string> down;  // the links down when `paths` were found
   std::unordered_map<std::string, std::vector<std::vector<std::size_t>>> paths;  // per flow, per stream
   std::vector<std::string> port_names;                                           // by port number
-  bool rates_only = false;  // predictions of the flows' rates alone (PredictedRun::Detail::kRates)
+  std::vector<double> capacity;  // each port's goodput, for the state's `network`
+  int network = -1;
+  bool rates_only = false;  // predictions of the flows' rates alone (predict_run without a timeline)
 };
 
 FabricState initial_state(const Scenario& s);
 // `e` applied to `st`; whether it changed what the flows get (a stall does not).
 bool apply(FabricState& st, const Event& e);
-// Every flow of `st` routed and shared max-min at `at_s`. Without a cache, the prediction holds
-// every port; with one (a replay's), only the ports a stream crosses.
-FabricPrediction predict_state(const Scenario& s, const FabricState& st, double at_s, FabricCache* cache = nullptr);
+// Every flow of `st` (and of `more`, after them) routed and shared max-min at `at_s`. Without a
+// cache, the prediction holds every port; with one (a replay's), only the ports a stream crosses.
+FabricPrediction predict_state(const Scenario& s, const FabricState& st, double at_s, FabricCache* cache = nullptr,
+                               const std::vector<const FlowSpec*>& more = {});
 
 }  // namespace contend::emulator::detail

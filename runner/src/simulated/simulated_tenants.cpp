@@ -71,18 +71,6 @@ std::vector<std::pair<emulator::FlowSpec, double>> flows_on(const emulator::Scen
   return out;
 }
 
-// The bits each flow got over the replayed timeline, which ends at `end_s`.
-std::map<std::string, double> bits_of(const std::vector<emulator::FabricPrediction>& timeline, double end_s) {
-  std::map<std::string, double> out;
-  for (std::size_t i = 0; i < timeline.size(); ++i) {
-    const double until = i + 1 < timeline.size() ? timeline[i + 1].at_s : end_s;
-    for (const emulator::PredictedFlow& f : timeline[i].flows) {
-      out[f.name] += f.rate_bps * std::max(0.0, until - timeline[i].at_s);
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 std::vector<nlohmann::ordered_json> simulated_flow_summaries(const emulator::Scenario& s, const SimCell& cell) {
@@ -94,8 +82,8 @@ std::vector<nlohmann::ordered_json> simulated_flow_summaries(const emulator::Sce
   if (flows.empty()) {
     return {};
   }
-  const emulator::PredictedRun run = emulator::predict_run(with_pipeline(s, cell.last, end_s), true);
-  const auto bits = bits_of(run.timeline, std::min(s.duration_s, end_s));
+  const emulator::PredictedRun run = emulator::predict_run(with_pipeline(s, cell.last, end_s), false);
+  const auto& bits = run.bits;
   std::vector<nlohmann::ordered_json> out;
   for (const auto& [f, on_s] : flows) {
     const auto got = bits.find(f.name);

@@ -62,9 +62,10 @@ struct PredictedJob {
 
 struct PredictedRun {
   // The network at 0 and at every later time (before the scenario's end) when it or the flows
-  // sending change, in time order.
+  // sending change, in time order (kept when asked for).
   std::vector<FabricPrediction> timeline;
-  std::vector<PredictedJob> jobs;  // by the time each started
+  std::vector<PredictedJob> jobs;      // by the time each started
+  std::map<std::string, double> bits;  // what each flow delivered over the run (its rate integrated)
 };
 
 // The whole run replayed at the flow level. Open-loop flows run from their start to their stop; a
@@ -76,10 +77,9 @@ struct PredictedRun {
 // unshaped ports and compute nothing ends no iteration (it would take no time). Not modelled:
 // TCP's slow start and the shapers' token buckets (a port idle during the compute bursts at its
 // start: the emulator's job runs 0.97 x the model's sending time, docs/tenants.md).
-// `rates_only`: the timeline's flows with their rates alone (no ports, bottlenecks or port loads;
-// a flow no path joins stays, at rate 0, and is listed unroutable): what integrating the flows'
-// rates needs, faster at scale.
-PredictedRun predict_run(const Scenario& s, bool rates_only = false);
+// Without `timeline` only the jobs and the bits are kept, and each prediction holds the flows'
+// rates alone: several times faster, and in constant memory, at scale.
+PredictedRun predict_run(const Scenario& s, bool timeline = true);
 // predict_run(s).timeline.
 std::vector<FabricPrediction> predict_timeline(const Scenario& s);
 
