@@ -131,7 +131,8 @@ std::function<int()> add_emu_predict_command(CLI::App& emu) {
   CLI::App* cmd = emu.add_subcommand(
       "predict",
       "Predict a scenario's flows without root: each TCP stream's path (shortest paths, a stated ECMP model) and its "
-      "max-min share of the ports it crosses, at a time of the timeline (docs/scenario-format.md#fabrics)");
+      "max-min share of the ports it crosses, at a time of the timeline, and each closed-loop job's iterations over "
+      "the whole run (docs/sim.md#fabrics-at-the-flow-level-contend-emu-predict)");
   cmd->add_option("SCENARIO", o->scenario, "Scenario file (contend.scenario/1)")->required()->check(CLI::ExistingFile);
   cmd->add_option("--at", o->at,
                   "The time of the timeline whose rates, link states and running flows to take "
