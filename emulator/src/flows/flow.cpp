@@ -332,13 +332,15 @@ bool FlowEngine::Flow::tcp_send(const Fd& ep, std::uint64_t bytes) {
 void FlowEngine::Flow::iterate(const Fd& ep) {
   for (;;) {
     const std::uint64_t i = job->current();
-    if (!compute(spec.iterate_compute_s) || !tcp_send(ep, spec.iterate_bytes) || !job->wait_end(i, stop_source)) {
+    const bool slotted = spec.iterate_period_s > 0 && i > 0;  // the first begins at once
+    if ((slotted && !pause(job->next_slot_s(flow_clock_s(), spec.iterate_period_s) - flow_clock_s())) ||
+        !pause(spec.iterate_compute_s) || !tcp_send(ep, spec.iterate_bytes) || !job->wait_end(i, stop_source)) {
       return;
     }
   }
 }
 
-bool FlowEngine::Flow::compute(double s) {
+bool FlowEngine::Flow::pause(double s) {
   const auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
   while (Clock::now() < until) {
     if (stop_source.load()) {

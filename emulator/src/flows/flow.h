@@ -82,8 +82,8 @@ struct FlowEngine::Flow {
   // A closed-loop flow: computes, sends its bytes and waits for the job's iteration to end, over
   // and over until stopped.
   void iterate(const Fd& ep);
-  // Sleeps `s` seconds, or until the source stops (false).
-  bool compute(double s);
+  // Sleeps `s` seconds (a job's compute, or its wait for its slot), or until the source stops (false).
+  bool pause(double s);
   // Paced datagrams: batches (sendmmsg, UDP GSO where the kernel has it) released by a token
   // bucket (flow_pacer.h), round-robin over the streams.
   void udp_loop(std::vector<UdpSocket>& socks);

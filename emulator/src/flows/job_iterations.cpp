@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "contend/common/median.h"
+#include "contend/emulator/scenario/events.h"
 
 namespace contend::emulator {
 
@@ -64,6 +65,11 @@ bool JobIterations::wait_end(std::uint64_t i, const std::atomic<bool>& stop) {
     ended_.wait_for(lock, std::chrono::milliseconds(50));
   }
   return true;
+}
+
+double JobIterations::next_slot_s(double now_s, double period_s) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return next_job_slot_s(start_s_, now_s, period_s);
 }
 
 std::uint64_t JobIterations::iterations() const {

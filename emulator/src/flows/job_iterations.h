@@ -30,6 +30,8 @@ class JobIterations {
   std::uint64_t current() const;
   // Waits until iteration `i` ended (true) or `stop` is set (false), looking at `stop` every 50 ms.
   bool wait_end(std::uint64_t i, const std::atomic<bool>& stop);
+  // The job's first slot at or after `now_s`: its start plus a whole number of `period_s`.
+  double next_slot_s(double now_s, double period_s) const;
 
   // Iterations ended so far.
   std::uint64_t iterations() const;

@@ -33,8 +33,10 @@ struct JobFlow {
 struct Job {
   std::string name;
   double compute_s = 0;
-  double bits = 0;  // each flow's, per iteration
-  double started_s = 0;
+  double bits = 0;      // each flow's, per iteration
+  double period_s = 0;  // its slots' (0: none)
+  double origin_s = 0;  // its start: slot 0
+  double last_end_s = 0;
   std::vector<JobFlow> flows;
   std::vector<double> iterations_s;
   bool unbounded = false;  // its iterations would take no time: left out
@@ -136,10 +138,19 @@ class Jobs {
     leave(f.name);  // a flow started again takes its old one's place
     auto it = std::find_if(jobs_.begin(), jobs_.end(), [&](const Job& j) { return j.name == f.job; });
     if (it == jobs_.end()) {
-      jobs_.push_back({f.job, f.iterate_compute_s, 8.0 * static_cast<double>(f.iterate_bytes), t, {}, {}, false});
+      jobs_.push_back({f.job,
+                       f.iterate_compute_s,
+                       8.0 * static_cast<double>(f.iterate_bytes),
+                       f.iterate_period_s,
+                       t,
+                       t,
+                       {},
+                       {},
+                       false});
       it = jobs_.end() - 1;
     } else if (it->flows.empty()) {
-      it->started_s = t;
+      it->origin_s = t;  // started again
+      it->last_end_s = t;
     }
     it->flows.push_back({f, t + it->compute_s, it->bits});
   }
@@ -153,15 +164,18 @@ class Jobs {
     return false;
   }
 
+  // The iteration ended at `t` (its time since the one before ended) and the next begun: at
+  // once, or at the job's next slot.
   void end_iteration(Job& job, double t) {
-    if (t - job.started_s <= 0 && job.compute_s <= 0) {
+    if (t - job.last_end_s <= 0 && job.compute_s <= 0) {
       job.unbounded = true;  // through unshaped ports without compute: no time at all
       return;
     }
-    job.iterations_s.push_back(t - job.started_s);
-    job.started_s = t;
+    job.iterations_s.push_back(t - job.last_end_s);
+    job.last_end_s = t;
+    const double begin = job.period_s > 0 ? next_job_slot_s(job.origin_s, t, job.period_s) : t;
     for (JobFlow& f : job.flows) {
-      f.send_at_s = t + job.compute_s;
+      f.send_at_s = begin + job.compute_s;
       f.left_bits = job.bits;
     }
   }

@@ -118,10 +118,11 @@ Result<void> parse_iterate(const JsonReader& r, FlowSpec& f) {
     return {};
   }
   const JsonReader it = r.at("iterate");
-  auto keys = it.check_keys({"bytes", "compute"});
+  auto keys = it.check_keys({"bytes", "compute", "period"});
   auto bytes = it.optional_size_bytes("bytes");
   auto compute = it.optional_duration("compute");
-  if (auto e = first_error(keys, bytes, compute)) {
+  auto period = it.optional_duration("period");
+  if (auto e = first_error(keys, bytes, compute, period)) {
     return *e;
   }
   if (!bytes->has_value()) {
@@ -134,6 +135,10 @@ Result<void> parse_iterate(const JsonReader& r, FlowSpec& f) {
   f.iterate_compute_s = compute->has_value() ? to_seconds(**compute) : 0.0;
   if (f.iterate_compute_s < 0 || f.iterate_compute_s > 3600) {
     return it.error_at("compute", "expected 0s to 1h of computation per iteration");
+  }
+  f.iterate_period_s = period->has_value() ? to_seconds(**period) : 0.0;
+  if (period->has_value() && (f.iterate_period_s < 1e-3 || f.iterate_period_s > 3600)) {
+    return it.error_at("period", "expected 1ms to 1h between the job's slots");
   }
   if (f.protocol != Protocol::kTcp) {
     return r.error_at("iterate",

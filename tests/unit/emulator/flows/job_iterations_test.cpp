@@ -58,6 +58,10 @@ TEST_CASE("a closed-loop job's iteration ends when every flow delivered its byte
   std::atomic<bool> stop{true};
   CHECK(job.wait_end(2, stop));   // ended already
   CHECK(!job.wait_end(3, stop));  // not yet, and stopped
+  // Its slots every 0.5 s from its start (1.0): the first at or after a time.
+  CHECK(job.next_slot_s(1.0, 0.5) == Approx(1.0));
+  CHECK(job.next_slot_s(8.2, 0.5) == Approx(8.5));
+  CHECK(job.next_slot_s(8.5, 0.5) == Approx(8.5));
 }
 
 TEST_CASE("a flow's iterations are parsed, and refused where they cannot run", "[flows]") {
@@ -77,6 +81,12 @@ TEST_CASE("a flow's iterations are parsed, and refused where they cannot run", "
   auto no_bytes = closed_loop_scenario(R"({"from": "a", "to": "b", "iterate": {"compute": "1s"}})");
   REQUIRE(!no_bytes.ok());
   CHECK_THAT(no_bytes.error().message, Catch::Contains("\"bytes\""));
+  auto slotted = closed_loop_scenario(R"({"from": "a", "to": "b", "iterate": {"bytes": "1MiB", "period": "250ms"}})");
+  REQUIRE(slotted.ok());
+  CHECK(std::get<FlowStart>(slotted->events[0].action).flow.iterate_period_s == Approx(0.25));
+  auto no_period = closed_loop_scenario(R"({"from": "a", "to": "b", "iterate": {"bytes": "1MiB", "period": "0s"}})");
+  REQUIRE(!no_period.ok());
+  CHECK_THAT(no_period.error().message, Catch::Contains("/timeline/0/flow/iterate/period"));
   auto unknown = closed_loop_scenario(R"({"from": "a", "to": "b", "iterate": {"bytes": "1MiB", "gap": "1s"}})");
   REQUIRE(!unknown.ok());
   CHECK_THAT(unknown.error().message, Catch::Contains("gap"));
@@ -133,4 +143,24 @@ TEST_CASE("a closed-loop job's flows send an iteration's bytes, then wait for ea
     CHECK(f.bytes_received >= f.iterations * (1u << 20));
     CHECK(f.bytes_sent <= (f.iterations + 1) * (1u << 20));
   }
+}
+
+TEST_CASE("a slotted job's iterations begin on its period, however fast its bytes go", "[flows]") {
+  auto s = closed_loop_scenario(
+      R"({"name": "j", "from": "a", "to": "b", "iterate": {"bytes": "256KiB", "compute": "10ms", "period": "100ms"}})");
+  REQUIRE(s.ok());
+  FlowEngine engine(loopback_plan());
+  auto started = engine.start(std::get<FlowStart>(s->events[0].action).flow);
+  INFO((started.ok() ? "" : started.error().message));
+  REQUIRE(started.ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(1050));
+  engine.stop_all();
+  const auto stats = engine.stats();
+  REQUIRE(stats.size() == 1);
+  INFO(stats[0].iterations << " iterations, median " << stats[0].iteration_s << " s, " << stats[0].error);
+  CHECK(stats[0].error.empty());
+  // Unslotted it would end one every ~10 ms; on its 100 ms period, about ten in a second.
+  CHECK(stats[0].iterations >= 7);
+  CHECK(stats[0].iterations <= 11);
+  CHECK(stats[0].iteration_s == Approx(0.1).margin(0.02));
 }

@@ -107,3 +107,30 @@ TEST_CASE("a job's iterations end with its slowest flow, and a job whose flows s
   CHECK(ended <= 5.0);
   CHECK(at(run, 10).flows.empty());
 }
+
+TEST_CASE("slotted jobs half a period apart interleave their sending, and slotted together they collide",
+          "[fabric][predict][jobs]") {
+  // Two jobs across the same uplink, each 1 MiB after 100 ms of compute, on a 200 ms period.
+  const auto two = [](const std::string& second_at) {
+    const std::string job = R"({"from": "%F", "to": "%T", "iterate": {"bytes": "1MiB", "compute": "100ms",
+                               "period": "200ms"}})";
+    std::string a = job, b = job;
+    a.replace(a.find("%F"), 2, "h0").replace(a.find("%T"), 2, "h4");
+    b.replace(b.find("%F"), 2, "h1").replace(b.find("%T"), 2, "h5");
+    return predict_run(
+        leaf_spine(R"([{"at": "0s", "flow": )" + a + R"(}, {"at": ")" + second_at + R"(", "flow": )" + b + "}]"));
+  };
+  // Apart: each sends for kSend (44 ms) in its own 100 ms window: every iteration one period.
+  const PredictedRun apart = two("100ms");
+  REQUIRE(apart.jobs.size() == 2);
+  for (const PredictedJob& j : apart.jobs) {
+    REQUIRE(j.iterations_s.size() > 50);
+    for (std::size_t i = 1; i < j.iterations_s.size(); ++i) {
+      CHECK(j.iterations_s[i] == Approx(0.2));
+    }
+  }
+  // Together: both send at once, at half the uplink (88 ms); still within the period.
+  const PredictedRun together = two("0s");
+  CHECK(rate_of(at(together, 0.1 + kSend), "h0-h4") == Approx(kPort / 2));
+  CHECK(rate_of(at(apart, 0.1 + kSend / 2), "h0-h4") == Approx(kPort));
+}

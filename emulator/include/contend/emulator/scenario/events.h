@@ -8,6 +8,7 @@
 // the events log (kName, kHelp, fields()). Plain values; thread-safe to read.
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -43,12 +44,22 @@ struct FlowSpec {
   // A closed-loop job's flow ("iterate", docs/scenario-format.md#closed-loop-traffic): each
   // iteration it computes for iterate_compute_s, sends iterate_bytes, and waits until every flow
   // of its job (`job`, `job_flows` of them: a traffic entry's flows, or this flow alone) delivered
-  // theirs. 0 bytes: open loop, a stream for as long as the flow is on.
+  // theirs. 0 bytes: open loop, a stream for as long as the flow is on. With a period, each
+  // iteration after the first begins at the job's next slot (its start plus a whole number of
+  // periods) once the one before ended, as a scheduler that shifts jobs in time keeps them.
   std::uint64_t iterate_bytes = 0;
   double iterate_compute_s = 0;
+  double iterate_period_s = 0;  // 0: none, each iteration begins when the one before ended
   std::string job;
   int job_flows = 1;
 };
+
+// A slotted job's first slot at or after `now_s`: its start `origin_s` plus a whole number of
+// `period_s` (FlowSpec::iterate_period_s).
+inline double next_job_slot_s(double origin_s, double now_s, double period_s) {
+  const double slots = std::ceil((now_s - origin_s) / period_s - 1e-9);
+  return origin_s + (slots > 0 ? slots : 0.0) * period_s;
+}
 
 // The link's available rate for the workload (its shaping) set to `rate_bps`.
 struct SetRate {
@@ -93,6 +104,9 @@ inline void flow_fields(const FlowSpec& flow, nlohmann::ordered_json& out) {
   out["rate_bps"] = flow.rate_bps;
   if (flow.iterate_bytes > 0) {
     out["iterate"] = {{"job", flow.job}, {"bytes", flow.iterate_bytes}, {"compute_s", flow.iterate_compute_s}};
+    if (flow.iterate_period_s > 0) {
+      out["iterate"]["period_s"] = flow.iterate_period_s;
+    }
   }
 }
 
