@@ -332,9 +332,11 @@ bool FlowEngine::Flow::tcp_send(const Fd& ep, std::uint64_t bytes) {
 void FlowEngine::Flow::iterate(const Fd& ep) {
   for (;;) {
     const std::uint64_t i = job->current();
-    const bool slotted = spec.iterate_period_s > 0 && i > 0;  // the first begins at once
-    if ((slotted && !pause(job->next_slot_s(flow_clock_s(), spec.iterate_period_s) - flow_clock_s())) ||
-        !pause(spec.iterate_compute_s) || !tcp_send(ep, spec.iterate_bytes) || !job->wait_end(i, stop_source)) {
+    const double now = flow_clock_s();
+    // A slotted job's iterations after the first wait for its next slot.
+    const double wait = spec.iterate_period_s > 0 && i > 0 ? job->next_slot_s(now, spec.iterate_period_s) - now : 0;
+    if (!pause(wait) || !pause(spec.iterate_compute_s) || !tcp_send(ep, spec.iterate_bytes) ||
+        !job->wait_end(i, stop_source)) {
       return;
     }
   }

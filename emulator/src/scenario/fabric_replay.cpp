@@ -75,9 +75,12 @@ class Jobs {
         changed = true;
       }
     }
-    const std::vector<std::string> now = sending_names(t);
+    std::vector<std::string> now;
+    for (const FlowSpec* f : senders(t)) {
+      now.push_back(f->name);
+    }
     changed = changed || now != sending_;
-    sending_ = now;
+    sending_ = std::move(now);
     return changed;
   }
 
@@ -178,18 +181,6 @@ class Jobs {
       f.send_at_s = begin + job.compute_s;
       f.left_bits = job.bits;
     }
-  }
-
-  std::vector<std::string> sending_names(double t) const {
-    std::vector<std::string> out;
-    for (const Job& job : jobs_) {
-      for (const JobFlow& f : job.flows) {
-        if (!job.unbounded && sending(f, t)) {
-          out.push_back(f.spec.name);
-        }
-      }
-    }
-    return out;
   }
 
   static double rate_of(const Rates& rates, const std::string& flow) {

@@ -62,7 +62,8 @@ struct PredictedJob {
 
 struct PredictedRun {
   // The network at 0 and at every later time (before the scenario's end) when it or the flows
-  // sending change, in time order (kept when asked for).
+  // sending change, in time order (kept when asked for; each prediction's `ports` are those a
+  // stream crosses).
   std::vector<FabricPrediction> timeline;
   std::vector<PredictedJob> jobs;      // by the time each started
   std::map<std::string, double> bits;  // what each flow delivered over the run (its rate integrated)
@@ -76,7 +77,8 @@ struct PredictedRun {
 // transfer. A flow that joins a job computes first, then sends; a job whose flows cross only
 // unshaped ports and compute nothing ends no iteration (it would take no time). Not modelled:
 // TCP's slow start and the shapers' token buckets (a port idle during the compute bursts at its
-// start: the emulator's job runs 0.97 x the model's sending time, docs/tenants.md).
+// start: a data-parallel job measured at 459.4 ms an iteration against the model's 463,
+// docs/tenants.md).
 // Without `timeline` only the jobs and the bits are kept, and each prediction holds the flows'
 // rates alone: several times faster, and in constant memory, at scale.
 PredictedRun predict_run(const Scenario& s, bool timeline = true);
