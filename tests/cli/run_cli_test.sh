@@ -151,6 +151,22 @@ if "$contend" run "$tmp/chain-job-e.json" --simulate --no-report --out "$tmp/cha
 fi
 grep -q 'runs a closed-loop job (flow n0-n1' "$tmp/chain.err" || fail "the refusal did not say why: $(cat "$tmp/chain.err")"
 [ ! -e "$tmp/chain" ] || fail "a refused run left $tmp/chain"
+# A straggling host on a fabric: the stall on its NIC reaches both of its rank's neighbours, so
+# 1F1B runs slower than on the same fabric without it (simulated; docs/scenario-format.md, Stalls).
+cat >"$tmp/strag-e.json" <<JSON
+{"schema": "contend.experiment/1", "name": "strag",
+ "scenarios": ["$src/emulator/scenarios/fabric/pipeline-spread-quiet.json",
+               "$src/emulator/scenarios/fabric/pipeline-spread-straggler.json"],
+ "workload": {"stages": 4, "microbatches": 16, "iterations": 8, "warmup": 1, "activation": "1MiB"},
+ "schedules": ["1f1b"], "repetitions": 1}
+JSON
+"$contend" run "$tmp/strag-e.json" --simulate --no-report --out "$tmp/strag" >"$tmp/strag.out" 2>&1 ||
+  fail "a stall on a fabric was not simulated: $(tail -5 "$tmp/strag.out")"
+python3 - "$tmp/strag/summary.json" <<'PY' || fail "the straggling host did not slow the pipeline"
+import json, sys
+cells = {c["scenario"]: c["throughput"]["median"] for c in json.load(open(sys.argv[1]))["cells"]}
+assert cells["spread-straggler"] < 0.95 * cells["spread-quiet"], cells
+PY
 # kFkB with slack (`kfkb:k=2,extra=2/1/0/0`) has a k but is not on the fixed-k curve.
 "$contend" run "$src/experiments/examples/memory-limited.json" --simulate --no-report --out "$tmp/ml" >/dev/null 2>&1
 check_report "$tmp/ml" throughput memory adaptive-uneven

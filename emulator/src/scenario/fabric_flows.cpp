@@ -75,7 +75,76 @@ class Router {
     return ports;
   }
 
+  // How the paths `path` could give a stream from `from` to `to` cross link `link`: its NICs'
+  // links every one; a link between switches, by how many of the equal-cost paths between their
+  // switches it lies on.
+  PathCrossing crossing(const std::string& from, const std::string& to, const std::string& link) {
+    for (const Hop& h : next_[from]) {
+      if (*h.to == to) {
+        return s_.links[h.link].name == link ? PathCrossing::kEvery : PathCrossing::kNone;
+      }
+    }
+    const Hop* out = first_nic(from, "");
+    const Hop* in = out == nullptr ? nullptr : first_nic(to, *out->to);
+    if (in == nullptr) {
+      return PathCrossing::kNone;
+    }
+    if (s_.links[out->link].name == link || s_.links[in->link].name == link) {
+      return PathCrossing::kEvery;
+    }
+    const auto l = std::find_if(s_.links.begin(), s_.links.end(), [&](const LinkSpec& x) { return x.name == link; });
+    if (l == s_.links.end() || !s_.is_switch(l->from) || !s_.is_switch(l->to) || st_.down.count(link) != 0) {
+      return PathCrossing::kNone;
+    }
+    const std::string& a = *out->to;
+    const std::string& b = *in->to;
+    const auto to_a = paths_to(a);
+    const auto to_b = paths_to(b);
+    const auto total = to_b.find(a);
+    if (total == to_b.end()) {
+      return PathCrossing::kNone;
+    }
+    double through = 0;
+    for (const auto& [u, v] : {std::pair{&l->from, &l->to}, std::pair{&l->to, &l->from}}) {
+      const auto au = to_a.find(*u);
+      const auto bv = to_b.find(*v);
+      if (au != to_a.end() && bv != to_b.end() && au->second.first + 1 + bv->second.first == total->second.first) {
+        through += au->second.second * bv->second.second;
+      }
+    }
+    return through == 0                      ? PathCrossing::kNone
+           : through >= total->second.second ? PathCrossing::kEvery
+                                             : PathCrossing::kSome;
+  }
+
  private:
+  // Every switch's hops to switch `target` and how many shortest paths through switches it has
+  // to it.
+  std::map<std::string, std::pair<int, double>> paths_to(const std::string& target) {
+    const std::map<std::string, int> hops = hops_from(s_, target, st_.down);
+    std::vector<const std::string*> by_hops;
+    for (const auto& [node, n] : hops) {
+      if (s_.is_switch(node)) {
+        by_hops.push_back(&node);
+      }
+    }
+    std::stable_sort(by_hops.begin(), by_hops.end(),
+                     [&](const std::string* x, const std::string* y) { return hops.at(*x) < hops.at(*y); });
+    std::map<std::string, std::pair<int, double>> out;
+    for (const std::string* node : by_hops) {
+      const int n = hops.at(*node);
+      double count = n == 0 ? 1 : 0;
+      for (const Hop& h : next_[*node]) {
+        const auto there = out.find(*h.to);
+        if (there != out.end() && there->second.first == n - 1) {
+          count += there->second.second;
+        }
+      }
+      out[*node] = {n, count};
+    }
+    return out;
+  }
+
   struct Hop {
     std::size_t link;
     const std::string* to;
@@ -383,6 +452,14 @@ FabricPrediction predict_state(const Scenario& s, const FabricState& now, double
 }
 
 }  // namespace detail
+
+PathCrossing paths_cross(const Scenario& s, const std::string& from, const std::string& to, const std::string& link) {
+  FabricState now = detail::initial_state(s);
+  for (auto e = s.events.begin(); e != s.events.end() && e->at_s <= 0; ++e) {
+    detail::apply(now, *e);
+  }
+  return Router(s, now).crossing(from, to, link);
+}
 
 FabricPrediction predict_flows(const Scenario& s, double at_s) {
   FabricState now = detail::initial_state(s);

@@ -8,6 +8,7 @@
 #include "contend/common/json_reader.h"
 #include "contend/common/units.h"
 #include "contend/pipeline/policy/policy.h"
+#include "contend/runner/truth/network.h"
 #include "contend/schedule/registry.h"
 #include "contend/schedule/validation.h"
 #include "experiment/schedules.h"
@@ -22,8 +23,9 @@ constexpr long long kMaxRepetitions = 1000;
 // Fits the workload's ranks to `s`: one per node on links alone; on a fabric, the first `stages`
 // of its placement (all of it when the workload does not say). Refuses what neither the
 // simulator nor the truth models: a chain's link taken down or up (a fabric's routes around it,
-// and its flow-level model with them), a stall on a fabric (a stall holds a rank pair's messages;
-// a fabric's port is no pair's).
+// and its flow-level model with them), a fabric's stall that no pair of ranks would wait alone
+// (truth/network.h); and a stall under a user's job, whose messages only its own code sends
+// (contend's transport waits the stalls).
 Result<void> fit_ranks(const JsonReader& entry, Experiment& e, emulator::Scenario& s) {
   const auto link_state = [](const emulator::Event& ev) {
     return std::holds_alternative<emulator::SetLinkState>(ev.action);
@@ -33,17 +35,20 @@ Result<void> fit_ranks(const JsonReader& entry, Experiment& e, emulator::Scenari
                        "pipeline's ranks would lose their only way; take a fabric's link down (its routes go " +
                        "around it), or play it with `contend emu play`");
   }
-  if (s.has_fabric() && s.has_stalls()) {
-    return entry.error("scenario \"" + s.name + "\" stalls a fabric's port: experiments stall the links between " +
-                       "ranks (a chain's); on a fabric, preempt with rates and background flows");
-  }
   const std::string what = e.job ? " ranks" : " stages";
   const int hosts = static_cast<int>(s.rank_hosts());
   if (e.workload.stages == 0) {
     e.workload.stages = hosts;  // one rank per node (on a fabric, per placed host)
   }
+  if (e.job && s.has_stalls()) {
+    return entry.error("scenario \"" + s.name + "\" stalls links: contend's transport waits the stalls before " +
+                       "its messages, and a user's job sends its own; preempt it with rates or background flows");
+  }
   if (s.has_fabric() && e.workload.stages <= hosts) {
     s.placed = static_cast<std::size_t>(e.workload.stages);
+    if (auto net = s.has_stalls() ? scenario_network(s) : Result<ScenarioNetwork>(ScenarioNetwork{}); !net) {
+      return entry.error(net.error().message);
+    }
     return {};
   }
   if (s.has_fabric()) {

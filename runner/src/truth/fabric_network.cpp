@@ -86,6 +86,41 @@ void share_ports(const std::map<std::pair<int, int>, Path>& paths, ScenarioNetwo
   }
 }
 
+// Each pair's stalls: those of the stalled link that every path between the two ranks crosses (a
+// stall holds each message of the pair, as it does on a chain's link). Refused: a stalled link
+// that some paths between a pair cross and others not (ECMP's hash would decide), and a pair
+// whose paths cross two stalled links.
+Result<void> stall_pairs(const emulator::Scenario& s, const std::vector<std::pair<int, int>>& pairs,
+                         ScenarioNetwork& net) {
+  std::map<std::pair<int, int>, std::string> stalled_by;
+  for (auto& [link, schedule] : link_stalls(s)) {
+    for (const auto& [a, b] : pairs) {
+      const std::string& from = s.nodes[static_cast<std::size_t>(a)];
+      const std::string& to = s.nodes[static_cast<std::size_t>(b)];
+      const auto there = emulator::paths_cross(s, from, to, link);
+      const auto back = emulator::paths_cross(s, to, from, link);
+      const std::string ranks =
+          "ranks " + std::to_string(a) + " and " + std::to_string(b) + " (" + from + ", " + to + ")";
+      if (there != back || there == emulator::PathCrossing::kSome) {
+        return make_error(Errc::kInvalidArgument,
+                          s.source + ": link \"" + link + "\" is stalled, and only some of the paths between " + ranks +
+                              " cross it (ECMP's hash picks one): stall a link that every path between them " +
+                              "crosses (a host's) or none");
+      }
+      if (there == emulator::PathCrossing::kNone) {
+        continue;
+      }
+      if (const auto [it, added] = stalled_by.emplace(std::pair{a, b}, link); !added) {
+        return make_error(Errc::kInvalidArgument, s.source + ": the paths between " + ranks +
+                                                      " cross two stalled links, \"" + it->second + "\" and \"" + link +
+                                                      "\": a pair of ranks waits one link's stalls");
+      }
+      net.stalls.insert_or_assign({a, b}, schedule);
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<ScenarioNetwork> fabric_network(const emulator::Scenario& s) {
@@ -113,6 +148,9 @@ Result<ScenarioNetwork> fabric_network(const emulator::Scenario& s) {
   if (p > 2) {
     paths.erase({0, p - 1});
     paths.erase({p - 1, 0});
+  }
+  if (auto ok = stall_pairs(s, pairs, net); !ok) {
+    return ok.error();
   }
   share_ports(paths, net);
   for (const auto& [way, path] : paths) {

@@ -5,7 +5,9 @@
 // transfers as one stream sharing the ports it crosses max-min with the background flows; and the
 // ports the chain's ways cannot all cross at once (a middle rank's NIC), which the simulator lets
 // one transfer hold at a time (docs/sim.md, "A pipeline on a fabric": sharing the pipeline's
-// streams max-min all the time made the model 0.85 x real, leaving them apart 1.39 x). Pure.
+// streams max-min all the time made the model 0.85 x real, leaving them apart 1.39 x); and the
+// stalls of every pair whose paths all cross a stalled link (docs/scenario-format.md, "Stalls").
+// Pure.
 
 #include "contend/common/result.h"
 #include "contend/emulator/scenario/scenario.h"

@@ -129,28 +129,31 @@ Result<std::vector<RateTrace>> chain_of(const PipelineLinks& all, int stages) {
   return out;
 }
 
-PipelineStalls pipeline_stalls(const emulator::Scenario& s) {
-  PipelineStalls out;
-  for (const auto& link : s.links) {
-    StallSchedule schedule;
-    bool any = false;
-    for (const auto* events : {&s.events, &s.iteration_events}) {
-      for (const emulator::Event& e : *events) {
-        const auto* stall = std::get_if<emulator::SetStall>(&e.action);
-        if (stall == nullptr || stall->link != link.name) {
-          continue;
-        }
-        any = true;
-        if (stall->at_iteration >= 0) {
-          schedule.add_at_iteration(stall->at_iteration, stall->stall_s);
-        } else {
-          schedule.add_at_time(e.at_s, stall->stall_s);
-        }
+std::map<std::string, StallSchedule> link_stalls(const emulator::Scenario& s) {
+  std::map<std::string, StallSchedule> out;
+  for (const auto* events : {&s.events, &s.iteration_events}) {
+    for (const emulator::Event& e : *events) {
+      const auto* stall = std::get_if<emulator::SetStall>(&e.action);
+      if (stall == nullptr) {
+        continue;
+      }
+      if (stall->at_iteration >= 0) {
+        out[stall->link].add_at_iteration(stall->at_iteration, stall->stall_s);
+      } else {
+        out[stall->link].add_at_time(e.at_s, stall->stall_s);
       }
     }
-    if (any) {
-      const int a = s.node_index(link.from);
-      const int b = s.node_index(link.to);
+  }
+  return out;
+}
+
+PipelineStalls pipeline_stalls(const emulator::Scenario& s) {
+  PipelineStalls out;
+  for (auto& [name, schedule] : link_stalls(s)) {
+    const auto link = std::find_if(s.links.begin(), s.links.end(), [&](const auto& l) { return l.name == name; });
+    if (link != s.links.end()) {
+      const int a = s.node_index(link->from);
+      const int b = s.node_index(link->to);
       out.insert_or_assign({std::min(a, b), std::max(a, b)}, std::move(schedule));
     }
   }

@@ -118,3 +118,39 @@ TEST_CASE("between hosts a link joins, a flow takes that link", "[fabric][predic
   CHECK(named(p, "a-b").rate_bps == Approx(kFabricGoodput * 100e6));
   CHECK(named(p, "c-b").ports == std::vector<std::string>{"bc@c"});
 }
+
+TEST_CASE("which links every path between two hosts crosses, and which only some", "[fabric][predict]") {
+  const Scenario two = fabric_scenario(leaf_spine(2, "400Mbit"), "[]");
+  CHECK(paths_cross(two, "h0", "h4", "h0-leaf0") == PathCrossing::kEvery);  // the hosts' own NICs
+  CHECK(paths_cross(two, "h0", "h4", "h4-leaf1") == PathCrossing::kEvery);
+  CHECK(paths_cross(two, "h0", "h4", "leaf0-spine0") == PathCrossing::kSome);  // ECMP's hash picks a spine
+  CHECK(paths_cross(two, "h0", "h4", "h1-leaf0") == PathCrossing::kNone);
+  CHECK(paths_cross(two, "h0", "h1", "leaf0-spine0") == PathCrossing::kNone);  // under one leaf
+  const Scenario one = fabric_scenario(leaf_spine(1, "400Mbit"), "[]");
+  CHECK(paths_cross(one, "h0", "h4", "leaf1-spine0") == PathCrossing::kEvery);
+  // Two equal-cost paths between s1 and s4 that meet again before b: s4-s5 is on both, s1-s2 on one.
+  const Scenario diamond = fabric_scenario(R"("nodes": ["a", "b"], "switches": ["s1", "s2", "s3", "s4", "s5"],
+      "links": [{"name": "a-s1", "from": "a", "to": "s1", "rate": "1Gbit"},
+                {"name": "s1-s2", "from": "s1", "to": "s2", "rate": "1Gbit"},
+                {"name": "s1-s3", "from": "s1", "to": "s3", "rate": "1Gbit"},
+                {"name": "s2-s4", "from": "s2", "to": "s4", "rate": "1Gbit"},
+                {"name": "s3-s4", "from": "s3", "to": "s4", "rate": "1Gbit"},
+                {"name": "s4-s5", "from": "s4", "to": "s5", "rate": "1Gbit"},
+                {"name": "b-s5", "from": "b", "to": "s5", "rate": "1Gbit"}])",
+                                           "[]");
+  CHECK(paths_cross(diamond, "a", "b", "s4-s5") == PathCrossing::kEvery);
+  CHECK(paths_cross(diamond, "b", "a", "s4-s5") == PathCrossing::kEvery);
+  CHECK(paths_cross(diamond, "a", "b", "s1-s2") == PathCrossing::kSome);
+  CHECK(paths_cross(diamond, "b", "a", "s3-s4") == PathCrossing::kSome);
+  // A link down at time 0 is on no path: the other way of the diamond is every path then.
+  const Scenario cut = fabric_scenario(R"("nodes": ["a", "b"], "switches": ["s1", "s2", "s3", "s4"],
+      "links": [{"name": "a-s1", "from": "a", "to": "s1", "rate": "1Gbit"},
+                {"name": "s1-s2", "from": "s1", "to": "s2", "rate": "1Gbit"},
+                {"name": "s1-s3", "from": "s1", "to": "s3", "rate": "1Gbit"},
+                {"name": "s2-s4", "from": "s2", "to": "s4", "rate": "1Gbit"},
+                {"name": "s3-s4", "from": "s3", "to": "s4", "rate": "1Gbit"},
+                {"name": "b-s4", "from": "b", "to": "s4", "rate": "1Gbit"}])",
+                                       R"([{"at": "0s", "link": "s1-s2", "state": "down"}])");
+  CHECK(paths_cross(cut, "a", "b", "s1-s3") == PathCrossing::kEvery);
+  CHECK(paths_cross(cut, "a", "b", "s1-s2") == PathCrossing::kNone);
+}

@@ -70,14 +70,21 @@ TEST_CASE("bad experiment files say where and what", "[runner]") {
       error_of(R"("scenarios": ["../emulator/scenarios/fabric/pipeline-pack-busy.json"],
     "workload": {"stages": 9}, "schedules": ["1f1b"])"),
       Catch::Contains("/scenarios/0") && Catch::Contains("places ranks on 8 hosts") && Catch::Contains("9 stages"));
-  // Nor a stall on a fabric's port: the runtime stalls a pair of ranks' link, which a port is not.
+  // Nor a stall on a fabric's link that only some paths between two ranks cross (ECMP decides),
+  // nor a stall under a user's job (contend's transport waits stalls; the job sends its own).
   const std::string stalled = "/tmp/contend-experiment-stall-" + std::to_string(::getpid()) + ".json";
   std::ofstream(stalled) << R"({"schema": "contend.scenario/1", "name": "stalled", "duration": "10s",
-    "fabric": {"leaf-spine": {"leaves": 1, "hosts_per_leaf": 2, "spines": 0, "host_rate": "1Gbit"}},
-    "timeline": [{"at": "1s", "link": "h0-leaf0", "stall": "10ms"}]})";
-  CHECK_THAT(error_of(R"("scenarios": [")" + stalled + R"("], "workload": {}, "schedules": ["1f1b"])"),
-             Catch::Contains("/scenarios/0") && Catch::Contains("stalls a fabric's port"));
+    "fabric": {"leaf-spine": {"leaves": 2, "hosts_per_leaf": 1, "spines": 2, "host_rate": "1Gbit"}},
+    "timeline": [{"at": "1s", "link": "leaf0-spine1", "stall": "10ms"}]})";
+  CHECK_THAT(error_of(R"("scenarios": [")" + stalled + R"("], "workload": {"stages": 2}, "schedules": ["1f1b"])"),
+             Catch::Contains("/scenarios/0") && Catch::Contains("link \"leaf0-spine1\" is stalled") &&
+                 Catch::Contains("only some of the paths between ranks 0 and 1 (h0, h1)"));
   std::remove(stalled.c_str());
+  auto job = parse_job(
+      R"("scenarios": ["../../emulator/scenarios/pipemorph/pm-first-10ms.json"], "workload": {"command": ["true"]})");
+  REQUIRE_FALSE(job.ok());
+  CHECK_THAT(job.error().message, Catch::Contains("/scenarios/0") && Catch::Contains("stalls links") &&
+                                      Catch::Contains("a user's job sends its own"));
   // Nor a link taken down: neither the simulator nor the truth models one.
   const std::string down = "/tmp/contend-experiment-down-" + std::to_string(::getpid()) + ".json";
   std::ofstream(down) << R"({"schema": "contend.scenario/1", "name": "down", "duration": "10s", "nodes": ["a", "b"],

@@ -146,3 +146,43 @@ TEST_CASE("a bad placement is refused naming the place", "[runner][scenario]") {
   REQUIRE_FALSE(chain.ok());
   CHECK_THAT(chain.error().message, Catch::Contains("placement is for fabrics"));
 }
+
+namespace {
+
+// 2 leaves of 3 hosts under one spine, ranks on h1 (leaf0), h4 (leaf1), h2 (leaf0), `stalls`
+// on the timeline.
+Result<ScenarioNetwork> stalled_network(const std::string& stalls) {
+  auto s = emulator::parse_scenario(
+      R"({"schema": "contend.scenario/1", "name": "t", "duration": "10s",
+          "fabric": {"leaf-spine": {"leaves": 2, "hosts_per_leaf": 3, "spines": 1, "host_rate": "1Gbit"}},
+          "placement": ["h1", "h4", "h2"], "timeline": [)" +
+          stalls + "]}",
+      "t.json", nullptr);
+  REQUIRE(s.ok());
+  return scenario_network(*s);
+}
+
+}  // namespace
+
+TEST_CASE("a fabric's stalled link stalls every pair of ranks whose paths all cross it", "[runner]") {
+  // Rank 1's NIC: both of its neighbours' messages wait; ranks 0 and 2 (one leaf) do not.
+  auto nic = stalled_network(R"({"at": "1s", "link": "h4-leaf1", "stall": "20ms"})");
+  REQUIRE(nic.ok());
+  REQUIRE(nic->stalls.size() == 2);
+  for (const auto& pair : {std::pair{0, 1}, std::pair{1, 2}}) {
+    CHECK(nic->stalls.at(pair).at(0.5, 0) == 0);
+    CHECK(nic->stalls.at(pair).at(1.5, 0) == Approx(0.020));
+  }
+  // leaf0's uplink: the same two pairs cross it, the pair under leaf0 does not.
+  auto uplink = stalled_network(R"({"at": "2s", "link": "leaf0-spine0", "stall": "5ms"})");
+  REQUIRE(uplink.ok());
+  CHECK(uplink->stalls.count({0, 1}) == 1);
+  CHECK(uplink->stalls.count({1, 2}) == 1);
+  CHECK(uplink->stalls.count({0, 2}) == 0);
+  // Two stalled links on one pair's paths: refused, naming both.
+  auto two = stalled_network(R"({"at": "1s", "link": "h4-leaf1", "stall": "20ms"},
+                                {"at": "1s", "link": "h2-leaf0", "stall": "10ms"})");
+  REQUIRE_FALSE(two.ok());
+  CHECK_THAT(two.error().message, Catch::Contains("ranks 1 and 2 (h4, h2)") &&
+                                      Catch::Contains("two stalled links, \"h2-leaf0\" and \"h4-leaf1\""));
+}

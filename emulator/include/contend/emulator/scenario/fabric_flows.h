@@ -54,6 +54,12 @@ struct FabricPrediction {
 // taken as streams here: their shares while the job sends (predict_run says when it does).
 FabricPrediction predict_flows(const Scenario& s, double at_s);
 
+// How the paths of the model above cross `link` from host `from` to host `to`, in the network at
+// time 0: none of them, some (which one a stream takes is the hash's: ECMP's on the emulator), or
+// every one (the hosts' own NICs' links, a switch link on every equal-cost path).
+enum class PathCrossing { kNone, kSome, kEvery };
+PathCrossing paths_cross(const Scenario& s, const std::string& from, const std::string& to, const std::string& link);
+
 // A closed-loop job's iterations as the replay runs them (predict_run).
 struct PredictedJob {
   std::string job;

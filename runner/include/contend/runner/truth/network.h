@@ -45,13 +45,16 @@ Result<std::vector<RateTrace>> chain_rates(const emulator::Scenario& scenario, c
 // The links r -> r+1 of a pipeline of `stages`; kInvalidArgument naming the ranks no link joins.
 Result<std::vector<RateTrace>> chain_of(const PipelineLinks& links, int stages);
 
-// Every stalled link's stall schedule, by the node indices it joins (a < b): the scenario's
-// SetStall events, at their times and from their iterations.
+// Every stalled link's stall schedule, by its name: the scenario's SetStall events, at their
+// times and from their iterations.
+std::map<std::string, StallSchedule> link_stalls(const emulator::Scenario& scenario);
+// The same by the node indices each link joins (a < b): a chain's pairs of ranks.
 using PipelineStalls = std::map<std::pair<int, int>, StallSchedule>;
 PipelineStalls pipeline_stalls(const emulator::Scenario& scenario);
 
 // What the simulator runs a scenario's cells on: every linked pair's goodput (both ways alike
-// unless `back` has the pair) and every stalled link's stalls (a network of rates alone converts).
+// unless `back` has the pair) and every stalled pair's stalls (a chain's stalled links; on a
+// fabric, the pairs whose paths all cross a stalled link). A network of rates alone converts.
 struct ScenarioNetwork {
   ScenarioNetwork() = default;
   ScenarioNetwork(PipelineLinks l, PipelineStalls s = {}) : links(std::move(l)), stalls(std::move(s)) {}  // NOLINT
