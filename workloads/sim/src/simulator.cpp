@@ -56,7 +56,7 @@ class Simulation {
     double tokens_bits;  // token bucket (a burst depth > 0), as of free_s
     int from;
     int to;
-    std::vector<double> sent_s{};  // when each transfer so far left the wire, in order
+    std::vector<double> sent_s{};  // when each transfer so far was sent (LinkModel::stall_overlaps_wire), in order
   };
 
   std::size_t at(int stage, int mb) const { return static_cast<std::size_t>(stage) * m_ + mb; }
@@ -223,7 +223,7 @@ class Simulation {
                                                     format_seconds(start));
     }
     link.free_s = end;
-    link.sent_s.push_back(end);
+    link.sent_s.push_back(link.model->stall_overlaps_wire ? start : end);
     for (int p : link.model->ports) {
       port_busy_[p].emplace_back(start, end);
     }
@@ -319,7 +319,7 @@ class Simulation {
   }
 
   // When a transfer handed to `link` at `handed` starts on the wire: after its stall, which starts
-  // once a stall slot is free (the transfer stall_slots before it has gone), and once the wire is.
+  // once a stall slot is free (the transfer stall_slots before it has been sent), and once the wire is.
   static double wire_start(Link& link, double handed) {
     const double stall = link.model->stall_s.rate_at(handed);
     if (stall <= 0) {

@@ -327,6 +327,38 @@ TEST_CASE("the simulator's stall slots let that many transfers wait out their st
   CHECK(four >= 0.01);
 }
 
+TEST_CASE("a stall after a TCP send may overlap its tensor's way over the wire, after NCCL's it may not",
+          "[stall][sim]") {
+  // 1 MiB tensors on a 1 Gbit/s link: 8.4 ms each on the wire, behind a 5 ms stall; rank 1 makes
+  // them 1 ms apart, so the link is always busy.
+  const schedule::Schedule gpipe = schedule::lower(schedule::make_schedule("gpipe", 3, 8).value());
+  sim::SimConfig c = sim::uniform_config(3, 1, 0.001, 0.002, 1 << 20, sim::LinkModel{});
+  c.record_trace = true;
+  const auto gaps_with = [&](bool overlaps) {
+    sim::LinkModel stalled;
+    stalled.rate = RateTrace::constant(1e9);
+    stalled.stall_s = RateTrace::constant(0.005);
+    stalled.stall_overlaps_wire = overlaps;
+    c.links[{1, 2}] = stalled;
+    c.links[{2, 1}] = stalled;
+    auto run = sim::simulate(gpipe, c);
+    REQUIRE(run.ok());
+    std::vector<double> arrivals;
+    for (const sim::TraceEvent& e : run->trace) {
+      if (e.lane == sim::Lane::kSend && e.action.op == schedule::Op::kSendF && e.rank == 1) {
+        arrivals.push_back(e.end_s);
+      }
+    }
+    REQUIRE(arrivals.size() == 8);
+    return (arrivals.back() - arrivals.front()) / 7;
+  };
+  const double wire = 8.0 * (1 << 20) / 1e9;
+  // TCP: the next stall runs while the tensor before is on the wire, which then sets the pace.
+  CHECK(gaps_with(true) == Approx(wire).epsilon(0.01));
+  // NCCL: each stall waits for the tensor before to have left: stall and wire one after another.
+  CHECK(gaps_with(false) == Approx(wire + 0.005).epsilon(0.01));
+}
+
 TEST_CASE("a waiting send returns once its tensor is out, its stall included, an asynchronous one at once",
           "[stall][transport]") {
   constexpr int kBase = 29880;

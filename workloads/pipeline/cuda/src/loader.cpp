@@ -95,6 +95,7 @@ void register_cuda_plugin(bool with_nccl) {
       nccl_transport_entry(),
       pipeline::TransportKind{
           .needs_device = true,
+          .sent_when_delivered = true,
           .make = [](const Spec&, std::unique_ptr<pipeline::Transport> bootstrap, int rank, int world_size,
                      std::size_t message_floats) -> Result<std::unique_ptr<pipeline::Transport>> {
             auto plugin = cuda_plugin();

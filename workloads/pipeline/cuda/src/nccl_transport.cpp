@@ -58,6 +58,7 @@ Result<std::unique_ptr<Transport>> connect_nccl(std::unique_ptr<Transport> boots
 void register_nccl_transport() {
   pipeline::transports().add(nccl_transport_entry(),
                              pipeline::TransportKind{.needs_device = true,
+                                                     .sent_when_delivered = true,
                                                      .make =
                                                          [](const Spec&, std::unique_ptr<Transport> bootstrap, int rank,
                                                             int world_size, std::size_t message_floats) {

@@ -40,8 +40,11 @@ struct LinkModel {
   // transfers go one after another (PipeMorph's straggler). The default: none.
   RateTrace stall_s = RateTrace::constant(0);
   // How many transfers may be in their stalls at once (the runtime's SendOptions::delegates): a
-  // transfer's stall starts when it is ready and the transfer stall_slots before it has gone.
+  // transfer's stall starts when it is ready and the transfer stall_slots before it has gone:
+  // started on the wire where `stall_overlaps_wire` (a TCP send is done once the kernel holds its
+  // tensor), else left it (NCCL's waits for that).
   int stall_slots = 1;
+  bool stall_overlaps_wire = false;
   // Wires this link shares with other links of the pipeline (a fabric host's one NIC, which its
   // sends to both neighbours cross; an uplink), by any number the config chooses: a transfer
   // holds each from its start to its end, and starts only when all of them are free. Empty: none.

@@ -167,6 +167,10 @@ class Transport {
 // buffers before it starts).
 struct TransportKind {
   bool needs_device = false;  // moves device memory (nccl): a host without the device cannot run it
+  // Whether a sending thread is done with a tensor only once it has left (nccl: the next message
+  // reuses its buffers); else once the kernel holds it (tcp: in the socket's buffer, still on its
+  // way), so the next tensor's stall may run while it is on the wire. The simulator follows it.
+  bool sent_when_delivered = false;
   std::function<Result<std::unique_ptr<Transport>>(const Spec& spec, std::unique_ptr<Transport> bootstrap, int rank,
                                                    int world_size, std::size_t message_floats)>
       make{};
