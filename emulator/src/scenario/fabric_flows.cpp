@@ -86,8 +86,9 @@ class Router {
     }
     const Hop* out = first_nic(from, "");
     const Hop* in = out == nullptr ? nullptr : first_nic(to, *out->to);
-    if (in == nullptr) {
-      return PathCrossing::kNone;
+    if (in == nullptr || st_.down.count(s_.links[out->link].name) != 0 ||
+        st_.down.count(s_.links[in->link].name) != 0) {
+      return PathCrossing::kNone;  // no path: a NIC's link is down, as path() finds
     }
     if (s_.links[out->link].name == link || s_.links[in->link].name == link) {
       return PathCrossing::kEvery;

@@ -23,9 +23,9 @@ constexpr long long kMaxRepetitions = 1000;
 // Fits the workload's ranks to `s`: one per node on links alone; on a fabric, the first `stages`
 // of its placement (all of it when the workload does not say). Refuses what neither the
 // simulator nor the truth models: a chain's link taken down or up (a fabric's routes around it,
-// and its flow-level model with them), a fabric's stall that no pair of ranks would wait alone
-// (truth/network.h); and a stall under a user's job, whose messages only its own code sends
-// (contend's transport waits the stalls).
+// and its flow-level model with them), a fabric's stall that cannot be put on pairs of ranks
+// (scenario_stalls: truth/network.h); and a stall under a user's job, whose messages only its own
+// code sends (contend's transport waits the stalls).
 Result<void> fit_ranks(const JsonReader& entry, Experiment& e, emulator::Scenario& s) {
   const auto link_state = [](const emulator::Event& ev) {
     return std::holds_alternative<emulator::SetLinkState>(ev.action);
@@ -46,8 +46,11 @@ Result<void> fit_ranks(const JsonReader& entry, Experiment& e, emulator::Scenari
   }
   if (s.has_fabric() && e.workload.stages <= hosts) {
     s.placed = static_cast<std::size_t>(e.workload.stages);
-    if (auto net = s.has_stalls() ? scenario_network(s) : Result<ScenarioNetwork>(ScenarioNetwork{}); !net) {
-      return entry.error(net.error().message);
+    if (!s.has_stalls()) {
+      return {};
+    }
+    if (auto stalls = scenario_stalls(s); !stalls) {
+      return entry.error(stalls.error().message);
     }
     return {};
   }

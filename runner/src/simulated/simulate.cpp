@@ -81,8 +81,6 @@ sim::SimConfig iteration_config(const Workload& w, const ScenarioNetwork& net, d
   config.costs = {runtime.costs};
   const pipeline::SendOptions sends = pipeline::send_options_of(w.transport);
   config.blocking_sends = sends.wait;
-  const auto* kind = pipeline::transports().find(w.transport);
-  const bool sent_when_delivered = kind != nullptr && kind->kind.sent_when_delivered;
   config.default_link = unshaped_link(runtime);
   for (const auto& [pair, trace] : net.links) {
     const auto back = net.back.find(pair);
@@ -99,7 +97,7 @@ sim::SimConfig iteration_config(const Workload& w, const ScenarioNetwork& net, d
       if (stall != net.stalls.end()) {
         link.stall_s = stall_over(stall->second, now, iteration);
         link.stall_slots = sends.delegates;
-        link.stall_overlaps_wire = !sent_when_delivered;
+        link.stall_overlaps_wire = !sends.sent_when_delivered;
       }
       return link;
     };

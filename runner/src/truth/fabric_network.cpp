@@ -86,44 +86,71 @@ void share_ports(const std::map<std::pair<int, int>, Path>& paths, ScenarioNetwo
   }
 }
 
+// "ranks a and b (h1, h4)".
+std::string ranks_named(const emulator::Scenario& s, int a, int b) {
+  return "ranks " + std::to_string(a) + " and " + std::to_string(b) + " (" + s.nodes[static_cast<std::size_t>(a)] +
+         ", " + s.nodes[static_cast<std::size_t>(b)] + ")";
+}
+
+// Whether every path between ranks a and b, both ways, crosses `link` (true) or none does (false);
+// refused when only some do (ECMP's hash would decide) or one way's paths do and the other's not.
+Result<bool> pair_crosses(const emulator::Scenario& s, int a, int b, const std::string& link) {
+  const std::string& from = s.nodes[static_cast<std::size_t>(a)];
+  const std::string& to = s.nodes[static_cast<std::size_t>(b)];
+  const auto there = emulator::paths_cross(s, from, to, link);
+  const auto back = emulator::paths_cross(s, to, from, link);
+  const std::string stalled = s.source + ": link \"" + link + "\" is stalled, and ";
+  if (there == emulator::PathCrossing::kSome || back == emulator::PathCrossing::kSome) {
+    return make_error(Errc::kInvalidArgument, stalled + "only some of the paths between " + ranks_named(s, a, b) +
+                                                  " cross it (ECMP's hash picks one): stall a link that every " +
+                                                  "path between them crosses (a host's) or none");
+  }
+  if (there != back) {
+    return make_error(Errc::kInvalidArgument, stalled + "the paths between " + ranks_named(s, a, b) +
+                                                  " cross it one way only (their hosts' NICs differ each way): " +
+                                                  "a stall holds a pair's messages both ways");
+  }
+  return there == emulator::PathCrossing::kEvery;
+}
+
 // Each pair's stalls: those of the stalled link that every path between the two ranks crosses (a
-// stall holds each message of the pair, as it does on a chain's link). Refused: a stalled link
-// that some paths between a pair cross and others not (ECMP's hash would decide), and a pair
-// whose paths cross two stalled links.
-Result<void> stall_pairs(const emulator::Scenario& s, const std::vector<std::pair<int, int>>& pairs,
-                         ScenarioNetwork& net) {
+// stall holds each message of the pair, both ways, as on a chain's link). Refused besides
+// pair_crosses': a stalled link no pair crosses (it would stall nothing), and a pair whose paths
+// cross two stalled links.
+Result<PipelineStalls> stall_pairs(const emulator::Scenario& s, const std::vector<std::pair<int, int>>& pairs) {
+  PipelineStalls out;
   std::map<std::pair<int, int>, std::string> stalled_by;
   for (auto& [link, schedule] : link_stalls(s)) {
+    bool any = false;
     for (const auto& [a, b] : pairs) {
-      const std::string& from = s.nodes[static_cast<std::size_t>(a)];
-      const std::string& to = s.nodes[static_cast<std::size_t>(b)];
-      const auto there = emulator::paths_cross(s, from, to, link);
-      const auto back = emulator::paths_cross(s, to, from, link);
-      const std::string ranks =
-          "ranks " + std::to_string(a) + " and " + std::to_string(b) + " (" + from + ", " + to + ")";
-      if (there != back || there == emulator::PathCrossing::kSome) {
-        return make_error(Errc::kInvalidArgument,
-                          s.source + ": link \"" + link + "\" is stalled, and only some of the paths between " + ranks +
-                              " cross it (ECMP's hash picks one): stall a link that every path between them " +
-                              "crosses (a host's) or none");
+      auto crosses = pair_crosses(s, a, b, link);
+      if (!crosses) {
+        return crosses.error();
       }
-      if (there == emulator::PathCrossing::kNone) {
+      if (!*crosses) {
         continue;
       }
       if (const auto [it, added] = stalled_by.emplace(std::pair{a, b}, link); !added) {
-        return make_error(Errc::kInvalidArgument, s.source + ": the paths between " + ranks +
+        return make_error(Errc::kInvalidArgument, s.source + ": the paths between " + ranks_named(s, a, b) +
                                                       " cross two stalled links, \"" + it->second + "\" and \"" + link +
                                                       "\": a pair of ranks waits one link's stalls");
       }
-      net.stalls.insert_or_assign({a, b}, schedule);
+      out.insert_or_assign({a, b}, schedule);
+      any = true;
+    }
+    if (!any) {
+      return make_error(Errc::kInvalidArgument, s.source + ": link \"" + link +
+                                                    "\" is stalled, and no two neighbouring ranks' paths cross " +
+                                                    "it (the ranks run on " + std::to_string(s.rank_hosts()) +
+                                                    " placed hosts): the stall would change nothing");
     }
   }
-  return {};
+  return out;
 }
 
-}  // namespace
-
-Result<ScenarioNetwork> fabric_network(const emulator::Scenario& s) {
+// The pairs of ranks that exchange messages: neighbours, and the first and last (a looped
+// schedule's).
+std::vector<std::pair<int, int>> rank_pairs(const emulator::Scenario& s) {
   const int p = static_cast<int>(s.rank_hosts());
   std::vector<std::pair<int, int>> pairs;
   for (int r = 0; r + 1 < p; ++r) {
@@ -132,6 +159,18 @@ Result<ScenarioNetwork> fabric_network(const emulator::Scenario& s) {
   if (p > 2) {
     pairs.emplace_back(0, p - 1);
   }
+  return pairs;
+}
+
+}  // namespace
+
+Result<PipelineStalls> fabric_stalls(const emulator::Scenario& s) {
+  return stall_pairs(s, rank_pairs(s));
+}
+
+Result<ScenarioNetwork> fabric_network(const emulator::Scenario& s) {
+  const int p = static_cast<int>(s.rank_hosts());
+  const std::vector<std::pair<int, int>> pairs = rank_pairs(s);
   ScenarioNetwork net;
   std::map<std::pair<int, int>, Path> paths;
   for (const auto& [a, b] : pairs) {
@@ -149,9 +188,11 @@ Result<ScenarioNetwork> fabric_network(const emulator::Scenario& s) {
     paths.erase({0, p - 1});
     paths.erase({p - 1, 0});
   }
-  if (auto ok = stall_pairs(s, pairs, net); !ok) {
-    return ok.error();
+  auto stalls = stall_pairs(s, pairs);
+  if (!stalls) {
+    return stalls.error();
   }
+  net.stalls = std::move(*stalls);
   share_ports(paths, net);
   for (const auto& [way, path] : paths) {
     for (const auto& [port, room] : path.room_bps) {

@@ -17,5 +17,7 @@ namespace contend::runner::detail {
 
 // s.rank_hosts() ranks on s.nodes in order.
 Result<ScenarioNetwork> fabric_network(const emulator::Scenario& s);
+// Its stalls alone (ScenarioNetwork::stalls), or why they cannot be placed on pairs of ranks.
+Result<PipelineStalls> fabric_stalls(const emulator::Scenario& s);
 
 }  // namespace contend::runner::detail

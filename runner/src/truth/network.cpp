@@ -160,6 +160,13 @@ PipelineStalls pipeline_stalls(const emulator::Scenario& s) {
   return out;
 }
 
+Result<PipelineStalls> scenario_stalls(const emulator::Scenario& s) {
+  if (s.has_fabric()) {
+    return detail::fabric_stalls(s);
+  }
+  return pipeline_stalls(s);
+}
+
 namespace {
 
 // A scenario of links alone: each linked pair's goodput each way, and the stalls.

@@ -69,7 +69,8 @@ Result<std::pair<std::pair<int, int>, StallSchedule>> read_stall(const JsonReade
   if (!nodes.is_array() || nodes.size() != 2 || !nodes[0].is_number_integer() || !nodes[1].is_number_integer() ||
       nodes[0].get<std::int64_t>() < 0 || nodes[0].get<std::int64_t>() >= nodes[1].get<std::int64_t>() ||
       nodes[1].get<std::int64_t>() > 1 << 20) {
-    return r.error("expected \"nodes\": [a, b], the node indices the link joins, 0 <= a < b");
+    return r.error(
+        "expected \"nodes\": [a, b], the pair of ranks it stalls (a chain's: the nodes its link joins), 0 <= a < b");
   }
   StallSchedule s;
   const auto at_time = [](StallSchedule& x, double at, double stall) { x.add_at_time(at, stall); };

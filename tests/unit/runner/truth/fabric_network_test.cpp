@@ -179,6 +179,17 @@ TEST_CASE("a fabric's stalled link stalls every pair of ranks whose paths all cr
   CHECK(uplink->stalls.count({0, 1}) == 1);
   CHECK(uplink->stalls.count({1, 2}) == 1);
   CHECK(uplink->stalls.count({0, 2}) == 0);
+  // h1's NIC stalls the looped schedule's pair too: ranks 0 and 2 (h1, h2) cross it.
+  auto looped = stalled_network(R"({"at": "1s", "link": "h1-leaf0", "stall": "20ms"})");
+  REQUIRE(looped.ok());
+  CHECK(looped->stalls.count({0, 1}) == 1);
+  CHECK(looped->stalls.count({0, 2}) == 1);
+  CHECK(looped->stalls.count({1, 2}) == 0);
+  // A host no rank runs on: its stall would change nothing, so it is refused.
+  auto idle = stalled_network(R"({"at": "1s", "link": "h5-leaf1", "stall": "20ms"})");
+  REQUIRE_FALSE(idle.ok());
+  CHECK_THAT(idle.error().message,
+             Catch::Contains("\"h5-leaf1\" is stalled") && Catch::Contains("the stall would change nothing"));
   // Two stalled links on one pair's paths: refused, naming both.
   auto two = stalled_network(R"({"at": "1s", "link": "h4-leaf1", "stall": "20ms"},
                                 {"at": "1s", "link": "h2-leaf0", "stall": "10ms"})");

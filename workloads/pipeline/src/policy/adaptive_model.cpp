@@ -41,6 +41,7 @@ sim::SimConfig simulator_config(const Measurements& m, int stages, int chunks, s
     link.burst_bytes = RateTrace::constant(static_cast<double>(l.burst_bytes));
     link.stall_s = RateTrace::constant(l.stall_s);
     link.stall_slots = m.stall_slots;
+    link.stall_overlaps_wire = m.stall_overlaps_wire;
     if (r < static_cast<int>(m.link_traces.size())) {
       const auto follow = [&](const RateTrace& trace) {
         link.rate = trace;

@@ -139,6 +139,7 @@ class AdaptivePolicy : public KPolicy {
     Measurements m = links_.measurements(reports);
     m.blocking_sends = sends_.wait;
     m.stall_slots = sends_.delegates;
+    m.stall_overlaps_wire = !sends_.sent_when_delivered;
     if (auto ok = fit_latency(reports, iteration, m); !ok) {
       return ok.error();
     }

@@ -27,6 +27,8 @@ SendOptions send_options_of(const Spec& transport) {
   SendOptions o;
   o.wait = transport.declares("sends") && transport.text("sends") == "wait";
   o.delegates = transport.declares("delegates") ? static_cast<int>(transport.integer("delegates")) : 1;
+  const auto* kind = transports().find(transport);
+  o.sent_when_delivered = kind != nullptr && kind->kind.sent_when_delivered;
   return o;
 }
 

@@ -51,6 +51,10 @@ std::map<std::string, StallSchedule> link_stalls(const emulator::Scenario& scena
 // The same by the node indices each link joins (a < b): a chain's pairs of ranks.
 using PipelineStalls = std::map<std::pair<int, int>, StallSchedule>;
 PipelineStalls pipeline_stalls(const emulator::Scenario& scenario);
+// The stalls each pair of ranks waits (a < b): a chain's pipeline_stalls; on a fabric, every
+// stalled link's on the pairs whose paths all cross it, or why a stall cannot be placed so (only
+// some of a pair's paths cross it, two stalled links on one pair's, a link no pair crosses).
+Result<PipelineStalls> scenario_stalls(const emulator::Scenario& scenario);
 
 // What the simulator runs a scenario's cells on: every linked pair's goodput (both ways alike
 // unless `back` has the pair) and every stalled pair's stalls (a chain's stalled links; on a

@@ -51,9 +51,11 @@ struct Measurements {
   // set each episode); empty: none seen.
   std::vector<double> drop_stall_s;
   // How the runtime sends (SendOptions): whether a send holds the compute until its tensor is out
-  // (sim::SimConfig::blocking_sends), and how many tensors to one peer wait out a stall at once.
+  // (sim::SimConfig::blocking_sends), how many tensors to one peer wait out a stall at once, and
+  // whether a stall may run while the tensor before is on the wire (sim::LinkModel).
   bool blocking_sends = false;
   int stall_slots = 1;
+  bool stall_overlaps_wire = false;
 };
 
 // Adaptra's estimate of the slack each stage needs: the extra micro-batches in flight that cover

@@ -112,6 +112,9 @@ struct SendOptions {
   // ncclSend serialises its stream. A tensor's stall starts when it is queued and the tensor
   // `delegates` before it has been sent.
   int delegates = 1;
+  // The transport's TransportKind::sent_when_delivered: whether "sent" is once the tensor has left
+  // (nccl) or once the kernel holds it (tcp), which the simulator and the policies' model follow.
+  bool sent_when_delivered = false;
 };
 
 class Transport {
@@ -169,7 +172,7 @@ struct TransportKind {
   bool needs_device = false;  // moves device memory (nccl): a host without the device cannot run it
   // Whether a sending thread is done with a tensor only once it has left (nccl: the next message
   // reuses its buffers); else once the kernel holds it (tcp: in the socket's buffer, still on its
-  // way), so the next tensor's stall may run while it is on the wire. The simulator follows it.
+  // way), so the next tensor's stall may run while it is on the wire (send_options_of says it).
   bool sent_when_delivered = false;
   std::function<Result<std::unique_ptr<Transport>>(const Spec& spec, std::unique_ptr<Transport> bootstrap, int rank,
                                                    int world_size, std::size_t message_floats)>
