@@ -151,6 +151,13 @@ if "$contend" run "$tmp/chain-job-e.json" --simulate --no-report --out "$tmp/cha
 fi
 grep -q 'runs a closed-loop job (flow n0-n1' "$tmp/chain.err" || fail "the refusal did not say why: $(cat "$tmp/chain.err")"
 [ ! -e "$tmp/chain" ] || fail "a refused run left $tmp/chain"
+# A fabric across cluster hosts is not built: refused before anything is made (or Ansible runs).
+if "$contend" run "$src/experiments/examples/fabric-placement.json" --hosts "$src/ansible/inventory/example.yml" \
+  --out "$tmp/fab-hosts" 2>"$tmp/fab-hosts.err"; then
+  fail "a fabric experiment ran across cluster hosts"
+fi
+grep -q 'is a fabric: on cluster hosts' "$tmp/fab-hosts.err" || fail "the refusal did not say why: $(cat "$tmp/fab-hosts.err")"
+[ ! -e "$tmp/fab-hosts" ] || fail "a refused run left $tmp/fab-hosts"
 # A straggling host on a fabric: the stall on its NIC reaches both of its rank's neighbours, so
 # 1F1B runs slower than on the same fabric without it (simulated; docs/scenario-format.md, Stalls).
 cat >"$tmp/strag-e.json" <<JSON

@@ -18,7 +18,8 @@
 namespace contend::runner {
 
 // Before anything: a real run here needs what its backend needs (cuda: a device); a user's job
-// runs only for real, and (on this host) in a folder that is here.
+// runs only for real, and (on this host) in a folder that is here; a fabric runs on this host
+// (in namespaces) or simulated, not across cluster hosts.
 Result<void> check_runnable_here(const Experiment& e, const RunOptions& o);
 
 // What one cell measured, read from its files once.
