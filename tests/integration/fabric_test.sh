@@ -64,7 +64,7 @@ flows() {
   received >"$tmp/rx1"
   for p in "${clients[@]}"; do wait "$p" || fail "an iperf3 client failed: $(cat "$tmp"/c*.json | grep error)"; done
   for p in "${servers[@]}"; do wait "$p" || true; done
-  python3 - "$tmp/rx0" "$tmp/rx1" $((4 * $1)) <<'PY' || fail "not every stream was counted over the window"
+  python3 - "$tmp/rx0" "$tmp/rx1" $((4 * $1)) <<'PY' || fail "not every stream carried data over the window"
 import re, sys
 def counts(path):  # (local, peer) -> (time read, data segments received, their size)
     out, t, key = {}, 0.0, None
@@ -81,7 +81,8 @@ before, after = counts(sys.argv[1]), counts(sys.argv[2])
 rates = [(after[k][1] - segs) * after[k][2] * 8 / (after[k][0] - t) for k, (t, segs, _) in before.items() if k in after]
 streams = [r for r in rates if r > 1e6]  # not iperf3's control connections
 print("\n".join(str(r) for r in streams))
-sys.exit(0 if len(streams) == int(sys.argv[3]) else 1)
+if len(streams) != int(sys.argv[3]):
+    sys.exit(f"{len(streams)} connections carried over 1 Mbit/s, {sys.argv[3]} streams expected: {sorted(rates)}")
 PY
 }
 

@@ -115,9 +115,19 @@ Result<bool> pair_crosses(const emulator::Scenario& s, int a, int b, const std::
 
 // Each pair's stalls: those of the stalled link that every path between the two ranks crosses (a
 // stall holds each message of the pair, both ways, as on a chain's link). Refused besides
-// pair_crosses': a stalled link no pair crosses (it would stall nothing), and a pair whose paths
-// cross two stalled links.
+// pair_crosses': a stalled link no pair crosses (it would stall nothing), a pair whose paths
+// cross two stalled links, and stalls beside a link going down or up after time 0 (the pairs
+// are placed by the paths at time 0; rerouted traffic would cross a stall no pair waits).
 Result<PipelineStalls> stall_pairs(const emulator::Scenario& s, const std::vector<std::pair<int, int>>& pairs) {
+  const auto moved = std::find_if(s.events.begin(), s.events.end(), [](const emulator::Event& e) {
+    return e.at_s > 0 && std::holds_alternative<emulator::SetLinkState>(e.action);
+  });
+  if (moved != s.events.end() && s.has_stalls()) {
+    return make_error(Errc::kInvalidArgument, s.source + ": " + moved->origin +
+                                                  " takes a link down or up, and links are stalled: a stall is put " +
+                                                  "on the pairs of ranks whose paths cross it at time 0, and a " +
+                                                  "reroute would move them; stall or reroute, not both");
+  }
   PipelineStalls out;
   std::map<std::pair<int, int>, std::string> stalled_by;
   for (auto& [link, schedule] : link_stalls(s)) {

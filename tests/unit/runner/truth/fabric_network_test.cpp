@@ -190,6 +190,11 @@ TEST_CASE("a fabric's stalled link stalls every pair of ranks whose paths all cr
   REQUIRE_FALSE(idle.ok());
   CHECK_THAT(idle.error().message,
              Catch::Contains("\"h5-leaf1\" is stalled") && Catch::Contains("the stall would change nothing"));
+  // Beside a link taken down later: refused (a reroute would move the pairs the stall is put on).
+  auto rerouted = stalled_network(R"({"at": "1s", "link": "h4-leaf1", "stall": "20ms"},
+                                     {"at": "3s", "link": "h0-leaf0", "state": "down"})");
+  REQUIRE_FALSE(rerouted.ok());
+  CHECK_THAT(rerouted.error().message, Catch::Contains("/timeline/1") && Catch::Contains("stall or reroute"));
   // Two stalled links on one pair's paths: refused, naming both.
   auto two = stalled_network(R"({"at": "1s", "link": "h4-leaf1", "stall": "20ms"},
                                 {"at": "1s", "link": "h2-leaf0", "stall": "10ms"})");
