@@ -9,14 +9,17 @@
 #include "contend/common/fnv.h"
 #include "contend/common/overloaded.h"
 #include "scenario/fabric_state.h"
+#include "scenario/max_min.h"
 
 namespace contend::emulator {
 namespace {
 
 constexpr double kUnlimited = std::numeric_limits<double>::infinity();
 
+using detail::CachedFlow;
 using detail::FabricCache;
 using detail::FabricState;
+using detail::Stream;
 
 // Ports are numbered 2 i (link i's from-end egress) and 2 i + 1 (its to-end's).
 class Router {
@@ -173,129 +176,6 @@ class Router {
   std::map<std::string, std::map<std::string, int>> hops_;  // by target switch
 };
 
-struct Stream {
-  std::size_t flow;
-  const std::vector<std::size_t>* ports;  // its path, held by the cache
-  double cap_bps;                         // the flow's pacing share, or unlimited
-  double rate_bps = 0;
-  bool frozen = false;
-  std::size_t bottleneck = std::numeric_limits<std::size_t>::max();
-};
-
-constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
-
-// Progressive filling: every unfrozen stream's rate rises together until a port is full (its
-// streams freeze there) or a stream reaches its cap. The ports wait in a heap by their share
-// (what is left of them over their unfrozen streams), each rise taken from its top.
-class MaxMin {
- public:
-  MaxMin(std::vector<Stream>& streams, const std::vector<double>& capacity)
-      : streams_(streams), room_(capacity), active_(capacity.size(), 0), first_(capacity.size() + 1, 0) {
-    for (std::size_t i = 0; i < streams.size(); ++i) {
-      for (std::size_t p : *streams[i].ports) {
-        ++active_[p];
-      }
-      by_cap_.push_back(i);
-    }
-    for (std::size_t p = 0; p < capacity.size(); ++p) {
-      first_[p + 1] = first_[p] + static_cast<std::size_t>(active_[p]);
-    }
-    on_.resize(first_.back());
-    std::vector<std::size_t> filled(first_.begin(), first_.end() - 1);
-    for (std::size_t i = 0; i < streams.size(); ++i) {
-      for (std::size_t p : *streams[i].ports) {
-        on_[filled[p]++] = i;
-      }
-    }
-    std::sort(by_cap_.begin(), by_cap_.end(),
-              [&](std::size_t a, std::size_t b) { return streams[a].cap_bps < streams[b].cap_bps; });
-    for (std::size_t p = 0; p < capacity.size(); ++p) {
-      if (active_[p] > 0) {
-        ports_.push({share(p), p});
-      }
-    }
-  }
-
-  void run() {
-    for (std::size_t left = streams_.size(); left > 0;) {
-      const double port_level = fullest_port();
-      while (next_cap_ < by_cap_.size() && streams_[by_cap_[next_cap_]].frozen) {
-        ++next_cap_;
-      }
-      const double cap_level = next_cap_ < by_cap_.size() ? streams_[by_cap_[next_cap_]].cap_bps : kUnlimited;
-      const double level = std::min(port_level, cap_level);
-      if (!std::isfinite(level)) {
-        for (Stream& st : streams_) {
-          st.rate_bps = st.frozen ? st.rate_bps : level;  // only unshaped ports and unpaced streams left
-        }
-        return;
-      }
-      if (port_level <= level * (1 + 1e-12)) {
-        const std::size_t p = ports_.top().second;
-        ports_.pop();
-        for (std::size_t k = first_[p]; k < first_[p + 1]; ++k) {
-          const std::size_t i = on_[k];
-          if (!streams_[i].frozen) {
-            streams_[i].bottleneck = bottleneck_of(streams_[i], level);
-            freeze(streams_[i], level);
-            --left;
-          }
-        }
-      } else {
-        freeze(streams_[by_cap_[next_cap_]], level);  // held by its pacing
-        --left;
-      }
-    }
-  }
-
- private:
-  double share(std::size_t p) const { return room_[p] / active_[p]; }
-
-  // The least share of a port that still has unfrozen streams (stale heap entries dropped).
-  double fullest_port() {
-    while (!ports_.empty() && (active_[ports_.top().second] == 0 || ports_.top().first != share(ports_.top().second))) {
-      ports_.pop();
-    }
-    return ports_.empty() ? kUnlimited : ports_.top().first;
-  }
-
-  // The lowest-numbered port of `st` that is full at `level`.
-  std::size_t bottleneck_of(const Stream& st, double level) const {
-    std::size_t out = kNone;
-    for (std::size_t q : *st.ports) {
-      if (active_[q] > 0 && share(q) <= level * (1 + 1e-12)) {
-        out = std::min(out, q);
-      }
-    }
-    return out;
-  }
-
-  void freeze(Stream& st, double level) {
-    st.rate_bps = level;
-    st.frozen = true;
-    for (std::size_t p : *st.ports) {
-      room_[p] -= level;
-      if (--active_[p] > 0) {
-        ports_.push({share(p), p});
-      }
-    }
-  }
-
-  std::vector<Stream>& streams_;
-  std::vector<double> room_;
-  std::vector<int> active_;          // unfrozen streams by port
-  std::vector<std::size_t> first_;   // port p's streams are on_[first_[p]] to on_[first_[p + 1]]
-  std::vector<std::size_t> on_;      // every stream, by port
-  std::vector<std::size_t> by_cap_;  // the streams by their caps
-  std::size_t next_cap_ = 0;
-  std::priority_queue<std::pair<double, std::size_t>, std::vector<std::pair<double, std::size_t>>, std::greater<>>
-      ports_;
-};
-
-void share_max_min(std::vector<Stream>& streams, const std::vector<double>& capacity) {
-  MaxMin(streams, capacity).run();
-}
-
 // The goodput each port carries in `now` (0: its link is down; unlimited: not shaped that way).
 std::vector<double> capacities(const Scenario& s, const FabricState& now) {
   std::vector<double> capacity(2 * s.links.size());
@@ -308,37 +188,82 @@ std::vector<double> capacities(const Scenario& s, const FabricState& now) {
   return capacity;
 }
 
-// Every stream of `now`'s flows on its path, from `cache` while no link changed state; each flow
-// (routable or not) in `out`, the ones no path joins in its `unroutable` too.
-std::vector<Stream> route(const Scenario& s, const FabricState& now, const std::vector<const FlowSpec*>& flows,
-                          FabricCache& cache, FabricPrediction& out) {
-  if (cache.down != now.down) {
-    cache.paths.clear();
+// Flow f's entry in `cache`: found by where f is while its name is the entry's (a replay gives
+// its flows from the same places call after call), else by its name.
+CachedFlow& cached(FabricCache& cache, const FlowSpec& f) {
+  CachedFlow*& at = cache.at[&f];
+  if (at == nullptr || at->name != f.name) {
+    at = &cache.flows[f.name];
+    at->name = f.name;
+  }
+  return *at;
+}
+
+// Every stream of `flows` on its path, from `cache` while no link changed state, with its share
+// at the cache's last prediction when the flow was in it unchanged (a stream's `flow`: its flow's
+// place in `flows`; a flow no path joins has none). Returns what changed since that prediction:
+// the ports of the streams gone.
+detail::Change route(const Scenario& s, const FabricState& now, const std::vector<const FlowSpec*>& flows,
+                     FabricCache& cache, std::vector<Stream>& streams) {
+  detail::Change change;
+  change.afresh = cache.down != now.down;
+  if (change.afresh) {
+    cache.flows.clear();
+    cache.at.clear();
+    cache.last.clear();
     cache.down = now.down;
   }
+  const long before = cache.predictions++;
+  const auto gone = [&](const CachedFlow& c) {
+    for (std::size_t k = 0; k < std::min(c.rates.size(), c.paths.size()); ++k) {
+      change.gone_ports.insert(change.gone_ports.end(), c.paths[k].begin(), c.paths[k].end());
+    }
+  };
   std::optional<Router> router;  // built on the first path the cache lacks
-  std::vector<Stream> streams;
-  for (const FlowSpec* each : flows) {
-    const FlowSpec& f = *each;
-    auto& paths = cache.paths[f.name];
-    for (int k = static_cast<int>(paths.size()); k < f.streams; ++k) {
+  std::vector<CachedFlow*> present;
+  for (std::size_t i = 0; i < flows.size(); ++i) {
+    const FlowSpec& f = *flows[i];
+    CachedFlow& c = cached(cache, f);
+    for (int k = static_cast<int>(c.paths.size()); k < f.streams; ++k) {
       if (!router) {
         router.emplace(s, now);
       }
-      paths.push_back(router->path(f, k));
+      c.paths.push_back(router->path(f, k));
     }
-    const bool routable = std::none_of(paths.begin(), paths.begin() + f.streams,
+    const double cap = f.rate_bps > 0 ? f.rate_bps / f.streams : kUnlimited;
+    const bool same = c.seen == before && c.cap_bps == cap && c.rates.size() == static_cast<std::size_t>(f.streams);
+    if (c.seen == before && !same) {
+      gone(c);  // started again, other than it was
+    }
+    const bool routable = std::none_of(c.paths.begin(), c.paths.begin() + f.streams,
                                        [](const std::vector<std::size_t>& p) { return p.empty(); });
-    for (int k = 0; routable && k < f.streams; ++k) {
-      streams.push_back({out.flows.size(), &paths[static_cast<std::size_t>(k)],
-                         f.rate_bps > 0 ? f.rate_bps / f.streams : kUnlimited});
+    for (std::size_t k = 0; routable && k < static_cast<std::size_t>(f.streams); ++k) {
+      streams.push_back({i, &c.paths[k], cap, same ? c.rates[k] : -1, same ? c.bottlenecks[k] : detail::kNoPort});
     }
-    if (!routable) {
-      out.unroutable.push_back(f.name);
-    }
-    out.flows.push_back({f.name, f.from, f.to, f.streams, 0, {}, ""});
+    c.seen = before + 1;
+    c.cap_bps = cap;
+    present.push_back(&c);
   }
-  return streams;
+  for (const CachedFlow* c : cache.last) {
+    if (c->seen == before) {
+      gone(*c);
+    }
+  }
+  cache.last = std::move(present);
+  return change;
+}
+
+// Each stream's share kept in its flow's cache entry, for the next prediction.
+void remember(const std::vector<Stream>& streams, const std::vector<CachedFlow*>& flows) {
+  for (CachedFlow* c : flows) {
+    c->rates.clear();
+    c->bottlenecks.clear();
+  }
+  for (const Stream& st : streams) {
+    CachedFlow& c = *flows[st.flow];
+    c.rates.push_back(st.rate_bps);
+    c.bottlenecks.push_back(st.bottleneck);
+  }
 }
 
 const std::string& port_name(const Scenario& s, FabricCache& cache, std::size_t p) {
@@ -355,12 +280,6 @@ const std::string& port_name(const Scenario& s, FabricCache& cache, std::size_t 
 // port when `all_ports`, else those a stream crosses.
 void report(const Scenario& s, const std::vector<Stream>& streams, const std::vector<double>& capacity, bool all_ports,
             FabricCache& cache, FabricPrediction& out) {
-  if (cache.rates_only) {
-    for (const Stream& st : streams) {
-      out.flows[st.flow].rate_bps += st.rate_bps;
-    }
-    return;  // unroutable flows stay, at rate 0
-  }
   for (std::size_t p = 0; all_ports && p < capacity.size(); ++p) {
     out.ports[port_name(s, cache, p)].capacity_bps = capacity[p];
   }
@@ -431,24 +350,62 @@ bool apply(FabricState& st, const Event& e) {
                     e.action);
 }
 
-FabricPrediction predict_state(const Scenario& s, const FabricState& now, double at_s, FabricCache* cache,
-                               const std::vector<const FlowSpec*>& more) {
-  FabricCache fresh;
-  FabricCache& c = cache != nullptr ? *cache : fresh;
-  if (c.network != now.network || c.capacity.empty()) {
+namespace {
+
+// The streams of `now`'s flows and `more`'s (in that order in `flows`), routed and shared.
+std::vector<Stream> share(const Scenario& s, const FabricState& now, FabricCache& c,
+                          const std::vector<const FlowSpec*>& more, std::vector<const FlowSpec*>& flows) {
+  const bool reshaped = c.network != now.network || c.capacity.empty();
+  if (reshaped) {
     c.capacity = capacities(s, now);
     c.network = now.network;
   }
-  std::vector<const FlowSpec*> flows;
+  flows.reserve(now.flows.size() + more.size());
   for (const FlowSpec& f : now.flows) {
     flows.push_back(&f);
   }
   flows.insert(flows.end(), more.begin(), more.end());
+  std::vector<Stream> streams;
+  detail::Change change = route(s, now, flows, c, streams);
+  change.afresh = change.afresh || reshaped;
+  detail::share_max_min(streams, c.capacity, change, c.sharing);
+  remember(streams, c.last);
+  return streams;
+}
+
+}  // namespace
+
+FabricPrediction predict_state(const Scenario& s, const FabricState& now, double at_s, FabricCache* cache,
+                               const std::vector<const FlowSpec*>& more) {
+  FabricCache fresh;
+  FabricCache& c = cache != nullptr ? *cache : fresh;
+  std::vector<const FlowSpec*> flows;
+  const std::vector<Stream> streams = share(s, now, c, more, flows);
   FabricPrediction out;
   out.at_s = at_s;
-  std::vector<Stream> streams = route(s, now, flows, c, out);
-  share_max_min(streams, c.capacity);
+  std::vector<bool> routed(flows.size(), false);
+  for (const Stream& st : streams) {
+    routed[st.flow] = true;
+  }
+  for (std::size_t i = 0; i < flows.size(); ++i) {
+    const FlowSpec& f = *flows[i];
+    out.flows.push_back({f.name, f.from, f.to, f.streams, 0, {}, ""});
+    if (!routed[i]) {
+      out.unroutable.push_back(f.name);
+    }
+  }
   report(s, streams, c.capacity, cache == nullptr, c, out);
+  return out;
+}
+
+std::vector<double> predict_rates(const Scenario& s, const FabricState& now, FabricCache& cache,
+                                  const std::vector<const FlowSpec*>& more) {
+  std::vector<const FlowSpec*> flows;
+  const std::vector<Stream> streams = share(s, now, cache, more, flows);
+  std::vector<double> out(flows.size(), 0);
+  for (const Stream& st : streams) {
+    out[st.flow] += st.rate_bps;
+  }
   return out;
 }
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <unordered_map>
+#include <map>
 
 #include "contend/emulator/scenario/fabric_flows.h"
 #include "scenario/fabric_state.h"
@@ -13,21 +13,12 @@ namespace {
 
 constexpr double kNever = std::numeric_limits<double>::infinity();
 
-// Each flow's rate in a prediction, by name.
-using Rates = std::unordered_map<std::string, double>;
-
-Rates rates_of(const FabricPrediction& p) {
-  Rates out;
-  for (const PredictedFlow& f : p.flows) {
-    out.emplace(f.name, f.rate_bps);
-  }
-  return out;
-}
-
 struct JobFlow {
   FlowSpec spec;
   double send_at_s = 0;  // computing until then
   double left_bits = 0;  // what it has still to send this iteration
+  double rate_bps = 0;   // its share while it sends, at the last prediction
+  double sent_bits = 0;  // over the run
 };
 
 struct Job {
@@ -62,6 +53,7 @@ class Jobs {
   }
 
   // Iterations that ended at `t` recorded and begun again; whether a flow began or ended sending.
+  // The flows that send at `t` are then senders().
   bool settle(double t) {
     bool changed = false;
     for (Job& job : jobs_) {
@@ -75,30 +67,37 @@ class Jobs {
         changed = true;
       }
     }
-    std::vector<std::string> now;
-    for (const FlowSpec* f : senders(t)) {
-      now.push_back(f->name);
+    std::vector<JobFlow*> now;
+    for (Job& job : jobs_) {
+      for (JobFlow& f : job.flows) {
+        if (!job.unbounded && sending(f, t)) {
+          now.push_back(&f);
+        }
+      }
     }
     changed = changed || now != sending_;
     sending_ = std::move(now);
     return changed;
   }
 
-  // Every flow that sends at `t`.
-  std::vector<const FlowSpec*> senders(double t) const {
+  // Every flow that sends, as settle() found them.
+  std::vector<const FlowSpec*> senders() const {
     std::vector<const FlowSpec*> out;
-    for (const Job& job : jobs_) {
-      for (const JobFlow& f : job.flows) {
-        if (!job.unbounded && sending(f, t)) {
-          out.push_back(&f.spec);
-        }
-      }
+    for (const JobFlow* f : sending_) {
+      out.push_back(&f->spec);
     }
     return out;
   }
 
-  // The next time a flow begins or ends sending at `rates` (kNever when none will).
-  double next_change(const Rates& rates, double t) const {
+  // The senders' shares, in their order from `rates[first]` on.
+  void take_rates(const std::vector<double>& rates, std::size_t first) {
+    for (JobFlow* f : sending_) {
+      f->rate_bps = rates[first++];
+    }
+  }
+
+  // The next time a flow begins or ends sending (kNever when none will).
+  double next_change(double t) const {
     double next = kNever;
     for (const Job& job : jobs_) {
       for (const JobFlow& f : job.flows) {
@@ -107,24 +106,27 @@ class Jobs {
         }
         if (f.send_at_s > t) {
           next = std::min(next, f.send_at_s);
-        } else if (const double bps = rate_of(rates, f.spec.name); bps > 0) {
-          next = std::min(next, t + f.left_bits / bps);
+        } else if (f.rate_bps > 0) {
+          next = std::min(next, t + f.left_bits / f.rate_bps);
         }
       }
     }
     return next;
   }
 
-  // Every sending flow's bits from `t` to `until` at `rates`.
-  void advance(const Rates& rates, double t, double until) {
-    for (Job& job : jobs_) {
-      for (JobFlow& f : job.flows) {
-        if (!job.unbounded && sending(f, t)) {
-          const double bps = rate_of(rates, f.spec.name);
-          const bool through = bps > 0 && t + f.left_bits / bps <= until * (1 + 1e-12) + 1e-12;
-          f.left_bits = through ? 0 : f.left_bits - bps * (until - t);
-        }
-      }
+  // What the senders deliver from `t` to `until` counted.
+  void deliver(double t, double until) {
+    for (JobFlow* f : sending_) {
+      f->sent_bits += f->rate_bps * (until - t);
+    }
+  }
+
+  // The senders' bits from `t` to the next change, `until`, taken from what they have to send.
+  void advance(double t, double until) {
+    for (JobFlow* f : sending_) {
+      const double bps = f->rate_bps;
+      const bool through = bps > 0 && t + f->left_bits / bps <= until * (1 + 1e-12) + 1e-12;
+      f->left_bits = through ? 0 : f->left_bits - bps * (until - t);
     }
   }
 
@@ -134,6 +136,18 @@ class Jobs {
       out.push_back({job.name, job.iterations_s});
     }
     return out;
+  }
+
+  // What each flow delivered, by name (a flow started again: all its runs').
+  void add_bits(std::map<std::string, double>& bits) const {
+    for (const auto& [flow, sent] : gone_bits_) {
+      bits[flow] += sent;
+    }
+    for (const Job& job : jobs_) {
+      for (const JobFlow& f : job.flows) {
+        bits[f.spec.name] += f.sent_bits;
+      }
+    }
   }
 
  private:
@@ -160,7 +174,11 @@ class Jobs {
 
   bool leave(const std::string& flow) {
     for (Job& job : jobs_) {
-      if (std::erase_if(job.flows, [&](const JobFlow& f) { return f.spec.name == flow; }) > 0) {
+      const auto it =
+          std::find_if(job.flows.begin(), job.flows.end(), [&](const JobFlow& f) { return f.spec.name == flow; });
+      if (it != job.flows.end()) {
+        gone_bits_[flow] += it->sent_bits;
+        job.flows.erase(it);
         return true;
       }
     }
@@ -183,55 +201,70 @@ class Jobs {
     }
   }
 
-  static double rate_of(const Rates& rates, const std::string& flow) {
-    const auto it = rates.find(flow);
-    return it == rates.end() ? 0 : it->second;
-  }
-
   std::vector<Job> jobs_;
-  std::vector<std::string> sending_;  // the flows sending at the last settle
+  std::vector<JobFlow*> sending_;            // at the last settle
+  std::map<std::string, double> gone_bits_;  // what flows that left delivered
 };
+
+// The rates at `t` of now's flows and the senders', in that order (0: no path joins a flow's
+// hosts); the whole prediction added to `timeline` when one is kept.
+std::vector<double> rates_at(const Scenario& s, const detail::FabricState& now, double t, detail::FabricCache& cache,
+                             const std::vector<const FlowSpec*>& senders, std::vector<FabricPrediction>* timeline) {
+  if (timeline == nullptr) {
+    return detail::predict_rates(s, now, cache, senders);
+  }
+  FabricPrediction p = detail::predict_state(s, now, t, &cache, senders);
+  std::vector<const FlowSpec*> given;
+  for (const FlowSpec& f : now.flows) {
+    given.push_back(&f);
+  }
+  given.insert(given.end(), senders.begin(), senders.end());
+  std::vector<double> out;
+  std::size_t k = 0;  // p's flows are the given ones in their order, less the unroutable
+  for (const FlowSpec* f : given) {
+    const bool routed = k < p.flows.size() && p.flows[k].name == f->name;
+    out.push_back(routed ? p.flows[k++].rate_bps : 0);
+  }
+  timeline->push_back(std::move(p));
+  return out;
+}
 
 }  // namespace
 
 PredictedRun predict_run(const Scenario& s, bool timeline) {
   detail::FabricState now = detail::initial_state(s);
   detail::FabricCache cache;
-  cache.rates_only = !timeline;
   Jobs jobs;
-  Rates rates;
-  Rates bits;  // by flow, moved into `out` at the end
+  std::vector<double> open;  // the open-loop flows' rates (now.flows')
   PredictedRun out;
   std::size_t i = 0;
+  bool first = true;
   for (double t = 0;;) {
-    bool changed = out.timeline.empty();
+    bool changed = first;
+    first = false;
     for (; i < s.events.size() && s.events[i].at_s <= t; ++i) {
       changed = jobs.apply(s.events[i], t) || detail::apply(now, s.events[i]) || changed;
     }
     changed = jobs.settle(t) || changed;
     if (changed) {
-      FabricPrediction p = detail::predict_state(s, now, t, &cache, jobs.senders(t));
-      rates = rates_of(p);
-      if (timeline || out.timeline.empty()) {
-        out.timeline.push_back(std::move(p));
-      }
+      const std::vector<double> rates = rates_at(s, now, t, cache, jobs.senders(), timeline ? &out.timeline : nullptr);
+      open.assign(rates.begin(), rates.begin() + static_cast<std::ptrdiff_t>(now.flows.size()));
+      jobs.take_rates(rates, now.flows.size());
     }
-    const double next = std::min(i < s.events.size() ? s.events[i].at_s : kNever, jobs.next_change(rates, t));
+    const double next = std::min(i < s.events.size() ? s.events[i].at_s : kNever, jobs.next_change(t));
     const double until = std::min(next, s.duration_s);
-    for (const auto& [flow, bps] : rates) {
-      bits[flow] += bps * (until - t);
+    for (std::size_t k = 0; k < open.size(); ++k) {
+      out.bits[now.flows[k].name] += open[k] * (until - t);
     }
+    jobs.deliver(t, until);
     if (!(next < s.duration_s)) {
       break;
     }
-    jobs.advance(rates, t, next);
+    jobs.advance(t, next);
     t = next;
   }
   out.jobs = jobs.predicted();
-  out.bits.insert(bits.begin(), bits.end());
-  if (!timeline) {
-    out.timeline.clear();
-  }
+  jobs.add_bits(out.bits);
   return out;
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "contend/emulator/scenario/fabric_flows.h"
+#include "scenario/max_min.h"
 
 namespace contend::emulator::detail {
 
@@ -21,15 +22,29 @@ struct FabricState {
   int network = 0;              // counts the changes of rates and link states
 };
 
-// What a replay keeps from one prediction to the next: each stream's path while no link changes
-// state (a flow's name stands for its endpoints), and the ports' names.
+// A flow as a replay's predictions left it: its streams' paths while no link changes state (a
+// flow's name stands for its endpoints), and their shares at the last prediction that had it.
+struct CachedFlow {
+  std::string name;
+  std::vector<std::vector<std::size_t>> paths;  // per stream
+  std::vector<double> rates;                    // per stream
+  std::vector<std::size_t> bottlenecks;         // per stream: a port, or none
+  double cap_bps = 0;                           // each stream's pacing share
+  long seen = -1;                               // the last prediction that had it
+};
+
+// What a replay keeps from one prediction to the next: its flows (the shares that hold need not
+// be found again), and the ports' names.
 struct FabricCache {
-  std::set<std::string> down;  // the links down when `paths` were found
-  std::unordered_map<std::string, std::vector<std::vector<std::size_t>>> paths;  // per flow, per stream
-  std::vector<std::string> port_names;                                           // by port number
-  std::vector<double> capacity;  // each port's goodput, for the state's `network`
+  std::set<std::string> down;                           // the links down when the flows' paths were found
+  std::unordered_map<std::string, CachedFlow> flows;    // by name
+  std::unordered_map<const FlowSpec*, CachedFlow*> at;  // by where the flow was last given, while its name matches
+  std::vector<CachedFlow*> last;                        // the last prediction's, in its order
+  long predictions = 0;
+  SharingSpace sharing;
+  std::vector<std::string> port_names;  // by port number
+  std::vector<double> capacity;         // each port's goodput, for the state's `network`
   int network = -1;
-  bool rates_only = false;  // predictions of the flows' rates alone (predict_run without a timeline)
 };
 
 FabricState initial_state(const Scenario& s);
@@ -39,5 +54,9 @@ bool apply(FabricState& st, const Event& e);
 // cache, the prediction holds every port; with one (a replay's), only the ports a stream crosses.
 FabricPrediction predict_state(const Scenario& s, const FabricState& st, double at_s, FabricCache* cache = nullptr,
                                const std::vector<const FlowSpec*>& more = {});
+// The same flows' rates alone, in their order (st's flows, then `more`; 0 where no path joins a
+// flow's hosts): what a replay without a timeline needs, several times faster.
+std::vector<double> predict_rates(const Scenario& s, const FabricState& st, FabricCache& cache,
+                                  const std::vector<const FlowSpec*>& more);
 
 }  // namespace contend::emulator::detail

@@ -13,7 +13,7 @@ std::map<std::string, std::string> files;
 
 // A scenario of two links, link "a" with `links_extra` added (its own rate in place of 1 Gbit/s
 // when it gives one: a key twice is an error).
-Result<Scenario> parse(const std::string& timeline, const std::string& links_extra = "") {
+Result<Scenario> parse_two_links(const std::string& timeline, const std::string& links_extra = "") {
   const std::string rate = links_extra.find("\"rate\":") == std::string::npos ? R"(, "rate": "1Gbit")" : "";
   const std::string text = R"({"schema": "contend.scenario/1", "name": "t", "duration": "60s", "seed": 5,
     "nodes": ["n0", "n1", "n2"],
@@ -31,8 +31,8 @@ Result<Scenario> parse(const std::string& timeline, const std::string& links_ext
   });
 }
 
-std::string error_of(const std::string& timeline, const std::string& links_extra = "") {
-  auto s = parse(timeline, links_extra);
+std::string two_links_error(const std::string& timeline, const std::string& links_extra = "") {
+  auto s = parse_two_links(timeline, links_extra);
   REQUIRE_FALSE(s.ok());
   CHECK(s.error().code == Errc::kParse);
   return s.error().message;
@@ -69,7 +69,8 @@ TEST_CASE("the minimal scenario of docs/scenario-format.md parses", "[scenario]"
 }
 
 TEST_CASE("rate changes on \"*\" apply to every link and events are sorted by time", "[scenario]") {
-  auto s = parse(R"([{"at": "5s", "link": "*", "rate": "100Mbit"}, {"at": "1s", "link": "b", "rate": "1Gbit"}])");
+  auto s =
+      parse_two_links(R"([{"at": "5s", "link": "*", "rate": "100Mbit"}, {"at": "1s", "link": "b", "rate": "1Gbit"}])");
   REQUIRE(s.ok());
   REQUIRE(s->events.size() == 3);
   CHECK(s->events[0].at_s == 1);
@@ -79,7 +80,7 @@ TEST_CASE("rate changes on \"*\" apply to every link and events are sorted by ti
 }
 
 TEST_CASE("periodic preemption alternates the cap and the base rate until the end", "[scenario]") {
-  auto s = parse(
+  auto s = parse_two_links(
       R"([{"at": "2s", "link": "a", "periodic": {"period": "10s", "on": "4s", "rate": "100Mbit", "until": "30s"}}])");
   REQUIRE(s.ok());
   const std::vector<std::pair<double, double>> expected = {{2, 100e6}, {6, 1e9},    {12, 100e6},
@@ -93,7 +94,7 @@ TEST_CASE("random preemption is reproducible from its seed and episodes never ov
   const auto with_seed = [&](const char* seed) {
     std::string text = t;
     text.replace(text.find("SEED"), 4, seed);
-    auto s = parse(text);
+    auto s = parse_two_links(text);
     REQUIRE(s.ok());
     return rates(*s, "a");
   };
@@ -111,7 +112,7 @@ TEST_CASE("random preemption is reproducible from its seed and episodes never ov
 }
 
 TEST_CASE("a ramp moves in equal steps from the base rate to its target", "[scenario]") {
-  auto s = parse(R"([{"at": "10s", "link": "b", "ramp": {"to": "100Mbit", "over": "4s", "steps": 4}}])");
+  auto s = parse_two_links(R"([{"at": "10s", "link": "b", "ramp": {"to": "100Mbit", "over": "4s", "steps": 4}}])");
   REQUIRE(s.ok());
   const std::vector<std::pair<double, double>> expected = {{11, 400e6}, {12, 300e6}, {13, 200e6}, {14, 100e6}};
   CHECK(rates(*s, "b") == expected);
@@ -119,14 +120,15 @@ TEST_CASE("a ramp moves in equal steps from the base rate to its target", "[scen
 
 TEST_CASE("CSV and Mahimahi traces become rate changes, looping when asked", "[scenario]") {
   files["dir/up.csv"] = "time_s,rate\n0,1Gbit\n1.5,200Mbit\n";
-  auto csv = parse(R"([{"at": "0s", "link": "a", "trace": {"file": "up.csv", "loop": true, "period": "20s"}}])");
+  auto csv =
+      parse_two_links(R"([{"at": "0s", "link": "a", "trace": {"file": "up.csv", "loop": true, "period": "20s"}}])");
   REQUIRE(csv.ok());
   const auto r = rates(*csv, "a");
   REQUIRE(r.size() == 6);  // three passes of two points in 60 s
   CHECK(r[3] == std::pair<double, double>{21.5, 200e6});
   // 10 opportunities in the first 100 ms, 5 in the second: 1.2 and 0.6 Mbit/s.
   files["dir/cell.mm"] = "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n110\n120\n130\n140\n150\n";
-  auto mm = parse(R"([{"at": "1s", "link": "a", "trace": {"file": "cell.mm", "format": "mahimahi"}}])");
+  auto mm = parse_two_links(R"([{"at": "1s", "link": "a", "trace": {"file": "cell.mm", "format": "mahimahi"}}])");
   REQUIRE(mm.ok());
   const std::vector<std::pair<double, double>> expected = {{1.0, 1.2e6}, {1.1, 0.6e6}};
   const auto got = rates(*mm, "a");
@@ -137,7 +139,7 @@ TEST_CASE("CSV and Mahimahi traces become rate changes, looping when asked", "[s
 }
 
 TEST_CASE("loops repeat their events and flows are validated and timed", "[scenario]") {
-  auto s = parse(R"([{"at": "0s", "loop": {"every": "20s", "until": "50s", "timeline": [
+  auto s = parse_two_links(R"([{"at": "0s", "loop": {"every": "20s", "until": "50s", "timeline": [
                        {"at": "5s", "link": "a", "rate": "10Mbit"},
                        {"at": "1s", "flow": {"from": "n0", "to": "n1", "streams": 2, "duration": "3s"}}]}}])");
   REQUIRE(s.ok());
@@ -152,29 +154,31 @@ TEST_CASE("loops repeat their events and flows are validated and timed", "[scena
 }
 
 TEST_CASE("scenario errors name the file, the JSON path and what was expected", "[scenario]") {
-  CHECK(error_of(R"([{"at": "2s", "link": "a", "rate": "fast"}])") ==
+  CHECK(two_links_error(R"([{"at": "2s", "link": "a", "rate": "fast"}])") ==
         "dir/t.json: /timeline/0/rate: expected a rate like \"500Mbit\", got \"fast\" (no number at the start)");
-  CHECK_THAT(error_of(R"([{"at": "2s", "link": "zz", "rate": "1Mbit"}])"),
+  CHECK_THAT(two_links_error(R"([{"at": "2s", "link": "zz", "rate": "1Mbit"}])"),
              Catch::Contains("/timeline/0/link: unknown link \"zz\""));
-  CHECK_THAT(error_of(R"([{"at": "2s", "link": "a", "rate": "1Mbit", "colour": "red"}])"),
+  CHECK_THAT(two_links_error(R"([{"at": "2s", "link": "a", "rate": "1Mbit", "colour": "red"}])"),
              Catch::Contains("/timeline/0/colour: unknown key; expected one of: at, link"));
-  CHECK_THAT(error_of(R"([{"link": "a", "rate": "1Mbit"}])"),
+  CHECK_THAT(two_links_error(R"([{"link": "a", "rate": "1Mbit"}])"),
              Catch::Contains("/timeline/0/at: missing; expected a duration"));
-  CHECK_THAT(error_of(R"([{"at": "1s", "link": "a"}])"), Catch::Contains("expected exactly one of \"rate\", \"flow\""));
-  CHECK_THAT(error_of(R"([{"at": "1s", "link": "a", "periodic": {"period": "2s", "on": "3s", "rate": "1Mbit"}}])"),
-             Catch::Contains("/timeline/0/periodic/on: expected a duration below the period"));
-  CHECK_THAT(error_of(R"([{"at": "1s", "flow": {"from": "n0", "to": "n9"}}])"),
+  CHECK_THAT(two_links_error(R"([{"at": "1s", "link": "a"}])"),
+             Catch::Contains("expected exactly one of \"rate\", \"flow\""));
+  CHECK_THAT(
+      two_links_error(R"([{"at": "1s", "link": "a", "periodic": {"period": "2s", "on": "3s", "rate": "1Mbit"}}])"),
+      Catch::Contains("/timeline/0/periodic/on: expected a duration below the period"));
+  CHECK_THAT(two_links_error(R"([{"at": "1s", "flow": {"from": "n0", "to": "n9"}}])"),
              Catch::Contains("/timeline/0/flow/to: unknown node \"n9\""));
-  CHECK_THAT(error_of(R"([{"at": "1s", "flow": {"from": "n0", "to": "n1", "protocol": "udp"}}])"),
+  CHECK_THAT(two_links_error(R"([{"at": "1s", "flow": {"from": "n0", "to": "n1", "protocol": "udp"}}])"),
              Catch::Contains("a UDP flow needs a rate"));
-  CHECK_THAT(error_of(R"([{"at": "1s", "link": "a", "trace": {"file": "missing.csv"}}])"),
+  CHECK_THAT(two_links_error(R"([{"at": "1s", "link": "a", "trace": {"file": "missing.csv"}}])"),
              Catch::Contains("/timeline/0/trace/file: open(dir/missing.csv): No such file"));
-  CHECK_THAT(error_of("[]", R"(, "loss": "lots")"), Catch::Contains("/links/0/loss: expected a percentage"));
-  CHECK_THAT(error_of("[]", R"(, "preemption": "polite")"), Catch::Contains("/links/0/preemption: expected"));
-  CHECK_THAT(error_of("[]", R"(, "workload_share": 0.5)"),
+  CHECK_THAT(two_links_error("[]", R"(, "loss": "lots")"), Catch::Contains("/links/0/loss: expected a percentage"));
+  CHECK_THAT(two_links_error("[]", R"(, "preemption": "polite")"), Catch::Contains("/links/0/preemption: expected"));
+  CHECK_THAT(two_links_error("[]", R"(, "workload_share": 0.5)"),
              Catch::Contains("only meaningful with \"preemption\": \"split\""));
-  CHECK_THAT(error_of("[]", R"(, "qdisc": "tbf", "delay": "5ms")"), Catch::Contains("use \"htb\""));
-  CHECK_THAT(error_of("{}"), Catch::Contains("/timeline: expected an array, got object"));
+  CHECK_THAT(two_links_error("[]", R"(, "qdisc": "tbf", "delay": "5ms")"), Catch::Contains("use \"htb\""));
+  CHECK_THAT(two_links_error("{}"), Catch::Contains("/timeline: expected an array, got object"));
 }
 
 TEST_CASE("top-level scenario errors are precise", "[scenario]") {
@@ -193,7 +197,7 @@ TEST_CASE("top-level scenario errors are precise", "[scenario]") {
 }
 
 TEST_CASE("delay or loss on a link means the scenario needs netem", "[scenario]") {
-  auto s = parse("[]", R"(, "delay": "5ms", "loss": "0.1%")");
+  auto s = parse_two_links("[]", R"(, "delay": "5ms", "loss": "0.1%")");
   REQUIRE(s.ok());
   CHECK(s->needs_netem());
   CHECK(s->links[0].loss_fraction == Approx(0.001));
@@ -201,23 +205,23 @@ TEST_CASE("delay or loss on a link means the scenario needs netem", "[scenario]"
 }
 
 TEST_CASE("a link's discipline is checked against what the registry says it can do", "[scenario]") {
-  CHECK_THAT(error_of("[]", R"(, "qdisc": "cake")"),
+  CHECK_THAT(two_links_error("[]", R"(, "qdisc": "cake")"),
              Catch::Contains("/links/0/qdisc: expected \"htb\", \"tbf\" or \"fair-queue\", got \"cake\""));
-  CHECK_THAT(error_of("[]", R"(, "qdisc": "fair-queue", "delay": "5ms")"),
+  CHECK_THAT(two_links_error("[]", R"(, "qdisc": "fair-queue", "delay": "5ms")"),
              Catch::Contains("/links/0/qdisc: fair-queue takes no netem for delay and loss; use \"htb\""));
-  CHECK_THAT(error_of("[]", R"(, "qdisc": "tbf", "preemption": "fair")"),
+  CHECK_THAT(two_links_error("[]", R"(, "qdisc": "tbf", "preemption": "fair")"),
              Catch::Contains("/links/0/qdisc: tbf has no preemption classes for \"preemption\"; use \"htb\""));
   const std::string fast_tbf = R"({"schema": "contend.scenario/1", "name": "x", "duration": "1s", "nodes": ["a", "b"],
     "links": [{"name": "l", "from": "a", "to": "b", "rate": "20Gbit", "qdisc": "tbf"}]})";
   CHECK_THAT(parse_scenario(fast_tbf, "x.json", nullptr).error().message,
              Catch::Contains("x.json: /links/0/rate: tbf installs 8kbit to 17Gbit on this link") &&
                  Catch::Contains("got 20Gbit"));
-  CHECK_THAT(error_of(R"([{"at": "1s", "link": "a", "rate": "18Gbit"}])", R"(, "qdisc": "tbf")"),
+  CHECK_THAT(two_links_error(R"([{"at": "1s", "link": "a", "rate": "18Gbit"}])", R"(, "qdisc": "tbf")"),
              Catch::Contains("/timeline/0/rate: link \"a\": tbf installs 8kbit to 17Gbit on this link"));
-  auto htb = parse(R"([{"at": "1s", "link": "a", "rate": "18Gbit"}])");
+  auto htb = parse_two_links(R"([{"at": "1s", "link": "a", "rate": "18Gbit"}])");
   REQUIRE(htb.ok());
   CHECK(htb->links[0].qdisc == "htb");
-  auto tbf = parse(R"([{"at": "1s", "link": "a", "rate": "17Gbit"}])", R"(, "qdisc": "tbf")");
+  auto tbf = parse_two_links(R"([{"at": "1s", "link": "a", "rate": "17Gbit"}])", R"(, "qdisc": "tbf")");
   REQUIRE(tbf.ok());
   CHECK(tbf->links[0].qdisc == "tbf");
 }
@@ -226,14 +230,14 @@ TEST_CASE("a flow's message size is 1B to 64MiB: larger or empty messages are re
   const auto flow = [](const std::string& size) {
     return R"([{"at": "1s", "flow": {"from": "n0", "to": "n1", "message_size": ")" + size + R"("}}])";
   };
-  CHECK_THAT(error_of(flow("100GiB")),
+  CHECK_THAT(two_links_error(flow("100GiB")),
              Catch::Contains("dir/t.json: /timeline/0/flow/message_size: expected 1B to 64MiB") &&
                  Catch::Contains("got 100GiB"));
-  CHECK_THAT(error_of(flow("0B")), Catch::Contains("/timeline/0/flow/message_size: expected 1B to 64MiB"));
-  auto s = parse(flow("64MiB"));
+  CHECK_THAT(two_links_error(flow("0B")), Catch::Contains("/timeline/0/flow/message_size: expected 1B to 64MiB"));
+  auto s = parse_two_links(flow("64MiB"));
   REQUIRE(s.ok());
   CHECK(std::get<FlowStart>(s->events[0].action).flow.message_bytes == (std::uint64_t{64} << 20));
-  CHECK(parse(flow("1B")).ok());
+  CHECK(parse_two_links(flow("1B")).ok());
 }
 
 namespace {
@@ -297,44 +301,44 @@ TEST_CASE("trace files are bounded while they are read, whatever their length", 
     many += std::to_string(i) + ",1Gbit\n";
   }
   files["dir/many.csv"] = many;
-  CHECK_THAT(error_of(R"([{"at": "0s", "link": "a", "trace": {"file": "many.csv"}}])"),
+  CHECK_THAT(two_links_error(R"([{"at": "0s", "link": "a", "trace": {"file": "many.csv"}}])"),
              Catch::Contains("dir/many.csv:1000002:1: more than 1000000 points, the most a trace may hold"));
   // One opportunity a day for 30 years would be 10^8 bins of 100 ms.
   files["dir/long.mm"] = "1\n1000000000000\n";
-  CHECK_THAT(error_of(R"([{"at": "0s", "link": "a", "trace": {"file": "long.mm", "format": "mahimahi"}}])"),
+  CHECK_THAT(two_links_error(R"([{"at": "0s", "link": "a", "trace": {"file": "long.mm", "format": "mahimahi"}}])"),
              Catch::Contains("dir/long.mm:2: at 1000000000000 ms the trace spans more than 1000000 bins"));
   // A trace whose points lie mostly after the scenario's end counts only those before it.
   files["dir/late.csv"] = "0,1Gbit\n" + std::string("30,2Gbit\n") + "1000000,1Gbit\n";
-  CHECK(rates(*parse(R"([{"at": "0s", "link": "a", "trace": {"file": "late.csv"}}])"), "a").size() == 2);
+  CHECK(rates(*parse_two_links(R"([{"at": "0s", "link": "a", "trace": {"file": "late.csv"}}])"), "a").size() == 2);
 }
 
 TEST_CASE("rates outside what the link's discipline installs are refused, naming the range", "[scenario]") {
   // HTB: each class at least 8 kbit (a 192 KiB burst in 32-bit ticks), the link at most 4 Tbit
   // (a 4 ms burst in 32 bits).
-  CHECK_THAT(error_of("[]", R"(, "rate": "1e30Gbit")"),
+  CHECK_THAT(two_links_error("[]", R"(, "rate": "1e30Gbit")"),
              Catch::Contains("dir/t.json: /links/0/rate: htb installs 16kbit to 4Tbit on this link"));
-  const std::string slow = error_of(R"([{"at": "1s", "link": "a", "rate": "1bit"}])");
+  const std::string slow = two_links_error(R"([{"at": "1s", "link": "a", "rate": "1bit"}])");
   CHECK_THAT(slow, Catch::Contains("/timeline/0/rate: link \"a\": htb installs 16kbit to 4Tbit on this link") &&
                        Catch::Contains("each class at least 8kbit") && Catch::Contains("got 1bit"));
   // Under split the smaller class sets the lowest rate: 8 kbit / 0.1.
-  CHECK_THAT(error_of("[]", R"(, "rate": "50kbit", "preemption": "split", "workload_share": 0.9)"),
+  CHECK_THAT(two_links_error("[]", R"(, "rate": "50kbit", "preemption": "split", "workload_share": 0.9)"),
              Catch::Contains("htb installs 80kbit to 4Tbit on this link"));
   // A queue per flow: each of its 16 queues at least 8 kbit.
-  CHECK_THAT(error_of("[]", R"(, "rate": "100kbit", "qdisc": "fair-queue")"),
+  CHECK_THAT(two_links_error("[]", R"(, "rate": "100kbit", "qdisc": "fair-queue")"),
              Catch::Contains("fair-queue installs 128kbit to 4Tbit on this link (each of its 16 flow queues at least "
                              "8kbit), got 100kbit"));
-  CHECK(parse("[]", R"(, "rate": "128kbit", "qdisc": "fair-queue")").ok());
-  CHECK(parse(R"([{"at": "1s", "link": "a", "rate": "16kbit"}])").ok());
-  CHECK(parse(R"([{"at": "1s", "link": "a", "rate": "4Tbit"}])").ok());
-  CHECK_THAT(error_of(R"([{"at": "1s", "link": "a", "ramp": {"to": "5Tbit", "over": "1s"}}])"),
+  CHECK(parse_two_links("[]", R"(, "rate": "128kbit", "qdisc": "fair-queue")").ok());
+  CHECK(parse_two_links(R"([{"at": "1s", "link": "a", "rate": "16kbit"}])").ok());
+  CHECK(parse_two_links(R"([{"at": "1s", "link": "a", "rate": "4Tbit"}])").ok());
+  CHECK_THAT(two_links_error(R"([{"at": "1s", "link": "a", "ramp": {"to": "5Tbit", "over": "1s"}}])"),
              Catch::Contains("/timeline/0/ramp/rate: link \"a\": htb installs"));
   files["dir/slow.csv"] = "0,1Gbit\n2,4kbit\n";
-  CHECK_THAT(error_of(R"([{"at": "0s", "link": "a", "trace": {"file": "slow.csv"}}])"),
+  CHECK_THAT(two_links_error(R"([{"at": "0s", "link": "a", "trace": {"file": "slow.csv"}}])"),
              Catch::Contains("/timeline/0/trace/file: dir/slow.csv: the rate at 2s: link \"a\": htb installs 16kbit"));
-  CHECK_THAT(error_of(R"([{"at": "0s", "link": "a", "trace": {"file": "slow.csv", "scale": 10000}}])"),
+  CHECK_THAT(two_links_error(R"([{"at": "0s", "link": "a", "trace": {"file": "slow.csv", "scale": 10000}}])"),
              Catch::Contains("the rate at 0s (scaled): link \"a\": htb installs 16kbit to 4Tbit"));
   // A flow's pacing rate: 8 kbit to 4 Tbit.
-  CHECK_THAT(error_of(R"([{"at": "1s", "flow": {"from": "n0", "to": "n1", "rate": "1bit"}}])"),
+  CHECK_THAT(two_links_error(R"([{"at": "1s", "flow": {"from": "n0", "to": "n1", "rate": "1bit"}}])"),
              Catch::Contains("/timeline/0/flow/rate: expected \"unlimited\" or a positive rate like \"500Mbit\" from "
                              "8kbit to 4Tbit, got \"1bit\""));
 }
