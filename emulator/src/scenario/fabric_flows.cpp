@@ -366,6 +366,7 @@ std::vector<Stream> share(const Scenario& s, const FabricState& now, FabricCache
   }
   flows.insert(flows.end(), more.begin(), more.end());
   std::vector<Stream> streams;
+  streams.reserve(2 * flows.size());
   detail::Change change = route(s, now, flows, c, streams);
   change.afresh = change.afresh || reshaped;
   detail::share_max_min(streams, c.capacity, change, c.sharing);

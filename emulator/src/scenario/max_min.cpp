@@ -16,7 +16,8 @@ constexpr double kTolerance = 1e-9;  // relative, where shares found at differen
 // (what is left of them over their unfrozen streams), each rise taken from its top.
 class MaxMin {
  public:
-  MaxMin(std::vector<Stream>& streams, const std::vector<double>& capacity, SharingSpace& space)
+  // With `hold`, the streams from before are held at their shares from the start (resume()).
+  MaxMin(std::vector<Stream>& streams, const std::vector<double>& capacity, SharingSpace& space, bool hold)
       : streams_(streams),
         capacity_(capacity),
         room_(space.room),
@@ -36,13 +37,24 @@ class MaxMin {
     load_.resize(ports);
     most_.resize(ports);
     shared_.assign(streams.size(), 0);
-    for (const Stream& st : streams) {
+    for (Stream& st : streams) {
+      const bool held = hold && st.before_bps >= 0;
       for (std::size_t p : *st.ports) {
-        ++active_[p];
+        ++first_[p + 1];
+        if (held) {
+          room_[p] -= std::isfinite(st.before_bps) ? st.before_bps : 0;
+        } else {
+          ++active_[p];
+        }
+      }
+      if (held) {
+        st.rate_bps = st.before_bps;
+        st.bottleneck = st.before_bottleneck;
+        st.frozen = true;
       }
     }
     for (std::size_t p = 0; p < ports; ++p) {
-      first_[p + 1] = first_[p] + static_cast<std::size_t>(active_[p]);
+      first_[p + 1] += first_[p];
     }
     on_.resize(first_[ports]);
     space.filled.assign(first_.begin(), first_.end() - 1);
@@ -61,16 +73,13 @@ class MaxMin {
     fill(all);
   }
 
-  // The streams from before held at their shares, the new ones shared over what they leave; then
-  // every stream that no longer holds shared again with them, until every stream holds.
+  // The streams from before held at their shares (by the constructor), the new ones shared over
+  // what they leave; then every stream that no longer holds shared again with them, until every
+  // stream holds.
   void resume(const Change& change) {
     std::vector<std::size_t> again;
     for (std::size_t i = 0; i < streams_.size(); ++i) {
-      Stream& st = streams_[i];
-      if (st.before_bps >= 0) {
-        st.bottleneck = st.before_bottleneck;
-        freeze(st, st.before_bps);
-      } else {
+      if (!streams_[i].frozen) {
         again.push_back(i);
         shared_[i] = 1;
       }
@@ -298,12 +307,13 @@ class MaxMin {
 
 void share_max_min(std::vector<Stream>& streams, const std::vector<double>& capacity, const Change& change,
                    SharingSpace& space) {
-  MaxMin m(streams, capacity, space);
-  if (change.afresh ||
-      std::none_of(streams.begin(), streams.end(), [](const Stream& st) { return st.before_bps >= 0; })) {
-    m.afresh();
-  } else {
+  const bool resume = !change.afresh &&
+                      std::any_of(streams.begin(), streams.end(), [](const Stream& st) { return st.before_bps >= 0; });
+  MaxMin m(streams, capacity, space, resume);
+  if (resume) {
     m.resume(change);
+  } else {
+    m.afresh();
   }
 }
 
