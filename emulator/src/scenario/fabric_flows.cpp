@@ -368,7 +368,7 @@ std::vector<Stream> share(const Scenario& s, const FabricState& now, FabricCache
   std::vector<Stream> streams;
   streams.reserve(2 * flows.size());
   detail::Change change = route(s, now, flows, c, streams);
-  change.afresh = change.afresh || reshaped;
+  change.afresh = change.afresh || reshaped || !c.resume;
   detail::share_max_min(streams, c.capacity, change, c.sharing);
   remember(streams, c.last);
   return streams;

@@ -231,9 +231,10 @@ std::vector<double> rates_at(const Scenario& s, const detail::FabricState& now, 
 
 }  // namespace
 
-PredictedRun predict_run(const Scenario& s, bool timeline) {
-  detail::FabricState now = detail::initial_state(s);
-  detail::FabricCache cache;
+namespace detail {
+
+PredictedRun replay(const Scenario& s, bool timeline, FabricCache& cache) {
+  FabricState now = initial_state(s);
   Jobs jobs;
   std::vector<double> open;  // the open-loop flows' rates (now.flows')
   PredictedRun out;
@@ -243,7 +244,7 @@ PredictedRun predict_run(const Scenario& s, bool timeline) {
     bool changed = first;
     first = false;
     for (; i < s.events.size() && s.events[i].at_s <= t; ++i) {
-      changed = jobs.apply(s.events[i], t) || detail::apply(now, s.events[i]) || changed;
+      changed = jobs.apply(s.events[i], t) || apply(now, s.events[i]) || changed;
     }
     changed = jobs.settle(t) || changed;
     if (changed) {
@@ -266,6 +267,13 @@ PredictedRun predict_run(const Scenario& s, bool timeline) {
   out.jobs = jobs.predicted();
   jobs.add_bits(out.bits);
   return out;
+}
+
+}  // namespace detail
+
+PredictedRun predict_run(const Scenario& s, bool timeline) {
+  detail::FabricCache cache;
+  return detail::replay(s, timeline, cache);
 }
 
 std::vector<FabricPrediction> predict_timeline(const Scenario& s) {

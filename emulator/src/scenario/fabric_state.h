@@ -41,6 +41,7 @@ struct FabricCache {
   std::unordered_map<const FlowSpec*, CachedFlow*> at;  // by where the flow was last given, while its name matches
   std::vector<CachedFlow*> last;                        // the last prediction's, in its order
   long predictions = 0;
+  bool resume = true;  // false: every prediction shared afresh (the reference resumed ones are held to)
   SharingSpace sharing;
   std::vector<std::string> port_names;  // by port number
   std::vector<double> capacity;         // each port's goodput, for the state's `network`
@@ -54,6 +55,8 @@ bool apply(FabricState& st, const Event& e);
 // cache, the prediction holds every port; with one (a replay's), only the ports a stream crosses.
 FabricPrediction predict_state(const Scenario& s, const FabricState& st, double at_s, FabricCache* cache = nullptr,
                                const std::vector<const FlowSpec*>& more = {});
+// predict_run with `cache` (a fresh one: its `resume` says how the predictions share).
+PredictedRun replay(const Scenario& s, bool timeline, FabricCache& cache);
 // The same flows' rates alone, in their order (st's flows, then `more`; 0 where no path joins a
 // flow's hosts): what a replay without a timeline needs, several times faster.
 std::vector<double> predict_rates(const Scenario& s, const FabricState& st, FabricCache& cache,

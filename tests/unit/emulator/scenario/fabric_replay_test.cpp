@@ -3,7 +3,12 @@
 // the other flows get follows the job's phases.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <numeric>
+#include <random>
+
 #include "contend/emulator/scenario/fabric_flows.h"
+#include "scenario/fabric_state.h"
 
 using namespace contend;
 using namespace contend::emulator;
@@ -133,4 +138,85 @@ TEST_CASE("slotted jobs half a period apart interleave their sending, and slotte
   const PredictedRun together = two("0s");
   CHECK(rate_of(at(together, 0.1 + kSend), "h0-h4") == Approx(kPort / 2));
   CHECK(rate_of(at(apart, 0.1 + kSend / 2), "h0-h4") == Approx(kPort));
+}
+
+namespace {
+
+// A random timeline on a random small leaf-spine: closed-loop rings, open flows (some paced, some
+// stopping), rate changes on hosts' and spines' links, a spine link down and up again.
+std::string random_scenario(unsigned seed) {
+  std::mt19937 rng(seed);
+  const auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  const int leaves = pick(2, 3), per_leaf = pick(2, 3), spines = pick(1, 2), hosts = leaves * per_leaf;
+  const auto host = [&] { return "\"h" + std::to_string(pick(0, hosts - 1)) + "\""; };
+  const auto ms = [&](int lo, int hi) { return "\"" + std::to_string(pick(lo, hi)) + "ms\""; };
+  std::string timeline;
+  const auto add = [&](const std::string& at, const std::string& what) {
+    timeline += std::string(timeline.empty() ? "" : ", ") + R"({"at": )" + at + ", " + what + "}";
+  };
+  for (int j = pick(1, 3); j > 0; --j) {
+    std::vector<int> ring(static_cast<std::size_t>(hosts));
+    std::iota(ring.begin(), ring.end(), 0);
+    std::shuffle(ring.begin(), ring.end(), rng);
+    std::string list;
+    for (int k = pick(2, std::min(4, hosts)); k > 0; --k) {
+      list +=
+          std::string(list.empty() ? "" : ", ") + "\"h" + std::to_string(ring[static_cast<std::size_t>(k - 1)]) + "\"";
+    }
+    add(ms(0, 500), R"("traffic": {"name": "j)" + std::to_string(j) + R"(", "pattern": "ring", "hosts": [)" + list +
+                        R"(], "streams": )" + std::to_string(pick(1, 2)) + R"(, "iterate": {"bytes": ")" +
+                        std::to_string(pick(64, 1024)) + R"(KiB", "compute": )" + ms(10, 100) + "}}");
+  }
+  for (int f = pick(0, 3); f > 0; --f) {
+    std::string from = host(), to = host();
+    while (to == from) {
+      to = host();
+    }
+    add(ms(0, 3000), R"("flow": {"name": "f)" + std::to_string(f) + R"(", "from": )" + from + R"(, "to": )" + to +
+                         R"(, "streams": )" + std::to_string(pick(1, 3)) + R"(, "rate": ")" +
+                         (pick(0, 1) == 0 ? "unlimited" : "30Mbit") + R"(", "duration": )" + ms(500, 4000) + "}");
+  }
+  for (int r = pick(0, 2); r > 0; --r) {
+    const int h = pick(0, hosts - 1);
+    const std::string link =
+        pick(0, 1) == 0 ? "h" + std::to_string(h) + "-leaf" + std::to_string(h / per_leaf)
+                        : "leaf" + std::to_string(pick(0, leaves - 1)) + "-spine" + std::to_string(pick(0, spines - 1));
+    add(ms(0, 5000), R"("link": ")" + link + R"(", "rate": ")" + std::to_string(pick(20, 150)) + R"(Mbit")");
+  }
+  if (spines == 2) {
+    const std::string link = "\"leaf" + std::to_string(pick(0, leaves - 1)) + "-spine1\"";
+    add("\"2s\"", R"("link": )" + link + R"(, "state": "down")");
+    add("\"4s\"", R"("link": )" + link + R"(, "state": "up")");
+  }
+  return R"({"schema": "contend.scenario/1", "name": "r", "duration": "6s", "fabric": {"leaf-spine": {"leaves": )" +
+         std::to_string(leaves) + R"(, "hosts_per_leaf": )" + std::to_string(per_leaf) + R"(, "spines": )" +
+         std::to_string(spines) + R"(, "host_rate": "100Mbit", "uplink_rate": ")" + std::to_string(pick(50, 200)) +
+         R"(Mbit"}}, "timeline": [)" + timeline + "]}";
+}
+
+}  // namespace
+
+TEST_CASE("a replay whose predictions start from the shares before equals one whose predictions share afresh",
+          "[fabric][predict][jobs]") {
+  for (unsigned seed = 1; seed <= 60; ++seed) {
+    const std::string text = random_scenario(seed);
+    INFO("seed " << seed << ": " << text);
+    auto s = parse_scenario(text, "r.json", nullptr);
+    REQUIRE(s.ok());
+    emulator::detail::FabricCache resumed, afresh;
+    afresh.resume = false;
+    const PredictedRun a = emulator::detail::replay(*s, false, resumed);
+    const PredictedRun b = emulator::detail::replay(*s, false, afresh);
+    REQUIRE(a.jobs.size() == b.jobs.size());
+    for (std::size_t j = 0; j < a.jobs.size(); ++j) {
+      REQUIRE(a.jobs[j].iterations_s.size() == b.jobs[j].iterations_s.size());
+      for (std::size_t i = 0; i < a.jobs[j].iterations_s.size(); ++i) {
+        CHECK(a.jobs[j].iterations_s[i] == Approx(b.jobs[j].iterations_s[i]).epsilon(1e-9));
+      }
+    }
+    REQUIRE(a.bits.size() == b.bits.size());
+    for (const auto& [flow, bits] : b.bits) {
+      CHECK(a.bits.at(flow) == Approx(bits).epsilon(1e-9));
+    }
+  }
 }
