@@ -8,11 +8,38 @@
 # oversubscription, the penalty (median and range over the jobs), the fewest iterations a job
 # ended, the replay's own time, and that time per 100 iterations of the slowest job; writes
 # OUT/tenants-scale.csv and, with matplotlib, OUT/tenants-scale.png.
-# Usage: bench/tenants_scale.sh CONTEND [OUT] [DURATION]
+# With "pipeline" as a fourth argument, then a pipeline among the jobs instead: 16 jobs of 60 hosts
+# at 2:1 leave 64 hosts free, on which an 8-stage pipeline is spread (20 ms forward, 40 ms backward,
+# 256 MiB activations, 16 micro-batches, 8 iterations), 1F1B and kFkB (k=2) simulated beside the
+# jobs (`contend run --simulate`): prints its table, its wall time and peak memory.
+# Usage: bench/tenants_scale.sh CONTEND [OUT] [DURATION] [pipeline]
 set -euo pipefail
 contend=$1
 out=${2:-.}
 duration=${3:-150s}
+if [ "${4:-}" = pipeline ]; then
+  mkdir -p "$out"
+  /usr/bin/python3 - "$out" "$duration" <<'PY'
+import json, sys
+out, duration = sys.argv[1], sys.argv[2]
+job = {"pattern": "ring", "streams": 2, "iterate": {"bytes": "2GiB", "compute": "200ms"}}
+json.dump({"schema": "contend.scenario/1", "name": "jobs-and-pipeline", "duration": duration, "seed": 1,
+           "fabric": {"leaf-spine": {"leaves": 32, "hosts_per_leaf": 32, "spines": 8, "host_rate": "100Gbit",
+                                     "uplink_rate": "200Gbit"}},
+           "placement": "spread",
+           "timeline": [{"at": "0s", "traffic": dict(job, name=f"j{j}", hosts=60, placement="random")}
+                        for j in range(16)]}, open(f"{out}/jobs-and-pipeline.json", "w"))
+json.dump({"schema": "contend.experiment/1", "name": "pipeline-among-jobs", "topology": "netns",
+           "scenarios": ["jobs-and-pipeline.json"],
+           "workload": {"stages": 8, "microbatches": 16, "iterations": 8, "warmup": 1, "backend": "emulated",
+                        "fwd": "20ms", "bwd": "40ms", "activation": "256MiB"},
+           "schedules": ["1f1b", "kfkb:k=2"], "repetitions": 1, "baseline": "1f1b"},
+          open(f"{out}/pipeline-among-jobs.json", "w"))
+PY
+  /usr/bin/time -f "wall %e s, peak memory %M KiB" "$contend" run "$out/pipeline-among-jobs.json" --simulate \
+    --out "$out/pipeline-among-jobs" --no-report
+  exit
+fi
 mkdir -p "$out"
 tmp=$(mktemp -d /tmp/contend-tenants-scale-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT

@@ -229,11 +229,27 @@ std::vector<double> rates_at(const Scenario& s, const detail::FabricState& now, 
   return out;
 }
 
+// Each watched flow's rate at `t` appended where it changed: its share among now's flows (whose
+// rates are `open`), 0 when it is not running.
+void watch(const std::vector<std::string>& watched, const detail::FabricState& now, const std::vector<double>& open,
+           double t, std::map<std::string, std::vector<std::pair<double, double>>>& rates) {
+  for (const std::string& name : watched) {
+    double bps = 0;
+    for (std::size_t k = 0; k < now.flows.size(); ++k) {
+      bps = now.flows[k].name == name ? open[k] : bps;
+    }
+    auto& points = rates[name];
+    if (points.empty() || points.back().second != bps) {
+      points.emplace_back(t, bps);
+    }
+  }
+}
+
 }  // namespace
 
 namespace detail {
 
-PredictedRun replay(const Scenario& s, bool timeline, FabricCache& cache) {
+PredictedRun replay(const Scenario& s, const Keep& keep, FabricCache& cache) {
   FabricState now = initial_state(s);
   Jobs jobs;
   std::vector<double> open;  // the open-loop flows' rates (now.flows')
@@ -248,9 +264,11 @@ PredictedRun replay(const Scenario& s, bool timeline, FabricCache& cache) {
     }
     changed = jobs.settle(t) || changed;
     if (changed) {
-      const std::vector<double> rates = rates_at(s, now, t, cache, jobs.senders(), timeline ? &out.timeline : nullptr);
+      const bool whole = keep.timeline || (out.timeline.empty() && !keep.watched.empty());
+      const std::vector<double> rates = rates_at(s, now, t, cache, jobs.senders(), whole ? &out.timeline : nullptr);
       open.assign(rates.begin(), rates.begin() + static_cast<std::ptrdiff_t>(now.flows.size()));
       jobs.take_rates(rates, now.flows.size());
+      watch(keep.watched, now, open, t, out.rates);
     }
     const double next = std::min(i < s.events.size() ? s.events[i].at_s : kNever, jobs.next_change(t));
     const double until = std::min(next, s.duration_s);
@@ -273,7 +291,12 @@ PredictedRun replay(const Scenario& s, bool timeline, FabricCache& cache) {
 
 PredictedRun predict_run(const Scenario& s, bool timeline) {
   detail::FabricCache cache;
-  return detail::replay(s, timeline, cache);
+  return detail::replay(s, detail::Keep{timeline, {}}, cache);
+}
+
+PredictedRun predict_watching(const Scenario& s, const std::vector<std::string>& watched) {
+  detail::FabricCache cache;
+  return detail::replay(s, detail::Keep{false, watched}, cache);
 }
 
 std::vector<FabricPrediction> predict_timeline(const Scenario& s) {

@@ -55,8 +55,15 @@ bool apply(FabricState& st, const Event& e);
 // cache, the prediction holds every port; with one (a replay's), only the ports a stream crosses.
 FabricPrediction predict_state(const Scenario& s, const FabricState& st, double at_s, FabricCache* cache = nullptr,
                                const std::vector<const FlowSpec*>& more = {});
-// predict_run with `cache` (a fresh one: its `resume` says how the predictions share).
-PredictedRun replay(const Scenario& s, bool timeline, FabricCache& cache);
+// What a replay keeps besides the jobs and the bits: every prediction whole (`timeline`), or the
+// first one and the rates of the open-loop flows `watched`, or neither.
+struct Keep {
+  bool timeline = false;
+  std::vector<std::string> watched;
+};
+// The replay of predict_run and predict_watching, with `cache` (a fresh one: its `resume` says how
+// the predictions share).
+PredictedRun replay(const Scenario& s, const Keep& keep, FabricCache& cache);
 // The same flows' rates alone, in their order (st's flows, then `more`; 0 where no path joins a
 // flow's hosts): what a replay without a timeline needs, several times faster.
 std::vector<double> predict_rates(const Scenario& s, const FabricState& st, FabricCache& cache,

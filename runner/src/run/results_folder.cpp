@@ -84,14 +84,16 @@ bool needs_truth(const Experiment& e, int scenario) {
                      [](const ScheduleEntry& s) { return s.schedule.reads_truth; });
 }
 
-// What the report needs to know of the experiment beyond the cells.
-void describe_experiment(nlohmann::ordered_json& doc, const Experiment& e) {
+// What the report needs to know of the experiment beyond the cells (`truths`: each scenario's
+// network, as networks_of resolved it).
+void describe_experiment(nlohmann::ordered_json& doc, const Experiment& e, const std::vector<ScenarioNetwork>& truths) {
   const Workload& w = e.workload;
   doc["workload"] = {{"stages", w.stages},         {"microbatches", w.microbatches},
                      {"iterations", w.iterations}, {"warmup", w.warmup},
                      {"backend", w.backend.str()}, {"samples_per_iteration", w.samples_per_iteration()}};
   nlohmann::ordered_json scenarios = nlohmann::ordered_json::object();
-  for (const auto& s : e.scenarios) {
+  for (std::size_t i = 0; i < e.scenarios.size(); ++i) {
+    const emulator::Scenario& s = e.scenarios[i];
     double bottleneck = 0;
     for (const auto& l : s.links) {
       bottleneck = bottleneck == 0 ? l.rate_bps : std::min(bottleneck, l.rate_bps);
@@ -114,9 +116,8 @@ void describe_experiment(nlohmann::ordered_json& doc, const Experiment& e) {
                          {"stalled_links", stalled}};
     if (s.has_fabric()) {
       // Where the ranks ran and the ports their transfers crossed (the report's port figure).
-      auto net = scenario_network(s);
       scenarios[s.name]["rank_hosts"] = std::vector<std::string>(s.nodes.begin(), s.nodes.begin() + w.stages);
-      scenarios[s.name]["rank_ports"] = net ? net->crossed_ports : std::set<std::string>{};
+      scenarios[s.name]["rank_ports"] = i < truths.size() ? truths[i].crossed_ports : std::set<std::string>{};
     }
   }
   doc["scenarios"] = scenarios;
@@ -232,9 +233,10 @@ Summary summary_of(const Experiment& e, const std::vector<Cell>& cells, const Fi
   return s;
 }
 
-Result<void> write_summary(const std::string& dir, const Experiment& e, const Summary& s) {
+Result<void> write_summary(const std::string& dir, const Experiment& e, const Summary& s,
+                           const std::vector<ScenarioNetwork>& truths) {
   auto doc = summary_json(s);
-  describe_experiment(doc, e);
+  describe_experiment(doc, e, truths);
   if (auto ok = write_json_document(dir + "/summary.json", doc); !ok) {
     return ok;
   }

@@ -35,7 +35,9 @@ Result<void> write_truths(const std::string& dir, const Experiment& e, const std
 // each shaped end (the repetitions' medians) where they recorded it.
 Summary summary_of(const Experiment& e, const std::vector<Cell>& cells, const FinishedCells& done,
                    const std::string& mode);
-// summary.json (with what the report needs of the experiment) and summary.csv.
-Result<void> write_summary(const std::string& dir, const Experiment& e, const Summary& s);
+// summary.json (with what the report needs of the experiment, `truths` each scenario's network)
+// and summary.csv.
+Result<void> write_summary(const std::string& dir, const Experiment& e, const Summary& s,
+                           const std::vector<ScenarioNetwork>& truths);
 
 }  // namespace contend::runner

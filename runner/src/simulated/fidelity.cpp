@@ -235,8 +235,11 @@ std::string fidelity_note(const FidelityTable& t, const Experiment& e, const std
   std::string out = "how far to trust it: simulated / real of the nearest cell measured in the fidelity suite (" +
                     calibration + (calibration == "ideal" ? "" : " calibration") + "; " + t.measured + ")\n";
   for (const emulator::Scenario& s : e.scenarios) {
+    const FidelityConfig scenario = fidelity_config(e.workload, s, "", false);  // its network resolved once
     for (const ScheduleEntry& entry : e.schedules) {
-      const FidelityConfig mine = fidelity_config(e.workload, s, entry.name, entry.schedule.policy);
+      FidelityConfig mine = scenario;
+      mine.schedule = entry.name;
+      mine.policy = entry.schedule.policy;
       const FidelityCell* near = nearest_cell(t, mine);
       if (near == nullptr) {
         return out + "  (no measured cell)\n";

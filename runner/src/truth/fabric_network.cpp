@@ -36,21 +36,20 @@ struct Path {
 // path at time 0.
 Result<RateTrace> stream_trace(const emulator::Scenario& s, int a, int b, Path& path) {
   const std::string name = stream_name(a, b);
+  const emulator::PredictedRun run = emulator::predict_watching(with_stream(s, a, b), {name});
+  const emulator::FabricPrediction& first = run.timeline.front();
+  const auto it = std::find_if(first.flows.begin(), first.flows.end(),
+                               [&](const emulator::PredictedFlow& f) { return f.name == name; });
+  if (it != first.flows.end()) {
+    path.rate_bps = it->rate_bps;
+    for (const std::string& port : it->ports) {
+      const emulator::PortLoad& load = first.ports.at(port);
+      path.room_bps[port] = load.capacity_bps - (load.load_bps - it->rate_bps);
+    }
+  }
   std::vector<RateTrace::Point> points;
-  for (const emulator::FabricPrediction& at : emulator::predict_timeline(with_stream(s, a, b))) {
-    const auto it = std::find_if(at.flows.begin(), at.flows.end(),
-                                 [&](const emulator::PredictedFlow& f) { return f.name == name; });
-    const double bps = it == at.flows.end() ? 0 : it->rate_bps;
-    if (points.empty() && it != at.flows.end()) {
-      path.rate_bps = bps;
-      for (const std::string& port : it->ports) {
-        const emulator::PortLoad& load = at.ports.at(port);
-        path.room_bps[port] = load.capacity_bps - (load.load_bps - bps);
-      }
-    }
-    if (points.empty() || points.back().rate_bps != bps) {
-      points.push_back({at.at_s, bps});
-    }
+  for (const auto& [at_s, bps] : run.rates.at(name)) {
+    points.push_back({at_s, bps});
   }
   return RateTrace::from_points(std::move(points));
 }

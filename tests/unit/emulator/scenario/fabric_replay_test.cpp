@@ -205,8 +205,8 @@ TEST_CASE("a replay whose predictions start from the shares before equals one wh
     REQUIRE(s.ok());
     emulator::detail::FabricCache resumed, afresh;
     afresh.resume = false;
-    const PredictedRun a = emulator::detail::replay(*s, false, resumed);
-    const PredictedRun b = emulator::detail::replay(*s, false, afresh);
+    const PredictedRun a = emulator::detail::replay(*s, {}, resumed);
+    const PredictedRun b = emulator::detail::replay(*s, {}, afresh);
     REQUIRE(a.jobs.size() == b.jobs.size());
     for (std::size_t j = 0; j < a.jobs.size(); ++j) {
       REQUIRE(a.jobs[j].iterations_s.size() == b.jobs[j].iterations_s.size());
@@ -219,4 +219,30 @@ TEST_CASE("a replay whose predictions start from the shares before equals one wh
       CHECK(a.bits.at(flow) == Approx(bits).epsilon(1e-9));
     }
   }
+}
+
+TEST_CASE("a watched flow's rates are those of the whole timeline, and the first prediction is kept whole",
+          "[fabric][predict][jobs]") {
+  const Scenario s = leaf_spine("[" + kJob + R"(, {"at": "0s", "flow": {"name": "x", "from": "h1", "to": "h5"}},
+                                   {"at": "3s", "link": "h5-leaf1", "rate": "50Mbit"},
+                                   {"at": "0s", "flow": {"name": "y", "from": "h2", "to": "h6", "duration": "7s"}}])");
+  const PredictedRun whole = predict_run(s);
+  const PredictedRun watched = predict_watching(s, {"x", "y"});
+  REQUIRE(watched.timeline.size() == 1);
+  CHECK(watched.timeline[0].flows.size() == whole.timeline[0].flows.size());
+  CHECK(watched.timeline[0].ports.size() == whole.timeline[0].ports.size());
+  for (const std::string name : {"x", "y"}) {
+    std::vector<std::pair<double, double>> expected;
+    for (const FabricPrediction& p : whole.timeline) {
+      const double bps = rate_of(p, name);
+      if (expected.empty() || expected.back().second != bps) {
+        expected.emplace_back(p.at_s, bps);
+      }
+    }
+    INFO(name);
+    REQUIRE(expected.size() > 2);
+    CHECK(watched.rates.at(name) == expected);
+  }
+  CHECK(watched.rates.at("y").back().second == 0);  // stopped at 7 s
+  CHECK(watched.jobs[0].iterations_s == whole.jobs[0].iterations_s);
 }
