@@ -101,8 +101,9 @@ for over in sorted({r["oversubscription"] for r in rows}, key=int):
     p = [float(r["penalty"]) for r in rs]
     points.append((int(over), statistics.median(p), min(p), max(p)))
     fewest, took = min(int(r["iterations"]) for r in rs), float(rs[0]["replay_s"])
+    per100 = f"{100 * took / fewest:.2f}" if fewest > 0 else "n/a"
     print(f"| {over}:1 | {statistics.median(p):.3f} | {min(p):.3f}-{max(p):.3f} | "
-          f"{fewest} | {took:.2f} | {100 * took / fewest:.2f} |")
+          f"{fewest} | {took:.2f} | {per100} |")
 try:
     import matplotlib
     matplotlib.use("Agg")

@@ -152,7 +152,8 @@ class Jobs {
 
  private:
   void join(const FlowSpec& f, double t) {
-    leave(f.name);  // a flow started again takes its old one's place
+    sending_.clear();  // its pointers may move; settle() finds the senders again
+    leave(f.name);     // a flow started again takes its old one's place
     auto it = std::find_if(jobs_.begin(), jobs_.end(), [&](const Job& j) { return j.name == f.job; });
     if (it == jobs_.end()) {
       jobs_.push_back({f.job,
@@ -177,6 +178,7 @@ class Jobs {
       const auto it =
           std::find_if(job.flows.begin(), job.flows.end(), [&](const JobFlow& f) { return f.spec.name == flow; });
       if (it != job.flows.end()) {
+        sending_.clear();  // its pointers may move; settle() finds the senders again
         gone_bits_[flow] += it->sent_bits;
         job.flows.erase(it);
         return true;

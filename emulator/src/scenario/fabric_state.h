@@ -3,6 +3,7 @@
 // (fabric_flows.cpp) and the replay of the whole timeline with its closed-loop jobs
 // (fabric_replay.cpp).
 
+#include <deque>
 #include <map>
 #include <set>
 #include <string>
@@ -26,11 +27,11 @@ struct FabricState {
 // flow's name stands for its endpoints), and their shares at the last prediction that had it.
 struct CachedFlow {
   std::string name;
-  std::vector<std::vector<std::size_t>> paths;  // per stream
-  std::vector<double> rates;                    // per stream
-  std::vector<std::size_t> bottlenecks;         // per stream: a port, or none
-  double cap_bps = 0;                           // each stream's pacing share
-  long seen = -1;                               // the last prediction that had it
+  std::deque<std::vector<std::size_t>> paths;  // per stream (a deque: streams point at them as more are added)
+  std::vector<double> rates;                   // per stream
+  std::vector<std::size_t> bottlenecks;        // per stream: a port, or none
+  double cap_bps = 0;                          // each stream's pacing share
+  long seen = -1;                              // the last prediction that had it
 };
 
 // What a replay keeps from one prediction to the next: its flows (the shares that hold need not

@@ -48,6 +48,7 @@ class MaxMin {
         }
       }
       if (held) {
+        ++space.held;
         st.rate_bps = st.before_bps;
         st.bottleneck = st.before_bottleneck;
         st.frozen = true;

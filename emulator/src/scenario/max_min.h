@@ -20,7 +20,9 @@ struct Stream {
   std::size_t before_bottleneck = kNoPort;
   double rate_bps = 0;
   bool frozen = false;
-  std::size_t bottleneck = kNoPort;  // the port that holds it, the lowest-numbered of several; none: its cap
+  // The port that holds it (a full port where no stream has more: the lowest-numbered of several
+  // when shared afresh; a held stream keeps the one it had while that still holds it); none: its cap.
+  std::size_t bottleneck = kNoPort;
 };
 
 // What changed since the shares before: nothing is known (every stream shared afresh), or the
@@ -31,8 +33,10 @@ struct Change {
 };
 
 // The working memory of share_max_min, kept from one call to the next (a replay's thousands of
-// calls then allocate nothing); its contents are share_max_min's.
+// calls reuse its arrays by port and by stream); its contents are share_max_min's, but for `held`:
+// how many streams all calls held at their shares from before.
 struct SharingSpace {
+  long held = 0;
   std::vector<double> room, load, most;
   std::vector<int> active;
   std::vector<std::size_t> first, filled, on;

@@ -73,8 +73,8 @@ struct PredictedRun {
   std::vector<FabricPrediction> timeline;
   std::vector<PredictedJob> jobs;      // by the time each started
   std::map<std::string, double> bits;  // what each flow delivered over the run (its rate integrated)
-  // Each watched open-loop flow's rate (predict_watching): (time, bit/s) from its start and at every
-  // change, 0 after its stop.
+  // Each watched open-loop flow's rate (predict_watching): (time, bit/s) from time 0 (0 until it
+  // starts) and at every change, 0 after its stop.
   std::map<std::string, std::vector<std::pair<double, double>>> rates;
 };
 
@@ -95,7 +95,8 @@ PredictedRun predict_run(const Scenario& s, bool timeline = true);
 std::vector<FabricPrediction> predict_timeline(const Scenario& s);
 // The run replayed keeping the jobs, the bits, the first prediction whole (`timeline` holds it
 // alone) and the rates of the open-loop flows named in `watched`: what one flow meets over the run,
-// in constant memory where the timeline would hold every flow at every change.
+// in memory that grows with the watched flows' changes alone, where the timeline would hold every
+// flow at every change.
 PredictedRun predict_watching(const Scenario& s, const std::vector<std::string>& watched);
 
 }  // namespace contend::emulator
