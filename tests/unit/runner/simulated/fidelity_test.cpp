@@ -49,6 +49,20 @@ TEST_CASE("a cell's configuration says what its scenario varies", "[fidelity]") 
   auto stall = load_experiment(kExperiments + "/fidelity-stall.json");
   REQUIRE(stall.ok());
   CHECK(fidelity_config(stall->workload, stall->scenarios.front(), "1f1b", false).stall);
+  CHECK_FALSE(fidelity_config(stall->workload, stall->scenarios.front(), "1f1b", false).closed_loop);
+}
+
+TEST_CASE("a cell beside a closed-loop job, which no measured cell has, gets no ratio", "[fidelity]") {
+  auto jobs = load_experiment(std::string(CONTEND_SOURCE_DIR) + "/experiments/examples/fabric-jobs.json");
+  REQUIRE(jobs.ok());
+  CHECK(fidelity_config(jobs->workload, scenario_of(*jobs, "spread-dp"), "1f1b", false).closed_loop);
+  CHECK_FALSE(fidelity_config(jobs->workload, scenario_of(*jobs, "spread-idle"), "1f1b", false).closed_loop);
+  auto table = load_fidelity(std::string(CONTEND_SOURCE_DIR) + "/experiments/suites/fidelity/measured.json");
+  REQUIRE(table.ok());
+  const std::string note = fidelity_note(*table, *jobs, "ideal");
+  CHECK_THAT(note, Catch::Matches("(.|\\n)*spread-dp +1f1b +n/a (.|\\n)*"));
+  CHECK_THAT(note, Catch::Matches("(.|\\n)*spread-idle +1f1b +[0-9.]+ (.|\\n)*"));
+  CHECK_THAT(note, Catch::Contains("no measured cell runs beside a closed-loop job"));
 }
 
 TEST_CASE("the nearest measured cell is the one most alike", "[fidelity]") {

@@ -26,10 +26,11 @@ struct FidelityConfig {
   bool rate_changes = false;  // the timeline changes a rate (caps, ramps, traces, preemption)
   bool tcp_flow = false;      // background flows of each protocol on a chain link
   bool udp_flow = false;
-  bool stall = false;      // PipeMorph's stragglers
-  std::string preemption;  // of the links flows run on ("fair", ...); "" without flows
-  std::string schedule;    // the schedule's spec, as results name it
-  bool policy = false;     // the schedule is a policy (adaptive, adaptra, oracle)
+  bool stall = false;        // PipeMorph's stragglers
+  bool closed_loop = false;  // beside a job whose traffic follows its own iterations ("iterate")
+  std::string preemption;    // of the links flows run on ("fair", ...); "" without flows
+  std::string schedule;      // the schedule's spec, as results name it
+  bool policy = false;       // the schedule is a policy (adaptive, adaptra, oracle)
 };
 
 // Simulated / real throughput of one cell of the suite, per calibration; 0 where not measured.
