@@ -17,49 +17,44 @@ set -euo pipefail
 contend=$1
 out=${2:-.}
 duration=${3:-150s}
-if [ "${4:-}" = pipeline ]; then
-  mkdir -p "$out"
-  /usr/bin/python3 - "$out" "$duration" <<'PY'
-import json, sys
-out, duration = sys.argv[1], sys.argv[2]
-job = {"pattern": "ring", "streams": 2, "iterate": {"bytes": "2GiB", "compute": "200ms"}}
-json.dump({"schema": "contend.scenario/1", "name": "jobs-and-pipeline", "duration": duration, "seed": 1,
-           "fabric": {"leaf-spine": {"leaves": 32, "hosts_per_leaf": 32, "spines": 8, "host_rate": "100Gbit",
-                                     "uplink_rate": "200Gbit"}},
-           "placement": "spread",
-           "timeline": [{"at": "0s", "traffic": dict(job, name=f"j{j}", hosts=60, placement="random")}
-                        for j in range(16)]}, open(f"{out}/jobs-and-pipeline.json", "w"))
-json.dump({"schema": "contend.experiment/1", "name": "pipeline-among-jobs", "topology": "netns",
-           "scenarios": ["jobs-and-pipeline.json"],
-           "workload": {"stages": 8, "microbatches": 16, "iterations": 8, "warmup": 1, "backend": "emulated",
-                        "fwd": "20ms", "bwd": "40ms", "activation": "256MiB"},
-           "schedules": ["1f1b", "kfkb:k=2"], "repetitions": 1, "baseline": "1f1b"},
-          open(f"{out}/pipeline-among-jobs.json", "w"))
-PY
-  /usr/bin/time -f "wall %e s, peak memory %M KiB" "$contend" run "$out/pipeline-among-jobs.json" --simulate \
-    --out "$out/pipeline-among-jobs" --no-report
-  exit
-fi
 mkdir -p "$out"
 tmp=$(mktemp -d /tmp/contend-tenants-scale-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
-# scenario FILE OVER [JOB HOSTS_JSON]: all 16 jobs placed at random, or one job on listed hosts.
+# scenario FILE OVER [JOB HOSTS_JSON | pipeline]: all 16 jobs of 64 hosts placed at random, one job
+# on listed hosts, or 16 jobs of 60 leaving 64 hosts for a pipeline spread across the leaves.
 scenario() {
   /usr/bin/python3 - "$@" "$duration" <<'PY'
 import json, sys
 path, over, rest, duration = sys.argv[1], int(sys.argv[2]), sys.argv[3:-1], sys.argv[-1]
 job = {"pattern": "ring", "streams": 2, "iterate": {"bytes": "2GiB", "compute": "200ms"}}
-if rest:
+doc = {"schema": "contend.scenario/1", "name": f"scale-{over}", "duration": duration, "seed": 1,
+       "fabric": {"leaf-spine": {"leaves": 32, "hosts_per_leaf": 32, "spines": 8, "host_rate": "100Gbit",
+                                 "uplink_rate": f"{400 / over:g}Gbit"}}}
+if rest == ["pipeline"]:
+    doc["placement"] = "spread"
+    timeline = [{"at": "0s", "traffic": dict(job, name=f"j{j}", hosts=60, placement="random")} for j in range(16)]
+elif rest:
     timeline = [{"at": "0s", "traffic": dict(job, name=rest[0], hosts=json.loads(rest[1]))}]
 else:
     timeline = [{"at": "0s", "traffic": dict(job, name=f"j{j}", hosts=64, placement="random")} for j in range(16)]
-json.dump({"schema": "contend.scenario/1", "name": f"scale-{over}", "duration": duration, "seed": 1,
-           "fabric": {"leaf-spine": {"leaves": 32, "hosts_per_leaf": 32, "spines": 8, "host_rate": "100Gbit",
-                                     "uplink_rate": f"{400 / over:g}Gbit"}},
-           "timeline": timeline}, open(path, "w"))
+doc["timeline"] = timeline
+json.dump(doc, open(path, "w"))
 PY
 }
+if [ "${4:-}" = pipeline ]; then
+  scenario "$out/jobs-and-pipeline.json" 2 pipeline
+  cat >"$out/pipeline-among-jobs.json" <<JSON
+{"schema": "contend.experiment/1", "name": "pipeline-among-jobs", "topology": "netns",
+ "scenarios": ["jobs-and-pipeline.json"],
+ "workload": {"stages": 8, "microbatches": 16, "iterations": 8, "warmup": 1, "backend": "emulated",
+              "fwd": "20ms", "bwd": "40ms", "activation": "256MiB"},
+ "schedules": ["1f1b", "kfkb:k=2"], "repetitions": 1, "baseline": "1f1b"}
+JSON
+  /usr/bin/time -f "wall %e s, peak memory %M KiB" "$contend" run "$out/pipeline-among-jobs.json" --simulate \
+    --out "$out/pipeline-among-jobs" --no-report
+  exit
+fi
 
 echo "oversubscription,job,iterations,iteration_s,alone_s,penalty,replay_s" >"$out/tenants-scale.csv"
 for over in 1 2 3 4; do

@@ -374,14 +374,26 @@ std::vector<Stream> share(const Scenario& s, const FabricState& now, FabricCache
   return streams;
 }
 
+// Each of `count` flows' rate, its streams' together (0: none, no path joins its hosts).
+std::vector<double> flow_rates(const std::vector<Stream>& streams, std::size_t count) {
+  std::vector<double> out(count, 0);
+  for (const Stream& st : streams) {
+    out[st.flow] += st.rate_bps;
+  }
+  return out;
+}
+
 }  // namespace
 
 FabricPrediction predict_state(const Scenario& s, const FabricState& now, double at_s, FabricCache* cache,
-                               const std::vector<const FlowSpec*>& more) {
+                               const std::vector<const FlowSpec*>& more, std::vector<double>* rates) {
   FabricCache fresh;
   FabricCache& c = cache != nullptr ? *cache : fresh;
   std::vector<const FlowSpec*> flows;
   const std::vector<Stream> streams = share(s, now, c, more, flows);
+  if (rates != nullptr) {
+    *rates = flow_rates(streams, flows.size());
+  }
   FabricPrediction out;
   out.at_s = at_s;
   std::vector<bool> routed(flows.size(), false);
@@ -403,11 +415,7 @@ std::vector<double> predict_rates(const Scenario& s, const FabricState& now, Fab
                                   const std::vector<const FlowSpec*>& more) {
   std::vector<const FlowSpec*> flows;
   const std::vector<Stream> streams = share(s, now, cache, more, flows);
-  std::vector<double> out(flows.size(), 0);
-  for (const Stream& st : streams) {
-    out[st.flow] += st.rate_bps;
-  }
-  return out;
+  return flow_rates(streams, flows.size());
 }
 
 }  // namespace detail

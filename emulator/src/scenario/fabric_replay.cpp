@@ -215,20 +215,9 @@ std::vector<double> rates_at(const Scenario& s, const detail::FabricState& now, 
   if (timeline == nullptr) {
     return detail::predict_rates(s, now, cache, senders);
   }
-  FabricPrediction p = detail::predict_state(s, now, t, &cache, senders);
-  std::vector<const FlowSpec*> given;
-  for (const FlowSpec& f : now.flows) {
-    given.push_back(&f);
-  }
-  given.insert(given.end(), senders.begin(), senders.end());
-  std::vector<double> out;
-  std::size_t k = 0;  // p's flows are the given ones in their order, less the unroutable
-  for (const FlowSpec* f : given) {
-    const bool routed = k < p.flows.size() && p.flows[k].name == f->name;
-    out.push_back(routed ? p.flows[k++].rate_bps : 0);
-  }
-  timeline->push_back(std::move(p));
-  return out;
+  std::vector<double> rates;
+  timeline->push_back(detail::predict_state(s, now, t, &cache, senders, &rates));
+  return rates;
 }
 
 // Each watched flow's rate at `t` appended where it changed: its share among now's flows (whose

@@ -54,8 +54,9 @@ FabricState initial_state(const Scenario& s);
 bool apply(FabricState& st, const Event& e);
 // Every flow of `st` (and of `more`, after them) routed and shared max-min at `at_s`. Without a
 // cache, the prediction holds every port; with one (a replay's), only the ports a stream crosses.
+// `rates`, when given: each flow's rate in that order (as predict_rates).
 FabricPrediction predict_state(const Scenario& s, const FabricState& st, double at_s, FabricCache* cache = nullptr,
-                               const std::vector<const FlowSpec*>& more = {});
+                               const std::vector<const FlowSpec*>& more = {}, std::vector<double>* rates = nullptr);
 // What a replay keeps besides the jobs and the bits: every prediction whole (`timeline`), or the
 // first one and the rates of the open-loop flows `watched`, or neither.
 struct Keep {
