@@ -43,9 +43,11 @@ print("schedule per iteration:", schedules)
 first = decisions[0]
 print("iteration 0 decided on the probe:", first["schedule"], [round(b / 1e6) for b in first["link_bps"]])
 assert first["evaluated"] and len(first["link_bps"]) == 3, f"iteration 0 was not decided on a probe: {first}"
-# A short probe of a quiet link reads at least the shaped rate (its first frames pass in the
-# token bucket's burst, so possibly more).
-assert all(b > 400e6 for b in first["link_bps"]), f"the probe missed the 1 Gbit/s links: {first}"
+# A short probe of a quiet link reads about the shaped rate or more (its first frames pass in the
+# token bucket's burst); with the CPUs busy it reads what they let through (266 Mbit/s beside a
+# CPU-bound process): more than the 100 Mbit/s after the step is what says it read the links as
+# they were before it.
+assert all(b > 150e6 for b in first["link_bps"]), f"the probe missed the 1 Gbit/s links: {first}"
 # After the step the pipeline is not the leanest: every decision taken on readings of the 100 Mbit/s
 # links has a larger k or extra warm-up (at 100 Mbit/s the leanest stalls on every transfer). Before
 # it any schedule may run: a 256 KiB transfer passes in the 1 Gbit/s bucket's burst, so readings
