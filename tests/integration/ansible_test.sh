@@ -13,22 +13,8 @@ command -v ansible-playbook >/dev/null || skip "needs ansible-playbook (scripts/
 src=$(cd "$(dirname "$0")/../.." && pwd)
 star_hosts 3
 mkdir -p "$tmp/work"
-cat >"$tmp/inventory.yml" <<YAML
-all:
-  children:
-    control:
-      hosts:
-        localhost:
-    nodes:
-      hosts:
-$(for i in 0 1 2; do printf '        n%d:\n          contend_netns: hs%s-%d\n          contend_address: 198.18.200.%d\n          contend_work_dir: %s/work/n%d\n' "$i" "$run" "$i" "$((i + 1))" "$tmp" "$i"; done)
-  vars:
-    ansible_connection: local
-    ansible_python_interpreter: /usr/bin/python3
-    ansible_async_dir: $tmp/async
-    contend_iface: eth0
-    contend_bin: $contend
-YAML
+local_inventory "      hosts:
+$(for i in 0 1 2; do local_host $i; done)"
 hosts_experiment
 export ANSIBLE_CONFIG="$src/ansible/ansible.cfg"
 "$contend" run "$tmp/exp.json" --hosts "$tmp/inventory.yml" --out "$tmp/res" --no-report >"$tmp/out.txt" 2>"$tmp/err.txt" ||

@@ -120,6 +120,35 @@ star_hosts() {
   done
 }
 
+# local_host I [INDENT]: star_hosts' host I as an inventory entry (n$I: its namespace, address and
+# scratch folder $tmp/work/n$I), indented by INDENT spaces (default 8: under `nodes: hosts:`).
+local_host() {
+  local pad
+  pad=$(printf '%*s' "${2:-8}" '')
+  printf '%sn%d:\n%s  contend_netns: hs%s-%d\n%s  contend_address: 198.18.200.%d\n%s  contend_work_dir: %s/work/n%d\n' \
+    "$pad" "$1" "$pad" "$run" "$1" "$pad" "$(($1 + 1))" "$pad" "$tmp" "$1"
+}
+# local_inventory NODES: $tmp/inventory.yml for star_hosts' namespaces reached with connection
+# local: the control node, NODES as the body of the `nodes` group (YAML indented under it) and
+# the variables every host shares (this contend, eth0, Ansible's async folder in $tmp).
+local_inventory() {
+  cat >"$tmp/inventory.yml" <<YAML
+all:
+  children:
+    control:
+      hosts:
+        localhost:
+    nodes:
+$1
+  vars:
+    ansible_connection: local
+    ansible_python_interpreter: /usr/bin/python3
+    ansible_async_dir: $tmp/async
+    contend_iface: eth0
+    contend_bin: $contend
+YAML
+}
+
 # ssh_hosts N [USER]: star_hosts N+1 as a cluster reached over SSH. Hosts n0..n(N-1)
 # (hs$run-0.., 198.18.200.(i+1)) each run their own sshd with a host key made here (checked
 # against $tmp/ssh/known_hosts); the last namespace, hs$run-N, is the control node ($ctl), which

@@ -62,7 +62,7 @@ TEST_CASE("cluster mode shapes each peer address in its own class, changed in pl
   REQUIRE(topo.ok());
   const LinkPlan& l = topo->plan().links[0];
   auto shaper = Shaper::install_per_peer(socket_in(l.from.netns), l.from.ifname,
-                                         {{"198.18.0.2", 100e6}, {"198.19.0.2", 300e6}}, 10e9);
+                                         {{{"198.18.0.2"}, 100e6}, {{"198.19.0.2"}, 300e6}}, 10e9);
   REQUIRE(shaper.ok());
   REQUIRE(shaper->set_peer_rate(1, 50e6).ok());
   auto stats = shaper->stats();

@@ -33,6 +33,7 @@
 #include "contend/runner/truth/network.h"
 #include "contend/schedule/csv.h"
 #include "contend/schedule/validation.h"
+#include "hosts/racks.h"
 #include "job/job_log.h"
 #include "results/link_bytes.h"
 #include "results/results_dir.h"
@@ -494,4 +495,12 @@ TEST_CASE("an events log's flow summaries, mutated, are read into tenants or ref
   Scratch scratch;
   survive("events.jsonl with flows", log,
           [&](const std::string& text) { return runner::tenant_goodput(scratch.write("events.jsonl", text)).ok(); });
+}
+
+TEST_CASE("ansible-inventory's list, mutated, is read into racks or refused", "[mutation]") {
+  const std::string list = R"({"_meta": {"hostvars": {"n0": {"contend_address": "10.0.1.10"}}},
+    "all": {"children": ["ungrouped", "nodes", "control"]}, "control": {"hosts": ["localhost"]},
+    "nodes": {"children": ["rack_a", "rack_b"]}, "rack_a": {"hosts": ["n0", "n1"]}, "rack_b": {"hosts": ["n2", "n3"]}})";
+  survive("ansible-inventory --list", list,
+          [](const std::string& text) { return runner::parse_racks(text, "inventory.yml").ok(); });
 }

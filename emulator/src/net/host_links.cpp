@@ -2,9 +2,59 @@
 
 namespace contend::emulator {
 
+namespace {
+
+// Where `peer`'s traffic goes from this host: the peer's address, or, when the peer is a switch
+// (a fabric's leaf: the link is this host's NIC), every other host's address.
+Result<std::vector<std::string>> addresses_behind(const Scenario& s, const HostPlan& plan, const LinkSpec& l,
+                                                  const std::string& peer) {
+  if (s.is_switch(peer)) {
+    std::vector<std::string> out;
+    for (const auto& [node, address] : plan.addresses) {
+      out.push_back(address);
+    }
+    if (out.empty()) {
+      return make_error(Errc::kInvalidArgument, "link " + l.name + " joins " + plan.node + "'s NIC to switch " + peer +
+                                                    ": give the other hosts' addresses (--peer NODE=ADDRESS)");
+    }
+    return out;
+  }
+  auto it = plan.addresses.find(peer);
+  if (it == plan.addresses.end()) {
+    return make_error(Errc::kInvalidArgument, "link " + l.name + ": no address for peer node \"" + peer +
+                                                  "\" (give --peer " + peer + "=ADDRESS)");
+  }
+  return std::vector<std::string>{it->second};
+}
+
+// A cluster host has one interface toward the others: on a fabric, one link to one switch.
+Result<void> check_one_nic(const Scenario& s, const std::string& node) {
+  std::vector<std::string> nics;
+  for (const LinkSpec& l : s.links) {
+    if ((l.from == node && s.is_switch(l.to)) || (l.to == node && s.is_switch(l.from))) {
+      nics.push_back(l.name);
+    }
+  }
+  if (s.is_switch(node)) {
+    return make_error(Errc::kInvalidArgument,
+                      s.source + ": \"" + node + "\" is a switch: on a cluster the switches are the cluster's own");
+  }
+  if (nics.size() > 1) {
+    return make_error(Errc::kUnsupported, s.source + ": host " + node + " has " + std::to_string(nics.size()) +
+                                              " links to switches (" + nics.front() + ", " + nics[1] +
+                                              "): a cluster host shapes its one interface, one NIC");
+  }
+  return {};
+}
+
+}  // namespace
+
 Result<HostLinks> HostLinks::create(const Scenario& scenario, const HostPlan& plan, NlSocket sock) {
-  if (scenario.node_index(plan.node) < 0) {
+  if (scenario.node_index(plan.node) < 0 && !scenario.is_switch(plan.node)) {
     return make_error(Errc::kInvalidArgument, scenario.source + ": no node \"" + plan.node + "\"");
+  }
+  if (auto ok = check_one_nic(scenario, plan.node); !ok) {
+    return ok.error();
   }
   std::vector<PeerRate> peers;
   std::vector<std::string> links;
@@ -14,13 +64,11 @@ Result<HostLinks> HostLinks::create(const Scenario& scenario, const HostPlan& pl
     if (!from_here && !to_here) {
       continue;
     }
-    const std::string& peer = from_here ? l.to : l.from;
-    auto it = plan.addresses.find(peer);
-    if (it == plan.addresses.end()) {
-      return make_error(Errc::kInvalidArgument, "link " + l.name + ": no address for peer node \"" + peer +
-                                                    "\" (give --peer " + peer + "=ADDRESS)");
+    auto addresses = addresses_behind(scenario, plan, l, from_here ? l.to : l.from);
+    if (!addresses) {
+      return addresses.error();
     }
-    peers.push_back({it->second, l.rate_bps});
+    peers.push_back({std::move(*addresses), l.rate_bps});
     links.push_back(l.name);
   }
   auto shaper = Shaper::install_per_peer(std::move(sock), plan.ifname, peers, plan.default_bps);

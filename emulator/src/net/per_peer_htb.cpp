@@ -14,6 +14,12 @@ HtbClass flat(double bps) {
   return htb_class(bps, bps, 0);
 }
 
+// "peer 198.18.0.2", or "peer 198.18.0.2 and 62 more" for a NIC's class.
+std::string class_name(const PeerRate& p) {
+  std::string out = "peer " + (p.addresses.empty() ? std::string("(none)") : p.addresses.front());
+  return p.addresses.size() > 1 ? out + " and " + std::to_string(p.addresses.size() - 1) + " more" : out;
+}
+
 }  // namespace
 
 Result<void> PerPeerHtb::install(const detail::TcTarget& tc, double /*rate_bps*/) {
@@ -35,8 +41,10 @@ Result<void> PerPeerHtb::build(const detail::TcTarget& tc) {
     if (auto ok = detail::put_htb_class(tc, peer_minor(i), 0, flat(peers_[i].rate_bps), true); !ok) {
       return ok;
     }
-    if (auto ok = detail::add_u32(tc, peer_minor(i), peers_[i].address, false); !ok) {
-      return ok;
+    for (const std::string& address : peers_[i].addresses) {
+      if (auto ok = detail::add_u32(tc, peer_minor(i), address, false); !ok) {
+        return ok;
+      }
     }
   }
   return {};
@@ -57,7 +65,7 @@ Result<void> PerPeerHtb::set_peer_rate(const detail::TcTarget& tc, std::size_t p
 Result<std::vector<ClassStats>> PerPeerHtb::stats(const detail::TcTarget& tc) const {
   std::vector<std::pair<std::uint32_t, std::string>> wanted = {{kDefaultMinor, "default"}};
   for (std::size_t i = 0; i < peers_.size(); ++i) {
-    wanted.emplace_back(peer_minor(i), "peer " + peers_[i].address);
+    wanted.emplace_back(peer_minor(i), class_name(peers_[i]));
   }
   auto out = detail::htb_class_stats(tc, wanted);
   if (out) {

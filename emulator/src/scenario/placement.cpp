@@ -27,30 +27,6 @@ std::vector<std::string> free_hosts(const Scenario& s, const std::vector<Event>&
   return out;
 }
 
-// `hosts` grouped by the switch their first link joins (their leaf, or rack), groups in the order
-// of their first host.
-std::vector<std::vector<std::string>> by_leaf(const Scenario& s, const std::vector<std::string>& hosts) {
-  std::vector<std::string> leaves;
-  std::vector<std::vector<std::string>> out;
-  for (const std::string& h : hosts) {
-    std::string leaf;
-    for (const LinkSpec& l : s.links) {
-      if ((l.from == h && s.is_switch(l.to)) || (l.to == h && s.is_switch(l.from))) {
-        leaf = l.from == h ? l.to : l.from;
-        break;
-      }
-    }
-    const auto it = std::find(leaves.begin(), leaves.end(), leaf);
-    if (it == leaves.end()) {
-      leaves.push_back(leaf);
-      out.push_back({h});
-    } else {
-      out[static_cast<std::size_t>(it - leaves.begin())].push_back(h);
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 // pack: the leaves with most free hosts first (a job fits in as few as it can); spread: one host
@@ -58,7 +34,7 @@ std::vector<std::vector<std::string>> by_leaf(const Scenario& s, const std::vect
 // Fisher-Yates over mt19937_64's own sequence).
 std::vector<std::string> hosts_by_rule(const Scenario& s, const std::vector<Event>& events, const PlacementRule& rule) {
   const std::vector<std::string> hosts = free_hosts(s, events);
-  std::vector<std::vector<std::string>> leaves = by_leaf(s, hosts);
+  std::vector<std::vector<std::string>> leaves = hosts_by_leaf(s, hosts);
   std::vector<std::string> out;
   if (rule.name == "pack") {
     std::stable_sort(leaves.begin(), leaves.end(), [](const auto& a, const auto& b) { return a.size() > b.size(); });
@@ -175,3 +151,32 @@ Result<void> parse_placement(const JsonReader& r, Scenario& s) {
 }
 
 }  // namespace contend::emulator::detail
+
+namespace contend::emulator {
+
+std::string leaf_of(const Scenario& s, const std::string& host) {
+  for (const LinkSpec& l : s.links) {
+    if ((l.from == host && s.is_switch(l.to)) || (l.to == host && s.is_switch(l.from))) {
+      return l.from == host ? l.to : l.from;
+    }
+  }
+  return "";
+}
+
+std::vector<std::vector<std::string>> hosts_by_leaf(const Scenario& s, const std::vector<std::string>& hosts) {
+  std::vector<std::string> leaves;
+  std::vector<std::vector<std::string>> out;
+  for (const std::string& h : hosts) {
+    const std::string leaf = leaf_of(s, h);
+    const auto it = std::find(leaves.begin(), leaves.end(), leaf);
+    if (it == leaves.end()) {
+      leaves.push_back(leaf);
+      out.push_back({h});
+    } else {
+      out[static_cast<std::size_t>(it - leaves.begin())].push_back(h);
+    }
+  }
+  return out;
+}
+
+}  // namespace contend::emulator

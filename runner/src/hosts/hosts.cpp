@@ -8,6 +8,7 @@
 #include "contend/common/fd.h"
 #include "contend/pipeline/transport/tcp_transport.h"
 #include "hosts/job_hosts.h"
+#include "hosts/racks.h"
 #include "job/job_log.h"
 #include "real/cell_wait.h"
 
@@ -103,6 +104,76 @@ Result<nlohmann::json> command_vars(const Experiment& e, const Cell& cell) {
   return job_hosts_vars(e, cell);
 }
 
+// On a fabric: the ranks' hosts (contend_rank_hosts: inventory hosts in rank order, those the
+// scenario's placement picks, racks standing for leaves) and the scenario host each inventory host
+// stands for (contend_fabric_nodes: whose NIC link it shapes). Nothing elsewhere: rank r runs on
+// the r-th host of `nodes` (the roles' default).
+Result<nlohmann::json> fabric_vars(const emulator::Scenario& s, const HostsOptions& o) {
+  if (!s.has_fabric()) {
+    return nlohmann::json::object();
+  }
+  auto racks = read_racks(o.inventory);
+  if (!racks) {
+    return racks.error();
+  }
+  auto hosts = hosts_on_racks(s, *racks, o.inventory);
+  if (!hosts) {
+    return hosts.error();
+  }
+  nlohmann::json ranks = nlohmann::json::array();
+  for (std::size_t r = 0; r < s.rank_hosts(); ++r) {
+    ranks.push_back(hosts->at(s.nodes[r]));
+  }
+  nlohmann::json nodes = nlohmann::json::object();
+  for (const auto& [node, host] : *hosts) {
+    nodes[host] = node;
+  }
+  return nlohmann::json{{"contend_rank_hosts", ranks}, {"contend_fabric_nodes", nodes}};
+}
+
+// What a cluster cannot play of a fabric scenario's event `ev`: "" when it can (a host's NIC rate).
+std::string unplayable_on_hosts(const emulator::Scenario& s, const emulator::Event& ev) {
+  if (std::holds_alternative<emulator::FlowStart>(ev.action) || std::holds_alternative<emulator::FlowStop>(ev.action)) {
+    return "starts background traffic: on a cluster the other tenants are its own (run it in namespaces)";
+  }
+  if (std::holds_alternative<emulator::SetLinkState>(ev.action)) {
+    return "takes a link down or up: contend never takes a cluster's ports down";
+  }
+  if (std::holds_alternative<emulator::SetStall>(ev.action)) {
+    return "stalls a link: stalls play on one host's clock (single-host runs only)";
+  }
+  const auto& rate = std::get<emulator::SetRate>(ev.action);
+  const emulator::LinkSpec* l = s.find_link(rate.link);
+  if (l != nullptr && s.is_switch(l->from) && s.is_switch(l->to)) {
+    return "changes the rate of " + rate.link + ", a link between switches: the cluster's own, which contend does " +
+           "not shape (it shapes the hosts' NICs)";
+  }
+  return "";
+}
+
+}  // namespace
+
+Result<void> check_fabric_on_hosts(const Experiment& e, const HostsOptions& o) {
+  for (std::size_t i = 0; i < e.scenarios.size(); ++i) {
+    const emulator::Scenario& s = e.scenarios[i];
+    for (const auto* events : {&s.events, &s.iteration_events}) {
+      for (const emulator::Event& ev : *events) {
+        if (const std::string why = s.has_fabric() ? unplayable_on_hosts(s, ev) : ""; !why.empty()) {
+          return make_error(Errc::kUnsupported, e.scenario_files[i] + ": " + ev.origin + " " + why +
+                                                    "; on cluster hosts a fabric " +
+                                                    "scenario changes its hosts' link rates only");
+        }
+      }
+    }
+    if (auto vars = fabric_vars(s, o); !vars) {
+      return vars.error();
+    }
+  }
+  return {};
+}
+
+namespace {
+
 // For a command cell that failed: "rank 1 exited with 3 (the first to fail, by the hosts'
 // clocks); the log ... ends: ...", from the rank logs collected; empty when none says it failed.
 std::string first_rank_failed(const Experiment& e, const Cell& cell, const CellFiles& files) {
@@ -128,6 +199,11 @@ Result<void> run_cell_hosts(const Experiment& e, const Cell& cell, const CellFil
                       "hosts mode runs ansible-playbook, which is not on PATH "
                       "(apt-get install ansible-core)");
   }
+  auto fabric = fabric_vars(e.scenarios[cell.scenario], o);
+  if (!fabric) {
+    return fabric.error();
+  }
+  vars->update(*fabric);
   vars->update({{"contend_cell", cell.id},
                 {"contend_scenario", e.scenario_files[cell.scenario]},
                 {"contend_results", o.results}});

@@ -11,7 +11,7 @@ std::string rendered(const std::string& expression) {
 }
 
 std::string host_of_rank(int rank) {
-  return "groups['nodes'][" + std::to_string(rank) + "]";
+  return "contend_rank_hosts[" + std::to_string(rank) + "]";
 }
 
 // Rank `rank`'s place, its host-dependent parts left to the host.
@@ -69,7 +69,7 @@ nlohmann::json raw(const std::vector<std::string>& expanded) {
 Result<nlohmann::json> job_hosts_vars(const Experiment& e, const Cell& cell) {
   const CommandJob& job = *e.job;
   const JobVariant& variant = job.variants.at(cell.variant);
-  const int world = static_cast<int>(e.scenarios.at(cell.scenario).nodes.size());
+  const int world = static_cast<int>(e.scenarios.at(cell.scenario).rank_hosts());
   if (auto ok = no_raw_end(job, variant); !ok) {
     return ok.error();
   }
@@ -95,7 +95,8 @@ Result<nlohmann::json> job_hosts_vars(const Experiment& e, const Cell& cell) {
                      {"make_workdir", workdir_is_template(job)},
                      {"run", !job.launch_rank0_only || r == 0}});
   }
-  return nlohmann::json{{"contend_job_ranks", ranks}, {"contend_job_timeout", job.timeout.count()}};
+  return nlohmann::json{
+      {"contend_job", true}, {"contend_job_ranks", ranks}, {"contend_job_timeout", job.timeout.count()}};
 }
 
 }  // namespace contend::runner

@@ -182,15 +182,9 @@ Result<void> check_runnable_here(const Experiment& e, const RunOptions& o) {
   if (auto ok = check_out_placeholder(e, o); !ok) {
     return ok;
   }
-  for (const auto& s : e.scenarios) {
-    if (o.hosts && s.has_fabric()) {
-      // Cluster hosts shape their own NICs per peer node of a chain; placing ranks by a fabric's
-      // rule on the inventory's racks, its switches the cluster's own, is not built.
-      return make_error(Errc::kUnsupported,
-                        e.source + ": scenario \"" + s.name + "\" is a fabric: on cluster hosts the fabric is the " +
-                            "cluster's own, and placing the ranks by the scenario's rule on the inventory's racks is " +
-                            "not built yet; run it without --hosts (network namespaces on this host), or give a " +
-                            "chain scenario whose nodes are the inventory's hosts");
+  if (o.hosts) {
+    if (auto ok = check_fabric_on_hosts(e, *o.hosts); !ok) {
+      return ok;
     }
   }
   if (e.job && o.simulate) {

@@ -26,8 +26,8 @@ TEST_CASE("on cluster hosts a rank's command keeps the user's text raw and leave
   CHECK(ranks[0]["run"] == true);
   CHECK(ranks[1]["run"] == false);  // mpirun on rank 0 starts the other
   const auto at = [](const std::string& expression) { return "{% endraw %}{{ " + expression + " }}{% raw %}"; };
-  CHECK(ranks[0]["argv"][2] == "{% raw %}" + at("hostvars[groups['nodes'][0]].contend_address") + "," +
-                                   at("hostvars[groups['nodes'][1]].contend_address") + "{% endraw %}");
+  CHECK(ranks[0]["argv"][2] == "{% raw %}" + at("hostvars[contend_rank_hosts[0]].contend_address") + "," +
+                                   at("hostvars[contend_rank_hosts[1]].contend_address") + "{% endraw %}");
   CHECK(ranks[0]["argv"][4] == "{% raw %}print({1: 2}){% endraw %}");  // Ansible must not read it
   const std::vector<std::string> env = ranks[1]["env"];
   CHECK(value_of(env, "{% raw %}TAG") == at("inventory_hostname") + ":1{% endraw %}");

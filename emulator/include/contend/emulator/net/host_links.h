@@ -1,6 +1,7 @@
 #pragma once
 // One cluster host's share of a scenario (hosts mode, ansible/): the host's own interface shaped
-// per peer (Shaper cluster mode: one HTB class per peer address), and the scenario's links that
+// per peer (Shaper cluster mode: one HTB class per peer address; on a fabric one class for the
+// host's NIC link, holding the traffic to every peer's address), and the scenario's links that
 // touch this node mapped onto those classes, so the player (player.h) replays the timeline on
 // every host for its own links. Each host shapes its egress: a link shaped in both directions is
 // shaped by both of its hosts. Not thread-safe: one thread sets rates and samples.
@@ -27,7 +28,8 @@ class HostLinks : public LinkControl {
  public:
   // Shapes `plan.ifname` (in the namespace of `sock`) for every link of `plan.node` whose
   // direction leaves this host, at the link's base rate. kInvalidArgument when the node is not in
-  // the scenario or a peer's address is missing; the shaper's errors otherwise. The qdisc is
+  // the scenario, is a switch, or a peer's address is missing; kUnsupported for a host with links
+  // to two switches (one interface, one NIC); the shaper's errors otherwise. The qdisc is
   // removed when the HostLinks is destroyed.
   static Result<HostLinks> create(const Scenario& scenario, const HostPlan& plan, NlSocket sock);
 

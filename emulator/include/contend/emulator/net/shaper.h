@@ -41,8 +41,10 @@ struct ClassStats {
 // Cluster mode: peer i's class is 1:(kFirstPeerClassMinor + i).
 inline constexpr std::uint32_t kFirstPeerClassMinor = 0x100;
 
+// One class of cluster mode: the traffic to any of `addresses` (a peer node's one address, or
+// every other host's where a host's link joins a switch: its NIC), at `rate_bps`.
 struct PeerRate {
-  std::string address;  // "198.18.0.2"
+  std::vector<std::string> addresses;  // {"198.18.0.2"}
   double rate_bps = 0;
 };
 

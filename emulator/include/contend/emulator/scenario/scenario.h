@@ -114,6 +114,11 @@ Result<Scenario> parse_scenario(const std::string& text, const std::string& sour
 std::map<std::string, int> hops_from(const Scenario& s, const std::string& start,
                                      const std::set<std::string>& down = {});
 
+// The switch `host`'s first link joins: its leaf, or rack ("" when it joins none).
+std::string leaf_of(const Scenario& s, const std::string& host);
+// `hosts` grouped by their leaf, the groups in the order of their first host.
+std::vector<std::vector<std::string>> hosts_by_leaf(const Scenario& s, const std::vector<std::string>& hosts);
+
 // Reads `path` (read_json_text: at most kMaxJsonBytes) and parses it, reading traces from the file
 // system.
 Result<Scenario> load_scenario(const std::string& path);

@@ -1,7 +1,8 @@
 #pragma once
 // Hosts mode: one cell of an experiment on cluster hosts, through the Ansible playbooks in
-// ansible/ (experiment.yml shapes each host's interface per peer, runs one worker per host in the
-// inventory's `nodes` order, or a command experiment's rank through `contend job-rank`
+// ansible/ (experiment.yml shapes each host's interface per peer, or its NIC on a fabric, runs one
+// worker per rank's host: the inventory's `nodes` in order, or on a fabric the hosts the scenario's
+// placement picks from the inventory's racks, or a command experiment's rank through `contend job-rank`
 // (hosts/job_hosts.h), and collects into the same results layout as the single-host mode).
 // Needs ansible-playbook on PATH (kNotFound otherwise). Not thread-safe: one cell at a time.
 
@@ -20,6 +21,13 @@ struct HostsOptions {
   std::string results;                  // the results folder (absolute)
   std::vector<std::string> extra_vars;  // more -e arguments (tests: contend_bin, contend_netns)
 };
+
+// Before any cell, each fabric scenario of `e` (docs/scenario-format.md#fabrics): on cluster hosts
+// the fabric is the cluster's own and contend shapes the hosts' NICs alone, so the scenario may
+// change its hosts' link rates and nothing else (no background flows, stalls, link states, nor
+// rates of links between switches), and the inventory's racks must stand for its leaves
+// (hosts/racks.h). kUnsupported or kInvalidArgument naming the scenario, event or rack.
+Result<void> check_fabric_on_hosts(const Experiment& e, const HostsOptions& o);
 
 // Runs `cell` with ansible-playbook experiment.yml (its output in files.log + ".ansible"). On
 // `stop` or failure, runs teardown.yml before returning. Errors: the oracle and stalls (their
