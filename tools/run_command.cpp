@@ -252,7 +252,7 @@ Result<runner::RunOptions> runner_options(const RunOptions& o, const runner::Exp
   ro.simulate = o.simulate;
   ro.keep_awake = o.keep_awake;
   if (!o.hosts.empty()) {
-    ro.hosts = runner::HostsOptions{o.hosts, ansible_dir(), "", o.ansible_vars};
+    ro.hosts = runner::HostsOptions{o.hosts, ansible_dir(), "", o.ansible_vars, {}};
   }
   ro.launch.contend = fs::read_symlink("/proc/self/exe").string();
   auto calibration = calibration_of(o, e, ro.launch);

@@ -27,33 +27,36 @@ Result<std::vector<std::string>> addresses_behind(const Scenario& s, const HostP
   return std::vector<std::string>{it->second};
 }
 
-// A cluster host has one interface toward the others: on a fabric, one link to one switch.
-Result<void> check_one_nic(const Scenario& s, const std::string& node) {
-  std::vector<std::string> nics;
-  for (const LinkSpec& l : s.links) {
-    if ((l.from == node && s.is_switch(l.to)) || (l.to == node && s.is_switch(l.from))) {
-      nics.push_back(l.name);
-    }
-  }
+}  // namespace
+
+Result<void> check_cluster_host(const Scenario& s, const std::string& node) {
   if (s.is_switch(node)) {
     return make_error(Errc::kInvalidArgument,
                       s.source + ": \"" + node + "\" is a switch: on a cluster the switches are the cluster's own");
   }
-  if (nics.size() > 1) {
-    return make_error(Errc::kUnsupported, s.source + ": host " + node + " has " + std::to_string(nics.size()) +
-                                              " links to switches (" + nics.front() + ", " + nics[1] +
-                                              "): a cluster host shapes its one interface, one NIC");
+  if (s.node_index(node) < 0) {
+    return make_error(Errc::kInvalidArgument, s.source + ": no node \"" + node + "\"");
   }
-  return {};
+  std::vector<std::string> links;
+  for (const LinkSpec& l : s.links) {
+    if (l.from == node || l.to == node) {
+      links.push_back(l.name);
+    }
+  }
+  if (!s.has_fabric() || (links.size() == 1 && !leaf_of(s, node).empty())) {
+    return {};
+  }
+  std::string named;
+  for (const std::string& l : links) {
+    named += (named.empty() ? "" : ", ") + l;
+  }
+  return make_error(Errc::kUnsupported, s.source + ": host " + node + " has " + std::to_string(links.size()) +
+                                            " link(s) (" + named + "): on a cluster a fabric's host shapes its one " +
+                                            "interface, which stands for its one link, to its leaf");
 }
 
-}  // namespace
-
 Result<HostLinks> HostLinks::create(const Scenario& scenario, const HostPlan& plan, NlSocket sock) {
-  if (scenario.node_index(plan.node) < 0 && !scenario.is_switch(plan.node)) {
-    return make_error(Errc::kInvalidArgument, scenario.source + ": no node \"" + plan.node + "\"");
-  }
-  if (auto ok = check_one_nic(scenario, plan.node); !ok) {
+  if (auto ok = check_cluster_host(scenario, plan.node); !ok) {
     return ok.error();
   }
   std::vector<PeerRate> peers;

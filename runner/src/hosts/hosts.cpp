@@ -6,6 +6,7 @@
 
 #include "contend/common/child_process.h"
 #include "contend/common/fd.h"
+#include "contend/emulator/net/host_links.h"
 #include "contend/pipeline/transport/tcp_transport.h"
 #include "hosts/job_hosts.h"
 #include "hosts/racks.h"
@@ -105,27 +106,19 @@ Result<nlohmann::json> command_vars(const Experiment& e, const Cell& cell) {
 }
 
 // On a fabric: the ranks' hosts (contend_rank_hosts: inventory hosts in rank order, those the
-// scenario's placement picks, racks standing for leaves) and the scenario host each inventory host
-// stands for (contend_fabric_nodes: whose NIC link it shapes). Nothing elsewhere: rank r runs on
-// the r-th host of `nodes` (the roles' default).
-Result<nlohmann::json> fabric_vars(const emulator::Scenario& s, const HostsOptions& o) {
+// scenario's placement picks) and the scenario host each inventory host stands for
+// (contend_fabric_nodes: whose NIC link it shapes), from `hosts` (place_on_racks). Nothing on a
+// chain: rank r runs on the r-th host of `nodes` (the roles' default).
+nlohmann::json fabric_vars(const emulator::Scenario& s, const std::map<std::string, std::string>& hosts) {
   if (!s.has_fabric()) {
     return nlohmann::json::object();
   }
-  auto racks = read_racks(o.inventory);
-  if (!racks) {
-    return racks.error();
-  }
-  auto hosts = hosts_on_racks(s, *racks, o.inventory);
-  if (!hosts) {
-    return hosts.error();
-  }
   nlohmann::json ranks = nlohmann::json::array();
   for (std::size_t r = 0; r < s.rank_hosts(); ++r) {
-    ranks.push_back(hosts->at(s.nodes[r]));
+    ranks.push_back(hosts.at(s.nodes[r]));
   }
   nlohmann::json nodes = nlohmann::json::object();
-  for (const auto& [node, host] : *hosts) {
+  for (const auto& [node, host] : hosts) {
     nodes[host] = node;
   }
   return nlohmann::json{{"contend_rank_hosts", ranks}, {"contend_fabric_nodes", nodes}};
@@ -151,23 +144,51 @@ std::string unplayable_on_hosts(const emulator::Scenario& s, const emulator::Eve
   return "";
 }
 
-}  // namespace
-
-Result<void> check_fabric_on_hosts(const Experiment& e, const HostsOptions& o) {
-  for (std::size_t i = 0; i < e.scenarios.size(); ++i) {
-    const emulator::Scenario& s = e.scenarios[i];
-    for (const auto* events : {&s.events, &s.iteration_events}) {
-      for (const emulator::Event& ev : *events) {
-        if (const std::string why = s.has_fabric() ? unplayable_on_hosts(s, ev) : ""; !why.empty()) {
-          return make_error(Errc::kUnsupported, e.scenario_files[i] + ": " + ev.origin + " " + why +
-                                                    "; on cluster hosts a fabric " +
-                                                    "scenario changes its hosts' link rates only");
-        }
+// A fabric scenario cluster hosts can play: its hosts' link rates change and nothing else, each
+// host has one link, to its leaf.
+Result<void> check_playable(const emulator::Scenario& s, const std::string& file) {
+  for (const auto* events : {&s.events, &s.iteration_events}) {
+    for (const emulator::Event& ev : *events) {
+      if (const std::string why = unplayable_on_hosts(s, ev); !why.empty()) {
+        return make_error(Errc::kUnsupported, file + ": " + ev.origin + " " + why +
+                                                  "; on cluster hosts a fabric scenario changes its hosts' link " +
+                                                  "rates only");
       }
     }
-    if (auto vars = fabric_vars(s, o); !vars) {
-      return vars.error();
+  }
+  for (const std::string& host : s.nodes) {
+    if (auto ok = emulator::check_cluster_host(s, host); !ok) {
+      return ok;
     }
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<void> place_on_racks(const Experiment& e, HostsOptions& o) {
+  o.fabric_hosts.assign(e.scenarios.size(), {});
+  std::optional<Racks> racks;
+  for (std::size_t i = 0; i < e.scenarios.size(); ++i) {
+    const emulator::Scenario& s = e.scenarios[i];
+    if (!s.has_fabric()) {
+      continue;
+    }
+    if (auto ok = check_playable(s, e.scenario_files[i]); !ok) {
+      return ok;
+    }
+    if (!racks) {
+      auto read = read_racks(o.inventory);
+      if (!read) {
+        return read.error();
+      }
+      racks = std::move(*read);
+    }
+    auto hosts = hosts_on_racks(s, *racks, o.inventory);
+    if (!hosts) {
+      return hosts.error();
+    }
+    o.fabric_hosts[i] = std::move(*hosts);
   }
   return {};
 }
@@ -199,11 +220,7 @@ Result<void> run_cell_hosts(const Experiment& e, const Cell& cell, const CellFil
                       "hosts mode runs ansible-playbook, which is not on PATH "
                       "(apt-get install ansible-core)");
   }
-  auto fabric = fabric_vars(e.scenarios[cell.scenario], o);
-  if (!fabric) {
-    return fabric.error();
-  }
-  vars->update(*fabric);
+  vars->update(fabric_vars(e.scenarios[cell.scenario], o.fabric_hosts.at(cell.scenario)));
   vars->update({{"contend_cell", cell.id},
                 {"contend_scenario", e.scenario_files[cell.scenario]},
                 {"contend_results", o.results}});

@@ -101,7 +101,8 @@ Result<void> list_inventory(const std::string& inventory, const std::string& ans
   co.output_path = log;
   auto child = ChildProcess::spawn({"ansible-inventory", "-i", inventory, "--list", "--output", answer}, co);
   if (!child) {
-    return make_error(child.error().code, child.error().message + " (apt-get install ansible-core)");
+    return make_error(child.error().code, "reading the racks of " + inventory + ": " + child.error().message +
+                                              " (apt-get install ansible-core)");
   }
   auto code = child->wait(std::chrono::seconds(120));
   if (!code) {
@@ -119,6 +120,9 @@ Result<void> list_inventory(const std::string& inventory, const std::string& ans
 
 Result<Racks> read_racks(const std::string& inventory) {
   std::error_code ec;
+  if (!std::filesystem::exists(inventory, ec)) {
+    return make_error(Errc::kNotFound, inventory + ": no such inventory (a fabric on cluster hosts reads its racks)");
+  }
   std::string dir = (std::filesystem::temp_directory_path(ec) / "contend-inventory-XXXXXX").string();
   if (::mkdtemp(dir.data()) == nullptr) {
     return make_error(Errc::kIo, "cannot make a folder for ansible-inventory's answer: " + dir);

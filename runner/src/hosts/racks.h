@@ -25,8 +25,8 @@ struct Racks {
 // under it, a host of `nodes` in no rack or in two, a rack without hosts.
 Result<Racks> parse_racks(const std::string& text, const std::string& source);
 
-// Runs `ansible-inventory -i INVENTORY --list` and parses its answer; kNotFound without
-// ansible-inventory, kIo with its output when it fails.
+// Runs `ansible-inventory -i INVENTORY --list` and parses its answer; kNotFound without the
+// inventory or ansible-inventory, kIo with its output when it fails.
 Result<Racks> read_racks(const std::string& inventory);
 
 // The inventory host that stands for each host of `s`'s fabric (scenario host -> inventory

@@ -182,11 +182,6 @@ Result<void> check_runnable_here(const Experiment& e, const RunOptions& o) {
   if (auto ok = check_out_placeholder(e, o); !ok) {
     return ok;
   }
-  if (o.hosts) {
-    if (auto ok = check_fabric_on_hosts(e, *o.hosts); !ok) {
-      return ok;
-    }
-  }
   if (e.job && o.simulate) {
     return make_error(Errc::kInvalidArgument, e.source +
                                                   ": a command experiment runs a user's job, which the "

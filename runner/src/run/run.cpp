@@ -149,6 +149,11 @@ Result<RunOutcome> run_experiment(const Experiment& e, RunOptions o, const std::
   if (auto ok = check_runnable_here(e, o); !ok) {
     return ok.error();
   }
+  if (o.hosts) {
+    if (auto ok = place_on_racks(e, *o.hosts); !ok) {
+      return ok.error();
+    }
+  }
   auto truths = networks_of(e);
   if (!truths) {
     return truths.error();

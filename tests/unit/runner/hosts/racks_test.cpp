@@ -87,29 +87,32 @@ TEST_CASE("on cluster hosts a fabric scenario may change its hosts' link rates a
   const std::string base =
       R"("workload": {"stages": 2, "microbatches": 4, "fwd": "5ms", "activation": "64KiB"}, "schedules": ["1f1b"],
          "repetitions": 1, "scenarios": [")";
-  const HostsOptions hosts{"/nonexistent/inventory.yml", "ansible", "/tmp", {}};
-  const auto refusal = [&](const std::string& timeline) {
-    test::TempFile scenario(
-        R"({"schema": "contend.scenario/1", "name": "f", "duration": "10s",
-            "fabric": {"leaf-spine": {"leaves": 2, "hosts_per_leaf": 2, "spines": 1, "host_rate": "1Gbit"}},
-            "timeline": [)" +
-        timeline + "]}");
+  HostsOptions hosts{"/nonexistent/inventory.yml", "ansible", "/tmp", {}, {}};
+  const auto refusal = [&](const std::string& timeline, const std::string& fabric) {
+    test::TempFile scenario(R"({"schema": "contend.scenario/1", "name": "f", "duration": "10s", "fabric": )" + fabric +
+                            R"(, "timeline": [)" + timeline + "]}");
     auto e = test::parse(base + scenario.name + R"("])");
     INFO((e.ok() ? "" : e.error().message));
     REQUIRE(e.ok());
-    auto ok = check_fabric_on_hosts(*e, hosts);
+    auto ok = place_on_racks(*e, hosts);
     REQUIRE_FALSE(ok.ok());
     return ok.error().message;
   };
-  CHECK_THAT(refusal(R"({"at": "1s", "link": "leaf0-spine0", "rate": "100Mbit"})"),
+  const std::string leaf_spine =
+      R"({"leaf-spine": {"leaves": 2, "hosts_per_leaf": 2, "spines": 1, "host_rate": "1Gbit"}})";
+  CHECK_THAT(refusal(R"({"at": "1s", "link": "leaf0-spine0", "rate": "100Mbit"})", leaf_spine),
              Catch::Contains("/timeline/0 changes the rate of leaf0-spine0, a link between switches"));
-  CHECK_THAT(refusal(R"({"at": "1s", "link": "leaf0-spine0", "state": "down"})"),
+  CHECK_THAT(refusal(R"({"at": "1s", "link": "leaf0-spine0", "state": "down"})", leaf_spine),
              Catch::Contains("takes a link down or up"));
-  CHECK_THAT(refusal(R"({"at": "1s", "flow": {"name": "bulk", "from": "h2", "to": "h3", "rate": "50Mbit"}})"),
-             Catch::Contains("starts background traffic"));
+  CHECK_THAT(
+      refusal(R"({"at": "1s", "flow": {"name": "bulk", "from": "h2", "to": "h3", "rate": "50Mbit"}})", leaf_spine),
+      Catch::Contains("starts background traffic"));
+  // A host with a NIC per rail: a cluster host shapes one interface.
+  CHECK_THAT(refusal("", R"({"rail-optimized": {"hosts": 2, "rails": 2, "rate": "1Gbit"}})"),
+             Catch::Contains("host h0 has 2 link(s) (h0-rail0, h0-rail1)"));
   // A host's NIC may change: the scenario passes, and the inventory is read next (here: none).
-  CHECK_THAT(refusal(R"({"at": "1s", "link": "h0-leaf0", "rate": "100Mbit"})"),
-             Catch::Contains("/nonexistent/inventory.yml"));
+  CHECK_THAT(refusal(R"({"at": "1s", "link": "h0-leaf0", "rate": "100Mbit"})", leaf_spine),
+             Catch::Contains("/nonexistent/inventory.yml: no such inventory"));
 }
 
 }  // namespace contend::runner

@@ -24,12 +24,16 @@ struct HostPlan {
   double default_bps = 100e9;                    // traffic to anyone else (class 1:2)
 };
 
+// Whether a cluster host can stand for `node` of `s`: a host (the switches are the cluster's own),
+// and on a fabric one whose one link joins a switch (its NIC: a cluster host shapes its one
+// interface). kInvalidArgument for a switch or an unknown node, kUnsupported naming the links.
+Result<void> check_cluster_host(const Scenario& s, const std::string& node);
+
 class HostLinks : public LinkControl {
  public:
   // Shapes `plan.ifname` (in the namespace of `sock`) for every link of `plan.node` whose
-  // direction leaves this host, at the link's base rate. kInvalidArgument when the node is not in
-  // the scenario, is a switch, or a peer's address is missing; kUnsupported for a host with links
-  // to two switches (one interface, one NIC); the shaper's errors otherwise. The qdisc is
+  // direction leaves this host, at the link's base rate. check_cluster_host's errors;
+  // kInvalidArgument when a peer's address is missing; the shaper's errors otherwise. The qdisc is
   // removed when the HostLinks is destroyed.
   static Result<HostLinks> create(const Scenario& scenario, const HostPlan& plan, NlSocket sock);
 

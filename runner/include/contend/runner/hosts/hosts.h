@@ -7,7 +7,9 @@
 // Needs ansible-playbook on PATH (kNotFound otherwise). Not thread-safe: one cell at a time.
 
 #include <atomic>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "contend/common/result.h"
 #include "contend/runner/experiment/experiment.h"
@@ -20,14 +22,18 @@ struct HostsOptions {
   std::string ansible_dir;              // the folder with experiment.yml and teardown.yml
   std::string results;                  // the results folder (absolute)
   std::vector<std::string> extra_vars;  // more -e arguments (tests: contend_bin, contend_netns)
+  // Filled by place_on_racks, one per scenario of the experiment: the inventory host each host of
+  // a fabric stands for (empty for a chain).
+  std::vector<std::map<std::string, std::string>> fabric_hosts;
 };
 
-// Before any cell, each fabric scenario of `e` (docs/scenario-format.md#fabrics): on cluster hosts
-// the fabric is the cluster's own and contend shapes the hosts' NICs alone, so the scenario may
-// change its hosts' link rates and nothing else (no background flows, stalls, link states, nor
-// rates of links between switches), and the inventory's racks must stand for its leaves
-// (hosts/racks.h). kUnsupported or kInvalidArgument naming the scenario, event or rack.
-Result<void> check_fabric_on_hosts(const Experiment& e, const HostsOptions& o);
+// Before any cell, each fabric scenario of `e` (docs/scenario-format.md#fabrics) placed on the
+// inventory's racks, read once (hosts/racks.h), into o.fabric_hosts. On cluster hosts the fabric
+// is the cluster's own and contend shapes the hosts' NICs alone, so the scenario may change its
+// hosts' link rates and nothing else (no background flows, stalls, link states, nor rates of
+// links between switches), and each of its hosts has one link, to its leaf. kUnsupported or
+// kInvalidArgument naming the scenario, event, host or rack; read_racks' errors.
+Result<void> place_on_racks(const Experiment& e, HostsOptions& o);
 
 // Runs `cell` with ansible-playbook experiment.yml (its output in files.log + ".ansible"). On
 // `stop` or failure, runs teardown.yml before returning. Errors: the oracle and stalls (their
