@@ -105,6 +105,18 @@ Result<nlohmann::json> command_vars(const Experiment& e, const Cell& cell) {
   return job_hosts_vars(e, cell);
 }
 
+// For a command cell that failed: "rank 1 exited with 3 (the first to fail, by the hosts'
+// clocks); the log ... ends: ...", from the rank logs collected; empty when none says it failed.
+std::string first_rank_failed(const Experiment& e, const Cell& cell, const CellFiles& files) {
+  const auto first =
+      e.job ? first_failure(files.log, static_cast<int>(e.scenarios[cell.scenario].nodes.size())) : std::nullopt;
+  if (!first) {
+    return {};
+  }
+  const CellProcesses ranks{"rank", [&](std::size_t r) { return rank_log_path(files.log, static_cast<int>(r)); }};
+  return failed_first(ranks, first->rank, first->failure.code, ", by the hosts' clocks") + "\n";
+}
+
 // On a fabric: the ranks' hosts (contend_rank_hosts: inventory hosts in rank order, those the
 // scenario's placement picks) and the scenario host each inventory host stands for
 // (contend_fabric_nodes: whose NIC link it shapes), from `hosts` (place_on_racks). Nothing on a
@@ -192,22 +204,6 @@ Result<void> place_on_racks(const Experiment& e, HostsOptions& o) {
   }
   return {};
 }
-
-namespace {
-
-// For a command cell that failed: "rank 1 exited with 3 (the first to fail, by the hosts'
-// clocks); the log ... ends: ...", from the rank logs collected; empty when none says it failed.
-std::string first_rank_failed(const Experiment& e, const Cell& cell, const CellFiles& files) {
-  const auto first =
-      e.job ? first_failure(files.log, static_cast<int>(e.scenarios[cell.scenario].nodes.size())) : std::nullopt;
-  if (!first) {
-    return {};
-  }
-  const CellProcesses ranks{"rank", [&](std::size_t r) { return rank_log_path(files.log, static_cast<int>(r)); }};
-  return failed_first(ranks, first->rank, first->failure.code, ", by the hosts' clocks") + "\n";
-}
-
-}  // namespace
 
 Result<void> run_cell_hosts(const Experiment& e, const Cell& cell, const CellFiles& files, const HostsOptions& o,
                             const std::atomic<bool>& stop) {

@@ -1,5 +1,6 @@
 #include "hosts/racks.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
@@ -19,18 +20,11 @@ Result<std::vector<std::string>> listed(const nlohmann::json& inventory, const s
     return std::vector<std::string>{};
   }
   const nlohmann::json& names = g->at(key);
-  std::vector<std::string> out;
-  for (std::size_t i = 0; names.is_array() && i < names.size(); ++i) {
-    if (!names[i].is_string()) {
-      break;
-    }
-    out.push_back(names[i].get<std::string>());
-  }
-  if (!names.is_array() || out.size() != names.size()) {
+  if (!names.is_array() || !std::all_of(names.begin(), names.end(), [](const auto& n) { return n.is_string(); })) {
     return make_error(Errc::kInvalidArgument, source + ": group " + group + "'s " + key +
                                                   ": expected a list of names, got " + quote_json(names));
   }
-  return out;
+  return names.get<std::vector<std::string>>();
 }
 
 // The fabric's hosts in the order of their links (a generator's h0, h1, ...).
