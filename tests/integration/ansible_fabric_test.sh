@@ -86,6 +86,9 @@ after = [b * 8 / dt for t, dt, b in sent["h0-leaf0"] if t > 1.2 and dt > 0.05]
 assert after and max(after) < 130e6, [round(r / 1e6) for r in after]
 rates = [e for e in events if e.get("kind") == "rate"]
 assert rates and all(e["link"] == "h0-leaf0" for e in rates), rates
+# The summary names where each rank ran: its scenario host and the inventory host standing for it.
+nic = json.load(open(f"{d}/summary.json"))["scenarios"]["nic"]
+assert nic["rank_hosts"] == ["h0", "h2"] and nic["rank_inventory_hosts"] == ["n2", "n0"], nic
 PY
 # A user's job on the same placement, one rank per placed host (spread: h0, h2, h1, h3, that is
 # n2, n0, n3, n1): each rank's command rendered by its host.
@@ -102,6 +105,8 @@ for r in 0 1 2 3; do
   grep -q "rank $r of 4 at 198.18.200.${hosts_of_ranks[r]}, peers 198.18.200.3,198.18.200.1,198.18.200.4,198.18.200.2" \
     "$tmp/job/runs/nic.job.r1.rank$r.log" || fail "rank $r's command: $(head -1 "$tmp/job/runs/nic.job.r1.rank$r.log")"
 done
+python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["scenarios"]["nic"]["rank_inventory_hosts"])' \
+  "$tmp/job/summary.json" | grep -qx "\['n2', 'n0', 'n3', 'n1'\]" || fail "the job's summary: $(cat "$tmp/job/summary.json")"
 
 for i in 0 1 2 3; do
   ! tc -n "hs$run-$i" qdisc show dev eth0 | grep -q htb || fail "n$i: shaping left on eth0"

@@ -86,7 +86,8 @@ bool needs_truth(const Experiment& e, int scenario) {
 
 // What the report needs to know of the experiment beyond the cells (`truths`: each scenario's
 // network, as networks_of resolved it).
-void describe_experiment(nlohmann::ordered_json& doc, const Experiment& e, const std::vector<ScenarioNetwork>& truths) {
+void describe_experiment(nlohmann::ordered_json& doc, const Experiment& e, const std::vector<ScenarioNetwork>& truths,
+                         const std::vector<std::map<std::string, std::string>>& cluster_hosts) {
   const Workload& w = e.workload;
   doc["workload"] = {{"stages", w.stages},         {"microbatches", w.microbatches},
                      {"iterations", w.iterations}, {"warmup", w.warmup},
@@ -116,8 +117,17 @@ void describe_experiment(nlohmann::ordered_json& doc, const Experiment& e, const
                          {"stalled_links", stalled}};
     if (s.has_fabric()) {
       // Where the ranks ran and the ports their transfers crossed (the report's port figure).
-      scenarios[s.name]["rank_hosts"] = std::vector<std::string>(s.nodes.begin(), s.nodes.begin() + w.stages);
+      const std::vector<std::string> hosts(s.nodes.begin(), s.nodes.begin() + w.stages);
+      scenarios[s.name]["rank_hosts"] = hosts;
       scenarios[s.name]["rank_ports"] = i < truths.size() ? truths[i].crossed_ports : std::set<std::string>{};
+      if (i < cluster_hosts.size() && !cluster_hosts[i].empty()) {
+        // On cluster hosts (--hosts): the inventory host that stood for each rank's scenario host.
+        std::vector<std::string> ran_on;
+        for (const std::string& h : hosts) {
+          ran_on.push_back(cluster_hosts[i].at(h));
+        }
+        scenarios[s.name]["rank_inventory_hosts"] = ran_on;
+      }
     }
   }
   doc["scenarios"] = scenarios;
@@ -234,9 +244,10 @@ Summary summary_of(const Experiment& e, const std::vector<Cell>& cells, const Fi
 }
 
 Result<void> write_summary(const std::string& dir, const Experiment& e, const Summary& s,
-                           const std::vector<ScenarioNetwork>& truths) {
+                           const std::vector<ScenarioNetwork>& truths,
+                           const std::vector<std::map<std::string, std::string>>& cluster_hosts) {
   auto doc = summary_json(s);
-  describe_experiment(doc, e, truths);
+  describe_experiment(doc, e, truths, cluster_hosts);
   if (auto ok = write_json_document(dir + "/summary.json", doc); !ok) {
     return ok;
   }

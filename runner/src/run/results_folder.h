@@ -35,9 +35,11 @@ Result<void> write_truths(const std::string& dir, const Experiment& e, const std
 // each shaped end (the repetitions' medians) where they recorded it.
 Summary summary_of(const Experiment& e, const std::vector<Cell>& cells, const FinishedCells& done,
                    const std::string& mode);
-// summary.json (with what the report needs of the experiment, `truths` each scenario's network)
+// summary.json (with what the report needs of the experiment, `truths` each scenario's network,
+// `cluster_hosts` on cluster hosts each fabric scenario's HostsOptions::fabric_hosts, else empty)
 // and summary.csv.
 Result<void> write_summary(const std::string& dir, const Experiment& e, const Summary& s,
-                           const std::vector<ScenarioNetwork>& truths);
+                           const std::vector<ScenarioNetwork>& truths,
+                           const std::vector<std::map<std::string, std::string>>& cluster_hosts);
 
 }  // namespace contend::runner
