@@ -20,6 +20,25 @@ namespace {
 
 constexpr long long kMaxRepetitions = 1000;
 
+// On a fabric, the ranks' hosts are theirs alone: a host a flow starts or ends on runs another
+// tenant (placement rules leave such hosts out; a list, or no placement, may name them), whose
+// bytes its NIC's counters would add to the job's (link_bytes, the check for paths around the
+// links).
+Result<void> check_rank_hosts_own(const JsonReader& entry, const emulator::Scenario& s) {
+  for (std::size_t r = 0; r < s.placed; ++r) {
+    for (const emulator::Event& ev : s.events) {
+      const auto* start = std::get_if<emulator::FlowStart>(&ev.action);
+      if (start != nullptr && (start->flow.from == s.nodes[r] || start->flow.to == s.nodes[r])) {
+        return entry.error("scenario \"" + s.name + "\" runs rank " + std::to_string(r) + " on " + s.nodes[r] +
+                           ", where flow \"" + start->flow.name + "\" (" + ev.origin +
+                           ") also runs: a host runs one job; place the ranks by a rule (\"pack\", " +
+                           "\"spread\", \"random\": it leaves the flows' hosts out) or list other hosts");
+      }
+    }
+  }
+  return {};
+}
+
 // Fits the workload's ranks to `s`: one per node on links alone; on a fabric, the first `stages`
 // of its placement (all of it when the workload does not say). Refuses what neither the
 // simulator nor the truth models: a chain's link taken down or up (a fabric's routes around it,
@@ -46,6 +65,9 @@ Result<void> fit_ranks(const JsonReader& entry, Experiment& e, emulator::Scenari
   }
   if (s.has_fabric() && e.workload.stages <= hosts) {
     s.placed = static_cast<std::size_t>(e.workload.stages);
+    if (auto ok = check_rank_hosts_own(entry, s); !ok) {
+      return ok;
+    }
     if (!s.has_stalls()) {
       return {};
     }

@@ -201,3 +201,32 @@ TEST_CASE("a measure window parses within every scenario and is checked", "[runn
              Catch::Contains("/measure/to") && Catch::Contains("lasts"));
   CHECK_THAT(error_of(kGood + R"(, "measure": {"from": "1s", "until": "2s"})"), Catch::Contains("until"));
 }
+
+TEST_CASE("on a fabric the ranks run on hosts of their own: a host another tenant's flow uses is refused", "[runner]") {
+  const std::string path = "/tmp/contend-experiment-fabric-own-" + std::to_string(::getpid()) + ".json";
+  const auto with_placement = [&](const std::string& placement) {
+    std::ofstream(path) << R"({"schema": "contend.scenario/1", "name": "own", "duration": "60s",
+      "fabric": {"leaf-spine": {"leaves": 2, "hosts_per_leaf": 2, "spines": 1, "host_rate": "200Mbit"}},)" +
+                               placement + R"(
+      "timeline": [{"at": "0s", "traffic": {"name": "dp", "pattern": "pairs", "hosts": ["h1", "h3"]}}]})";
+    auto e = parse_experiment(R"({"schema": "contend.experiment/1", "name": "x", "scenarios": [")" + path + R"("],
+      "workload": {"stages": 2, "microbatches": 8, "iterations": 2, "warmup": 0, "backend": "emulated",
+                   "fwd": "5ms", "bwd": "10ms", "activation": "1MiB"}, "schedules": ["1f1b"]})",
+                              std::string(CONTEND_SOURCE_DIR) + "/experiments/t.json");
+    std::remove(path.c_str());
+    return e;
+  };
+  auto listed = with_placement(R"("placement": ["h0", "h3"],)");
+  REQUIRE_FALSE(listed.ok());
+  CHECK_THAT(
+      listed.error().message,
+      Catch::Contains("runs rank 1 on h3, where flow \"dp:h1-h3\" (/timeline/0) also runs: a host runs one job"));
+  // Without a placement the ranks take the first hosts in file order: h0, h1.
+  auto unplaced = with_placement("");
+  REQUIRE_FALSE(unplaced.ok());
+  CHECK_THAT(unplaced.error().message, Catch::Contains("runs rank 1 on h1"));
+  auto ruled = with_placement(R"("placement": "pack",)");
+  REQUIRE(ruled.ok());
+  CHECK(std::vector<std::string>(ruled->scenarios[0].nodes.begin(), ruled->scenarios[0].nodes.begin() + 2) ==
+        std::vector<std::string>{"h0", "h2"});
+}
