@@ -124,4 +124,5 @@ print(f"player flow: {got / 1e6:.1f} MB received; background class carried {grew
 assert 20e6 < got < 30e6 and grew >= 0.95 * got, (got, grew)
 PY
 no_leftovers
-pgrep -f "contend (flows|emu)" >/dev/null && fail "contend processes left running" || true
+# This test's own processes only (each names its folder): another run's may be running beside it.
+pgrep -f "contend (flows|emu).*$tmp" >/dev/null && fail "contend processes left running: $(pgrep -af "contend.*$tmp")" || true
