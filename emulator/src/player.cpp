@@ -180,7 +180,8 @@ class Player {
                   {"bytes", s.stats.bytes},
                   {"packets", s.stats.packets},
                   {"drops", s.stats.drops},
-                  {"overlimits", s.stats.overlimits}});
+                  {"overlimits", s.stats.overlimits},
+                  {"backlog_bytes", s.stats.backlog_bytes}});
     }
   }
 

@@ -16,6 +16,7 @@ std::vector<nlohmann::ordered_json> PortSamples::lines(double t_s, const std::ve
       it->second.kib = s.stats.bytes / 1024;
     }
     it->second.drops += s.stats.drops;
+    it->second.queued += s.stats.backlog_bytes;
   }
   std::vector<nlohmann::ordered_json> out;
   if (index_.empty()) {
@@ -29,14 +30,16 @@ std::vector<nlohmann::ordered_json> PortSamples::lines(double t_s, const std::ve
   }
   auto kib = nlohmann::ordered_json::array();
   auto drops = nlohmann::ordered_json::array();
+  auto queue = nlohmann::ordered_json::array();
   for (std::size_t i = 0; i < index_.size(); ++i) {
     const auto it = now.find(index_[i]);
     const Counters c = it == now.end() ? last_[i] : it->second;  // a port gone: the shaping watch says so
     kib.push_back(c.kib - std::min(c.kib, last_[i].kib));
     drops.push_back(c.drops - std::min(c.drops, last_[i].drops));
+    queue.push_back((c.queued + 1023) / 1024);
     last_[i] = c;
   }
-  out.push_back({{"kind", "ports"}, {"t_s", t_s}, {"kib", kib}, {"drops", drops}});
+  out.push_back({{"kind", "ports"}, {"t_s", t_s}, {"kib", kib}, {"drops", drops}, {"queue_kib", queue}});
   return out;
 }
 

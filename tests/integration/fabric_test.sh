@@ -3,7 +3,8 @@
 # flows converging on an oversubscribed uplink fill it, each with its max-min share where the
 # ports queue per flow (fair-queue; one drop-tail queue, htb, the default, for contrast); flows between two
 # leaves fill both spines (ECMP spreads them; one spine alone would give half); a timeline's
-# traffic pattern runs from the hosts its rule placed, also as a closed-loop job; down leaves nothing. Rerouting around a
+# traffic pattern runs from the hosts its rule placed, its queues at the uplinks it shares and not at
+# its hosts' NICs, also as a closed-loop job; down leaves nothing. Rerouting around a
 # link taken down is fabric_reroute_test.sh.
 source "$(dirname "$0")/lib.sh"
 need_root
@@ -166,6 +167,19 @@ assert sorted(got) == ["dp:h0-h4", "dp:h1-h5", "dp:h4-h1", "dp:h5-h0"], got
 for name, bps in sorted(got.items()):
     print(f"ring flow {name}: {bps / 1e6:.1f} Mbit/s = {bps / (0.956 * 100e6):.3f} x 0.956 x 100 Mbit/s")
 assert all(abs(bps / (0.956 * 100e6) - 1) <= 0.10 for bps in got.values())
+# Where the queues built: at the leaves' ports onto the uplinks the two flows share (a median of
+# more than 64 KiB held at the samples after the first second), not at the hosts' NICs, each
+# sending its one flow at a quarter of its rate (a median of nothing).
+index = next(l for l in lines if l["kind"] == "port_index")["ports"]
+ports = [l for l in lines if l["kind"] == "ports" and l["t_s"] > 1]
+def median_queue(link, node):
+    i = next(i for i, p in enumerate(index) if p["link"] == link and p["node"] == node)
+    q = sorted(l["queue_kib"][i] for l in ports)
+    return q[len(q) // 2]
+uplinks = [median_queue(f"leaf{i}-spine0", f"leaf{i}") for i in (0, 1)]
+nics = [median_queue(f"h{h}-leaf{h // 4}", f"h{h}") for h in (0, 1, 4, 5)]
+print(f"median KiB queued: uplinks {uplinks}, the ring's hosts' NICs {nics}")
+assert all(q > 64 for q in uplinks) and all(q == 0 for q in nics), (uplinks, nics)
 PY
 no_leftovers
 

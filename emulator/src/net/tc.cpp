@@ -297,6 +297,7 @@ Result<std::vector<ClassStats>> htb_class_stats(const TcTarget& tc,
     s.packets = rtnl_tc_get_stat(TC_CAST(c), RTNL_TC_PACKETS);
     s.drops = rtnl_tc_get_stat(TC_CAST(c), RTNL_TC_DROPS);
     s.overlimits = rtnl_tc_get_stat(TC_CAST(c), RTNL_TC_OVERLIMITS);
+    s.backlog_bytes = rtnl_tc_get_stat(TC_CAST(c), RTNL_TC_BACKLOG);
     std::uint64_t ceil = 0;
     rtnl_htb_get_ceil64(c, &ceil);
     s.setup = mix(mix(mix(*setup, ceil), rtnl_htb_get_rbuffer(c)), rtnl_htb_get_cbuffer(c));

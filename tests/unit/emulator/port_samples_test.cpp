@@ -9,12 +9,13 @@ using namespace contend::emulator;
 namespace {
 
 LinkSample sample(const std::string& link, const std::string& node, const std::string& cls, std::uint64_t bytes,
-                  std::uint64_t drops) {
+                  std::uint64_t drops, std::uint64_t backlog = 0) {
   ClassStats s;
   s.name = cls;
   s.link_level = cls == "link";
   s.bytes = bytes;
   s.drops = drops;
+  s.backlog_bytes = backlog;
   return {link, node, s};
 }
 
@@ -44,4 +45,18 @@ TEST_CASE("a fabric's ports: an index once, then the KiB and drops of each since
   // 4 + 1 + 3 = the 8 KiB h0 sent; leaf0's end unseen this time: nothing more.
   CHECK(third[0]["kib"] == nlohmann::ordered_json({3, 0}));
   CHECK(third[0]["drops"] == nlohmann::ordered_json({0, 0}));
+}
+
+TEST_CASE("a fabric's ports: the KiB each port's queues hold at the sample, rounded up", "[player]") {
+  PortSamples ports;
+  // h0's end: its two leaf classes hold 1 KiB and 1 byte (2 KiB, rounded up); leaf0's end is empty.
+  const auto first =
+      ports.lines(0.1, {sample("h0-leaf0", "h0", "link", 0, 0), sample("h0-leaf0", "h0", "workload", 0, 0, 1024),
+                        sample("h0-leaf0", "h0", "background", 0, 0, 1), sample("h0-leaf0", "leaf0", "link", 0, 0)});
+  REQUIRE(first.size() == 2);
+  CHECK(first[1]["queue_kib"] == nlohmann::ordered_json({2, 0}));
+  // A level, not a count since the last sample: drained, it reads 0; filled again, what it holds.
+  const auto second = ports.lines(
+      0.2, {sample("h0-leaf0", "h0", "workload", 0, 0, 0), sample("h0-leaf0", "leaf0", "link", 0, 0, 64 * 1024)});
+  CHECK(second[0]["queue_kib"] == nlohmann::ordered_json({0, 64}));
 }

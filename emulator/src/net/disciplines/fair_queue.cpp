@@ -43,9 +43,9 @@ class FairQueueDiscipline final : public Discipline {
 
   Result<void> set_rate(const detail::TcTarget& tc, double rate_bps) override { return put(tc, rate_bps, false); }
 
-  // One entry, the link's: its bytes, the queues' drops (HTB counts a drop at the leaf class), and
-  // a setup that covers every queue's rate, ceil and bursts, so a queue changed beside contend is
-  // seen as the link's shaping changed.
+  // One entry, the link's: its bytes, the queues' drops (HTB counts a drop at the leaf class) and
+  // what they hold, and a setup that covers every queue's rate, ceil and bursts, so a queue
+  // changed beside contend is seen as the link's shaping changed.
   Result<std::vector<ClassStats>> stats(const detail::TcTarget& tc) const override {
     std::vector<std::pair<std::uint32_t, std::string>> wanted = {{kFairLinkMinor, "link"}};
     for (int i = 0; i < kFlowQueues; ++i) {
@@ -64,6 +64,7 @@ class FairQueueDiscipline final : public Discipline {
         out.push_back(std::move(s));
       } else if (!out.empty()) {
         out.front().drops += s.drops;
+        out.front().backlog_bytes += s.backlog_bytes;
       }
     }
     if (!out.empty()) {

@@ -31,7 +31,8 @@ struct ClassStats {
   std::uint64_t packets = 0;
   std::uint64_t drops = 0;
   std::uint64_t overlimits = 0;
-  bool link_level = false;  // its rate is the whole link's (what `contend emu status` shows)
+  std::uint64_t backlog_bytes = 0;  // queued at the sample (a leaf class's or a qdisc's queue; 0 for an inner class)
+  bool link_level = false;          // its rate is the whole link's (what `contend emu status` shows)
   // A hash of what else shapes it that a program in its namespace could change: its ceil and
   // bursts, every qdisc on its interface, the interface's filters and whether it is up (0: not
   // read). The player's watch compares it from sample to sample.
