@@ -36,7 +36,7 @@ std::vector<nlohmann::ordered_json> PortSamples::lines(double t_s, const std::ve
     const Counters c = it == now.end() ? last_[i] : it->second;  // a port gone: the shaping watch says so
     kib.push_back(c.kib - std::min(c.kib, last_[i].kib));
     drops.push_back(c.drops - std::min(c.drops, last_[i].drops));
-    queue.push_back((c.queued + 1023) / 1024);
+    queue.push_back(it == now.end() ? 0 : (c.queued + 1023) / 1024);
     last_[i] = c;
   }
   out.push_back({{"kind", "ports"}, {"t_s", t_s}, {"kib", kib}, {"drops", drops}, {"queue_kib", queue}});

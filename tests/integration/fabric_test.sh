@@ -169,7 +169,7 @@ for name, bps in sorted(got.items()):
 assert all(abs(bps / (0.956 * 100e6) - 1) <= 0.10 for bps in got.values())
 # Where the queues built: at the leaves' ports onto the uplinks the two flows share (a median of
 # more than 64 KiB held at the samples after the first second), not at the hosts' NICs, each
-# sending its one flow at a quarter of its rate (a median of nothing).
+# sending its one flow at a quarter of its rate (a median below 64 KiB: a packet queued reads 1).
 index = next(l for l in lines if l["kind"] == "port_index")["ports"]
 ports = [l for l in lines if l["kind"] == "ports" and l["t_s"] > 1]
 def median_queue(link, node):
@@ -179,7 +179,7 @@ def median_queue(link, node):
 uplinks = [median_queue(f"leaf{i}-spine0", f"leaf{i}") for i in (0, 1)]
 nics = [median_queue(f"h{h}-leaf{h // 4}", f"h{h}") for h in (0, 1, 4, 5)]
 print(f"median KiB queued: uplinks {uplinks}, the ring's hosts' NICs {nics}")
-assert all(q > 64 for q in uplinks) and all(q == 0 for q in nics), (uplinks, nics)
+assert all(q > 64 for q in uplinks) and all(q < 64 for q in nics), (uplinks, nics)
 PY
 no_leftovers
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <random>
-#include <set>
 
 #include "scenario/timeline.h"
 
@@ -14,13 +13,7 @@ const std::vector<std::string> kRules = {"pack", "spread", "random"};
 // The hosts no flow of `events` starts or ends on, in file order: a rule places ranks on them (a
 // flow's host is another tenant's).
 std::vector<std::string> free_hosts(const Scenario& s, const std::vector<Event>& events) {
-  std::set<std::string> taken;
-  for (const Event& e : events) {
-    if (const auto* start = std::get_if<FlowStart>(&e.action)) {
-      taken.insert(start->flow.from);
-      taken.insert(start->flow.to);
-    }
-  }
+  const std::map<std::string, const Event*> taken = flow_ends(events);
   std::vector<std::string> out;
   std::copy_if(s.nodes.begin(), s.nodes.end(), std::back_inserter(out),
                [&](const std::string& h) { return taken.count(h) == 0; });
@@ -174,6 +167,17 @@ std::vector<std::vector<std::string>> hosts_by_leaf(const Scenario& s, const std
       out.push_back({h});
     } else {
       out[static_cast<std::size_t>(it - leaves.begin())].push_back(h);
+    }
+  }
+  return out;
+}
+
+std::map<std::string, const Event*> flow_ends(const std::vector<Event>& events) {
+  std::map<std::string, const Event*> out;
+  for (const Event& e : events) {
+    if (const auto* start = std::get_if<FlowStart>(&e.action)) {
+      out.try_emplace(start->flow.from, &e);
+      out.try_emplace(start->flow.to, &e);
     }
   }
   return out;

@@ -22,19 +22,20 @@ constexpr long long kMaxRepetitions = 1000;
 
 // On a fabric, the ranks' hosts are theirs alone: a host a flow starts or ends on runs another
 // tenant (placement rules leave such hosts out; a list, or no placement, may name them), whose
-// bytes its NIC's counters would add to the job's (link_bytes, the check for paths around the
-// links).
+// bytes its NIC's counters would add to the job's (link_bytes; a command job's check for paths
+// around the links could not tell them apart).
 Result<void> check_rank_hosts_own(const JsonReader& entry, const emulator::Scenario& s) {
+  const std::map<std::string, const emulator::Event*> taken = emulator::flow_ends(s.events);
   for (std::size_t r = 0; r < s.placed; ++r) {
-    for (const emulator::Event& ev : s.events) {
-      const auto* start = std::get_if<emulator::FlowStart>(&ev.action);
-      if (start != nullptr && (start->flow.from == s.nodes[r] || start->flow.to == s.nodes[r])) {
-        return entry.error("scenario \"" + s.name + "\" runs rank " + std::to_string(r) + " on " + s.nodes[r] +
-                           ", where flow \"" + start->flow.name + "\" (" + ev.origin +
-                           ") also runs: a host runs one job; place the ranks by a rule (\"pack\", " +
-                           "\"spread\", \"random\": it leaves the flows' hosts out) or list other hosts");
-      }
+    const auto it = taken.find(s.nodes[r]);
+    if (it == taken.end()) {
+      continue;
     }
+    const auto& flow = std::get<emulator::FlowStart>(it->second->action).flow;
+    return entry.error("scenario \"" + s.name + "\" runs rank " + std::to_string(r) + " on " + s.nodes[r] +
+                       ", where flow \"" + flow.name + "\" (" + it->second->origin +
+                       ") also runs: a host runs one job; place the ranks by a rule (\"pack\", \"spread\", " +
+                       "\"random\": it leaves the flows' hosts out) or list other hosts");
   }
   return {};
 }

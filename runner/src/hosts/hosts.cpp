@@ -125,10 +125,7 @@ nlohmann::json fabric_vars(const emulator::Scenario& s, const std::map<std::stri
   if (!s.has_fabric()) {
     return nlohmann::json::object();
   }
-  nlohmann::json ranks = nlohmann::json::array();
-  for (std::size_t r = 0; r < s.rank_hosts(); ++r) {
-    ranks.push_back(hosts.at(s.nodes[r]));
-  }
+  const nlohmann::json ranks = rank_inventory_hosts(s, hosts);
   nlohmann::json nodes = nlohmann::json::object();
   for (const auto& [node, host] : hosts) {
     nodes[host] = node;
@@ -177,6 +174,15 @@ Result<void> check_playable(const emulator::Scenario& s, const std::string& file
 }
 
 }  // namespace
+
+std::vector<std::string> rank_inventory_hosts(const emulator::Scenario& s,
+                                              const std::map<std::string, std::string>& hosts) {
+  std::vector<std::string> out;
+  for (std::size_t r = 0; r < s.rank_hosts(); ++r) {
+    out.push_back(hosts.at(s.nodes[r]));
+  }
+  return out;
+}
 
 Result<void> place_on_racks(const Experiment& e, HostsOptions& o) {
   o.fabric_hosts.assign(e.scenarios.size(), {});

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
-#include <set>
 
 #include "contend/common/json.h"
 
@@ -131,18 +130,6 @@ class PortReader {
   std::map<End, std::uint64_t> fabric_;  // `ports` lines, summed
 };
 
-// The hosts a background flow of `s` starts or ends on: their ends carry its bytes, or its ACKs.
-std::set<std::string> flow_hosts(const emulator::Scenario& s) {
-  std::set<std::string> out;
-  for (const emulator::Event& e : s.events) {
-    if (const auto* start = std::get_if<emulator::FlowStart>(&e.action)) {
-      out.insert(start->flow.from);
-      out.insert(start->flow.to);
-    }
-  }
-  return out;
-}
-
 // The middle value (for an even count, the two middle ones' mean, rounded down); 0 for none.
 std::uint64_t median_of(std::vector<std::uint64_t> v) {
   std::sort(v.begin(), v.end());
@@ -173,7 +160,8 @@ Result<std::vector<PortBytes>> port_bytes(const std::string& events_path) {
 }
 
 std::optional<std::uint64_t> hosts_sent(const std::vector<PortBytes>& ports, const emulator::Scenario& s) {
-  const std::set<std::string> flows = flow_hosts(s);
+  // The hosts a background flow starts or ends on: their ends carry its bytes, or its ACKs.
+  const std::map<std::string, const emulator::Event*> flows = emulator::flow_ends(s.events);
   const std::vector<std::string> hosts(s.nodes.begin(), s.nodes.begin() + static_cast<std::ptrdiff_t>(s.rank_hosts()));
   std::uint64_t total = 0;
   for (const PortBytes& p : ports) {

@@ -27,7 +27,8 @@ Result<std::vector<PortBytes>> port_bytes(const std::string& events_path);
 
 // The bytes the hosts of `s` sent into the network through its shaped ends: the workload share of
 // each (all of it where no background flow runs). nullopt when background flows share ends whose
-// counters do not split them (a fabric's ports, TBF): the job's bytes cannot be told from theirs.
+// counters do not split them (TBF; an experiment refuses ranks on a fabric host a flow uses): the
+// job's bytes cannot be told from theirs.
 std::optional<std::uint64_t> hosts_sent(const std::vector<PortBytes>& ports, const emulator::Scenario& s);
 
 // cells.jsonl's "link_bytes": [{"link", "node", "bytes", "workload"}], the ends that sent anything.

@@ -10,6 +10,7 @@
 #include "contend/common/fnv.h"
 #include "contend/common/json.h"
 #include "contend/common/records.h"
+#include "contend/runner/hosts/hosts.h"
 #include "results/results_dir.h"
 #include "results/throughput.h"
 
@@ -117,16 +118,10 @@ void describe_experiment(nlohmann::ordered_json& doc, const Experiment& e, const
                          {"stalled_links", stalled}};
     if (s.has_fabric()) {
       // Where the ranks ran and the ports their transfers crossed (the report's port figure).
-      const std::vector<std::string> hosts(s.nodes.begin(), s.nodes.begin() + w.stages);
-      scenarios[s.name]["rank_hosts"] = hosts;
+      scenarios[s.name]["rank_hosts"] = std::vector<std::string>(s.nodes.begin(), s.nodes.begin() + w.stages);
       scenarios[s.name]["rank_ports"] = i < truths.size() ? truths[i].crossed_ports : std::set<std::string>{};
-      if (i < cluster_hosts.size() && !cluster_hosts[i].empty()) {
-        // On cluster hosts (--hosts): the inventory host that stood for each rank's scenario host.
-        std::vector<std::string> ran_on;
-        for (const std::string& h : hosts) {
-          ran_on.push_back(cluster_hosts[i].at(h));
-        }
-        scenarios[s.name]["rank_inventory_hosts"] = ran_on;
+      if (i < cluster_hosts.size() && !cluster_hosts[i].empty()) {  // on cluster hosts (--hosts)
+        scenarios[s.name]["rank_inventory_hosts"] = rank_inventory_hosts(s, cluster_hosts[i]);
       }
     }
   }

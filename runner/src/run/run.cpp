@@ -128,7 +128,8 @@ void conclude(const Experiment& e, const RunOptions& o, const std::vector<Cell>&
               const std::vector<ScenarioNetwork>& truths, const Finished& finished, RunOutcome& out) {
   out.cells_done = finished.done.throughput.size();
   out.summary = summary_of(e, cells, finished.done, mode_of(o));
-  const auto cluster_hosts = o.hosts ? o.hosts->fabric_hosts : std::vector<std::map<std::string, std::string>>{};
+  static const std::vector<std::map<std::string, std::string>> kNoHosts;
+  const auto& cluster_hosts = o.hosts ? o.hosts->fabric_hosts : kNoHosts;
   if (auto ok = write_summary(out.dir, e, out.summary, truths, cluster_hosts); !ok) {
     out.unsaved = ok.error();  // the caller still prints the table and how to resume (a full disk)
     return;

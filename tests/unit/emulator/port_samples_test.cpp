@@ -55,8 +55,15 @@ TEST_CASE("a fabric's ports: the KiB each port's queues hold at the sample, roun
                         sample("h0-leaf0", "h0", "background", 0, 0, 1), sample("h0-leaf0", "leaf0", "link", 0, 0)});
   REQUIRE(first.size() == 2);
   CHECK(first[1]["queue_kib"] == nlohmann::ordered_json({2, 0}));
-  // A level, not a count since the last sample: drained, it reads 0; filled again, what it holds.
+  // A level, not a count since the last sample: drained, it reads 0; filled, what it holds.
   const auto second = ports.lines(
       0.2, {sample("h0-leaf0", "h0", "workload", 0, 0, 0), sample("h0-leaf0", "leaf0", "link", 0, 0, 64 * 1024)});
   CHECK(second[0]["queue_kib"] == nlohmann::ordered_json({0, 64}));
+  // Holding the same 64 KiB at the next sample reads 64 again (a count since the last would read 0).
+  const auto third = ports.lines(
+      0.3, {sample("h0-leaf0", "h0", "workload", 0, 0, 0), sample("h0-leaf0", "leaf0", "link", 0, 0, 64 * 1024)});
+  CHECK(third[0]["queue_kib"] == nlohmann::ordered_json({0, 64}));
+  // A port missing from a sample holds nothing there (its queue is not carried over).
+  const auto fourth = ports.lines(0.4, {sample("h0-leaf0", "h0", "workload", 0, 0, 0)});
+  CHECK(fourth[0]["queue_kib"] == nlohmann::ordered_json({0, 0}));
 }

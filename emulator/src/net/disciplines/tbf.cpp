@@ -36,7 +36,7 @@ class TbfDiscipline final : public Discipline {
       s.packets = rtnl_tc_get_stat(TC_CAST(q), RTNL_TC_PACKETS);
       s.drops = rtnl_tc_get_stat(TC_CAST(q), RTNL_TC_DROPS);
       s.overlimits = rtnl_tc_get_stat(TC_CAST(q), RTNL_TC_OVERLIMITS);
-      s.backlog_bytes = rtnl_tc_get_stat(TC_CAST(q), RTNL_TC_BACKLOG);  // its bfifo's (tbf_dump copies it)
+      s.backlog_bytes = rtnl_tc_get_stat(TC_CAST(q), RTNL_TC_BACKLOG);
       s.link_level = true;
       s.setup =
           fnv1a(std::to_string(rtnl_qdisc_tbf_get_rate_bucket(q)) + "/" + std::to_string(rtnl_qdisc_tbf_get_limit(q)),

@@ -118,6 +118,9 @@ std::map<std::string, int> hops_from(const Scenario& s, const std::string& start
 std::string leaf_of(const Scenario& s, const std::string& host);
 // `hosts` grouped by their leaf, the groups in the order of their first host.
 std::vector<std::vector<std::string>> hosts_by_leaf(const Scenario& s, const std::vector<std::string>& hosts);
+// Each host a flow of `events` starts or ends on, with the first such flow's start (a pointer into
+// `events`): another tenant's hosts, which placement rules leave out.
+std::map<std::string, const Event*> flow_ends(const std::vector<Event>& events);
 
 // Reads `path` (read_json_text: at most kMaxJsonBytes) and parses it, reading traces from the file
 // system.

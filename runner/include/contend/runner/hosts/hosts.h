@@ -27,6 +27,11 @@ struct HostsOptions {
   std::vector<std::map<std::string, std::string>> fabric_hosts;
 };
 
+// The inventory host that stands for each rank's scenario host, in rank order (`hosts`: one
+// scenario's HostsOptions::fabric_hosts).
+std::vector<std::string> rank_inventory_hosts(const emulator::Scenario& s,
+                                              const std::map<std::string, std::string>& hosts);
+
 // Before any cell, each fabric scenario of `e` (docs/scenario-format.md#fabrics) placed on the
 // inventory's racks, read once (hosts/racks.h), into o.fabric_hosts. On cluster hosts the fabric
 // is the cluster's own and contend shapes the hosts' NICs alone, so the scenario may change its
