@@ -17,18 +17,7 @@ sides=${5:-clean loss}
 here=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$out"
 # The lossy copy: the same experiment, scenarios by absolute path, compute 3% slower.
-/usr/bin/python3 - "$here/experiments/ci/regression.json" "$out/regression-loss.json" <<'PY'
-import json, os, re, sys
-src, dst = sys.argv[1], sys.argv[2]
-e = json.load(open(src))
-e["scenarios"] = [os.path.normpath(os.path.join(os.path.dirname(src), s)) for s in e["scenarios"]]
-def slower(t):
-    value, unit = re.fullmatch(r"([0-9.]+)([a-z]+)", t).groups()
-    return f"{float(value) * 1.03:g}{unit}"
-for key in ("fwd", "bwd"):
-    e["workload"][key] = slower(e["workload"][key])
-json.dump(e, open(dst, "w"), indent=1)
-PY
+/usr/bin/python3 "$here/bench/lossy_experiment.py" "$here/experiments/ci/regression.json" "$out/regression-loss.json"
 run() {  # run EXPERIMENT FOLDER
   [ -f "$2/summary.json" ] && return 0
   rm -rf "$2"

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "ab_command.h"
 #include "compare_command.h"
 #include "dpdk_command.h"
 #include "emu_command.h"
@@ -27,6 +28,10 @@ const Registry<CommandKind>& commands() {
         "The regression verdict of one run against another: per cell, the ratio with its interval "
         "and a Mann-Whitney test of the repetitions; exit 3 on a loss that matters", {}},
        CommandKind{add_compare_command}},
+      {{"", "ab",
+        "An A/B comparison of two builds (or experiments) run alternately on this machine, round by "
+        "round, judged as compare does; exit 3 on a loss that matters", {}},
+       CommandKind{add_ab_command}},
       {{"", "history",
         "The series of many runs of one experiment on one machine, per cell, with its change points "
         "and the commit where each began; exit 3 when the latest is a loss", {}},

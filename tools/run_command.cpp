@@ -17,6 +17,7 @@
 #include "contend/common/child_process.h"
 #include "contend/common/fd.h"
 #include "contend/common/json.h"
+#include "contend/common/json_reader.h"
 #include "contend/common/units.h"
 #include "contend/runner/run.h"
 #include "contend/runner/simulated/fidelity.h"
@@ -39,6 +40,7 @@ struct RunOptions {
   std::string calibration;  // --simulate: FILE or "host"
   bool no_report = false;
   bool keep_awake = false;
+  int repetitions = 0;                    // --repetitions: the experiment's own when 0
   std::string hosts;                      // an Ansible inventory: hosts mode
   std::vector<std::string> ansible_vars;  // -e for the playbooks (hosts mode)
   std::vector<std::string> argv;
@@ -94,6 +96,9 @@ nlohmann::ordered_json env_json(const RunOptions& o) {
   }
   doc["cpus"] = ::sysconf(_SC_NPROCESSORS_ONLN);
   doc["cpu_model"] = cpu_model();
+  if (o.repetitions > 0) {  // what --resume goes on with
+    doc["repetitions"] = o.repetitions;
+  }
 #if CONTEND_BUILT_CUDA
   if (auto plugin = pipeline_cuda::cuda_plugin()) {
     const auto gpu = (*plugin)->device_info();
@@ -160,12 +165,35 @@ Result<void> check_paths(const RunOptions& o) {
   return {};
 }
 
+// --repetitions, or the count a resumed run began with (its env.json), else the experiment's (0).
+Result<int> repetitions_of(const RunOptions& o) {
+  if (o.resume.empty()) {
+    return o.repetitions;
+  }
+  auto env = read_json_file(o.resume + "/env.json");
+  if (!env || !env->is_object()) {
+    return 0;  // not a results folder: the runner says so
+  }
+  int began = 0;  // absent: begun with the experiment's count
+  if (auto ok = read_count(JsonReader(*env, o.resume + "/env.json"), "repetitions", 1, 1000, began); !ok) {
+    return ok.error();
+  }
+  return began;
+}
+
 // The experiment, ready for the mode asked: --simulate profiles a cpu workload's stages here.
 Result<runner::Experiment> load(const RunOptions& o) {
   if (auto ok = check_paths(o); !ok) {
     return ok.error();
   }
   auto e = runner::load_experiment(o.experiment);
+  auto repetitions = repetitions_of(o);
+  if (!repetitions) {
+    return with_context(repetitions.error(), "--resume");
+  }
+  if (e && *repetitions > 0) {
+    e->repetitions = *repetitions;
+  }
   if (!e || !o.simulate) {
     return e;
   }
@@ -343,6 +371,10 @@ std::function<int()> add_run_command(CLI::App& sub) {
                 "With --simulate: the runtime's costs, from a real run's calibration.json, or `host` to measure "
                 "them here over loopback first (default: none, the ideal pipeline)")
       ->needs(r->get_option("--simulate"));
+  r->add_option("--repetitions", o->repetitions,
+                "Run every cell this many times instead of the experiment's `repetitions` (a quick look, or one "
+                "round of `contend ab`); a resumed run keeps the count it began with")
+      ->check(CLI::Range(1, 1000));
   r->add_flag("--no-report", o->no_report, "Do not draw the figures at the end (contend report DIR does)");
   add_tolerance_option(r, o->verdict);
   add_by_option(r, o->verdict, "--compare-by")->needs(r->get_option("--compare"));
@@ -353,6 +385,7 @@ std::function<int()> add_run_command(CLI::App& sub) {
               "Keep this machine's CPUs from idling while the cells run (a thread per CPU at the lowest "
               "priority): on a VM an idle CPU halts and every wake-up waits for the hypervisor (steal)");
   r->get_option("--out")->excludes(r->get_option("--resume"));
+  r->get_option("--repetitions")->excludes(r->get_option("--resume"));
   r->get_option("--keep-awake")->excludes(r->get_option("--simulate"));
   r->get_option("--keep-awake")->excludes(r->get_option("--hosts"));
   r->get_option("--hosts")->excludes(r->get_option("--simulate"));
