@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <random>
-#include <thread>
 
 #include "commands.h"
 #include "compare_command.h"
@@ -85,16 +84,26 @@ std::string tail_of(const std::string& path) {
     return "";
   }
   std::size_t at = text->size();
-  for (int lines = 0; lines < 6 && at > 0; ++lines) {
-    at = text->rfind('\n', at - 2);
-    at = at == std::string::npos ? 0 : at + 1;
+  if (at > 0 && (*text)[at - 1] == '\n') {
+    --at;  // the last line's own newline
   }
-  return text->substr(at);
+  for (int lines = 0; lines < 6 && at > 0; ++lines) {
+    const std::size_t newline = text->rfind('\n', at - 1);
+    at = newline == std::string::npos ? 0 : newline;
+  }
+  return text->substr(at == 0 ? 0 : at + 1);
+}
+
+// Ends the round's progress line on stdout, so that a message on stderr starts a line of its own.
+void end_progress_line() {
+  std::printf("\n");
+  std::fflush(stdout);
 }
 
 // The exit code of a stopped comparison, said with where it stopped (`when`: "in", "before").
 int stopped(const AbOptions& o, const Side& s, int round, const char* when) {
-  std::fprintf(stderr, "\ncontend ab: stopped %s round %d (%s); the rounds done are kept in %s\n", when, round,
+  end_progress_line();
+  std::fprintf(stderr, "contend ab: stopped %s round %d (%s); the rounds done are kept in %s\n", when, round,
                s.name.c_str(), o.out.c_str());
   return 128 + stop_signal();
 }
@@ -120,6 +129,7 @@ int run_round(const AbOptions& o, const Side& s, int round, const std::atomic<bo
   const auto start = std::chrono::steady_clock::now();
   auto child = ChildProcess::spawn(argv, co);
   if (!child) {
+    end_progress_line();
     return fail("ab", child.error().message);
   }
   Result<int> code = child->wait(std::chrono::milliseconds(200));
@@ -131,6 +141,7 @@ int run_round(const AbOptions& o, const Side& s, int round, const std::atomic<bo
     return stopped(o, s, round, "in");
   }
   if (!code || *code != 0) {
+    end_progress_line();
     return fail("ab", "round " + std::to_string(round) + " of the " + s.name + " (" + s.binary + " run " +
                           s.experiment + ") " + (code ? ending(*code) : code.error().message) + "; its log, " +
                           co.output_path + ", ends:\n" + tail_of(co.output_path));
@@ -165,7 +176,6 @@ int run_rounds(const AbOptions& o, const Side& base, const Side& head) {
     std::fflush(stdout);
     for (const Side* s : head_first ? std::array{&head, &base} : std::array{&base, &head}) {
       if (int code = run_round(o, *s, round, stop); code != 0) {
-        std::printf("\n");
         return code;
       }
     }
