@@ -1,7 +1,6 @@
 #include "ab_command.h"
 
-#include <unistd.h>
-
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
@@ -45,17 +44,44 @@ std::string self() {
   return fs::read_symlink("/proc/self/exe").string();
 }
 
-// The two sides, their files checked before anything runs: binaries that can be run, experiments
-// that load and name the same experiment (their cells are compared one by one).
+// Whether `s.binary` is a contend whose `run` has --repetitions, which each round needs: its
+// `run --help`, read before anything is made (a program not found or not runnable is said too).
+Result<void> check_binary(const Side& s) {
+  auto pipe = Fd::pipe();
+  if (!pipe) {
+    return pipe.error();
+  }
+  ChildOptions co;
+  co.stdout_fd = pipe->second.get();
+  co.stderr_fd = pipe->second.get();
+  auto child = ChildProcess::spawn({s.binary, "run", "--help"}, co);
+  pipe->second.reset();
+  if (!child) {
+    return with_context(child.error(), "--" + s.name);
+  }
+  auto help = read_all(pipe->first, 1 << 20);
+  auto code = child->wait(std::chrono::seconds(30));
+  if (code && *code == 0 && help && help->find("--repetitions") != std::string::npos) {
+    return {};
+  }
+  return make_error(Errc::kInvalidArgument,
+                    "--" + s.name + ": " + s.binary +
+                        (code && *code == 0 ? " has no `run --repetitions`, which each round needs (a contend "
+                                              "from before `contend ab`: build one that has it)"
+                                            : " is not a contend (`run --help` " +
+                                                  (code ? ending(*code) : code.error().message) + ")"));
+}
+
+// The two sides, their files checked before anything runs: contends that can run a round,
+// experiments that load and name the same experiment (their cells are compared one by one).
 Result<std::pair<Side, Side>> sides_of(const AbOptions& o) {
   Side base{"base", o.base_binary.empty() ? self() : o.base_binary,
             o.base_experiment.empty() ? o.experiment : o.base_experiment};
   Side head{"head", o.head_binary.empty() ? self() : o.head_binary, o.experiment};
   std::string name;
   for (const Side* s : {&head, &base}) {
-    if (::access(s->binary.c_str(), X_OK) != 0) {
-      return make_error(Errc::kInvalidArgument,
-                        "--" + s->name + ": " + s->binary + " is not a program this user can run");
+    if (auto ok = check_binary(*s); !ok) {
+      return ok.error();
     }
     auto e = runner::load_experiment(s->experiment);
     if (!e) {
@@ -71,27 +97,12 @@ Result<std::pair<Side, Side>> sides_of(const AbOptions& o) {
   return std::pair{base, head};
 }
 
+// DIR/SIDE/round-NN, numbered as wide as the last round, so that the folders sort in order.
 std::string round_dir(const AbOptions& o, const Side& s, int round) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "round-%02d", round);
-  return o.out + "/" + s.name + "/" + buf;
-}
-
-// The last lines of a round's log, for the message of a round that failed.
-std::string tail_of(const std::string& path) {
-  auto text = read_file(path);
-  if (!text) {
-    return "";
-  }
-  std::size_t at = text->size();
-  if (at > 0 && (*text)[at - 1] == '\n') {
-    --at;  // the last line's own newline
-  }
-  for (int lines = 0; lines < 6 && at > 0; ++lines) {
-    const std::size_t newline = text->rfind('\n', at - 1);
-    at = newline == std::string::npos ? 0 : newline;
-  }
-  return text->substr(at == 0 ? 0 : at + 1);
+  const std::size_t width = std::max<std::size_t>(2, std::to_string(o.rounds).size());
+  std::string number = std::to_string(round);
+  number.insert(0, width - std::min(width, number.size()), '0');
+  return o.out + "/" + s.name + "/round-" + number;
 }
 
 // Ends the round's progress line on stdout, so that a message on stderr starts a line of its own.
@@ -136,15 +147,16 @@ int run_round(const AbOptions& o, const Side& s, int round, const std::atomic<bo
   while (!code && code.error().code == Errc::kTimeout && !stop.load()) {
     code = child->wait(std::chrono::milliseconds(200));
   }
-  if (stop.load()) {  // the round's run stops too (a terminal's Ctrl-C reaches it first)
+  const bool done = code && *code == 0;
+  if (stop.load() && !done) {  // the round's run stops too (a terminal's Ctrl-C reaches it first)
     child->terminate();
     return stopped(o, s, round, "in");
   }
-  if (!code || *code != 0) {
+  if (!done) {
     end_progress_line();
     return fail("ab", "round " + std::to_string(round) + " of the " + s.name + " (" + s.binary + " run " +
                           s.experiment + ") " + (code ? ending(*code) : code.error().message) + "; its log, " +
-                          co.output_path + ", ends:\n" + tail_of(co.output_path));
+                          co.output_path + ", ends:\n" + file_tail(co.output_path, 2000));
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("  %s %.1f s", s.name.c_str(), seconds);
@@ -165,13 +177,24 @@ Result<runner::Summary> pooled_side(const AbOptions& o, const Side& s) {
   return runner::pooled(runs);
 }
 
-// The rounds, each side's run once a round in an order drawn anew each round (seeded), so that
-// what the machine does meanwhile falls on both sides alike and on neither always first.
+// Which rounds run the head first: half of them (the odd one out drawn), in a shuffled order
+// (seeded), so that neither side runs first more often, nor in a pattern the machine could follow.
+std::vector<char> head_first_rounds(int rounds, unsigned seed) {
+  std::mt19937 draw(seed);
+  std::vector<char> order(static_cast<std::size_t>(rounds), 0);
+  const int heads = rounds / 2 + (rounds % 2 == 1 && std::bernoulli_distribution(0.5)(draw) ? 1 : 0);
+  std::fill(order.begin(), order.begin() + heads, 1);
+  std::shuffle(order.begin(), order.end(), draw);
+  return order;
+}
+
+// The rounds, each side's run once a round, the head first in half of them, so that what the
+// machine does meanwhile falls on both sides alike.
 int run_rounds(const AbOptions& o, const Side& base, const Side& head) {
   const auto& stop = install_stop_handlers();
-  std::mt19937 draw(o.seed);
+  const std::vector<char> order = head_first_rounds(o.rounds, o.seed);
   for (int round = 1; round <= o.rounds; ++round) {
-    const bool head_first = std::bernoulli_distribution(0.5)(draw);
+    const bool head_first = order[static_cast<std::size_t>(round - 1)] != 0;
     std::printf("round %d/%d:", round, o.rounds);
     std::fflush(stdout);
     for (const Side* s : head_first ? std::array{&head, &base} : std::array{&base, &head}) {
@@ -184,7 +207,19 @@ int run_rounds(const AbOptions& o, const Side& base, const Side& head) {
   return 0;
 }
 
-int ab(const AbOptions& o) {
+// --out as given, without a trailing slash ("ab/" names the folder ab).
+std::string out_folder(const std::string& out) {
+  fs::path p = fs::path(out).lexically_normal();
+  return p.has_filename() ? p.string() : p.parent_path().string();
+}
+
+int ab(AbOptions o) {
+  o.out = out_folder(o.out);
+  if (!o.simulate && o.rounds < 4) {
+    return fail("ab", "--rounds " + std::to_string(o.rounds) + ": " + std::to_string(o.rounds) +
+                          " repetitions a side can never give p < 0.05, so no loss could fail; run at least 4 (5 "
+                          "to resolve a tolerance through the noise), or --simulate, which is exact");
+  }
   auto sides = sides_of(o);
   if (!sides) {
     return fail("ab", sides.error().message);
@@ -209,13 +244,14 @@ int ab(const AbOptions& o) {
   }
   VerdictArgs args = o.verdict;
   if (args.by.empty()) {
-    args.by = "throughput";  // both sides on this machine at once: what the rounds pair off is its drift
+    args.by = "throughput";  // both sides ran on this machine in the same rounds: their samples/s compare
   }
   auto options = verdict_options(args, true);
   if (!options) {
     return fail("ab", options.error().message);
   }
-  if (auto ok = runner::check_comparable(*now, *reference, o.out + "/base", true); !ok) {
+  const bool throughput = options->quantity == runner::Quantity::kThroughput;
+  if (auto ok = runner::check_comparable(*now, *reference, o.out + "/base", throughput); !ok) {
     return fail("ab", ok.error().message);
   }
   return report_verdicts(*now, {*reference}, "the base's " + std::to_string(o.rounds) + " rounds", *options,
@@ -229,7 +265,8 @@ std::function<int()> add_ab_command(CLI::App& sub) {
   sub.add_option("experiment", o->experiment, "The experiment the head runs (and the base, unless --base-experiment)")
       ->required()
       ->check(CLI::ExistingFile);
-  sub.add_option("--out", o->out, "Folder for both sides' rounds (base/round-NN, head/round-NN), must not exist")
+  sub.add_option("--out", o->out,
+                 "Folder for both sides' rounds (base/round-NN, head/round-NN, each a results folder), must not exist")
       ->required();
   sub.add_option("--base", o->base_binary, "The contend of the base (the build before the change; default: this one)");
   sub.add_option("--head", o->head_binary, "The contend of the head (the build with the change; default: this one)");
@@ -238,10 +275,12 @@ std::function<int()> add_ab_command(CLI::App& sub) {
       ->check(CLI::ExistingFile);
   sub.add_option("--rounds", o->rounds,
                  "Rounds; each runs every cell once on each side, so each side ends with this many repetitions "
-                 "(at least 5 to resolve a tolerance: 4 a side cannot give p < 0.05 below complete separation)")
+                 "(at least 4 for real runs, which give p < 0.05 only when the sides do not overlap; 5 to resolve a "
+                 "tolerance through the noise)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
-  sub.add_option("--seed", o->seed, "Seed of the order of the sides, drawn anew each round")->capture_default_str();
+  sub.add_option("--seed", o->seed, "Seed of which rounds run the head first (half of them, shuffled)")
+      ->capture_default_str();
   sub.add_flag("--simulate", o->simulate, "Run both sides in the simulator (no root; exact, so any change shows)");
   sub.add_flag("--keep-awake", o->keep_awake, "Both sides' runs keep the CPUs from idling (contend run --keep-awake)")
       ->excludes(sub.get_option("--simulate"));
@@ -253,10 +292,11 @@ std::function<int()> add_ab_command(CLI::App& sub) {
   add_reports_option(&sub, o->verdict);
   sub.footer(
       "Runs the base and the head alternately on this machine, round by round, each round every cell once on each "
-      "side in an order drawn anew (randomized multiple interleaved trials), then judges the head's repetitions "
-      "against the base's as `contend compare` does (by throughput unless --by). The machine's drift between runs "
-      "falls on both sides alike. Exit 3 on a significant loss beyond --tolerance, 1 on bad input or a failed "
-      "round, 128 + the signal when stopped. Both binaries need `contend run --repetitions`. docs/regression.md");
+      "side, the head first in half the rounds (randomized multiple interleaved trials), then judges the head's "
+      "repetitions against the base's as `contend compare` does (by throughput unless --by). The machine's drift "
+      "between runs falls on both sides alike. Exit 3 on a significant loss beyond --tolerance or a cell missing "
+      "from the head, 1 on bad input or a failed round, 128 + the signal when stopped. Both binaries need "
+      "`contend run --repetitions`. docs/regression.md");
   return [o] { return ab(*o); };
 }
 

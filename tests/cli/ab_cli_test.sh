@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # contend ab and contend run --repetitions, without root (both sides simulated): an A/A comparison
-# of the shipped regression experiment finds no change (exit 0); the head with every stage's
-# compute 5% slower is flagged cell by cell (exit 3); each round leaves one repetition a side, in
-# folders contend compare reads; bad input is refused before anything runs and creates nothing; a
-# round that fails names its side and shows its log; a resumed run keeps its --repetitions.
+# of the shipped regression experiment finds no change (exit 0), the head first in half the rounds;
+# the head with every stage's compute 5% slower is flagged cell by cell from 5 repetitions a side
+# (exit 3); each round leaves one repetition a side, in folders contend compare reads; bad input
+# (a program that is no contend, or one without run --repetitions, two experiments, too few rounds
+# for real runs) is refused before anything runs and creates nothing; a round that fails names its
+# side and shows its log; a stopped ab stops its round; a resumed run keeps its --repetitions.
 # Usage: ab_cli_test.sh CONTEND SOURCE_DIR
 set -euo pipefail
 contend=$1
@@ -14,12 +16,13 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 exp=$src/experiments/ci/regression.json
 
 # A/A: the same build and experiment on both sides.
-"$contend" ab "$exp" --simulate --rounds 5 --out "$tmp/aa" >"$tmp/out.txt" 2>&1 || fail "A/A exited $?: $(cat "$tmp/out.txt")"
-[ "$(grep -c " no change: " "$tmp/out.txt")" -eq 6 ] || fail "A/A: not 6 cells without change: $(cat "$tmp/out.txt")"
-grep -q "^round 5/5:  \(head\|base\) [0-9.]* s  \(head\|base\) [0-9.]* s$" "$tmp/out.txt" ||
-  fail "no progress line for round 5: $(cat "$tmp/out.txt")"
+"$contend" ab "$exp" --simulate --rounds 6 --out "$tmp/aa/" >"$tmp/out.txt" 2>&1 || fail "A/A exited $?: $(cat "$tmp/out.txt")"
+[ "$(grep -c " 6+6  *no change: " "$tmp/out.txt")" -eq 6 ] || fail "A/A: not 6 cells of 6+6 without change: $(cat "$tmp/out.txt")"
+[ "$(grep -c "^round [1-6]/6:  head" "$tmp/out.txt")" -eq 3 ] || fail "the head did not run first in 3 of 6 rounds: $(cat "$tmp/out.txt")"
+grep -q "^round 6/6:  \(head\|base\) [0-9.]* s  \(head\|base\) [0-9.]* s$" "$tmp/out.txt" ||
+  fail "no progress line for round 6: $(cat "$tmp/out.txt")"
 for side in base head; do
-  for r in 01 02 03 04 05; do
+  for r in 01 02 03 04 05 06; do
     [ -s "$tmp/aa/$side/round-$r/summary.json" ] || fail "no $side/round-$r/summary.json"
   done
 done
@@ -28,7 +31,7 @@ import json, sys
 cells = json.load(open(sys.argv[1]))["cells"]
 assert len(cells) == 6 and all(c["repetitions"] == 1 for c in cells), cells
 PY
-echo "ok: A/A finds no change; 5 rounds of one repetition a side, with progress"
+echo "ok: A/A finds no change; 6 rounds of one repetition a side, the head first in 3, with progress"
 
 # The head's compute 5% slower (a copy of the experiment under the same name): flagged.
 /usr/bin/python3 "$src/bench/lossy_experiment.py" "$exp" "$tmp/slow.json" 1.05
@@ -36,7 +39,8 @@ rc=0
 "$contend" ab "$tmp/slow.json" --base-experiment "$exp" --simulate --rounds 5 --out "$tmp/slow" --reports "$tmp/rep" \
   >"$tmp/out.txt" 2>&1 || rc=$?
 [ $rc -eq 3 ] || fail "a 5% slower head exited $rc: $(cat "$tmp/out.txt")"
-grep -q "^steady *1f1b .*slower: slower by [3-6]\.[0-9]%" "$tmp/out.txt" || fail "the loss is not named: $(cat "$tmp/out.txt")"
+grep -q "^steady *1f1b .* 5+5  *slower: slower by [3-6]\.[0-9]%" "$tmp/out.txt" ||
+  fail "the loss is not named from 5+5 repetitions: $(cat "$tmp/out.txt")"
 [ -s "$tmp/rep/junit.xml" ] || fail "--reports wrote no junit.xml"
 rc=0
 "$contend" compare "$tmp/slow/head/round-01" "$tmp/slow/base/round-01" "$tmp/slow/base/round-02" --by throughput \
@@ -54,18 +58,25 @@ refused() {  # refused WHAT MESSAGE ARGS...
   grep -qF -- "$message" "$tmp/err.txt" || fail "$what: unclear error: $(cat "$tmp/err.txt")"
   [ ! -e "$tmp/bad" ] || fail "$what: created $tmp/bad"
 }
-refused "a base that is not a program" "--base: /nonexistent/contend is not a program" "$exp" --base /nonexistent/contend
+refused "a base that is not a program" "--base: " "$exp" --base /nonexistent/contend
+printf '#!/bin/sh\necho "Usage: old run [OPTIONS] experiment"\n' >"$tmp/old" && chmod +x "$tmp/old"
+refused "a contend without run --repetitions" "has no \`run --repetitions\`" "$exp" --base "$tmp/old"
 sed 's/"name": "regression"/"name": "other"/' "$tmp/slow.json" >"$tmp/other.json"
 refused "two experiments" 'the base'"'"'s experiment is "regression", the head'"'"'s "other"' "$tmp/other.json" \
   --base-experiment "$exp"
 refused "no rounds" "--rounds" "$exp" --rounds 0
+rc=0
+"$contend" ab "$exp" --rounds 3 --out "$tmp/bad" >/dev/null 2>"$tmp/err.txt" || rc=$?
+[ $rc -eq 1 ] && grep -q "3 repetitions a side can never give p < 0.05" "$tmp/err.txt" && [ ! -e "$tmp/bad" ] ||
+  fail "3 real rounds: exit $rc: $(cat "$tmp/err.txt")"
 rc=0
 "$contend" ab "$exp" --simulate --out "$tmp/aa" >/dev/null 2>"$tmp/err.txt" || rc=$?
 [ $rc -eq 1 ] && grep -q "exists: results are never overwritten" "$tmp/err.txt" || fail "an existing --out: exit $rc"
 echo "ok: bad input refused, nothing made"
 
 # A round that fails: its side named, its log shown.
-printf '#!/bin/sh\necho "this contend cannot run it" >&2\nexit 4\n' >"$tmp/broken" && chmod +x "$tmp/broken"
+printf '#!/bin/sh\n[ "$2" = --help ] && { echo "  --repetitions"; exit 0; }\necho "this contend cannot run it" >&2\nexit 4\n' \
+  >"$tmp/broken" && chmod +x "$tmp/broken"
 rc=0
 "$contend" ab "$exp" --base "$tmp/broken" --simulate --seed 7 --out "$tmp/broken-out" >"$tmp/out.txt" 2>&1 || rc=$?
 [ $rc -eq 1 ] || fail "a failing base exited $rc"
@@ -76,14 +87,14 @@ echo "ok: a failed round names its side and shows its log"
 # Stopped (SIGTERM, as a CI job's timeout sends it): the round in flight ends, the rounds done stay.
 "$contend" ab "$exp" --simulate --rounds 1000 --out "$tmp/stop" >"$tmp/out.txt" 2>&1 &
 pid=$!
-sleep 3
+for _ in $(seq 100); do [ -s "$tmp/stop/head/round-0002/summary.json" ] && break; sleep 0.1; done
 kill -TERM $pid
 rc=0
 wait $pid || rc=$?
 [ $rc -eq 143 ] || fail "a stopped ab exited $rc: $(cat "$tmp/out.txt")"
 grep -q "stopped \(in\|before\) round [0-9]* (\(head\|base\)); the rounds done are kept in $tmp/stop" "$tmp/out.txt" ||
   fail "the stop is not said: $(cat "$tmp/out.txt")"
-[ -s "$tmp/stop/head/round-01/summary.json" ] || fail "the first round was not kept"
+[ -s "$tmp/stop/head/round-0001/summary.json" ] || fail "the first round was not kept"
 ! pgrep -f "contend run .*$tmp/stop" >/dev/null || fail "a round's run outlived its ab"
 echo "ok: a stopped ab ends its round, keeps the rounds done and exits 143"
 
