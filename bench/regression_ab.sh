@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# docs/regression.md's false alarms and misses of `contend ab`: trial after trial, an A/A comparison
-# (the shipped regression experiment against itself: an unchanged tree) and an A/B one (the head's
-# compute 3% slower, bench/lossy_experiment.py, against the unchanged base), alternated, each
-# `contend ab` of 5 rounds; a trial is flagged when its ab exits 3. Each trial's exit code goes to
-# OUT/verdicts.txt, its output beside its folder; a trial already there is kept, so a cut series
+# docs/regression.md's false alarms and misses of `contend ab`, trial by trial. A trial runs three
+# arms round by round, each round every cell once per arm in a shuffled order (as ab runs its two
+# sides): the base (the shipped regression experiment), a clean head (the same: an unchanged tree)
+# and a lossy head (every stage's compute 3% slower, bench/lossy_experiment.py). Then `contend ab
+# --resume` judges the clean head against the base (A/A: a flag is a false alarm) and the lossy head
+# against the same base (A/B: a flag is a loss caught), from the rounds on disk. Three arms share
+# the base's rounds: 3 runs a round where two abs would take 4. Each verdict's exit code goes to
+# OUT/verdicts.txt, its table beside its folder; a trial already judged is kept, so a cut series
 # continues where it stopped. Needs root (real runs). Prints the counts at the end.
 # Usage: bench/regression_ab.sh CONTEND OUT LAST [FIRST] [TOLERANCE] [ROUNDS]
 set -euo pipefail
@@ -17,19 +20,35 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 exp=$here/experiments/ci/regression.json
 mkdir -p "$out"
 /usr/bin/python3 "$here/bench/lossy_experiment.py" "$exp" "$out/regression-loss.json"
-trial() {  # trial NAME HEAD_EXPERIMENT
-  grep -q "^$1 " "$out/verdicts.txt" 2>/dev/null && return 0
-  rm -rf "${out:?}/$1"
+arm() {  # arm EXPERIMENT FOLDER: one round of one arm (kept when it finished before)
+  [ -f "$2/summary.json" ] && return 0
+  rm -rf "$2"
+  "$contend" run "$1" --repetitions 1 --no-report --keep-awake --out "$2" >"$2.log" 2>&1 ||
+    { echo "round $2 failed: see $2.log" >&2; return 1; }
+}
+judge() {  # judge NAME HEAD_EXPERIMENT
   local rc=0
-  "$contend" ab "$2" --base-experiment "$exp" --rounds "$rounds" --tolerance "$tolerance" --keep-awake \
-    --out "$out/$1" >"$out/$1.txt" 2>&1 || rc=$?
-  [ $rc -eq 0 ] || [ $rc -eq 3 ] || { echo "trial $1 failed (exit $rc): see $out/$1.txt" >&2; return 1; }
+  "$contend" ab "$2" --base-experiment "$exp" --rounds "$rounds" --tolerance "$tolerance" --resume "$out/$1" \
+    >"$out/$1.txt" 2>&1 || rc=$?
+  [ $rc -eq 0 ] || [ $rc -eq 3 ] || { echo "judging $1 failed (exit $rc): see $out/$1.txt" >&2; return 1; }
   echo "$1 $rc" >>"$out/verdicts.txt"
-  echo "$(date +%T) $1 exit $rc"
 }
 for i in $(seq "$first" "$last"); do
-  trial "aa-$i" "$exp"
-  trial "ab-$i" "$out/regression-loss.json"
+  grep -q "^ab-$i " "$out/verdicts.txt" 2>/dev/null && continue
+  mkdir -p "$out/aa-$i/base" "$out/aa-$i/head" "$out/ab-$i/head"
+  for r in $(seq -f %02g 1 "$rounds"); do
+    for a in $(printf 'base\nclean\nloss\n' | shuf); do
+      case $a in
+        base) arm "$exp" "$out/aa-$i/base/round-$r" ;;
+        clean) arm "$exp" "$out/aa-$i/head/round-$r" ;;
+        loss) arm "$out/regression-loss.json" "$out/ab-$i/head/round-$r" ;;
+      esac
+    done
+  done
+  rm -rf "$out/ab-$i/base" && cp -r "$out/aa-$i/base" "$out/ab-$i/base"
+  grep -q "^aa-$i " "$out/verdicts.txt" 2>/dev/null || judge "aa-$i" "$exp"
+  judge "ab-$i" "$out/regression-loss.json"
+  echo "$(date +%T) trial $i: $(grep -E "^a[ab]-$i " "$out/verdicts.txt" | tr '\n' ' ')"
 done
 echo "A/A flagged (false alarms): $(grep -c '^aa-[0-9]* 3$' "$out/verdicts.txt" || true) of $(grep -c '^aa-' "$out/verdicts.txt")"
 echo "A/B flagged (3% loss caught): $(grep -c '^ab-[0-9]* 3$' "$out/verdicts.txt" || true) of $(grep -c '^ab-' "$out/verdicts.txt")"

@@ -33,6 +33,7 @@ struct AbOptions {
   std::string base_binary;      // empty: this contend
   std::string head_binary;      // empty: this contend
   std::string out;
+  std::string resume;  // or: the folder of an ab to go on with
   int rounds = 5;
   unsigned seed = 1;
   bool simulate = false;
@@ -97,12 +98,9 @@ Result<std::pair<Side, Side>> sides_of(const AbOptions& o) {
   return std::pair{base, head};
 }
 
-// DIR/SIDE/round-NN, numbered as wide as the last round, so that the folders sort in order.
+// DIR/SIDE/round-NN (the same names whatever --rounds, so that --resume finds them).
 std::string round_dir(const AbOptions& o, const Side& s, int round) {
-  const std::size_t width = std::max<std::size_t>(2, std::to_string(o.rounds).size());
-  std::string number = std::to_string(round);
-  number.insert(0, width - std::min(width, number.size()), '0');
-  return o.out + "/" + s.name + "/round-" + number;
+  return o.out + "/" + s.name + "/round-" + (round < 10 ? "0" : "") + std::to_string(round);
 }
 
 // Ends the round's progress line on stdout, so that a message on stderr starts a line of its own.
@@ -114,8 +112,8 @@ void end_progress_line() {
 // The exit code of a stopped comparison, said with where it stopped (`when`: "in", "before").
 int stopped(const AbOptions& o, const Side& s, int round, const char* when) {
   end_progress_line();
-  std::fprintf(stderr, "contend ab: stopped %s round %d (%s); the rounds done are kept in %s\n", when, round,
-               s.name.c_str(), o.out.c_str());
+  std::fprintf(stderr, "contend ab: stopped %s round %d (%s); the rounds done are kept in %s (continue: --resume %s)\n",
+               when, round, s.name.c_str(), o.out.c_str(), o.out.c_str());
   return 128 + stop_signal();
 }
 
@@ -127,6 +125,12 @@ int run_round(const AbOptions& o, const Side& s, int round, const std::atomic<bo
   if (stop.load()) {
     return stopped(o, s, round, "before");
   }
+  std::error_code ec;
+  if (fs::exists(dir + "/summary.json", ec)) {  // done before (--resume)
+    std::printf("  %s done", s.name.c_str());
+    return 0;
+  }
+  fs::remove_all(dir, ec);  // a round stopped before its summary starts again
   std::vector<std::string> argv{s.binary, "run", s.experiment, "--out", dir, "--repetitions", "1", "--no-report"};
   if (o.simulate) {
     argv.emplace_back("--simulate");
@@ -207,6 +211,33 @@ int run_rounds(const AbOptions& o, const Side& base, const Side& head) {
   return 0;
 }
 
+// A new --out with its sides' folders (its parents made as needed); never one that exists.
+Result<void> make_out(const std::string& out) {
+  std::error_code ec;
+  const fs::path parent = fs::path(out).parent_path();
+  fs::create_directories(parent.empty() ? fs::path(".") : parent, ec);
+  if (!fs::create_directory(out, ec)) {
+    return make_error(Errc::kInvalidArgument,
+                      "--out " + out + (ec ? ": " + ec.message() : " exists: results are never overwritten"));
+  }
+  for (const char* side : {"/base", "/head"}) {
+    if (!fs::create_directory(out + side, ec)) {
+      return make_error(Errc::kIo, "create " + out + side + ": " + ec.message());
+    }
+  }
+  return {};
+}
+
+// --resume's folder: an ab's, with both sides' folders.
+Result<void> check_resume(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir + "/base", ec) || !fs::is_directory(dir + "/head", ec)) {
+    return make_error(Errc::kInvalidArgument,
+                      "--resume " + dir + ": not the folder of a contend ab (it has no base/ and head/)");
+  }
+  return {};
+}
+
 // --out as given, without a trailing slash ("ab/" names the folder ab).
 std::string out_folder(const std::string& out) {
   fs::path p = fs::path(out).lexically_normal();
@@ -214,7 +245,10 @@ std::string out_folder(const std::string& out) {
 }
 
 int ab(AbOptions o) {
-  o.out = out_folder(o.out);
+  if (o.out.empty() && o.resume.empty()) {
+    return fail("ab", "--out DIR is required (or --resume DIR)");
+  }
+  o.out = out_folder(o.resume.empty() ? o.out : o.resume);
   if (!o.simulate && o.rounds < 4) {
     return fail("ab", "--rounds " + std::to_string(o.rounds) + ": " + std::to_string(o.rounds) +
                           " repetitions a side can never give p < 0.05, so no loss could fail; run at least 4 (5 "
@@ -225,13 +259,9 @@ int ab(AbOptions o) {
     return fail("ab", sides.error().message);
   }
   const auto& [base, head] = *sides;
-  std::error_code ec;
-  fs::create_directories(fs::path(o.out).parent_path().empty() ? "." : fs::path(o.out).parent_path(), ec);
-  if (!fs::create_directory(o.out, ec)) {
-    return fail("ab", "--out " + o.out + (ec ? ": " + ec.message() : " exists: results are never overwritten"));
+  if (auto ok = o.resume.empty() ? make_out(o.out) : check_resume(o.out); !ok) {
+    return fail("ab", ok.error().message);
   }
-  fs::create_directory(o.out + "/base");
-  fs::create_directory(o.out + "/head");
   std::printf("A/B: head %s %s, base %s %s; %d rounds into %s\n", head.binary.c_str(), head.experiment.c_str(),
               base.binary.c_str(), base.experiment.c_str(), o.rounds, o.out.c_str());
   if (int code = run_rounds(o, base, head); code != 0) {
@@ -265,9 +295,13 @@ std::function<int()> add_ab_command(CLI::App& sub) {
   sub.add_option("experiment", o->experiment, "The experiment the head runs (and the base, unless --base-experiment)")
       ->required()
       ->check(CLI::ExistingFile);
-  sub.add_option("--out", o->out,
-                 "Folder for both sides' rounds (base/round-NN, head/round-NN, each a results folder), must not exist")
-      ->required();
+  auto* out = sub.add_option(
+      "--out", o->out,
+      "Folder for both sides' rounds (base/round-NN, head/round-NN, each a results folder), must not exist");
+  sub.add_option("--resume", o->resume,
+                 "Go on with the ab in this folder, the command otherwise the same: its finished rounds are kept, a "
+                 "stopped one runs again, and a larger --rounds adds rounds")
+      ->excludes(out);
   sub.add_option("--base", o->base_binary, "The contend of the base (the build before the change; default: this one)");
   sub.add_option("--head", o->head_binary, "The contend of the head (the build with the change; default: this one)");
   sub.add_option("--base-experiment", o->base_experiment,

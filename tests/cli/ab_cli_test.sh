@@ -87,16 +87,32 @@ echo "ok: a failed round names its side and shows its log"
 # Stopped (SIGTERM, as a CI job's timeout sends it): the round in flight ends, the rounds done stay.
 "$contend" ab "$exp" --simulate --rounds 1000 --out "$tmp/stop" >"$tmp/out.txt" 2>&1 &
 pid=$!
-for _ in $(seq 100); do [ -s "$tmp/stop/head/round-0002/summary.json" ] && break; sleep 0.1; done
+for _ in $(seq 100); do [ -s "$tmp/stop/head/round-02/summary.json" ] && break; sleep 0.1; done
 kill -TERM $pid
 rc=0
 wait $pid || rc=$?
 [ $rc -eq 143 ] || fail "a stopped ab exited $rc: $(cat "$tmp/out.txt")"
 grep -q "stopped \(in\|before\) round [0-9]* (\(head\|base\)); the rounds done are kept in $tmp/stop" "$tmp/out.txt" ||
   fail "the stop is not said: $(cat "$tmp/out.txt")"
-[ -s "$tmp/stop/head/round-0001/summary.json" ] || fail "the first round was not kept"
+[ -s "$tmp/stop/head/round-01/summary.json" ] || fail "the first round was not kept"
 ! pgrep -f "contend run .*$tmp/stop" >/dev/null || fail "a round's run outlived its ab"
 echo "ok: a stopped ab ends its round, keeps the rounds done and exits 143"
+
+# --resume: the rounds done kept (not run again), the rest run, a larger --rounds adds rounds.
+done_before=$(ls -d "$tmp"/stop/*/round-*/summary.json | wc -l)
+stamp=$(stat -c %Y "$tmp/stop/head/round-01/summary.json")
+last=$(( $(ls -d "$tmp"/stop/head/round-* | grep -c -v '\.log$') + 1 ))
+"$contend" ab "$exp" --simulate --rounds "$last" --resume "$tmp/stop" >"$tmp/out.txt" 2>&1 ||
+  fail "--resume exited $?: $(cat "$tmp/out.txt")"
+grep -q "^round 1/$last:  \(head\|base\) done  \(head\|base\) done$" "$tmp/out.txt" ||
+  fail "--resume ran round 1 again: $(cat "$tmp/out.txt")"
+[ "$(stat -c %Y "$tmp/stop/head/round-01/summary.json")" = "$stamp" ] || fail "--resume rewrote round 1"
+[ "$(grep -c " $last+$last  *no change: " "$tmp/out.txt")" -eq 6 ] ||
+  fail "--resume did not judge $last rounds a side ($done_before summaries before): $(cat "$tmp/out.txt")"
+rc=0
+"$contend" ab "$exp" --simulate --resume "$tmp/two-missing" >/dev/null 2>"$tmp/err.txt" || rc=$?
+[ $rc -eq 1 ] && grep -q "not the folder of a contend ab" "$tmp/err.txt" || fail "--resume of no ab: exit $rc"
+echo "ok: --resume keeps the rounds done, runs the rest and adds rounds"
 
 # run --repetitions, kept by --resume (a folder cut after its first cell).
 "$contend" run "$exp" --simulate --repetitions 2 --no-report --out "$tmp/two" >/dev/null 2>&1 || fail "--repetitions 2"
