@@ -20,8 +20,12 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 exp=$here/experiments/ci/regression.json
 mkdir -p "$out"
 /usr/bin/python3 "$here/bench/lossy_experiment.py" "$exp" "$out/regression-loss.json"
+finished() {  # finished FOLDER: the run measured every cell (a stopped one's summary lacks some)
+  /usr/bin/python3 -c 'import json, sys; c = json.load(open(sys.argv[1]))["cells"]
+sys.exit(0 if c and all(x["repetitions"] > 0 for x in c) else 1)' "$1/summary.json" 2>/dev/null
+}
 arm() {  # arm EXPERIMENT FOLDER: one round of one arm (kept when it finished before)
-  [ -f "$2/summary.json" ] && return 0
+  finished "$2" && return 0
   rm -rf "$2"
   "$contend" run "$1" --repetitions 1 --no-report --keep-awake --out "$2" >"$2.log" 2>&1 ||
     { echo "round $2 failed: see $2.log" >&2; return 1; }

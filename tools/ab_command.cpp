@@ -117,6 +117,15 @@ int stopped(const AbOptions& o, const Side& s, int round, const char* when) {
   return 128 + stop_signal();
 }
 
+// Whether a round's run finished every cell (--resume keeps it): a stopped run writes a summary too,
+// of the cells it finished.
+bool round_done(const std::string& dir) {
+  auto summary = runner::read_summary(dir + "/summary.json");
+  return summary && !summary->cells.empty() &&
+         std::all_of(summary->cells.begin(), summary->cells.end(),
+                     [](const runner::CellSummary& c) { return !c.throughput.empty(); });
+}
+
 // One round of one side: its contend runs every cell once into the round's folder, its output in
 // the folder's log. 0, or the exit code ab ends with (1 on a failed round, 128 + the signal when
 // stopped: the round's run is stopped and cleans up what it made).
@@ -125,12 +134,12 @@ int run_round(const AbOptions& o, const Side& s, int round, const std::atomic<bo
   if (stop.load()) {
     return stopped(o, s, round, "before");
   }
-  std::error_code ec;
-  if (fs::exists(dir + "/summary.json", ec)) {  // done before (--resume)
+  if (round_done(dir)) {  // done before (--resume)
     std::printf("  %s done", s.name.c_str());
     return 0;
   }
-  fs::remove_all(dir, ec);  // a round stopped before its summary starts again
+  std::error_code ec;
+  fs::remove_all(dir, ec);  // a round stopped before it finished starts again
   std::vector<std::string> argv{s.binary, "run", s.experiment, "--out", dir, "--repetitions", "1", "--no-report"};
   if (o.simulate) {
     argv.emplace_back("--simulate");
@@ -312,7 +321,7 @@ std::function<int()> add_ab_command(CLI::App& sub) {
                  "(at least 4 for real runs, which give p < 0.05 only when the sides do not overlap; 5 to resolve a "
                  "tolerance through the noise)")
       ->capture_default_str()
-      ->check(CLI::Range(1, 1000));
+      ->check(CLI::Range(1, runner::kMaxRepetitions));
   sub.add_option("--seed", o->seed, "Seed of which rounds run the head first (half of them, shuffled)")
       ->capture_default_str();
   sub.add_flag("--simulate", o->simulate, "Run both sides in the simulator (no root; exact, so any change shows)");

@@ -17,7 +17,6 @@
 #include "contend/common/child_process.h"
 #include "contend/common/fd.h"
 #include "contend/common/json.h"
-#include "contend/common/json_reader.h"
 #include "contend/common/units.h"
 #include "contend/runner/run.h"
 #include "contend/runner/simulated/fidelity.h"
@@ -96,9 +95,6 @@ nlohmann::ordered_json env_json(const RunOptions& o) {
   }
   doc["cpus"] = ::sysconf(_SC_NPROCESSORS_ONLN);
   doc["cpu_model"] = cpu_model();
-  if (o.repetitions > 0) {  // what --resume goes on with
-    doc["repetitions"] = o.repetitions;
-  }
 #if CONTEND_BUILT_CUDA
   if (auto plugin = pipeline_cuda::cuda_plugin()) {
     const auto gpu = (*plugin)->device_info();
@@ -165,35 +161,12 @@ Result<void> check_paths(const RunOptions& o) {
   return {};
 }
 
-// --repetitions, or the count a resumed run began with (its env.json), else the experiment's (0).
-Result<int> repetitions_of(const RunOptions& o) {
-  if (o.resume.empty()) {
-    return o.repetitions;
-  }
-  auto env = read_json_file(o.resume + "/env.json");
-  if (!env || !env->is_object()) {
-    return 0;  // not a results folder: the runner says so
-  }
-  int began = 0;  // absent: begun with the experiment's count
-  if (auto ok = read_count(JsonReader(*env, o.resume + "/env.json"), "repetitions", 1, 1000, began); !ok) {
-    return ok.error();
-  }
-  return began;
-}
-
 // The experiment, ready for the mode asked: --simulate profiles a cpu workload's stages here.
 Result<runner::Experiment> load(const RunOptions& o) {
   if (auto ok = check_paths(o); !ok) {
     return ok.error();
   }
   auto e = runner::load_experiment(o.experiment);
-  auto repetitions = repetitions_of(o);
-  if (!repetitions) {
-    return with_context(repetitions.error(), "--resume");
-  }
-  if (e && *repetitions > 0) {
-    e->repetitions = *repetitions;
-  }
   if (!e || !o.simulate) {
     return e;
   }
@@ -277,6 +250,7 @@ Result<runner::RunOptions> runner_options(const RunOptions& o, const runner::Exp
   runner::RunOptions ro;
   ro.out = o.out;
   ro.resume = o.resume;
+  ro.repetitions = o.repetitions;
   ro.simulate = o.simulate;
   ro.keep_awake = o.keep_awake;
   if (!o.hosts.empty()) {
@@ -374,7 +348,7 @@ std::function<int()> add_run_command(CLI::App& sub) {
   r->add_option("--repetitions", o->repetitions,
                 "Run every cell this many times instead of the experiment's `repetitions` (a quick look, or one "
                 "round of `contend ab`); a resumed run keeps the count it began with")
-      ->check(CLI::Range(1, 1000));
+      ->check(CLI::Range(1, runner::kMaxRepetitions));
   r->add_flag("--no-report", o->no_report, "Do not draw the figures at the end (contend report DIR does)");
   add_tolerance_option(r, o->verdict);
   add_by_option(r, o->verdict, "--compare-by")->needs(r->get_option("--compare"));

@@ -5,7 +5,8 @@
 # (exit 3); each round leaves one repetition a side, in folders contend compare reads; bad input
 # (a program that is no contend, or one without run --repetitions, two experiments, too few rounds
 # for real runs) is refused before anything runs and creates nothing; a round that fails names its
-# side and shows its log; a stopped ab stops its round; a resumed run keeps its --repetitions.
+# side and shows its log; a stopped ab stops its round; --resume keeps the rounds that finished and runs
+# a cut one again; a resumed run keeps its --repetitions.
 # Usage: ab_cli_test.sh CONTEND SOURCE_DIR
 set -euo pipefail
 contend=$1
@@ -109,10 +110,23 @@ grep -q "^round 1/$last:  \(head\|base\) done  \(head\|base\) done$" "$tmp/out.t
 [ "$(stat -c %Y "$tmp/stop/head/round-01/summary.json")" = "$stamp" ] || fail "--resume rewrote round 1"
 [ "$(grep -c " $last+$last  *no change: " "$tmp/out.txt")" -eq 6 ] ||
   fail "--resume did not judge $last rounds a side ($done_before summaries before): $(cat "$tmp/out.txt")"
+# A round whose run was stopped mid-way keeps a summary of the cells it finished: it runs again.
+/usr/bin/python3 - "$tmp/stop/head/round-02/summary.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+s["cells"][-1]["repetitions"] = 0
+s["cells"][-1]["throughput"]["samples"] = []
+json.dump(s, open(sys.argv[1], "w"))
+PY
+"$contend" ab "$exp" --simulate --rounds "$last" --resume "$tmp/stop" >"$tmp/out.txt" 2>&1 ||
+  fail "--resume of a cut round exited $?: $(cat "$tmp/out.txt")"
+grep -q "^round 2/$last: .* head [0-9.]* s" "$tmp/out.txt" && grep -q "^round 1/$last: .* head done" "$tmp/out.txt" &&
+  [ "$(grep -c " $last+$last  *no change: " "$tmp/out.txt")" -eq 6 ] ||
+  fail "--resume kept a round that did not finish every cell: $(cat "$tmp/out.txt")"
 rc=0
 "$contend" ab "$exp" --simulate --resume "$tmp/two-missing" >/dev/null 2>"$tmp/err.txt" || rc=$?
 [ $rc -eq 1 ] && grep -q "not the folder of a contend ab" "$tmp/err.txt" || fail "--resume of no ab: exit $rc"
-echo "ok: --resume keeps the rounds done, runs the rest and adds rounds"
+echo "ok: --resume keeps the rounds done, runs the rest (and a cut one again) and adds rounds"
 
 # run --repetitions, kept by --resume (a folder cut after its first cell).
 "$contend" run "$exp" --simulate --repetitions 2 --no-report --out "$tmp/two" >/dev/null 2>&1 || fail "--repetitions 2"
@@ -125,4 +139,9 @@ import json, sys
 cells = json.load(open(sys.argv[1]))["cells"]
 assert all(c["repetitions"] == 2 for c in cells), [c["repetitions"] for c in cells]
 PY
-echo "ok: run --repetitions, recorded and kept by --resume"
+sed -i 's/"repetitions": 2/"repetitions": 0/' "$tmp/two/env.json"
+rc=0
+"$contend" run "$exp" --simulate --resume "$tmp/two" --no-report >/dev/null 2>"$tmp/err.txt" || rc=$?
+[ $rc -eq 1 ] && grep -q -- "--resume $tmp/two: .*repetitions" "$tmp/err.txt" ||
+  fail "a resumed folder's damaged count: exit $rc, $(cat "$tmp/err.txt")"
+echo "ok: run --repetitions, recorded and kept by --resume (a damaged count refused)"

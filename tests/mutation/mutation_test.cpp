@@ -340,6 +340,15 @@ TEST_CASE("a results folder's files, mutated, are read or refused", "[mutation]"
     return runner::finished_cells(scratch.dir).ok();
   };
   survive("cells.jsonl", text_of(recorded + "/cells.jsonl"), cells_read);
+  // A run begun with `run --repetitions` records the count, which its --resume reads back after
+  // checking that the folder is the experiment's.
+  std::string env = text_of(recorded + "/env.json");
+  env.insert(env.find('{') + 1, R"("repetitions": 2,)");
+  survive("env.json with repetitions", env, [&](const std::string& text) {
+    scratch.write("env.json", text);
+    return runner::check_resume(scratch.dir, "recorded", "real", "").ok() &&
+           runner::resumed_repetitions(scratch.dir).ok();
+  });
   // A cell run on one host also records what it sent over each shaped end.
   survive(
       "cells.jsonl with link_bytes",

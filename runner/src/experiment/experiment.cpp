@@ -18,8 +18,6 @@
 namespace contend::runner {
 namespace {
 
-constexpr long long kMaxRepetitions = 1000;
-
 // On a fabric, the ranks' hosts are theirs alone: a host a flow starts or ends on runs another
 // tenant (placement rules leave such hosts out; a list, or no placement, may name them), whose
 // bytes its NIC's counters would add to the job's (link_bytes; a command job's check for paths

@@ -14,8 +14,10 @@
 #include "contend/common/json.h"
 #include "contend/common/json_reader.h"
 #include "contend/common/records.h"
+#include "contend/runner/experiment/experiment.h"
 
 namespace contend::runner {
+
 namespace {
 
 // mkdir -p of the parents, then an exclusive mkdir of `path` itself: false when it exists.
@@ -114,6 +116,18 @@ Result<void> check_resume(const std::string& dir, const std::string& experiment,
     }
   }
   return {};
+}
+
+Result<int> resumed_repetitions(const std::string& dir) {
+  auto env = read_json_file(dir + "/env.json");
+  if (!env || !env->is_object()) {
+    return 0;
+  }
+  int began = 0;  // absent: begun with the experiment's count
+  if (auto ok = read_count(JsonReader(*env, dir + "/env.json"), "repetitions", 1, kMaxRepetitions, began); !ok) {
+    return ok.error();
+  }
+  return began;
 }
 
 namespace {

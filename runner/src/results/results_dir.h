@@ -32,6 +32,12 @@ Result<std::string> create_results_dir(const std::string& requested, const std::
 Result<void> check_resume(const std::string& dir, const std::string& experiment, const std::string& mode,
                           const std::string& files);
 
+// The repetitions a results folder's run was begun with (env.json's "repetitions", which
+// RunOptions::repetitions records), so a resumed run keeps them; 0 when it began with the
+// experiment's own, or when `dir` is no results folder (check_resume says so). kParse or
+// kInvalidArgument for a count that is not a whole number from 1 to kMaxRepetitions.
+Result<int> resumed_repetitions(const std::string& dir);
+
 // The cells finished in a results folder, by id: what later steps read back of cells.jsonl.
 struct FinishedCells {
   std::map<std::string, double> throughput;                   // samples/s

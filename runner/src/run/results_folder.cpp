@@ -60,6 +60,9 @@ nlohmann::ordered_json env_of(const Experiment& e, const RunOptions& o) {
   env["experiment_file"] = std::filesystem::absolute(e.source).string();
   env["files_fingerprint"] = files_fingerprint(e);
   env["mode"] = mode_of(o);
+  if (o.repetitions > 0) {  // what --resume goes on with
+    env["repetitions"] = o.repetitions;
+  }
   if (o.env) {
     const nlohmann::ordered_json extra = o.env();
     for (const auto& item : extra.items()) {
@@ -138,6 +141,18 @@ void describe_experiment(nlohmann::ordered_json& doc, const Experiment& e, const
 
 std::string mode_of(const RunOptions& o) {
   return o.simulate ? "simulated" : "real";
+}
+
+Result<Experiment> as_run(const Experiment& e, const RunOptions& o) {
+  auto began = o.resume.empty() ? Result<int>(o.repetitions) : resumed_repetitions(o.resume);
+  if (!began) {
+    return with_context(began.error(), "--resume " + o.resume);
+  }
+  Experiment run = e;
+  if (*began > 0) {
+    run.repetitions = *began;
+  }
+  return run;
 }
 
 CellFiles files_of(const std::string& dir, const Experiment& e, const Cell& cell) {

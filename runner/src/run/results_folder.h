@@ -20,6 +20,10 @@ namespace contend::runner {
 // "real" or "simulated", as env.json and a summary say it.
 std::string mode_of(const RunOptions& o);
 
+// The experiment as this run runs it: with RunOptions::repetitions or, resumed, the count the
+// folder's run began with (resumed_repetitions), where either is set.
+Result<Experiment> as_run(const Experiment& e, const RunOptions& o);
+
 // The files of `cell` in the results folder `dir`: its iteration log, events log and log, the
 // first repetition's traces, and the scenario's truth where its workers read it (needs_truth).
 CellFiles files_of(const std::string& dir, const Experiment& e, const Cell& cell);

@@ -147,7 +147,12 @@ void conclude(const Experiment& e, const RunOptions& o, const std::vector<Cell>&
 
 }  // namespace
 
-Result<RunOutcome> run_experiment(const Experiment& e, RunOptions o, const std::atomic<bool>& stop) {
+Result<RunOutcome> run_experiment(const Experiment& given, RunOptions o, const std::atomic<bool>& stop) {
+  auto run = as_run(given, o);
+  if (!run) {
+    return run.error();
+  }
+  const Experiment& e = *run;
   if (auto ok = check_runnable_here(e, o); !ok) {
     return ok.error();
   }

@@ -25,6 +25,9 @@ struct RunOptions {
   std::string out;     // results folder to create; empty: results/NAME-TIMESTAMP[-sim] (renamed if taken)
   std::string resume;  // or: a results folder of the same experiment and mode to continue
   bool simulate = false;
+  // Every cell's repetitions in place of the experiment's (0: its own); env.json records it, and a
+  // resumed run keeps the count it began with.
+  int repetitions = 0;
   // --simulate: the runtime's costs (calibration.h); unset: the ideal pipeline.
   std::optional<Calibration> calibration;
   std::optional<HostsOptions> hosts;  // run on cluster hosts (its `results` is filled in)

@@ -20,6 +20,9 @@
 
 namespace contend::runner {
 
+// The most repetitions a cell runs: an experiment's "repetitions", `run --repetitions`, `ab --rounds`.
+inline constexpr int kMaxRepetitions = 1000;
+
 // What every cell of the experiment runs (pipeline/exec/workload.h): the experiment file's
 // "workload" object, decoded by the codec the workers and the simulator share.
 using Workload = pipeline::Workload;
