@@ -5,7 +5,7 @@
 # root: the ignored folder that travels with the working tree there (carry [".device"]), where
 # bench/gpu_device_check.sh unpacks it into a prefix of its own.
 #  - Roots: what the build finds (nlohmann-json, CLI11, Catch2, Google Benchmark, libnl, OpenBLAS
-#    with pthreads) and pkgconf, for a machine without pkg-config.
+#    with pthreads, Boost's headers) and pkgconf, for a machine without pkg-config.
 #  - Their dependencies, resolved here with apt-cache, minus what a machine with g++, CMake,
 #    Python, make, binutils and ninja has already (libc6, libstdc++6, libgcc-s1, libquadmath0, ...):
 #    a library shipped twice would shadow the machine's own through LD_LIBRARY_PATH.
@@ -19,7 +19,7 @@ dest=${1:-$root/.device}
 limit_mib=60
 
 roots=(nlohmann-json3-dev libcli11-dev catch2 libbenchmark-dev libnl-3-dev libnl-route-3-dev
-       libopenblas-pthread-dev pkgconf)
+       libopenblas-pthread-dev libboost-dev pkgconf)
 # What the GPU machine has: the closure of these is left out.
 machine_has=(g++ cmake python3 make binutils ninja-build)
 

@@ -11,6 +11,8 @@ packages=(
   clang-format
   # libraries (docs/architecture.md#dependencies)
   nlohmann-json3-dev libcli11-dev catch2 libbenchmark-dev libnl-3-dev libnl-route-3-dev libopenblas-dev
+  # Boost's headers: Boost.Math's Student's t (contend ab's paired verdict)
+  libboost-dev
   # the DPDK flow source (CONTEND_WITH_DPDK, on in the presets)
   libdpdk-dev
   # integration tests: namespaces (ip, only in tests), an independent rate measurement, setpriv

@@ -260,8 +260,9 @@ int ab(AbOptions o) {
   o.out = out_folder(o.resume.empty() ? o.out : o.resume);
   if (!o.simulate && o.rounds < 4) {
     return fail("ab", "--rounds " + std::to_string(o.rounds) + ": " + std::to_string(o.rounds) +
-                          " repetitions a side can never give p < 0.05, so no loss could fail; run at least 4 (5 "
-                          "to resolve a tolerance through the noise), or --simulate, which is exact");
+                          " pairs leave Student's t " + std::to_string(std::max(o.rounds - 1, 0)) +
+                          " degrees of freedom, an interval too wide to resolve a tolerance of a few percent; run "
+                          "at least 4 (5 to resolve a tolerance through the noise), or --simulate, which is exact");
   }
   auto sides = sides_of(o);
   if (!sides) {
@@ -289,6 +290,8 @@ int ab(AbOptions o) {
   if (!options) {
     return fail("ab", options.error().message);
   }
+  options->paired = true;  // round r of each side ran back to back: a pair
+  options->family = true;  // a run flags when any cell does: alpha is the run's
   const bool throughput = options->quantity == runner::Quantity::kThroughput;
   if (auto ok = runner::check_comparable(*now, *reference, o.out + "/base", throughput); !ok) {
     return fail("ab", ok.error().message);
@@ -317,9 +320,8 @@ std::function<int()> add_ab_command(CLI::App& sub) {
                  "The experiment the base runs, when the change is in the experiment (default: the same one)")
       ->check(CLI::ExistingFile);
   sub.add_option("--rounds", o->rounds,
-                 "Rounds; each runs every cell once on each side, so each side ends with this many repetitions "
-                 "(at least 4 for real runs, which give p < 0.05 only when the sides do not overlap; 5 to resolve a "
-                 "tolerance through the noise)")
+                 "Rounds; each runs every cell once on each side, a pair, judged by a paired t-test over the "
+                 "rounds (at least 4 for real runs; 5 to resolve a tolerance through the noise)")
       ->capture_default_str()
       ->check(CLI::Range(1, runner::kMaxRepetitions));
   sub.add_option("--seed", o->seed, "Seed of which rounds run the head first (half of them, shuffled)")

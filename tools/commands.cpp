@@ -30,7 +30,7 @@ const Registry<CommandKind>& commands() {
        CommandKind{add_compare_command}},
       {{"", "ab",
         "An A/B comparison of two builds (or experiments) run alternately on this machine, round by "
-        "round, judged as compare does; exit 3 on a loss that matters", {}},
+        "round, each round a pair (paired t, Holm over the cells); exit 3 on a loss that matters", {}},
        CommandKind{add_ab_command}},
       {{"", "history",
         "The series of many runs of one experiment on one machine, per cell, with its change points "

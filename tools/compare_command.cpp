@@ -122,7 +122,7 @@ int report_verdicts(const runner::Summary& now, const std::vector<runner::Summar
   std::printf(
       "\n%s against %s (%s, tolerance %.1f%%):\n%s", now.experiment.c_str(), reference_name.c_str(),
       runner::quantity_name(o.quantity), 100 * o.tolerance,
-      runner::verdict_table(verdicts, o.quantity == runner::Quantity::kThroughput ? now.unit : "x " + now.baseline)
+      runner::verdict_table(verdicts, o.quantity == runner::Quantity::kThroughput ? now.unit : "x " + now.baseline, o)
           .c_str());
   int failing = 0;
   int unresolved = 0;

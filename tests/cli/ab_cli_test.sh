@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # contend ab and contend run --repetitions, without root (both sides simulated): an A/A comparison
 # of the shipped regression experiment finds no change (exit 0), the head first in half the rounds;
-# the head with every stage's compute 5% slower is flagged cell by cell from 5 repetitions a side
-# (exit 3); each round leaves one repetition a side, in folders contend compare reads; bad input
-# (a program that is no contend, or one without run --repetitions, two experiments, too few rounds
-# for real runs) is refused before anything runs and creates nothing; a round that fails names its
-# side and shows its log; a stopped ab stops its round; --resume keeps the rounds that finished and runs
-# a cut one again; a resumed run keeps its --repetitions.
+# the head with every stage's compute 5% slower is flagged cell by cell from 5 rounds, each a pair
+# (paired t, Holm over the cells; exit 3); each round leaves one repetition a side, in folders
+# contend compare reads; bad input (a program that is no contend, or one without run --repetitions,
+# two experiments, too few rounds for real runs) is refused before anything runs and creates
+# nothing; a round that fails names its side and shows its log; a stopped ab stops its round;
+# --resume keeps the rounds that finished and runs a cut one again; a resumed run keeps its
+# --repetitions.
 # Usage: ab_cli_test.sh CONTEND SOURCE_DIR
 set -euo pipefail
 contend=$1
@@ -43,6 +44,8 @@ rc=0
 grep -q "^steady *1f1b .* 5+5  *slower: slower by [3-6]\.[0-9]%" "$tmp/out.txt" ||
   fail "the loss is not named from 5+5 repetitions: $(cat "$tmp/out.txt")"
 [ -s "$tmp/rep/junit.xml" ] || fail "--reports wrote no junit.xml"
+grep -q "p: paired t (Holm over the cells)" "$tmp/out.txt" && grep -q "paired t (Holm over the cells) at 5%" "$tmp/rep/summary.md" ||
+  fail "the rounds were not judged as pairs, the cells as a family: $(cat "$tmp/out.txt" "$tmp/rep/summary.md")"
 rc=0
 "$contend" compare "$tmp/slow/head/round-01" "$tmp/slow/base/round-01" "$tmp/slow/base/round-02" --by throughput \
   >"$tmp/out.txt" 2>&1 || rc=$?
@@ -68,7 +71,7 @@ refused "two experiments" 'the base'"'"'s experiment is "regression", the head'"
 refused "no rounds" "--rounds" "$exp" --rounds 0
 rc=0
 "$contend" ab "$exp" --rounds 3 --out "$tmp/bad" >/dev/null 2>"$tmp/err.txt" || rc=$?
-[ $rc -eq 1 ] && grep -q "3 repetitions a side can never give p < 0.05" "$tmp/err.txt" && [ ! -e "$tmp/bad" ] ||
+[ $rc -eq 1 ] && grep -q "3 pairs leave Student.s t 2 degrees of freedom" "$tmp/err.txt" && [ ! -e "$tmp/bad" ] ||
   fail "3 real rounds: exit $rc: $(cat "$tmp/err.txt")"
 rc=0
 "$contend" ab "$exp" --simulate --out "$tmp/aa" >/dev/null 2>"$tmp/err.txt" || rc=$?

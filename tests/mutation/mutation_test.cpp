@@ -414,9 +414,12 @@ TEST_CASE("a history's files, mutated, are read or refused, and a summary that r
       return false;
     }
     for (auto q : {runner::Quantity::kThroughput, runner::Quantity::kSpeedup}) {
-      runner::VerdictOptions o;
-      o.quantity = q;
-      (void)runner::verdict_table(runner::verdicts(*now, *reference, o), now->unit);
+      for (bool paired : {false, true}) {  // compare's test, and ab's over its rounds
+        runner::VerdictOptions o;
+        o.quantity = q;
+        o.paired = o.family = paired;
+        (void)runner::verdict_table(runner::verdicts(*now, *reference, o), now->unit, o);
+      }
     }
     return true;
   });

@@ -113,7 +113,13 @@ void judge(Verdict& v, const VerdictOptions& o) {
   const Shift& s = v.shift;
   const int n = static_cast<int>(v.reference.size());
   const int m = static_cast<int>(v.now.size());
-  if (!s.exact && smallest_p(n, m) >= o.alpha) {
+  if (o.paired && (n != m || n < 2)) {
+    v.change = Change::kUnresolved;
+    v.why =
+        std::to_string(n) + " and " + std::to_string(m) + " repetitions are not pairs: run as many of each, 2 or more";
+    return;
+  }
+  if (!o.paired && !s.exact && smallest_p(n, m) >= o.alpha) {
     v.change = Change::kUnresolved;
     v.why = std::to_string(n) + " and " + std::to_string(m) + " repetitions can never give p < " +
             std::to_string(o.alpha).substr(0, 4) +
@@ -163,9 +169,10 @@ double drift_of(const std::vector<Summary>& runs, const CellSummary& cell, Quant
   return std::clamp(1 - (s.mean - s.ci95 * std::sqrt(s.n + 1.0)) / middle, 0.0, 1.0);
 }
 
-// The verdict of one cell of the reference; `drift` the reference runs' own.
-Verdict verdict_of(const Summary& now, const Summary& reference, const CellSummary& ref, double drift,
-                   const VerdictOptions& o) {
+// The verdict of one cell of the reference, its shift measured, not yet judged; `drift` the
+// reference runs' own.
+Verdict measured(const Summary& now, const Summary& reference, const CellSummary& ref, double drift,
+                 const VerdictOptions& o) {
   Verdict v;
   v.scenario = ref.scenario;
   v.schedule = ref.schedule;
@@ -180,8 +187,39 @@ Verdict verdict_of(const Summary& now, const Summary& reference, const CellSumma
     v.fails = true;
     v.why = v.now.empty() ? "missing from this run" : "no values in the reference";
   } else {
-    v.shift = shift_of(v.reference, v.now, o.alpha);
-    judge(v, o);
+    v.shift = o.paired ? paired_shift_of(v.reference, v.now, o.alpha) : shift_of(v.reference, v.now, o.alpha);
+  }
+  return v;
+}
+
+// Holm's step-down over the measured cells: the k-th smallest p times the cells left from it
+// (m - k + 1), never below the one before, at most 1.
+void holm(std::vector<Verdict>& v) {
+  std::vector<Verdict*> order;
+  for (Verdict& each : v) {
+    if (each.change != Change::kMissing) {
+      order.push_back(&each);
+    }
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [](const Verdict* a, const Verdict* b) { return a->shift.p < b->shift.p; });
+  double floor = 0;
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    double& p = order[k]->shift.p;
+    p = std::min(1.0, std::max(floor, p * static_cast<double>(order.size() - k)));
+    floor = p;
+  }
+}
+
+// Every measured cell judged, as one family where the options say so.
+std::vector<Verdict> judged(std::vector<Verdict> v, const VerdictOptions& o) {
+  if (o.family) {
+    holm(v);
+  }
+  for (Verdict& each : v) {
+    if (each.change != Change::kMissing) {
+      judge(each, o);
+    }
   }
   return v;
 }
@@ -318,9 +356,9 @@ Summary pooled(const std::vector<Summary>& runs) {
 std::vector<Verdict> verdicts(const Summary& now, const Summary& reference, const VerdictOptions& o) {
   std::vector<Verdict> out;
   for (const CellSummary& ref : reference.cells) {
-    out.push_back(verdict_of(now, reference, ref, 0, o));
+    out.push_back(measured(now, reference, ref, 0, o));
   }
-  return out;
+  return judged(std::move(out), o);
 }
 
 std::vector<Verdict> verdicts(const Summary& now, const std::vector<Summary>& references, const VerdictOptions& o) {
@@ -332,12 +370,16 @@ std::vector<Verdict> verdicts(const Summary& now, const std::vector<Summary>& re
   std::vector<Verdict> out;
   for (const CellSummary& ref : reference.cells) {
     const double middle = stats_of(values_of(reference, ref, o.quantity)).median;
-    out.push_back(verdict_of(now, reference, ref, drift ? drift_of(references, ref, o.quantity, middle) : 0, o));
+    out.push_back(measured(now, reference, ref, drift ? drift_of(references, ref, o.quantity, middle) : 0, o));
   }
-  return out;
+  return judged(std::move(out), o);
 }
 
-std::string verdict_table(const std::vector<Verdict>& verdicts, const std::string& unit) {
+std::string test_name(const VerdictOptions& o) {
+  return std::string(o.paired ? "paired t" : "Mann-Whitney U") + (o.family ? " (Holm over the cells)" : "");
+}
+
+std::string verdict_table(const std::vector<Verdict>& verdicts, const std::string& unit, const VerdictOptions& o) {
   std::ostringstream out;
   char line[512];
   std::snprintf(line, sizeof line, "%-14s %-20s %11s %11s %7s %17s %7s %5s  %s\n", "scenario", "schedule", "reference",
@@ -355,8 +397,9 @@ std::string verdict_table(const std::vector<Verdict>& verdicts, const std::strin
                   n.n, change_name(v.change), v.why.c_str());
     out << line;
   }
-  out << "(medians of the repetitions in " << unit << "; ratio: now over reference, Hodges-Lehmann, with its "
-      << "interval; p: Mann-Whitney U, two-sided)\n";
+  out << "(medians of the repetitions in " << unit << "; ratio: now over reference, "
+      << (o.paired ? "the geometric mean of the pairs' ratios" : "Hodges-Lehmann")
+      << ", with its interval; p: " << test_name(o) << ", two-sided)\n";
   return out.str();
 }
 

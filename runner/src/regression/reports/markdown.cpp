@@ -75,7 +75,7 @@ std::string markdown(const CiReportInput& in) {
                      : "No regression in " + std::to_string(cells) + " cells")
      << " (" << quantity_name(in.options.quantity) << ", tolerance " << number("%.1f%%", 100 * in.options.tolerance)
      << (history ? ", " + std::to_string(in.history->runs.size()) + " runs on " + cell_text(in.history->runs[0].machine)
-                 : std::string(", Mann-Whitney U at ") + number("%.0f%%", 100 * in.options.alpha))
+                 : ", " + test_name(in.options) + " at " + number("%.0f%%", 100 * in.options.alpha))
      << ")\n\n"
      << rows;
   return md.str();

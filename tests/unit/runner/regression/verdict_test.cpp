@@ -83,7 +83,66 @@ TEST_CASE("verdicts: a loss beyond the tolerance fails, a small significant one 
   auto faster = verdicts(one_cell(noisy(110, 0.005, 5, 12)), ref, o);
   CHECK(faster[0].change == Change::kFaster);
   CHECK_FALSE(faster[0].fails);
-  CHECK_THAT(verdict_table(loss, "samples/s"), Catch::Contains("slower") && Catch::Contains("5+5"));
+  CHECK_THAT(verdict_table(loss, "samples/s", o),
+             Catch::Contains("slower") && Catch::Contains("5+5") && Catch::Contains("p: Mann-Whitney U"));
+}
+
+TEST_CASE("paired: a round's drift cancels in its pair's ratio, so a loss the unpaired test misses is found",
+          "[regression]") {
+  // Five rounds 20% apart (the machine drifts between them), the head 2.5-3.5% slower in each.
+  const std::vector<double> base{100, 110, 95, 105, 90};
+  const std::vector<double> head{97.5, 106.2, 92.0, 102.0, 87.6};
+  CHECK(mann_whitney_p(base, head) > 0.5);  // unpaired: the drift hides it
+  const Shift s = paired_shift_of(base, head);
+  CHECK(s.ratio == Approx(0.97072).epsilon(1e-4));  // the geometric mean of the pairs' ratios
+  CHECK(s.p == Approx(7.299e-5).epsilon(1e-3));     // t = -16.83 with 4 degrees of freedom
+  CHECK(s.low == Approx(0.96598).epsilon(1e-4));    // +/- t(0.975, 4) standard errors
+  CHECK(s.high == Approx(0.97549).epsilon(1e-4));
+  CHECK(s.confidence == Approx(0.95));
+  // Pairs that repeat one ratio (a simulated run): the ratio is the change.
+  const Shift exact = paired_shift_of({50, 60}, {45, 54});
+  CHECK(exact.exact);
+  CHECK(exact.ratio == Approx(0.9));
+  CHECK(exact.p == 0);
+  CHECK(paired_shift_of({50, 60}, {50, 60}).p == 1);
+  VerdictOptions o;
+  o.paired = true;
+  auto v = verdicts(one_cell(head), one_cell(base), o);
+  CHECK(v[0].change == Change::kSlower);
+  CHECK(v[0].fails);
+  CHECK_THAT(verdict_table(v, "samples/s", o), Catch::Contains("geometric mean") && Catch::Contains("p: paired t"));
+  // Unequal counts are no pairs: said, not judged.
+  auto uneven = verdicts(one_cell({97, 98, 99}), one_cell({100, 101}), o);
+  CHECK(uneven[0].change == Change::kUnresolved);
+  CHECK_THAT(uneven[0].why, Catch::Contains("not pairs"));
+}
+
+TEST_CASE("a family of cells: Holm's step-down keeps the run's false alarms within alpha", "[regression]") {
+  // Three cells: a clear loss, one with p about 0.03 alone, and noise.
+  std::map<std::pair<std::string, std::string>, std::vector<double>> before{
+      {{"s", "a"}, {100, 100.5, 99.5, 100.2, 99.8}},
+      {{"s", "b"}, {100, 101, 99, 100.5, 99.5}},
+      {{"s", "c"}, noisy(100, 0.01, 5, 21)}};
+  auto after = before;
+  after[{"s", "a"}] = {90, 90.4, 89.6, 90.1, 89.9};
+  after[{"s", "b"}] = {93.5, 100.5, 95.1, 98.9, 92.0};  // 4.1% slower, p 0.043
+  after[{"s", "c"}] = noisy(100, 0.01, 5, 22);
+  const std::vector<std::pair<std::string, std::string>> order{{"s", "a"}, {"s", "b"}, {"s", "c"}};
+  const Summary ref = summarize("e", "a", "real", order, before);
+  const Summary now = summarize("e", "a", "real", order, after);
+  VerdictOptions o;
+  o.paired = true;
+  const auto alone = verdicts(now, ref, o);
+  REQUIRE(alone[1].shift.p == Approx(0.0431).epsilon(0.01));
+  CHECK(alone[1].fails);
+  o.family = true;
+  const auto family = verdicts(now, ref, o);
+  CHECK(family[0].fails);                                                   // the clear loss still fails
+  CHECK(family[0].shift.p == Approx(std::min(1.0, 3 * alone[0].shift.p)));  // the smallest p, times 3
+  CHECK_FALSE(family[1].fails);  // p about 0.03, times 2 (or more): not significant among three
+  CHECK(family[1].shift.p >= family[0].shift.p);
+  CHECK(family[2].shift.p >= alone[2].shift.p);  // an adjusted p is never below its own
+  CHECK_THAT(verdict_table(family, "samples/s", o), Catch::Contains("Holm over the cells"));
 }
 
 TEST_CASE("verdicts say when the repetitions cannot resolve the tolerance, and fail a missing cell", "[regression]") {

@@ -4,6 +4,8 @@
 // between a value now and one before), its distribution-free interval, and the two-sided
 // Mann-Whitney U test of the two samples. Mann-Whitney, not a t-test: repetitions on a shared
 // machine are skewed by the odd slow one (steal, a neighbour), and ranks are not moved by it.
+// Where the repetitions are pairs, measured side by side (contend ab's rounds), the test is on the
+// pairs' ratios (paired_shift_of), and the cells may be judged as a family (Holm's step-down).
 // The tolerance is the smallest change that matters: a cell fails when it is significantly
 // slower and the estimated loss is beyond the tolerance. Pure.
 
@@ -15,11 +17,11 @@
 namespace contend::runner {
 
 struct Shift {
-  double ratio = 1;  // Hodges-Lehmann: the median of now_j / reference_i over every pair
+  double ratio = 1;  // Hodges-Lehmann: the median of now_j / reference_i over every pair (paired: see below)
   double low = 0;    // the interval of the ratio, at `confidence`
   double high = 0;
   double confidence = 0;  // what the sizes allow nearest 95% from above; 0 when they allow none
-  double p = 1;           // two-sided Mann-Whitney p-value (exact below 50 values per side)
+  double p = 1;           // two-sided Mann-Whitney p-value (exact below 50 values per side), or paired t
   // Both sides without spread (a simulated run repeats itself exactly): no noise to test
   // against, the ratio is the change (p 0, or 1 when equal), its interval the ratio itself.
   bool exact = false;
@@ -30,6 +32,14 @@ double mann_whitney_p(const std::vector<double>& reference, const std::vector<do
 Shift shift_of(const std::vector<double>& reference, const std::vector<double>& now, double alpha = 0.05);
 // The smallest two-sided p-value samples of these sizes can give: 2 / C(n + m, n).
 double smallest_p(int n, int m);
+// The shift of pairs: now_i measured with reference_i (contend ab runs both sides once a round, in
+// a shuffled order). The ratio is the geometric mean of the pairs' ratios, its interval Student's
+// t at 1 - alpha, p the two-sided one-sample t-test of their logs. A t-test where the unpaired
+// test ranks: the round's drift, which skews single repetitions, cancels in its pair's ratio, and
+// the shuffled order makes the log ratios symmetric about the change, where t holds; the signed
+// ranks of 5 pairs could never give p < 0.0625. Exact (as shift_of) when every pair has one ratio.
+// Requires as many values on each side (2 or more), all positive.
+Shift paired_shift_of(const std::vector<double>& reference, const std::vector<double>& now, double alpha = 0.05);
 
 enum class Change { kFaster, kSlower, kSame, kUnresolved, kMissing };
 const char* change_name(Change c);  // "faster", "slower", "no change", "unresolved", "missing"
@@ -61,7 +71,15 @@ struct VerdictOptions {
   double tolerance = 0.02;
   double alpha = 0.05;
   Quantity quantity = Quantity::kThroughput;
+  // The i-th values of both sides form a pair (contend ab's rounds): paired_shift_of, not shift_of.
+  bool paired = false;
+  // The cells are one family: each p is Holm-adjusted over them (the smallest times the number of
+  // cells, the next times one less, kept increasing), so that the chance that a run of an unchanged
+  // tree flags any cell stays within alpha; else alpha holds for each cell alone.
+  bool family = false;
 };
+// The test as tables and reports name it: "Mann-Whitney U", or "paired t (Holm over the cells)".
+std::string test_name(const VerdictOptions& o);
 // Several reference runs as one: each cell's repetitions of every run that has it, run after run
 // (each repetition's baseline beside it, so speedups still pair), in the first run's cell order. A
 // reference of a few recent runs carries their run-to-run spread, which one run's repetitions do
@@ -84,6 +102,6 @@ std::vector<Verdict> verdicts(const Summary& now, const Summary& reference, cons
 // None: no verdicts; one: `verdicts` above.
 std::vector<Verdict> verdicts(const Summary& now, const std::vector<Summary>& references, const VerdictOptions& o);
 // The console table: cell, reference and now (medians), ratio [interval], p, n, verdict.
-std::string verdict_table(const std::vector<Verdict>& v, const std::string& unit);
+std::string verdict_table(const std::vector<Verdict>& v, const std::string& unit, const VerdictOptions& o);
 
 }  // namespace contend::runner
