@@ -11,6 +11,7 @@
 #include "compare_command.h"
 #include "contend/common/child_process.h"
 #include "contend/common/fd.h"
+#include "contend/common/json.h"
 #include "contend/runner/experiment/experiment.h"
 #include "contend/runner/results/summary.h"
 #include "signals.h"
@@ -25,6 +26,7 @@ struct Side {
   std::string name;  // "base" or "head"
   std::string binary;
   std::string experiment;
+  std::string files;  // the fingerprint of the experiment's files (env.json's "files_fingerprint")
 };
 
 struct AbOptions {
@@ -77,10 +79,10 @@ Result<void> check_binary(const Side& s) {
 // experiments that load and name the same experiment (their cells are compared one by one).
 Result<std::pair<Side, Side>> sides_of(const AbOptions& o) {
   Side base{"base", o.base_binary.empty() ? self() : o.base_binary,
-            o.base_experiment.empty() ? o.experiment : o.base_experiment};
-  Side head{"head", o.head_binary.empty() ? self() : o.head_binary, o.experiment};
+            o.base_experiment.empty() ? o.experiment : o.base_experiment, ""};
+  Side head{"head", o.head_binary.empty() ? self() : o.head_binary, o.experiment, ""};
   std::string name;
-  for (const Side* s : {&head, &base}) {
+  for (Side* s : {&head, &base}) {
     if (auto ok = check_binary(*s); !ok) {
       return ok.error();
     }
@@ -94,6 +96,7 @@ Result<std::pair<Side, Side>> sides_of(const AbOptions& o) {
                                                     "(a changed copy keeps its name)");
     }
     name = e->name;
+    s->files = runner::files_fingerprint(*e);
   }
   return std::pair{base, head};
 }
@@ -237,12 +240,35 @@ Result<void> make_out(const std::string& out) {
   return {};
 }
 
-// --resume's folder: an ab's, with both sides' folders.
-Result<void> check_resume(const std::string& dir) {
+// The fingerprint of the files a round ran (its env.json's; empty where it has none).
+std::string round_files(const std::string& dir) {
+  auto env = read_json_file(dir + "/env.json");
+  if (!env || !env->is_object() || !env->contains("files_fingerprint") || !(*env)["files_fingerprint"].is_string()) {
+    return {};
+  }
+  return (*env)["files_fingerprint"].get<std::string>();
+}
+
+// --resume's folder: an ab's, with both sides' folders, whose finished rounds ran the files each
+// side's experiment holds now (rounds of other files would be pooled with the new ones).
+Result<void> check_resume(const AbOptions& o, const Side& base, const Side& head) {
   std::error_code ec;
-  if (!fs::is_directory(dir + "/base", ec) || !fs::is_directory(dir + "/head", ec)) {
+  if (!fs::is_directory(o.out + "/base", ec) || !fs::is_directory(o.out + "/head", ec)) {
     return make_error(Errc::kInvalidArgument,
-                      "--resume " + dir + ": not the folder of a contend ab (it has no base/ and head/)");
+                      "--resume " + o.out + ": not the folder of a contend ab (it has no base/ and head/)");
+  }
+  for (const Side* s : {&base, &head}) {
+    for (int round = 1; round <= o.rounds; ++round) {
+      const std::string dir = round_dir(o, *s, round);
+      const std::string files = round_done(dir) ? round_files(dir) : "";
+      if (!files.empty() && files != s->files) {
+        return make_error(Errc::kInvalidArgument,
+                          "--resume " + o.out + ": " + s->name + "/" + fs::path(dir).filename().string() +
+                              " ran other files than " + s->experiment + " and its scenarios hold now (fingerprint " +
+                              files + ", now " + s->files + "): its rounds and new ones would not compare; start a " +
+                              "new ab (--out), or restore the files");
+      }
+    }
   }
   return {};
 }
@@ -269,7 +295,7 @@ int ab(AbOptions o) {
     return fail("ab", sides.error().message);
   }
   const auto& [base, head] = *sides;
-  if (auto ok = o.resume.empty() ? make_out(o.out) : check_resume(o.out); !ok) {
+  if (auto ok = o.resume.empty() ? make_out(o.out) : check_resume(o, base, head); !ok) {
     return fail("ab", ok.error().message);
   }
   std::printf("A/B: head %s %s, base %s %s; %d rounds into %s\n", head.binary.c_str(), head.experiment.c_str(),
@@ -290,8 +316,8 @@ int ab(AbOptions o) {
   if (!options) {
     return fail("ab", options.error().message);
   }
-  options->paired = true;  // round r of each side ran back to back: a pair
-  options->family = true;  // a run flags when any cell does: alpha is the run's
+  options->paired = o.rounds >= 2;  // round r of each side ran back to back: a pair (one: exact, simulated)
+  options->family = true;           // a run flags when any cell does: alpha is the run's
   const bool throughput = options->quantity == runner::Quantity::kThroughput;
   if (auto ok = runner::check_comparable(*now, *reference, o.out + "/base", throughput); !ok) {
     return fail("ab", ok.error().message);
@@ -337,9 +363,10 @@ std::function<int()> add_ab_command(CLI::App& sub) {
   add_reports_option(&sub, o->verdict);
   sub.footer(
       "Runs the base and the head alternately on this machine, round by round, each round every cell once on each "
-      "side, the head first in half the rounds (randomized multiple interleaved trials), then judges the head's "
-      "repetitions against the base's as `contend compare` does (by throughput unless --by). The machine's drift "
-      "between runs falls on both sides alike. Exit 3 on a significant loss beyond --tolerance or a cell missing "
+      "side, the head first in half the rounds (randomized multiple interleaved trials), then judges each cell's "
+      "rounds as pairs (a paired t-test of their ratios, Holm-adjusted over the cells; by throughput unless --by). "
+      "The machine's drift between runs falls on both sides alike and cancels in each round's ratio. Exit 3 on a "
+      "significant loss beyond --tolerance or a cell missing "
       "from the head, 1 on bad input or a failed round, 128 + the signal when stopped. Both binaries need "
       "`contend run --repetitions`. docs/regression.md");
   return [o] { return ab(*o); };

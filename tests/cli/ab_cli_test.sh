@@ -6,8 +6,8 @@
 # contend compare reads; bad input (a program that is no contend, or one without run --repetitions,
 # two experiments, too few rounds for real runs) is refused before anything runs and creates
 # nothing; a round that fails names its side and shows its log; a stopped ab stops its round;
-# --resume keeps the rounds that finished and runs a cut one again; a resumed run keeps its
-# --repetitions.
+# --resume keeps the rounds that finished and runs a cut one again, and refuses rounds of other
+# files; a resumed run keeps its --repetitions.
 # Usage: ab_cli_test.sh CONTEND SOURCE_DIR
 set -euo pipefail
 contend=$1
@@ -44,8 +44,15 @@ rc=0
 grep -q "^steady *1f1b .* 5+5  *slower: slower by [3-6]\.[0-9]%" "$tmp/out.txt" ||
   fail "the loss is not named from 5+5 repetitions: $(cat "$tmp/out.txt")"
 [ -s "$tmp/rep/junit.xml" ] || fail "--reports wrote no junit.xml"
-grep -q "p: paired t (Holm over the cells)" "$tmp/out.txt" && grep -q "paired t (Holm over the cells) at 5%" "$tmp/rep/summary.md" ||
+grep -q "p: paired t, two-sided, Holm-adjusted over the cells tested" "$tmp/out.txt" &&
+  grep -q "paired t (Holm over the cells) at 5%" "$tmp/rep/summary.md" ||
   fail "the rounds were not judged as pairs, the cells as a family: $(cat "$tmp/out.txt" "$tmp/rep/summary.md")"
+# Simulated, one round decides: each side's one repetition is exact.
+rc=0
+"$contend" ab "$tmp/slow.json" --base-experiment "$exp" --simulate --rounds 1 --out "$tmp/slow1" >"$tmp/out.txt" 2>&1 ||
+  rc=$?
+[ $rc -eq 3 ] && grep -q "^steady *1f1b .* 1+1  *slower: slower by [3-6]\.[0-9]%" "$tmp/out.txt" ||
+  fail "one simulated round did not judge exactly (exit $rc): $(cat "$tmp/out.txt")"
 rc=0
 "$contend" compare "$tmp/slow/head/round-01" "$tmp/slow/base/round-01" "$tmp/slow/base/round-02" --by throughput \
   >"$tmp/out.txt" 2>&1 || rc=$?
@@ -126,10 +133,17 @@ PY
 grep -q "^round 2/$last: .* head [0-9.]* s" "$tmp/out.txt" && grep -q "^round 1/$last: .* head done" "$tmp/out.txt" &&
   [ "$(grep -c " $last+$last  *no change: " "$tmp/out.txt")" -eq 6 ] ||
   fail "--resume kept a round that did not finish every cell: $(cat "$tmp/out.txt")"
+# Resumed with other files than its rounds ran (a changed copy under the same name): refused.
+/usr/bin/python3 "$src/bench/lossy_experiment.py" "$exp" "$tmp/other.json" 1.01
+rc=0
+"$contend" ab "$tmp/other.json" --base-experiment "$exp" --simulate --rounds "$last" --resume "$tmp/stop" \
+  >"$tmp/out.txt" 2>&1 || rc=$?
+[ $rc -eq 1 ] && grep -q "head/round-01 ran other files than $tmp/other.json and its scenarios hold now" "$tmp/out.txt" ||
+  fail "--resume with changed files: exit $rc, $(cat "$tmp/out.txt")"
 rc=0
 "$contend" ab "$exp" --simulate --resume "$tmp/two-missing" >/dev/null 2>"$tmp/err.txt" || rc=$?
 [ $rc -eq 1 ] && grep -q "not the folder of a contend ab" "$tmp/err.txt" || fail "--resume of no ab: exit $rc"
-echo "ok: --resume keeps the rounds done, runs the rest (and a cut one again) and adds rounds"
+echo "ok: --resume keeps the rounds done, runs the rest (and a cut one again) and adds rounds; changed files refused"
 
 # run --repetitions, kept by --resume (a folder cut after its first cell).
 "$contend" run "$exp" --simulate --repetitions 2 --no-report --out "$tmp/two" >/dev/null 2>&1 || fail "--repetitions 2"

@@ -1,18 +1,19 @@
-// The shift of paired repetitions (verdict.h): the pairs' log ratios, tested with Student's t.
+#include "contend/runner/regression/verdict.h"
 
 #include <algorithm>
 #include <cmath>
 
 #include <boost/math/distributions/students_t.hpp>
 
-#include "contend/runner/regression/verdict.h"
-
 namespace contend::runner {
 
 Shift paired_shift_of(const std::vector<double>& reference, const std::vector<double>& now, double alpha) {
   Shift s;
+  if (reference.size() != now.size()) {
+    return s;  // no pairs (verdict.cpp says so)
+  }
   std::vector<double> logs;
-  for (std::size_t i = 0; i < std::min(reference.size(), now.size()); ++i) {
+  for (std::size_t i = 0; i < reference.size(); ++i) {
     if (reference[i] > 0 && now[i] > 0) {
       logs.push_back(std::log(now[i] / reference[i]));
     }

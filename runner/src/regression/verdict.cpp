@@ -115,8 +115,9 @@ void judge(Verdict& v, const VerdictOptions& o) {
   const int m = static_cast<int>(v.now.size());
   if (o.paired && (n != m || n < 2)) {
     v.change = Change::kUnresolved;
-    v.why =
-        std::to_string(n) + " and " + std::to_string(m) + " repetitions are not pairs: run as many of each, 2 or more";
+    v.why = n != m ? std::to_string(n) + " repetitions in the reference and " + std::to_string(m) +
+                         " now are not pairs: run as many of each"
+                   : "one pair cannot be tested: run 2 or more";
     return;
   }
   if (!o.paired && !s.exact && smallest_p(n, m) >= o.alpha) {
@@ -192,12 +193,13 @@ Verdict measured(const Summary& now, const Summary& reference, const CellSummary
   return v;
 }
 
-// Holm's step-down over the measured cells: the k-th smallest p times the cells left from it
-// (m - k + 1), never below the one before, at most 1.
+// Holm's step-down over the cells tested (not the missing, the exact, nor those whose sizes allow
+// no test): the k-th smallest p times the cells left from it (m - k + 1), never below the one
+// before, at most 1.
 void holm(std::vector<Verdict>& v) {
   std::vector<Verdict*> order;
   for (Verdict& each : v) {
-    if (each.change != Change::kMissing) {
+    if (each.change != Change::kMissing && !each.shift.exact && each.shift.confidence > 0) {
       order.push_back(&each);
     }
   }
@@ -399,7 +401,8 @@ std::string verdict_table(const std::vector<Verdict>& verdicts, const std::strin
   }
   out << "(medians of the repetitions in " << unit << "; ratio: now over reference, "
       << (o.paired ? "the geometric mean of the pairs' ratios" : "Hodges-Lehmann")
-      << ", with its interval; p: " << test_name(o) << ", two-sided)\n";
+      << ", with its interval; p: " << (o.paired ? "paired t" : "Mann-Whitney U") << ", two-sided"
+      << (o.family ? ", Holm-adjusted over the cells tested (each interval the cell's own)" : "") << ")\n";
   return out.str();
 }
 

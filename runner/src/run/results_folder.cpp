@@ -7,7 +7,6 @@
 #include <set>
 
 #include "contend/common/fd.h"
-#include "contend/common/fnv.h"
 #include "contend/common/json.h"
 #include "contend/common/records.h"
 #include "contend/runner/hosts/hosts.h"
@@ -22,35 +21,6 @@ std::string timestamp() {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", std::localtime(&t));
   return buf;
-}
-
-// A file as the fingerprint reads it: its JSON, keys in order, without "description" (layout and
-// prose change no result), else its bytes.
-std::string fingerprinted(const std::string& path) {
-  auto text = read_file(path);
-  if (!text) {
-    return {};
-  }
-  auto json = parse_json(*text, path);
-  if (!json || !json->is_object()) {
-    return *text;
-  }
-  json->erase("description");
-  return json->dump();
-}
-
-// The fingerprint of the files the experiment was read from (its own and its scenarios'), in hex:
-// a run is resumed only with the files it began with.
-std::string files_fingerprint(const Experiment& e) {
-  std::uint64_t h = kFnv1aStart;
-  std::vector<std::string> files{e.source};
-  files.insert(files.end(), e.scenario_files.begin(), e.scenario_files.end());
-  for (const std::string& file : files) {
-    h = fnv1a(std::string_view("\0", 1), fnv1a(fingerprinted(file), h));
-  }
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
-  return hex;
 }
 
 // env.json of a new folder: the experiment, its files' fingerprint, the mode, what the caller adds.

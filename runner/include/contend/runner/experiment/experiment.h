@@ -77,6 +77,11 @@ const pipeline::ScheduleChoice& schedule_of(const Experiment& e, const Cell& cel
 // in place of "schedules", one rank per node.
 Result<Experiment> parse_experiment(const std::string& text, const std::string& source);
 Result<Experiment> load_experiment(const std::string& path);
+// The fingerprint of the files `e` was read from, its own and its scenarios' (JSON files as their
+// keys and values without "description", whose prose changes no result), in hex: env.json's
+// "files_fingerprint", so that a run is resumed (and contend ab keeps rounds) only with the files
+// it began with.
+std::string files_fingerprint(const Experiment& e);
 
 // The matrix, scenario-major, then repetition, then schedule (or variant): each repetition runs
 // every schedule, so the schedules alternate on the machine.

@@ -38,7 +38,7 @@ double smallest_p(int n, int m);
 // test ranks: the round's drift, which skews single repetitions, cancels in its pair's ratio, and
 // the shuffled order makes the log ratios symmetric about the change, where t holds; the signed
 // ranks of 5 pairs could never give p < 0.0625. Exact (as shift_of) when every pair has one ratio.
-// Requires as many values on each side (2 or more), all positive.
+// Requires as many values on each side (else no shift: confidence 0), 2 or more positive pairs.
 Shift paired_shift_of(const std::vector<double>& reference, const std::vector<double>& now, double alpha = 0.05);
 
 enum class Change { kFaster, kSlower, kSame, kUnresolved, kMissing };
@@ -73,9 +73,10 @@ struct VerdictOptions {
   Quantity quantity = Quantity::kThroughput;
   // The i-th values of both sides form a pair (contend ab's rounds): paired_shift_of, not shift_of.
   bool paired = false;
-  // The cells are one family: each p is Holm-adjusted over them (the smallest times the number of
-  // cells, the next times one less, kept increasing), so that the chance that a run of an unchanged
-  // tree flags any cell stays within alpha; else alpha holds for each cell alone.
+  // The cells are one family: each p is Holm-adjusted over the cells tested (the smallest times
+  // their number, the next times one less, kept increasing; exact and untestable cells left out),
+  // so that the chance that a run of an unchanged tree flags any cell stays near alpha (t's level
+  // is approximate); else alpha holds for each cell alone. Intervals stay each cell's own.
   bool family = false;
 };
 // The test as tables and reports name it: "Mann-Whitney U", or "paired t (Holm over the cells)".
