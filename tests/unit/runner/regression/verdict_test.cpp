@@ -153,7 +153,7 @@ TEST_CASE("a family of cells: Holm's step-down keeps the run's false alarms with
   CHECK_THAT(verdict_table(family, "samples/s", o), Catch::Contains("Holm-adjusted over the cells tested"));
 }
 
-TEST_CASE("paired: rounds pooled side by side pair round by round; a round short of a cell is no pair",
+TEST_CASE("paired: rounds pooled side by side pair round by round, and a round short of a cell is no pair",
           "[regression]") {
   // Five rounds of one repetition a side, the machine 10% faster or slower from round to round,
   // the head 3% slower in each: pooled as contend ab pools them, the rounds pair.
