@@ -377,8 +377,16 @@ std::vector<Verdict> verdicts(const Summary& now, const std::vector<Summary>& re
   return judged(std::move(out), o);
 }
 
+namespace {
+
+const char* test_of(const VerdictOptions& o) {
+  return o.paired ? "paired t" : "Mann-Whitney U";
+}
+
+}  // namespace
+
 std::string test_name(const VerdictOptions& o) {
-  return std::string(o.paired ? "paired t" : "Mann-Whitney U") + (o.family ? " (Holm over the cells)" : "");
+  return std::string(test_of(o)) + (o.family ? " (Holm over the cells)" : "");
 }
 
 std::string verdict_table(const std::vector<Verdict>& verdicts, const std::string& unit, const VerdictOptions& o) {
@@ -401,7 +409,7 @@ std::string verdict_table(const std::vector<Verdict>& verdicts, const std::strin
   }
   out << "(medians of the repetitions in " << unit << "; ratio: now over reference, "
       << (o.paired ? "the geometric mean of the pairs' ratios" : "Hodges-Lehmann")
-      << ", with its interval; p: " << (o.paired ? "paired t" : "Mann-Whitney U") << ", two-sided"
+      << ", with its interval; p: " << test_of(o) << ", two-sided"
       << (o.family ? ", Holm-adjusted over the cells tested (each interval the cell's own)" : "") << ")\n";
   return out.str();
 }

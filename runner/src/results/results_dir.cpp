@@ -17,7 +17,6 @@
 #include "contend/runner/experiment/experiment.h"
 
 namespace contend::runner {
-
 namespace {
 
 // mkdir -p of the parents, then an exclusive mkdir of `path` itself: false when it exists.
