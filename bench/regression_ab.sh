@@ -7,14 +7,15 @@
 # against the same base (A/B: a flag is a loss caught), from the rounds on disk. Three arms share
 # the base's rounds: 3 runs a round where two abs would take 4. Each verdict's exit code goes to
 # OUT/verdicts.txt, its table beside its folder; a trial already judged is kept, so a cut series
-# continues where it stopped. Needs root (real runs). Prints the counts at the end.
+# continues where it stopped. Needs root (real runs). Prints the counts at the end. TOLERANCE: ab's
+# own (1%) unless given; a trial is judged again at another by `contend ab ... --resume OUT/aa-N`.
 # Usage: bench/regression_ab.sh CONTEND OUT LAST [FIRST] [TOLERANCE] [ROUNDS]
 set -euo pipefail
 contend=$1
 out=$2
 last=$3
 first=${4:-1}
-tolerance=${5:-2%}
+tolerance=${5:-}
 rounds=${6:-5}
 here=$(cd "$(dirname "$0")/.." && pwd)
 exp=$here/experiments/ci/regression.json
@@ -32,8 +33,8 @@ arm() {  # arm EXPERIMENT FOLDER: one round of one arm (kept when it finished be
 }
 judge() {  # judge NAME HEAD_EXPERIMENT
   local rc=0
-  "$contend" ab "$2" --base-experiment "$exp" --rounds "$rounds" --tolerance "$tolerance" --resume "$out/$1" \
-    >"$out/$1.txt" 2>&1 || rc=$?
+  "$contend" ab "$2" --base-experiment "$exp" --rounds "$rounds" ${tolerance:+--tolerance "$tolerance"} \
+    --resume "$out/$1" >"$out/$1.txt" 2>&1 || rc=$?
   [ $rc -eq 0 ] || [ $rc -eq 3 ] || { echo "judging $1 failed (exit $rc): see $out/$1.txt" >&2; return 1; }
   echo "$1 $rc" >>"$out/verdicts.txt"
 }

@@ -355,6 +355,9 @@ std::function<int()> add_ab_command(CLI::App& sub) {
   sub.add_flag("--simulate", o->simulate, "Run both sides in the simulator (no root; exact, so any change shows)");
   sub.add_flag("--keep-awake", o->keep_awake, "Both sides' runs keep the CPUs from idling (contend run --keep-awake)")
       ->excludes(sub.get_option("--simulate"));
+  // 1%, not compare's 2%: the machine's drift between runs, which a run judged against earlier
+  // runs must allow, cancels in each round's pair (docs/regression.md, measured)
+  o->verdict.tolerance = "1%";
   add_tolerance_option(&sub, o->verdict);
   add_by_option(&sub, o->verdict, "--by")
       ->description(

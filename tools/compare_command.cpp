@@ -83,7 +83,7 @@ Result<double> parse_fraction(const std::string& text) {
 
 void add_tolerance_option(CLI::App* app, VerdictArgs& a) {
   app->add_option("--tolerance", a.tolerance,
-                  "The smallest loss that matters (percent or fraction, default 2%): a cell fails when it is "
+                  "The smallest loss that matters (percent or fraction): a cell fails when it is "
                   "significantly slower and its estimated loss is larger")
       ->capture_default_str();
 }

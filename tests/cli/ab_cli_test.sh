@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # contend ab and contend run --repetitions, without root (both sides simulated): an A/A comparison
-# of the shipped regression experiment finds no change (exit 0), the head first in half the rounds;
+# of the shipped regression experiment finds no change (exit 0) at ab's 1% tolerance, the head
+# first in half the rounds;
 # the head with every stage's compute 5% slower is flagged cell by cell from 5 rounds, each a pair
 # (paired t, Holm over the cells; exit 3); each round leaves one repetition a side, in folders
 # contend compare reads; bad input (a program that is no contend, or one without run --repetitions,
@@ -20,6 +21,8 @@ exp=$src/experiments/ci/regression.json
 # A/A: the same build and experiment on both sides.
 "$contend" ab "$exp" --simulate --rounds 6 --out "$tmp/aa/" >"$tmp/out.txt" 2>&1 || fail "A/A exited $?: $(cat "$tmp/out.txt")"
 [ "$(grep -c " 6+6  *no change: " "$tmp/out.txt")" -eq 6 ] || fail "A/A: not 6 cells of 6+6 without change: $(cat "$tmp/out.txt")"
+grep -q "^regression against the base's 6 rounds (throughput, tolerance 1.0%):$" "$tmp/out.txt" ||
+  fail "A/A: not judged by throughput at ab's default tolerance, 1%: $(cat "$tmp/out.txt")"
 [ "$(grep -c "^round [1-6]/6:  head" "$tmp/out.txt")" -eq 3 ] || fail "the head did not run first in 3 of 6 rounds: $(cat "$tmp/out.txt")"
 grep -q "^round 6/6:  \(head\|base\) [0-9.]* s  \(head\|base\) [0-9.]* s$" "$tmp/out.txt" ||
   fail "no progress line for round 6: $(cat "$tmp/out.txt")"
@@ -33,7 +36,7 @@ import json, sys
 cells = json.load(open(sys.argv[1]))["cells"]
 assert len(cells) == 6 and all(c["repetitions"] == 1 for c in cells), cells
 PY
-echo "ok: A/A finds no change; 6 rounds of one repetition a side, the head first in 3, with progress"
+echo "ok: A/A finds no change at 1%; 6 rounds of one repetition a side, the head first in 3, with progress"
 
 # The head's compute 5% slower (a copy of the experiment under the same name): flagged.
 /usr/bin/python3 "$src/bench/lossy_experiment.py" "$exp" "$tmp/slow.json" 1.05
