@@ -3,8 +3,8 @@
 // one interface so the executor, transports and metrics are written once.
 //  - cpu: the real model (model.h) with OpenBLAS sgemm; the first stage makes the synthetic
 //    input, the last computes the loss;
-//  - emulated: each forward/backward takes a given duration (sleep or spin) and moves a tensor
-//    of a given size, so 8 or 16 stages fit on 2 cores.
+//  - emulated: each forward/backward takes a given duration (a sleep whose last 100 us are spun,
+//    or all spun) and moves a tensor of a given size, so 8 or 16 stages fit on 2 cores.
 // Further backends (cuda) plug in through backends(). Not thread-safe: one compute thread per stage.
 
 #include <chrono>
