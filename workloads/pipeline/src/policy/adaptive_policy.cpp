@@ -143,7 +143,7 @@ class AdaptivePolicy : public KPolicy {
     if (auto ok = fit_latency(reports, iteration, m); !ok) {
       return ok.error();
     }
-    const bool predicted = foresee(m, iteration);
+    const bool predicted = foresee(m, iteration, probe);
     auto d = controller_.decide(iteration, m);
     if (d) {
       d->predicted = predicted && d->evaluated;
@@ -182,7 +182,8 @@ class AdaptivePolicy : public KPolicy {
   // What the links will do: the truth (the oracle), a prediction from a periodic history, or a
   // recent drop to be ready for. The observer first reads the truth as it stands in place of the
   // measurements, then foresees as adaptive does. Returns whether the decision rests on a prediction.
-  bool foresee(Measurements& m, int iteration) {
+  // The start-up probe's readings stay out of the history: its small tensors time the bucket's burst.
+  bool foresee(Measurements& m, int iteration, bool probe) {
     const bool oracle = truth_ && truth_->foresight;
     if (truth_ && !oracle) {
       observe_truth(m, iteration);
@@ -194,7 +195,9 @@ class AdaptivePolicy : public KPolicy {
         rates.push_back(l.goodput_bps);
       }
       const double now = clock_();
-      history_.record(now, rates);
+      if (!probe) {
+        history_.record(now, rates);
+      }
       if (auto traces = history_.predict(now)) {
         m.link_traces = std::move(*traces);
         m.burst_of = measured_bucket_time(m);

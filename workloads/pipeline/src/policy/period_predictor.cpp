@@ -22,6 +22,16 @@ bool steady(const std::vector<double>& gaps, double tolerance, double slack) {
 
 }  // namespace
 
+// One reading far above the rest (a token bucket's burst timed as the rate) would otherwise set the
+// high level, put every later sample below kLowFraction of it and hide every drop.
+double PeriodPredictor::held_high(const std::vector<Sample>& samples) {
+  double top = samples.size() == 1 ? samples.front().bps : 0;
+  for (std::size_t i = 1; i < samples.size(); ++i) {
+    top = std::max(top, std::min(samples[i - 1].bps, samples[i].bps));
+  }
+  return top;
+}
+
 void PeriodPredictor::record(double t_s, const std::vector<double>& link_bps) {
   for (std::size_t r = 0; r < links_.size() && r < link_bps.size(); ++r) {
     if (link_bps[r] > 0 && std::isfinite(link_bps[r])) {
@@ -35,10 +45,7 @@ void PeriodPredictor::record(double t_s, const std::vector<double>& link_bps) {
 
 std::optional<PeriodPredictor::Period> PeriodPredictor::period(int link) const {
   const std::vector<Sample>& samples = links_[link];
-  double top = 0;
-  for (const Sample& s : samples) {
-    top = std::max(top, s.bps);
-  }
+  const double top = held_high(samples);
   // Drops and recoveries between two samples are dated halfway between them.
   std::vector<double> drops;
   std::vector<double> ons;

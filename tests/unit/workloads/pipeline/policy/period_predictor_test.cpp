@@ -57,3 +57,18 @@ TEST_CASE("too few drops, or drops at random, predict nothing", "[predict]") {
   }
   CHECK(predicted == 0);
 }
+
+TEST_CASE("a reading far above the rest, as a token bucket's burst gives, hides no period", "[predict]") {
+  // The first sample 11 Gbit/s (a probe timed within the bucket), one more at 4 Gbit/s at 11.4 s:
+  // the high level is the highest rate held over two samples, so 1 Gbit/s stays high.
+  PeriodPredictor p(1);
+  p.record(0, {11e9});
+  for (double t = 0.6; t < 20; t += 0.6) {
+    p.record(t, {std::abs(t - 11.4) < 0.05 ? 4e9 : periodic_low(t) ? 100e6 : 1e9});
+  }
+  const auto period = p.period(0);
+  REQUIRE(period.has_value());
+  CHECK(period->period_s == Approx(4).margin(0.6));
+  CHECK(period->high_bps == Approx(1e9));
+  CHECK(period->low_bps == Approx(100e6));
+}

@@ -5,7 +5,8 @@
 // iteration as a trace, which the controller then uses as the oracle uses the truth. Where the
 // history shows no period (fewer than kMinDrops drops, or gaps between them, or drop lengths,
 // that differ from their median by more than a tenth plus the spacing of the samples), it
-// predicts nothing and the policy reacts to what it measured. Pure; not thread-safe (one, at rank 0).
+// predicts nothing and the policy reacts to what it measured. A drop is a sample below kLowFraction
+// of the highest rate held over two samples in a row. Pure; not thread-safe (one, at rank 0).
 
 #include <optional>
 #include <vector>
@@ -46,6 +47,8 @@ class PeriodPredictor {
     double t_s;
     double bps;
   };
+  // The highest rate held over two samples in a row (a single sample is its own level).
+  static double held_high(const std::vector<Sample>& samples);
   std::vector<std::vector<Sample>> links_;
 };
 
