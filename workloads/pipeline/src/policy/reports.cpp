@@ -29,7 +29,7 @@ Measurements LinkEstimates::measurements(const std::vector<StageReport>& reports
 
 void LinkEstimates::add(Direction& d, const TransferTotals& t, const SendTotals& sent) {
   if (t.frames > 0 && t.recent_seconds > 0) {
-    d.rate = settle(d.rates, 8.0 * static_cast<double>(t.recent_bytes) / t.recent_seconds, true);
+    d.rate = settle_rate(d, 8.0 * static_cast<double>(t.recent_bytes) / t.recent_seconds);
     d.burst = t.recent_burst_bytes;
   }
   if (sent.frames > 0 && d.rate > 0) {
@@ -38,6 +38,21 @@ void LinkEstimates::add(Direction& d, const TransferTotals& t, const SendTotals&
     const double floor = std::max(kMinStall, kMinStallShare * wire_s / sent.frames);
     d.stall_s = settle(d.stalls, stall >= floor ? stall : 0, false);
   }
+}
+
+double LinkEstimates::settle_rate(Direction& d, double latest) {
+  const double settled = d.rate;
+  if (d.dropped_from > 0 && settled < kDrop * d.dropped_from && latest >= kDrop * d.dropped_from) {
+    const double back = std::min(latest, d.dropped_from);
+    d.rates.assign(1, back);
+    d.dropped_from = 0;
+    return back;
+  }
+  const double now = settle(d.rates, latest, true);
+  if (settled > 0 && now < kDrop * settled && d.dropped_from == 0) {
+    d.dropped_from = settled;
+  }
+  return now;
 }
 
 double LinkEstimates::settle(std::vector<double>& seen, double latest, bool lower_is_worse) {

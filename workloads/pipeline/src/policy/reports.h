@@ -17,8 +17,9 @@ namespace contend::pipeline::detail {
 // token bucket's burst reads a quiet link's rate 2-20x high, and ordinary readings vary 10%
 // here), unless the last is below kDrop of that median, when a drop is read at once; likewise the
 // stall is the median unless the last is kDrop above it. So a steady network's decisions rest on
-// the same numbers, and a preemption is met at the next iteration; a recovery is read two
-// iterations late (what that costs is memory, not time).
+// the same numbers, and a preemption is met at the next iteration. A recovery is read at once
+// too: a rate back within kDrop of the level it dropped from, taken at most at that level (a
+// bucket's burst reads higher); a rise to a level not seen before is settled as noise is.
 class LinkEstimates {
  public:
   explicit LinkEstimates(int stages) : links_(stages > 1 ? stages - 1 : 0) {}
@@ -34,6 +35,7 @@ class LinkEstimates {
     double stall_s = 0;
     std::vector<double> rates;   // the last kSettle iterations' readings...
     std::vector<double> stalls;  // ...of each
+    double dropped_from = 0;     // the settled rate before the last drop; 0: none since a recovery
   };
   static constexpr std::size_t kSettle = 3;
   static constexpr double kDrop = 0.7;
@@ -52,6 +54,8 @@ class LinkEstimates {
   // where it is worse than the median by the factor kDrop (`worse`: lower for a rate, higher for
   // a stall).
   static double settle(std::vector<double>& seen, double latest, bool lower_is_worse);
+  // The same for a rate, which also reads a recovery from its last drop at once.
+  static double settle_rate(Direction& d, double latest);
   std::vector<Link> links_;
 };
 

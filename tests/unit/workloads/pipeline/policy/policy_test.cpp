@@ -172,6 +172,27 @@ TEST_CASE("the adaptive policy holds k where in-band noise crosses a boundary, a
   CHECK(ks.back() == 1);
 }
 
+TEST_CASE("a link's recovery to the rate it dropped from is read at once, a rise never seen is settled", "[policy]") {
+  auto p = policy("adaptive");
+  const auto reading = [&](int it, double bps) { return p->decide(it, reports_at(bps))->link_bps[1]; };
+  for (int it = 1; it <= 3; ++it) {
+    reading(it, 1e9);
+  }
+  CHECK(reading(4, 100e6) == Approx(100e6));  // a drop: at once
+  CHECK(reading(5, 1e9) == Approx(1e9));      // back: at once, not a decision later
+  CHECK(reading(6, 100e6) == Approx(100e6));
+  CHECK(reading(7, 11e9) == Approx(1e9));  // back, read high by a bucket's burst: at most the level it left
+  CHECK(reading(8, 11e9) == Approx(1e9));  // and higher only as the median of what follows
+  CHECK(reading(9, 11e9) == Approx(11e9));
+  // A link that starts slow and then rises has no level to return to: the rise is settled as noise.
+  auto q = policy("adaptive");
+  for (int it = 1; it <= 3; ++it) {
+    REQUIRE(q->decide(it, reports_at(100e6)).ok());
+  }
+  CHECK(q->decide(4, reports_at(1e9))->link_bps[1] == Approx(100e6));
+  CHECK(q->decide(5, reports_at(1e9))->link_bps[1] == Approx(1e9));
+}
+
 TEST_CASE("after a probe of the links the first decision is the model's, not kmin", "[policy]") {
   CHECK(probes_links(parse_schedule_or_policy("adaptive").value()));
   CHECK(probes_links(parse_schedule_or_policy("oracle").value()));
