@@ -2,7 +2,7 @@
 """Where adaptive's gap to the oracle goes (docs/adaptive.md): each experiment is run with its
 baseline, `adaptive`, `observer` (adaptive's decisions on the truth as it stands: perfect
 measurements, no foresight) and `oracle` (the truth over the coming iteration), simulated unless
---real is given, and per scenario the table splits adaptive / oracle into what measuring costs
+--real is given (then with --keep-awake, as root), and per scenario the table splits adaptive / oracle into what measuring costs
 (adaptive / observer) and what not knowing the future costs (observer / oracle).
 
 Usage: bench/oracle_gap.py CONTEND OUT [--real] EXPERIMENT.json...   (prints a Markdown table)
@@ -34,7 +34,7 @@ def copy_of(path, out):
 def run(contend, experiment, results, real):
     if os.path.exists(os.path.join(results, "summary.json")):
         return
-    cmd = [contend, "run", experiment, "--out", results, "--no-report"] + ([] if real else ["--simulate"])
+    cmd = [contend, "run", experiment, "--out", results, "--no-report"] + (["--keep-awake"] if real else ["--simulate"])
     done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if done.returncode != 0:
         sys.exit(f"{' '.join(cmd)} failed:\n{done.stdout[-2000:]}")
