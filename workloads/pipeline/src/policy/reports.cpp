@@ -44,12 +44,14 @@ double LinkEstimates::settle_rate(Direction& d, double latest) {
   const double settled = d.rate;
   if (d.dropped_from > 0 && settled < kDrop * d.dropped_from && latest >= kDrop * d.dropped_from) {
     const double back = std::min(latest, d.dropped_from);
-    d.rates.assign(1, back);
-    d.dropped_from = 0;
+    d.rates.assign(1, back);  // a level held before: the next drop leaves it again
     return back;
   }
+  // The level a drop leaves is one the link held: read at least twice (not the probe's first
+  // reading, nor one burst), else the level before stays the one to come back to.
+  const bool held = d.rates.size() >= 2;
   const double now = settle(d.rates, latest, true);
-  if (settled > 0 && now < kDrop * settled && d.dropped_from == 0) {
+  if (held && now < kDrop * settled) {
     d.dropped_from = settled;
   }
   return now;

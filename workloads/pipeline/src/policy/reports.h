@@ -18,8 +18,9 @@ namespace contend::pipeline::detail {
 // here), unless the last is below kDrop of that median, when a drop is read at once; likewise the
 // stall is the median unless the last is kDrop above it. So a steady network's decisions rest on
 // the same numbers, and a preemption is met at the next iteration. A recovery is read at once
-// too: a rate back within kDrop of the level it dropped from, taken at most at that level (a
-// bucket's burst reads higher); a rise to a level not seen before is settled as noise is.
+// too: a rate back within kDrop of the level it dropped from (one it held over two readings at
+// least), taken at most at that level (a bucket's burst reads higher); a rise to a level not seen
+// before is settled as noise is.
 class LinkEstimates {
  public:
   explicit LinkEstimates(int stages) : links_(stages > 1 ? stages - 1 : 0) {}
@@ -35,7 +36,7 @@ class LinkEstimates {
     double stall_s = 0;
     std::vector<double> rates;   // the last kSettle iterations' readings...
     std::vector<double> stalls;  // ...of each
-    double dropped_from = 0;     // the settled rate before the last drop; 0: none since a recovery
+    double dropped_from = 0;     // the level held before the last drop; 0: no drop yet
   };
   static constexpr std::size_t kSettle = 3;
   static constexpr double kDrop = 0.7;

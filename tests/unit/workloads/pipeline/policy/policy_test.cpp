@@ -184,6 +184,15 @@ TEST_CASE("a link's recovery to the rate it dropped from is read at once, a rise
   CHECK(reading(7, 11e9) == Approx(1e9));  // back, read high by a bucket's burst: at most the level it left
   CHECK(reading(8, 11e9) == Approx(1e9));  // and higher only as the median of what follows
   CHECK(reading(9, 11e9) == Approx(11e9));
+  // A level read once (the start-up probe's reading, timed within the bucket) is none to return
+  // to: the level the link then holds is.
+  auto o = policy("adaptive");
+  REQUIRE(o->decide(1, reports_at(11e9)).ok());
+  for (int it = 2; it <= 4; ++it) {
+    REQUIRE(o->decide(it, reports_at(1e9)).ok());
+  }
+  CHECK(o->decide(5, reports_at(100e6))->link_bps[1] == Approx(100e6));
+  CHECK(o->decide(6, reports_at(1e9))->link_bps[1] == Approx(1e9));
   // A link that starts slow and then rises has no level to return to: the rise is settled as noise.
   auto q = policy("adaptive");
   for (int it = 1; it <= 3; ++it) {
