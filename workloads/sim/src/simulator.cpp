@@ -56,15 +56,30 @@ class Simulation {
     double tokens_bits;  // token bucket (a burst depth > 0), as of free_s
     int from;
     int to;
-    std::vector<double> sent_s{};  // when each transfer so far was sent (LinkModel::stall_overlaps_wire), in order
+    bool stalls = false;           // whether its stall trace is ever above 0
+    std::vector<double> sent_s{};  // when each transfer so far was sent (LinkModel::stall_overlaps_wire), in order;
+                                   // kept where it stalls
   };
 
   std::size_t at(int stage, int mb) const { return static_cast<std::size_t>(stage) * m_ + mb; }
-  bool cross(int a, int b) const { return s_.rank_of(a) != s_.rank_of(b); }
+  bool cross(int a, int b) const { return rank_[a] != rank_[b]; }
 
-  Result<void> check() const {
+  // Checks the schedule and the costs, and tabulates each stage's rank (read per action).
+  Result<void> check() {
     if (s_.num_ranks < 1 || static_cast<int>(s_.ranks.size()) != s_.num_ranks || s_.num_stages < 1 || m_ < 1) {
       return make_error(Errc::kInvalidArgument, s_.name + ": malformed schedule (ranks, stages or micro-batches < 1)");
+    }
+    if (!s_.placement.empty() && static_cast<int>(s_.placement.size()) != s_.num_stages) {
+      return make_error(Errc::kInvalidArgument, s_.name + ": a placement of " + std::to_string(s_.placement.size()) +
+                                                    " stages, the schedule has " + std::to_string(s_.num_stages));
+    }
+    rank_.resize(s_.num_stages);
+    for (int st = 0; st < s_.num_stages; ++st) {
+      rank_[st] = s_.rank_of(st);
+      if (rank_[st] < 0 || rank_[st] >= s_.num_ranks) {
+        return make_error(Errc::kInvalidArgument, s_.name + ": stage " + std::to_string(st) + " placed on rank " +
+                                                      std::to_string(rank_[st]) + ", out of range");
+      }
     }
     if (static_cast<int>(c_.stages.size()) != s_.num_stages) {
       return make_error(Errc::kInvalidArgument, s_.name + ": the simulation has costs for " +
@@ -77,7 +92,7 @@ class Simulation {
     }
     for (int r = 0; r < s_.num_ranks; ++r) {
       for (const Action& a : s_.ranks[r]) {
-        if (a.stage < 0 || a.stage > last_ || a.microbatch < 0 || a.microbatch >= m_ || s_.rank_of(a.stage) != r) {
+        if (a.stage < 0 || a.stage > last_ || a.microbatch < 0 || a.microbatch >= m_ || rank_[a.stage] != r) {
           return make_error(Errc::kInvalidArgument,
                             s_.name + ": rank " + std::to_string(r) + " holds " + schedule::to_string(a) +
                                 ", which is out of range or on the wrong rank (validate the schedule)");
@@ -104,22 +119,27 @@ class Simulation {
     // One link per directed rank pair that carries traffic.
     fwd_link_.assign(s_.num_stages, -1);
     bwd_link_.assign(s_.num_stages, -1);
-    std::map<std::pair<int, int>, int> ids;
-    const auto link_id = [&](int from, int to) {
-      auto [it, inserted] = ids.emplace(std::pair(from, to), static_cast<int>(links_.size()));
-      if (inserted) {
-        auto o = c_.links.find({from, to});
-        const LinkModel* model = o == c_.links.end() ? &c_.default_link : &o->second;
-        links_.push_back({model, 0.0, 8.0 * model->burst_bytes.rate_at(0), from, to});
+    links_.reserve(2 * static_cast<std::size_t>(s_.num_stages));
+    const auto link_id = [&](int from, int to) {  // a pipeline's links are few: found by a scan
+      for (std::size_t i = 0; i < links_.size(); ++i) {
+        if (links_[i].from == from && links_[i].to == to) {
+          return static_cast<int>(i);
+        }
       }
-      return it->second;
+      auto o = c_.links.find({from, to});
+      const LinkModel* model = o == c_.links.end() ? &c_.default_link : &o->second;
+      const auto& stall = model->stall_s.points();
+      links_.push_back(
+          {model, 0.0, 8.0 * model->burst_bytes.rate_at(0), from, to,
+           std::any_of(stall.begin(), stall.end(), [](const RateTrace::Point& p) { return p.rate_bps > 0; })});
+      return static_cast<int>(links_.size()) - 1;
     };
     for (int st = 0; st <= last_; ++st) {
       if (st < last_ && cross(st, st + 1)) {
-        fwd_link_[st] = link_id(s_.rank_of(st), s_.rank_of(st + 1));
+        fwd_link_[st] = link_id(rank_[st], rank_[st + 1]);
       }
       if (st > 0 && cross(st, st - 1)) {
-        bwd_link_[st] = link_id(s_.rank_of(st), s_.rank_of(st - 1));
+        bwd_link_[st] = link_id(rank_[st], rank_[st - 1]);
       }
     }
   }
@@ -223,7 +243,9 @@ class Simulation {
                                                     format_seconds(start));
     }
     link.free_s = end;
-    link.sent_s.push_back(link.model->stall_overlaps_wire ? start : end);
+    if (link.stalls) {
+      link.sent_s.push_back(link.model->stall_overlaps_wire ? start : end);
+    }
     for (int p : link.model->ports) {
       port_busy_[p].emplace_back(start, end);
     }
@@ -321,7 +343,7 @@ class Simulation {
   // When a transfer handed to `link` at `handed` starts on the wire: after its stall, which starts
   // once a stall slot is free (the transfer stall_slots before it has been sent), and once the wire is.
   static double wire_start(Link& link, double handed) {
-    const double stall = link.model->stall_s.rate_at(handed);
+    const double stall = link.stalls ? link.model->stall_s.rate_at(handed) : 0;
     if (stall <= 0) {
       return std::max(handed, link.free_s);
     }
@@ -338,7 +360,7 @@ class Simulation {
     stats_[r].wait_s += lane_[r] - before;
     (fwd ? recv_f_ : recv_b_)[at(a.stage, a.microbatch)] = lane_[r];
     if (c_.record_trace) {
-      const int peer = s_.rank_of(fwd ? a.stage - 1 : a.stage + 1);
+      const int peer = rank_[fwd ? a.stage - 1 : a.stage + 1];
       record(r, Lane::kRecv, a, before, lane_[r], (fwd ? flow_f_ : flow_b_)[at(a.stage, a.microbatch)], peer);
     }
   }
@@ -346,43 +368,43 @@ class Simulation {
   // Runs rank r until it blocks or ends.
   Result<void> advance(int r) {
     const auto& actions = s_.ranks[r];
-    while (pc_[r] < actions.size()) {
-      const Action& a = actions[pc_[r]];
+    std::size_t& pc = pc_[r];
+    for (; pc < actions.size(); ++pc) {
+      const Action& a = actions[pc];
       const std::size_t i = at(a.stage, a.microbatch);
-      double ready = kNotYet;
       switch (a.op) {
         case Op::kForward:
         case Op::kBackward:
         case Op::kBackwardInput:
-        case Op::kBackwardWeight:
-          ready = input_ready(a);
+        case Op::kBackwardWeight: {
+          const double ready = input_ready(a);
+          if (ready == kNotYet) {
+            return {};
+          }
+          compute(r, a, ready);
           break;
-        case Op::kSendF:
-          ready = f_end_[i];
-          break;
-        case Op::kSendB:
-          ready = b_end_[i];
-          break;
-        case Op::kRecvF:
-          ready = arrive_f_[i];
-          break;
-        case Op::kRecvB:
-          ready = arrive_b_[i];
-          break;
-      }
-      if (ready == kNotYet) {
-        return {};
-      }
-      if (schedule::is_compute(a.op)) {
-        compute(r, a, ready);
-      } else if (schedule::is_send(a.op)) {
-        if (auto ok = send(r, a, ready); !ok) {
-          return ok;
         }
-      } else {
-        receive(r, a, ready);
+        case Op::kSendF:
+        case Op::kSendB: {
+          const double ready = (a.op == Op::kSendF ? f_end_ : b_end_)[i];
+          if (ready == kNotYet) {
+            return {};
+          }
+          if (auto ok = send(r, a, ready); !ok) {
+            return ok;
+          }
+          break;
+        }
+        case Op::kRecvF:
+        case Op::kRecvB: {
+          const double arrival = (a.op == Op::kRecvF ? arrive_f_ : arrive_b_)[i];
+          if (arrival == kNotYet) {
+            return {};
+          }
+          receive(r, a, arrival);
+          break;
+        }
       }
-      ++pc_[r];
     }
     return {};
   }
@@ -425,6 +447,7 @@ class Simulation {
   const SimConfig& c_;
   const int m_;
   const int last_;
+  std::vector<int> rank_;  // per stage: its rank
   // Per (stage, micro-batch): when F/B ended, when the forward input / gradient receive
   // completed on the lane, when the transfer arrived (kNotYet until known).
   std::vector<double> f_end_, b_end_, recv_f_, recv_b_, arrive_f_, arrive_b_;

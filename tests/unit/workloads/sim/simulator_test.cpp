@@ -213,6 +213,19 @@ TEST_CASE("the simulator rejects costs that do not fit the schedule and links th
   CHECK_THAT(stalled.error().message, Catch::Contains("never arrives") && Catch::Contains("0->1"));
 }
 
+TEST_CASE("the simulator refuses a placement that does not fit the schedule, naming it", "[sim]") {
+  Schedule short_list = one_f_one_b(4, 4);
+  short_list.placement = {0, 1, 2};
+  auto r = simulate(short_list, uniform_config(4, 1, 1, 1, 0, {}));
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.error().message, Catch::Contains("a placement of 3 stages, the schedule has 4"));
+  Schedule off = one_f_one_b(4, 4);
+  off.placement = {0, 1, 2, 7};
+  auto o = simulate(off, uniform_config(4, 1, 1, 1, 0, {}));
+  REQUIRE_FALSE(o.ok());
+  CHECK_THAT(o.error().message, Catch::Contains("stage 3 placed on rank 7, out of range"));
+}
+
 TEST_CASE("the Chrome trace has every action and an arrow per transfer", "[sim]") {
   const Schedule s = *make_schedule("kfkb:k=2", 3, 4);
   auto config = uniform_config(3, 1, 0.001, 0.002, 1 << 20, link_at(1e9, 1e-4));
