@@ -3,7 +3,9 @@
 baseline, `adaptive`, `observer` (adaptive's decisions on the truth as it stands: perfect
 measurements, no foresight) and `oracle` (the truth over the coming iteration), simulated unless
 --real is given (then with --keep-awake, as root), and per scenario the table splits adaptive / oracle into what measuring costs
-(adaptive / observer) and what not knowing the future costs (observer / oracle).
+(adaptive / observer) and what not knowing the future costs (observer / oracle). Simulated, the
+cells run with --shadows and a second table (bench/gap_breakdown.py) splits the gap one decision
+at a time: reaction lag, wrong estimates, other choices on right ones, and the future.
 
 Usage: bench/oracle_gap.py CONTEND OUT [--real] EXPERIMENT.json...   (prints a Markdown table)
 A copy of each experiment, its scenarios by absolute path, goes to OUT/NAME.json, its results to
@@ -15,6 +17,8 @@ import json
 import os
 import subprocess
 import sys
+
+import gap_breakdown
 
 POLICIES = ["adaptive", "observer", "oracle"]
 
@@ -34,7 +38,8 @@ def copy_of(path, out):
 def run(contend, experiment, results, real):
     if os.path.exists(os.path.join(results, "summary.json")):
         return
-    cmd = [contend, "run", experiment, "--out", results, "--no-report"] + (["--keep-awake"] if real else ["--simulate"])
+    cmd = [contend, "run", experiment, "--out", results, "--no-report"] + (
+        ["--keep-awake"] if real else ["--simulate", "--shadows"])
     done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if done.returncode != 0:
         sys.exit(f"{' '.join(cmd)} failed:\n{done.stdout[-2000:]}")
@@ -51,6 +56,7 @@ def main():
     print("| experiment | scenario | baseline | adaptive | observer | oracle | adaptive / oracle "
           "| measuring: adaptive / observer | the future: observer / oracle |")
     print("|---|---|---|---|---|---|---|---|---|")
+    breakdown = []
     for path in experiments:
         experiment, baseline = copy_of(path, out)
         name = os.path.splitext(os.path.basename(path))[0]
@@ -63,6 +69,11 @@ def main():
             a, s, o = (t[p] for p in POLICIES)
             print(f"| {name} | {scenario} | {t[baseline]:.1f} | {a:.1f} | {s:.1f} | {o:.1f} | {a / o:.3f} "
                   f"| {a / s:.3f} | {s / o:.3f} |")
+        if not real:
+            breakdown += gap_breakdown.table(results, *gap_breakdown.experiment_of(results))
+    if breakdown:
+        print("\nOne decision at a time, in points of adaptive's time (bench/gap_breakdown.py):\n")
+        print("\n".join(gap_breakdown.HEADER + breakdown))
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ struct RunOptions {
   std::string compare;
   VerdictArgs verdict;  // --tolerance, --compare-by, --reports: how --compare judges
   bool simulate = false;
+  bool shadows = false;     // --simulate: adaptive cells carry the observer's and the oracle's choices
   std::string calibration;  // --simulate: FILE or "host"
   bool no_report = false;
   bool keep_awake = false;
@@ -252,6 +253,7 @@ Result<runner::RunOptions> runner_options(const RunOptions& o, const runner::Exp
   ro.resume = o.resume;
   ro.repetitions = o.repetitions;
   ro.simulate = o.simulate;
+  ro.shadows = o.shadows;
   ro.keep_awake = o.keep_awake;
   if (!o.hosts.empty()) {
     ro.hosts = runner::HostsOptions{o.hosts, ansible_dir(), "", o.ansible_vars, {}};
@@ -344,6 +346,11 @@ std::function<int()> add_run_command(CLI::App& sub) {
   r->add_option("--calibration", o->calibration,
                 "With --simulate: the runtime's costs, from a real run's calibration.json, or `host` to measure "
                 "them here over loopback first (default: none, the ideal pipeline)")
+      ->needs(r->get_option("--simulate"));
+  r->add_flag("--shadows", o->shadows,
+              "With --simulate: every iteration of an `adaptive` cell also records what the observer and the "
+              "oracle, deciding beside it on the same reports, would have run and how long that took (where the "
+              "gap to the oracle goes, one decision at a time: docs/adaptive.md)")
       ->needs(r->get_option("--simulate"));
   r->add_option("--repetitions", o->repetitions,
                 "Run every cell this many times instead of the experiment's `repetitions` (a quick look, or one "

@@ -28,7 +28,7 @@ Result<void> run_one(const Experiment& e, const Cell& cell, const CellFiles& fil
     const Calibration& c = o.calibration ? *o.calibration : none;
     Workload w = calibrated_workload(e.workload, c);
     w.transport = cell.transport;
-    auto rows = simulate_cell(w, schedule_of(e, cell), truth, c.runtime);
+    auto rows = simulate_cell(w, schedule_of(e, cell), truth, c.runtime, o.shadows);
     if (!rows) {
       return rows.error();
     }

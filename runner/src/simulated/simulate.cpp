@@ -200,16 +200,43 @@ std::vector<pipeline::StageReport> probe_reports(const Workload& w, const std::v
 
 namespace {
 
+// A reference policy deciding beside the cell's (simulate_cell's `shadows`).
+struct Shadow {
+  std::string name;
+  std::unique_ptr<pipeline::KPolicy> policy;
+  double last_s = 0;  // its choice's time over the iteration before: its reports' iteration_s
+};
+
 // What a simulated cell runs each iteration: a static schedule's lowering, or a policy's choice.
 struct SimRunner {
   std::unique_ptr<pipeline::KPolicy> policy;
   std::optional<schedule::Schedule> fixed;
   std::vector<pipeline::StageReport> reports;  // what the policy decides the next iteration on
+  std::vector<Shadow> shadows;
 };
+
+// The observer and the oracle with the adaptive policy's options, on the same context.
+Result<std::vector<Shadow>> shadows_of(const pipeline::ScheduleChoice& choice, const pipeline::PolicyContext& context) {
+  std::vector<Shadow> out;
+  const std::string options = choice.spec.str().substr(choice.spec.name().size());  // ":kmax=16" or ""
+  for (const char* name : {"observer", "oracle"}) {
+    auto spec = pipeline::parse_schedule_or_policy(name + options);
+    if (!spec) {
+      return spec.error();
+    }
+    auto made = pipeline::make_policy(*spec, context);
+    if (!made) {
+      return made.error();
+    }
+    out.push_back({name, std::move(*made), 0});
+  }
+  return out;
+}
 
 Result<SimRunner> sim_runner(const Workload& w, const pipeline::ScheduleChoice& choice,
                              const std::vector<RateTrace>& links, const std::vector<RateTrace>& back,
-                             const std::vector<StallSchedule>& stalls, double& now, const RuntimeModel& runtime) {
+                             const std::vector<StallSchedule>& stalls, double& now, const RuntimeModel& runtime,
+                             bool shadows) {
   SimRunner out;
   if (!choice.policy) {
     out.fixed = choice.lowered;
@@ -227,16 +254,47 @@ Result<SimRunner> sim_runner(const Workload& w, const pipeline::ScheduleChoice& 
     return made.error();
   }
   out.policy = std::move(*made);
+  if (shadows && choice.spec.name() == "adaptive") {
+    auto beside = shadows_of(choice, context);
+    if (!beside) {
+      return beside.error();
+    }
+    out.shadows = std::move(*beside);
+  }
   if (choice.probes_links) {
     out.reports = probe_reports(w, links, back, stalls, now, runtime.costs);
   }
   return out;
 }
 
+// Each shadow decides on the reports the cell's policy decided on, told its own choice's time
+// over the iteration before, and its choice is timed on this iteration's network (`config`).
+Result<void> run_shadows(SimRunner& runner, int iteration, sim::SimConfig config, schedule::LoweredCache& cache,
+                         SimIteration& row) {
+  config.record_trace = false;
+  for (Shadow& shadow : runner.shadows) {
+    std::vector<pipeline::StageReport> reports = runner.reports;
+    for (pipeline::StageReport& r : reports) {
+      r.iteration_s = r.iteration_s > 0 && shadow.last_s > 0 ? shadow.last_s : r.iteration_s;
+    }
+    auto d = shadow.policy->decide(iteration, reports);
+    if (!d) {
+      return d.error();
+    }
+    auto result = sim::simulate(cache.get(d->schedule), config);
+    if (!result) {
+      return result.error();
+    }
+    shadow.last_s = result->makespan_s;
+    row.shadows.push_back({shadow.name, std::move(*d), result->makespan_s});
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<SimCell> simulate_cell(const Workload& w, const pipeline::ScheduleChoice& choice, const ScenarioNetwork& net,
-                              const RuntimeModel& runtime) {
+                              const RuntimeModel& runtime, bool shadows) {
   if (!net.closed_loop.empty()) {
     return make_error(Errc::kUnsupported,
                       "flow " + net.closed_loop + " is a closed-loop job's (\"iterate\"): " +
@@ -254,14 +312,14 @@ Result<SimCell> simulate_cell(const Workload& w, const pipeline::ScheduleChoice&
     stalls.push_back(it == net.stalls.end() ? StallSchedule{} : it->second);
   }
   double now = runtime.start_s;
-  auto runner = sim_runner(w, choice, *links, *back, stalls, now, runtime);
+  auto runner = sim_runner(w, choice, *links, *back, stalls, now, runtime, shadows);
   if (!runner) {
     return runner.error();
   }
   schedule::LoweredCache cache(w.stages, w.microbatches);
   SimCell out;
   for (int it = 0; it < w.warmup + w.iterations; ++it) {
-    SimIteration row{it, schedule::group_size(choice.spec, w.microbatches), now, 0, 0, 0, std::nullopt};
+    SimIteration row{it, schedule::group_size(choice.spec, w.microbatches), now, 0, 0, 0, std::nullopt, {}};
     const schedule::Schedule* run = runner->fixed ? &*runner->fixed : nullptr;
     if (runner->policy) {
       auto d = runner->policy->decide(it, runner->reports);
@@ -273,6 +331,9 @@ Result<SimCell> simulate_cell(const Workload& w, const pipeline::ScheduleChoice&
       row.decision = std::move(*d);
     }
     sim::SimConfig config = iteration_config(w, net, now, it, choice.lowered.num_stages, runtime);
+    if (auto ok = run_shadows(*runner, it, config, cache, row); !ok) {
+      return ok.error();
+    }
     config.record_trace = it + 1 == w.warmup + w.iterations;
     auto result = sim::simulate(*run, config);
     if (!result) {

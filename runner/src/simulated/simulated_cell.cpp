@@ -66,6 +66,15 @@ nlohmann::ordered_json simulated_record(const Experiment& e, const Cell& cell, c
   if (row.decision) {
     doc["decision"] = pipeline::decision_record(cell.schedule.name(), *row.decision);
   }
+  if (!row.shadows.empty()) {
+    nlohmann::ordered_json shadows = nlohmann::ordered_json::object();
+    for (const ShadowIteration& shadow : row.shadows) {
+      nlohmann::ordered_json one = pipeline::decision_record(shadow.policy, shadow.decision);
+      one["iteration_s"] = shadow.iteration_s;
+      shadows[shadow.policy] = std::move(one);
+    }
+    doc["shadows"] = std::move(shadows);
+  }
   return doc;
 }
 

@@ -30,6 +30,9 @@ struct RunOptions {
   int repetitions = 0;
   // --simulate: the runtime's costs (calibration.h); unset: the ideal pipeline.
   std::optional<Calibration> calibration;
+  // --simulate: adaptive cells' iterations also carry what the observer and the oracle would have
+  // run beside it (simulate_cell's `shadows`).
+  bool shadows = false;
   std::optional<HostsOptions> hosts;  // run on cluster hosts (its `results` is filled in)
   LaunchOptions launch;               // single-host real runs
   // Single-host real runs: keep this machine's CPUs from idling while the cells run (KeepAwake).

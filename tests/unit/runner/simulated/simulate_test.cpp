@@ -67,6 +67,44 @@ TEST_CASE("simulated cells follow the clock: a step slows 1F1B and adaptive move
   CHECK(slow_ring->iterations.front().iteration_s > 2 * without->iterations.front().iteration_s);
 }
 
+TEST_CASE("beside an adaptive cell the observer and the oracle decide on its reports, timed on its network",
+          "[runner]") {
+  const Workload w = four_stages(20);
+  const RateTrace step = *RateTrace::from_points({{0, 956e6}, {5, 95.6e6}});
+  PipelineLinks links;
+  for (int r = 0; r < 3; ++r) {
+    links.insert_or_assign({r, r + 1}, step);
+  }
+  const auto choice = [&](const char* text) { return resolved(pipeline::parse_schedule_or_policy(text).value(), w); };
+  auto alone = simulate_cell(w, choice("adaptive:kmax=8"), links);
+  auto beside = simulate_cell(w, choice("adaptive:kmax=8"), links, {}, true);
+  REQUIRE(alone.ok());
+  REQUIRE(beside.ok());
+  REQUIRE(alone->iterations.size() == beside->iterations.size());
+  bool same_choice_seen = false;
+  for (std::size_t i = 0; i < beside->iterations.size(); ++i) {
+    const SimIteration& row = beside->iterations[i];
+    CHECK(alone->iterations[i].shadows.empty());
+    CHECK(row.iteration_s == alone->iterations[i].iteration_s);  // the shadows do not touch the cell
+    REQUIRE(row.shadows.size() == 2);
+    CHECK(row.shadows[0].policy == "observer");
+    CHECK(row.shadows[1].policy == "oracle");
+    for (const ShadowIteration& shadow : row.shadows) {
+      CHECK(shadow.decision.k <= 8);  // the cell's options carried over
+      if (shadow.decision.schedule == row.decision->schedule) {
+        same_choice_seen = true;
+        CHECK(shadow.iteration_s == Approx(row.iteration_s));  // the same schedule on the same network
+      }
+    }
+  }
+  CHECK(same_choice_seen);
+  // The observer reads the truth as it stands: after the step, its slow rate.
+  CHECK(beside->iterations.back().shadows[0].decision.link_bps.at(0) == Approx(95.6e6));
+  auto fixed = simulate_cell(w, choice("1f1b"), links, {}, true);
+  REQUIRE(fixed.ok());
+  CHECK(fixed->iterations.front().shadows.empty());  // a static schedule has no decisions to shadow
+}
+
 TEST_CASE("a drop inside an iteration shrinks the shaper's bucket with the rate, as the shaper does", "[runner]") {
   // At 1 Gbit/s the bucket (4 ms of the rate) holds two 256 KiB tensors, at 100 Mbit/s less than
   // one: a drop 0.1 s into the first iteration slows it, not only the iterations after it.

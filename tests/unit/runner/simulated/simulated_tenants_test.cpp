@@ -28,7 +28,7 @@ emulator::Scenario fabric(const std::string& timeline) {
 SimCell cell(std::uint64_t bytes) {
   SimCell c;
   for (int i = 0; i < 10; ++i) {
-    c.iterations.push_back({i, 1, static_cast<double>(i), 1.0, 0, 0, std::nullopt});
+    c.iterations.push_back({i, 1, static_cast<double>(i), 1.0, 0, 0, std::nullopt, {}});
   }
   c.last.makespan_s = 1;
   c.last.ranks.resize(2);

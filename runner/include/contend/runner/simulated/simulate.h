@@ -6,6 +6,7 @@
 // simulated_workload); thread-safe.
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "contend/common/result.h"
@@ -17,6 +18,14 @@
 
 namespace contend::runner {
 
+// What a reference policy deciding beside the cell's on the same reports would have run at an
+// iteration, and that schedule's time over the same stretch of the network.
+struct ShadowIteration {
+  std::string policy;  // "observer", "oracle"
+  pipeline::Decision decision;
+  double iteration_s = 0;
+};
+
 struct SimIteration {
   int iteration = 0;
   int k = 0;
@@ -25,6 +34,7 @@ struct SimIteration {
   double compute_s = 0;                     // rank 0's, as a real rank-0 line reports it
   std::uint64_t peak_activation_bytes = 0;  // the worst stage's
   std::optional<pipeline::Decision> decision;
+  std::vector<ShadowIteration> shadows;  // with shadows, in an adaptive cell: the observer's and the oracle's
 };
 
 struct SimCell {
@@ -49,7 +59,11 @@ struct RuntimeModel {
 
 // Simulates `w.warmup + w.iterations` iterations of `schedule` (a static schedule or a policy)
 // starting at scenario time 0 on `links`, with `runtime`'s costs (policies measure them in band).
+// `shadows`, for the `adaptive` policy: the observer and the oracle, with its options, decide beside
+// it each iteration on the same reports (each told its own choice's time over the iteration
+// before), and their choices are timed on the same network: where the gap to the oracle goes, one
+// decision at a time (docs/adaptive.md). Other cells ignore it.
 Result<SimCell> simulate_cell(const Workload& w, const pipeline::ScheduleChoice& choice, const ScenarioNetwork& network,
-                              const RuntimeModel& runtime = {});
+                              const RuntimeModel& runtime = {}, bool shadows = false);
 
 }  // namespace contend::runner
