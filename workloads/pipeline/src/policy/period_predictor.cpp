@@ -12,12 +12,16 @@ double median(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
-// Whether every gap is within `tolerance` of their median, plus `slack` (the sampling's own
-// uncertainty: a change is dated to within the spacing of the samples around it).
-bool steady(const std::vector<double>& gaps, double tolerance, double slack) {
-  const double m = median(gaps);
-  return m > 0 &&
-         std::all_of(gaps.begin(), gaps.end(), [&](double g) { return std::abs(g - m) <= tolerance * m + slack; });
+// Whether every value is within `tolerance` of their median, plus its own `slack` (the sampling's
+// uncertainty: a change is dated to within the spacing of the two samples around it).
+bool steady(const std::vector<double>& values, const std::vector<double>& slack, double tolerance) {
+  const double m = median(values);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (!(m > 0) || std::abs(values[i] - m) > tolerance * m + slack[i]) {
+      return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace
@@ -46,37 +50,41 @@ void PeriodPredictor::record(double t_s, const std::vector<double>& link_bps) {
 std::optional<PeriodPredictor::Period> PeriodPredictor::period(int link) const {
   const std::vector<Sample>& samples = links_[link];
   const double top = held_high(samples);
-  // Drops and recoveries between two samples are dated halfway between them.
-  std::vector<double> drops;
-  std::vector<double> ons;
-  std::vector<double> spacing;
-  std::vector<double> lows;
-  std::vector<double> highs;
+  // Drops and recoveries between two samples are dated halfway between them, each to within half
+  // their spacing: a gap between two drops, or a drop's length, to within half the two spacings.
+  std::vector<double> drops, drop_spans;  // a drop's date and the spacing around it
+  std::vector<double> ons, on_slack;
+  std::vector<double> lows, highs;
   for (std::size_t i = 0; i < samples.size(); ++i) {
     const bool low = samples[i].bps < kLowFraction * top;
     (low ? lows : highs).push_back(samples[i].bps);
     if (i == 0) {
       continue;
     }
-    spacing.push_back(samples[i].t_s - samples[i - 1].t_s);
     const bool was_low = samples[i - 1].bps < kLowFraction * top;
     const double at = 0.5 * (samples[i - 1].t_s + samples[i].t_s);
+    const double span = samples[i].t_s - samples[i - 1].t_s;
     if (low && !was_low) {
       drops.push_back(at);
+      drop_spans.push_back(span);
     } else if (!low && was_low && !drops.empty()) {
       ons.push_back(at - drops.back());
+      on_slack.push_back(0.5 * (drop_spans.back() + span));
     }
   }
   if (static_cast<int>(drops.size()) < kMinDrops || ons.empty()) {
     return std::nullopt;
   }
-  std::vector<double> gaps;
+  std::vector<double> gaps, gap_slack;
   for (std::size_t i = 1; i < drops.size(); ++i) {
     gaps.push_back(drops[i] - drops[i - 1]);
+    gap_slack.push_back(0.5 * (drop_spans[i - 1] + drop_spans[i]));
+  }
+  if (!steady(gaps, gap_slack, kTolerance) || !steady(ons, on_slack, kTolerance)) {
+    return std::nullopt;
   }
   const Period p{median(gaps), median(ons), drops.back(), median(lows), median(highs)};
-  const double dt = median(spacing);
-  if (!steady(gaps, kTolerance, dt) || !steady(ons, kTolerance, dt) || p.on_s >= p.period_s) {
+  if (p.on_s >= p.period_s) {
     return std::nullopt;
   }
   return p;

@@ -4,9 +4,10 @@
 // predictor says when the next drop and recovery come and gives each link's rate over the coming
 // iteration as a trace, which the controller then uses as the oracle uses the truth. Where the
 // history shows no period (fewer than kMinDrops drops, or gaps between them, or drop lengths,
-// that differ from their median by more than a tenth plus the spacing of the samples), it
-// predicts nothing and the policy reacts to what it measured. A drop is a sample below kLowFraction
-// of the highest rate held over two samples in a row. Pure; not thread-safe (one, at rank 0).
+// that differ from their median by more than a tenth plus the spacing of the samples around the
+// changes they join), it predicts nothing and the policy reacts to what it measured. A drop is a
+// sample below kLowFraction of the highest rate held over two samples in a row. Pure; not
+// thread-safe (one, at rank 0).
 
 #include <optional>
 #include <vector>
