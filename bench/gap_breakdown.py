@@ -6,8 +6,9 @@ come), deciding beside it on the same reports, would have run, timed on the same
 iteration, adaptive's time A, the observer's O and the oracle's R split the loss A - R into
   the future:  O - R (what a perfect observer without foresight loses), and
   measuring:   A - O, zero where adaptive chose as the observer did, otherwise by what it read:
-    lag       its links' readings (rates within 15%, stalls within 1 ms or 15%) matched the
-              truth of the decision before but not the truth now: a change read an iteration late;
+    lag       its links' readings (rates within 15%, stalls within 1 ms or 15%) did not match
+              the truth now, but each misread link was read at a rate it held during the
+              iteration before (the events log's): a change read late;
     estimate  they matched neither: a wrong estimate (a rate misread, a stall's length);
     choice    they matched the truth now: a different choice on a right estimate (hysteresis,
               a drop to be ready for, a prediction).
@@ -27,21 +28,44 @@ RATE_CLOSE = 0.15
 STALL_CLOSE_S = 1e-3
 
 
+def near(x, y):
+    return abs(x - y) <= RATE_CLOSE * max(x, y)
+
+
 def close(a, b):
     """Whether two decisions' readings of the links agree (rates and stalls)."""
     ra, rb = a.get("link_bps", []), b.get("link_bps", [])
-    if len(ra) != len(rb) or any(abs(x - y) > RATE_CLOSE * max(x, y) for x, y in zip(ra, rb)):
+    if len(ra) != len(rb) or not all(near(x, y) for x, y in zip(ra, rb)):
         return False
     sa, sb = a.get("stall_s", []), b.get("stall_s", [])
     sa, sb = sa or [0.0] * len(ra), sb or [0.0] * len(ra)
     return all(abs(x - y) <= max(STALL_CLOSE_S, RATE_CLOSE * max(x, y)) for x, y in zip(sa, sb))
 
 
-def split(rows, warmup):
-    """The loss of one cell's iterations by class (seconds), and adaptive's and the oracle's total time."""
+def held(trace, start, end):
+    """The rates a link's (time, rate) steps held over [start, end)."""
+    out = [rate for (t, rate), nxt in zip(trace, trace[1:] + [(float("inf"), 0)]) if t < end and nxt[0] > start]
+    return out or [trace[-1][1]]
+
+
+def stale(seen, truth, chain, start, end):
+    """Whether every link adaptive misread, it read at a rate the link held over [start, end), the
+    iteration before: a change read late. Stalls misread are not lag."""
+    ra, rb = seen.get("link_bps", []), truth.get("link_bps", [])
+    if chain is None or len(ra) != len(rb) or len(ra) > len(chain):
+        return False
+    sa, sb = seen.get("stall_s") or [0.0] * len(ra), truth.get("stall_s") or [0.0] * len(ra)
+    if not all(abs(x - y) <= max(STALL_CLOSE_S, RATE_CLOSE * max(x, y)) for x, y in zip(sa, sb)):
+        return False
+    return all(near(x, y) or any(near(x, r) for r in held(chain[i], start, end)) for i, (x, y) in enumerate(zip(ra, rb)))
+
+
+def split(rows, warmup, chain):
+    """The loss of one cell's iterations by class (seconds), and adaptive's and the oracle's total
+    time. `chain`: each chain link's true (time, rate) steps, or None."""
     out = dict.fromkeys(CLASSES, 0.0)
     spent = oracle = 0.0
-    before = None  # the observer's decision before: the truth of the iteration before
+    before = None  # the iteration before's start
     for row in rows:
         shadows = row.get("shadows")
         if shadows is None:
@@ -55,38 +79,63 @@ def split(rows, warmup):
             if seen["schedule"] != truth["schedule"]:
                 if close(seen, truth):
                     out["choice"] += a - o
-                elif before is not None and close(seen, before):
+                elif before is not None and stale(seen, truth, chain, before, row["start_s"]):
                     out["lag"] += a - o
                 else:
                     out["estimate"] += a - o
-        before = truth
+        before = row["start_s"]
     return out, spent, oracle
 
 
+def chain_of(results, cell, experiment):
+    """Each chain link's (time, rate) steps in the cell's events log, in pipeline order (the
+    scenario's nodes), or None where the scenario is not a chain of named links."""
+    name = cell.split(".")[0]
+    here = os.path.dirname(experiment["path"])
+    for path in experiment.get("scenarios", []):
+        scenario = json.load(open(os.path.join(here, path)))
+        if scenario.get("name") != name:
+            continue
+        nodes = scenario.get("nodes", [])
+        ends = {frozenset((l.get("from"), l.get("to"))): l.get("name") for l in scenario.get("links", [])}
+        names = [ends.get(frozenset(pair)) for pair in zip(nodes, nodes[1:])]
+        steps = {}
+        for line in open(os.path.join(results, "events", cell + ".jsonl")):
+            e = json.loads(line)
+            if e.get("kind") == "start":
+                steps = {k: [(0.0, v)] for k, v in e.get("base_rates_bps", {}).items()}
+            elif e.get("kind") == "rate" and e.get("link") in steps:
+                steps[e["link"]].append((e.get("applied_s", e.get("scheduled_s", 0.0)), e["rate_bps"]))
+        return [sorted(steps[n]) for n in names] if all(n in steps for n in names) else None
+    return None
+
+
 def cells(results):
-    """Per scenario, the rank-0 rows of each repetition of its adaptive cells."""
+    """Per scenario, each repetition's cell name and rank-0 rows of its adaptive cells."""
     by = {}
     for path in sorted(glob.glob(os.path.join(results, "runs", "*.adaptive*.jsonl"))):
         rows = [json.loads(line) for line in open(path) if line.strip()]
         rows = [r for r in rows if r.get("rank", 0) == 0 and "decision" in r]
         if rows:
-            by.setdefault(os.path.basename(path).split(".")[0], []).append(rows)
+            cell = os.path.basename(path)[: -len(".jsonl")]
+            by.setdefault(cell.split(".")[0], []).append((cell, rows))
     return by
 
 
-def table(results, name, warmup):
+def table(results, experiment):
     """The Markdown rows of one results folder."""
     lines = []
+    warmup = experiment.get("workload", {}).get("warmup", 2)
     for scenario, repetitions in cells(results).items():
         total = dict.fromkeys(CLASSES, 0.0)
         spent = oracle = 0.0
-        for rows in repetitions:
-            part, a, r = split(rows, warmup)
+        for cell, rows in repetitions:
+            part, a, r = split(rows, warmup, chain_of(results, cell, experiment))
             spent, oracle = spent + a, oracle + r
             for c in CLASSES:
                 total[c] += part[c]
         points = " | ".join(f"{100 * total[c] / spent:.1f}" for c in CLASSES)
-        lines.append(f"| {name} | {scenario} | {oracle / spent:.3f} | {points} |")
+        lines.append(f"| {experiment['name']} | {scenario} | {oracle / spent:.3f} | {points} |")
     return lines
 
 
@@ -95,10 +144,11 @@ HEADER = ["| experiment | scenario | adaptive / oracle beside it | lag | estimat
 
 
 def experiment_of(results):
-    """The experiment's name and its warm-up iterations (the format's default 2)."""
+    """The experiment the folder ran (its file as env.json names it), with its path."""
     env = json.load(open(os.path.join(results, "env.json")))
     experiment = json.load(open(env["experiment_file"]))
-    return env["experiment"], experiment.get("workload", {}).get("warmup", 2)
+    experiment["path"] = env["experiment_file"]
+    return experiment
 
 
 def main():
@@ -106,7 +156,7 @@ def main():
         sys.exit(__doc__)
     print("\n".join(HEADER))
     for results in sys.argv[1:]:
-        print("\n".join(table(results, *experiment_of(results))))
+        print("\n".join(table(results, experiment_of(results))))
 
 
 if __name__ == "__main__":

@@ -70,7 +70,7 @@ def main():
             print(f"| {name} | {scenario} | {t[baseline]:.1f} | {a:.1f} | {s:.1f} | {o:.1f} | {a / o:.3f} "
                   f"| {a / s:.3f} | {s / o:.3f} |")
         if not real:
-            breakdown += gap_breakdown.table(results, *gap_breakdown.experiment_of(results))
+            breakdown += gap_breakdown.table(results, gap_breakdown.experiment_of(results))
     if breakdown:
         print("\nOne decision at a time, in points of adaptive's time (bench/gap_breakdown.py):\n")
         print("\n".join(gap_breakdown.HEADER + breakdown))

@@ -111,17 +111,38 @@ sim::SimConfig iteration_config(const Workload& w, const ScenarioNetwork& net, d
   return config;
 }
 
+// The wire times (from the iteration's start) of the last pipeline::kRecentFrames tensors rank
+// `from` sent `to` in `ran`'s trace: what the receiver times as the link's rate now. Empty without
+// a trace or such tensors.
+std::vector<std::pair<double, double>> last_frames(const sim::SimResult* ran, int from, int to, double latency_s) {
+  std::vector<std::pair<double, double>> out;
+  if (ran == nullptr) {
+    return out;
+  }
+  for (const sim::TraceEvent& e : ran->trace) {
+    if (e.lane == sim::Lane::kSend && e.rank == from && e.peer_rank == to) {
+      out.emplace_back(e.start_s, std::max(e.start_s, e.end_s - latency_s));
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(out.begin(), out.end() - std::min<std::ptrdiff_t>(std::ssize(out), pipeline::kRecentFrames));
+  return out;
+}
+
 // What each rank would have measured in band over iteration `iteration` from `now` lasting
 // `seconds`: each way of each chain link its mean goodput (`links` the activations', `back` the
-// gradients'), their last quarter standing for the iteration's last frames, and on the senders'
-// clocks each tensor's wire time and its link's stall. `port_wait_s`: per way (from rank, to rank)
-// the time its transfers waited for ports it shares (a fabric host's NIC), which a receiver
-// timing them would have seen as a slower rate had they shared the port at once.
+// gradients'), its rate now over the last frames the iteration `ran` sent that way (as the runtime
+// times them; without its trace, the iteration's last quarter stands for them), and on the
+// senders' clocks each tensor's wire time and its link's stall. `ran`'s port_wait_s: per way
+// (from rank, to rank) the time its transfers waited for ports it shares (a fabric host's NIC),
+// which a receiver timing them would have seen as a slower rate had they shared the port at once.
 std::vector<pipeline::StageReport> inband_reports(const Workload& w, const std::vector<RateTrace>& links,
                                                   const std::vector<RateTrace>& back,
                                                   const std::vector<StallSchedule>& stalls, double now, int iteration,
                                                   double seconds, const sim::RuntimeCosts& costs,
-                                                  const std::map<std::pair<int, int>, double>& port_wait_s = {}) {
+                                                  const sim::SimResult* ran = nullptr, double latency_s = 0) {
+  const std::map<std::pair<int, int>, double> none;
+  const auto& port_wait_s = ran != nullptr ? ran->port_wait_s : none;
   const double fwd = std::chrono::duration<double>(w.emulated.forward).count();
   const double bwd = std::chrono::duration<double>(w.emulated.backward).count();
   std::vector<pipeline::StageReport> reports(
@@ -130,7 +151,21 @@ std::vector<pipeline::StageReport> inband_reports(const Workload& w, const std::
   const auto bytes = static_cast<std::uint64_t>(w.microbatches) * w.emulated.activation_bytes;
   const auto received = [&](const RateTrace& way, int from, int to) {
     const double bps = std::max(way.bits_between(now, now + seconds) / seconds, 1.0);
-    const double recent_bps = std::max(way.bits_between(now + 0.75 * seconds, now + seconds) / (0.25 * seconds), 1.0);
+    double recent_bits = way.bits_between(now + 0.75 * seconds, now + seconds);
+    double recent_s = 0.25 * seconds;
+    if (const auto frames = last_frames(ran, from, to, latency_s); !frames.empty()) {
+      // Each frame at the rate the link held while it crossed (at once where a bucket's burst
+      // carried it: the rate at that moment), weighted by its time as the receiver's sum is.
+      const double frame_bits = 8.0 * static_cast<double>(w.emulated.activation_bytes);
+      recent_bits = recent_s = 0;
+      for (const auto& [start, end] : frames) {
+        const double rate = end > start ? way.bits_between(now + start, now + end) / (end - start)
+                                        : way.rate_at(now + start);
+        recent_bits += frame_bits;
+        recent_s += frame_bits / std::max(rate, 1.0);
+      }
+    }
+    const double recent_bps = recent_s > 0 ? std::max(recent_bits / recent_s, 1.0) : bps;
     const auto recent_bytes = bytes / 4;
     const auto waited = port_wait_s.find({from, to});
     const double wait = waited == port_wait_s.end() ? 0.0 : waited->second;
@@ -334,7 +369,7 @@ Result<SimCell> simulate_cell(const Workload& w, const pipeline::ScheduleChoice&
     if (auto ok = run_shadows(*runner, it, config, cache, row); !ok) {
       return ok.error();
     }
-    config.record_trace = it + 1 == w.warmup + w.iterations;
+    config.record_trace = runner->policy != nullptr || it + 1 == w.warmup + w.iterations;  // policies read it
     auto result = sim::simulate(*run, config);
     if (!result) {
       return result.error();
@@ -345,7 +380,7 @@ Result<SimCell> simulate_cell(const Workload& w, const pipeline::ScheduleChoice&
       row.peak_activation_bytes = std::max(row.peak_activation_bytes, rank.peak_memory_bytes);
     }
     runner->reports =
-        inband_reports(w, *links, *back, stalls, now, it, row.iteration_s, runtime.costs, result->port_wait_s);
+        inband_reports(w, *links, *back, stalls, now, it, row.iteration_s, runtime.costs, &*result, runtime.latency_s);
     now += row.iteration_s;
     out.iterations.push_back(std::move(row));
     out.last = std::move(*result);

@@ -105,6 +105,31 @@ TEST_CASE("beside an adaptive cell the observer and the oracle decide on its rep
   CHECK(fixed->iterations.front().shadows.empty());  // a static schedule has no decisions to shadow
 }
 
+TEST_CASE("a policy reads each way of a link on its last frames, as the runtime times them", "[runner]") {
+  // Under 1F1B the activations' last frames cross link 0 before the cool-down, the gradients'
+  // at its end: a drop in the iteration's last twentieth meets only the gradients.
+  const Workload w = four_stages(3);
+  const auto choice = [&](const char* text) { return resolved(pipeline::parse_schedule_or_policy(text).value(), w); };
+  PipelineLinks steady;
+  for (int r = 0; r < 3; ++r) {
+    steady.insert_or_assign({r, r + 1}, RateTrace::constant(956e6));
+  }
+  auto plain = simulate_cell(w, choice("adaptive:knobs=k,kmax=1"), steady);  // 1F1B throughout
+  REQUIRE(plain.ok());
+  const double drop_at = plain->iterations[0].start_s + 0.95 * plain->iterations[0].iteration_s;
+  PipelineLinks links = steady;
+  links.insert_or_assign({0, 1}, *RateTrace::from_points({{0, 956e6}, {drop_at, 95.6e6}}));
+  auto cell = simulate_cell(w, choice("adaptive:knobs=k,kmax=1"), links);
+  REQUIRE(cell.ok());
+  REQUIRE(cell->iterations.size() == 3);
+  CHECK(cell->iterations[0].start_s == plain->iterations[0].start_s);
+  // Iteration 1 was decided on iteration 0's frames: the activations' at the rate before the drop
+  // (the iteration's last quarter, a fifth of it after the drop, would read 784 Mbit/s).
+  const pipeline::Decision& d = *cell->iterations[1].decision;
+  REQUIRE(d.link_bps.size() == 3);
+  CHECK(d.link_bps[0] == Approx(956e6).epsilon(0.01));
+}
+
 TEST_CASE("a drop inside an iteration shrinks the shaper's bucket with the rate, as the shaper does", "[runner]") {
   // At 1 Gbit/s the bucket (4 ms of the rate) holds two 256 KiB tensors, at 100 Mbit/s less than
   // one: a drop 0.1 s into the first iteration slows it, not only the iterations after it.
