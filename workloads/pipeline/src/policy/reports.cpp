@@ -33,7 +33,12 @@ void LinkEstimates::add(Direction& d, const TransferTotals& t, const SendTotals&
     d.burst = t.recent_burst_bytes;
   }
   if (sent.frames > 0 && d.rate > 0) {
-    const double wire_s = 8.0 * static_cast<double>(sent.bytes) / d.rate;
+    // The sent tensors' time on the wire as the receiver timed them this iteration (the same
+    // frames), else at the settled rate: a rate now that differs from the iteration's (a drop or a
+    // recovery inside it) would otherwise leave the difference looking like a stall.
+    const double wire_s = t.frames > 0 && t.bytes > 0
+                              ? t.seconds * static_cast<double>(sent.bytes) / static_cast<double>(t.bytes)
+                              : 8.0 * static_cast<double>(sent.bytes) / d.rate;
     const double stall = (sent.seconds - wire_s) / sent.frames;
     const double floor = std::max(kMinStall, kMinStallShare * wire_s / sent.frames);
     d.stall_s = settle(d.stalls, stall >= floor ? stall : 0, false);

@@ -202,6 +202,26 @@ TEST_CASE("a link's recovery to the rate it dropped from is read at once, a rise
   CHECK(q->decide(5, reports_at(1e9))->link_bps[1] == Approx(1e9));
 }
 
+TEST_CASE("a rate that changed inside the iteration is not read as a stall; a stall is", "[policy]") {
+  // Link 1 ran at 200 Mbit/s for most of the iteration and at 1 Gbit/s for its last frames: the
+  // sender's clock and the receiver's agree on every tensor, so nothing waited before its send.
+  const auto reports = [](double wait_s) {
+    std::vector<StageReport> out = reports_at(1e9);
+    const double seconds = kM * 8.0 * kAct / 200e6;
+    out[2].from_prev.seconds = out[2].from_prev.tail_seconds = seconds;
+    out[1].to_next = SendTotals{kM * kAct, seconds + kM * wait_s, kM};
+    return out;
+  };
+  const auto stall_read = [&](double wait_s) {
+    auto p = policy("adaptive");
+    auto d = p->decide(1, reports(wait_s));
+    REQUIRE(d.ok());
+    return d->stall_s.empty() ? 0.0 : d->stall_s.at(1);
+  };
+  CHECK(stall_read(0) == 0.0);  // at the last frames' rate the rest would read as 134 ms a tensor
+  CHECK(stall_read(0.080) == Approx(0.080));  // over a quarter of a tensor's 168 ms on the wire
+}
+
 TEST_CASE("after a probe of the links the first decision is the model's, not kmin", "[policy]") {
   CHECK(probes_links(parse_schedule_or_policy("adaptive").value()));
   CHECK(probes_links(parse_schedule_or_policy("oracle").value()));
