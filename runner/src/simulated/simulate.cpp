@@ -159,8 +159,8 @@ std::vector<pipeline::StageReport> inband_reports(const Workload& w, const std::
       const double frame_bits = 8.0 * static_cast<double>(w.emulated.activation_bytes);
       recent_bits = recent_s = 0;
       for (const auto& [start, end] : frames) {
-        const double rate = end > start ? way.bits_between(now + start, now + end) / (end - start)
-                                        : way.rate_at(now + start);
+        const double rate =
+            end > start ? way.bits_between(now + start, now + end) / (end - start) : way.rate_at(now + start);
         recent_bits += frame_bits;
         recent_s += frame_bits / std::max(rate, 1.0);
       }

@@ -202,7 +202,7 @@ TEST_CASE("a link's recovery to the rate it dropped from is read at once, a rise
   CHECK(q->decide(5, reports_at(1e9))->link_bps[1] == Approx(1e9));
 }
 
-TEST_CASE("a rate that changed inside the iteration is not read as a stall; a stall is", "[policy]") {
+TEST_CASE("a rate that changed inside the iteration is not read as a stall, and a stall is", "[policy]") {
   // Link 1 ran at 200 Mbit/s for most of the iteration and at 1 Gbit/s for its last frames: the
   // sender's clock and the receiver's agree on every tensor, so nothing waited before its send.
   const auto reports = [](double wait_s) {
@@ -218,7 +218,7 @@ TEST_CASE("a rate that changed inside the iteration is not read as a stall; a st
     REQUIRE(d.ok());
     return d->stall_s.empty() ? 0.0 : d->stall_s.at(1);
   };
-  CHECK(stall_read(0) == 0.0);  // at the last frames' rate the rest would read as 134 ms a tensor
+  CHECK(stall_read(0) == 0.0);                // at the last frames' rate the rest would read as 134 ms a tensor
   CHECK(stall_read(0.080) == Approx(0.080));  // over a quarter of a tensor's 168 ms on the wire
 }
 
