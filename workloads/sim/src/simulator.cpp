@@ -69,17 +69,9 @@ class Simulation {
     if (s_.num_ranks < 1 || static_cast<int>(s_.ranks.size()) != s_.num_ranks || s_.num_stages < 1 || m_ < 1) {
       return make_error(Errc::kInvalidArgument, s_.name + ": malformed schedule (ranks, stages or micro-batches < 1)");
     }
-    if (!s_.placement.empty() && static_cast<int>(s_.placement.size()) != s_.num_stages) {
-      return make_error(Errc::kInvalidArgument, s_.name + ": a placement of " + std::to_string(s_.placement.size()) +
-                                                    " stages, the schedule has " + std::to_string(s_.num_stages));
-    }
     rank_.resize(s_.num_stages);
     for (int st = 0; st < s_.num_stages; ++st) {
-      rank_[st] = s_.rank_of(st);
-      if (rank_[st] < 0 || rank_[st] >= s_.num_ranks) {
-        return make_error(Errc::kInvalidArgument, s_.name + ": stage " + std::to_string(st) + " placed on rank " +
-                                                      std::to_string(rank_[st]) + ", out of range");
-      }
+      rank_[st] = s_.rank_of(st);  // in range: simulate() checked the placement
     }
     if (static_cast<int>(c_.stages.size()) != s_.num_stages) {
       return make_error(Errc::kInvalidArgument, s_.name + ": the simulation has costs for " +
@@ -479,7 +471,33 @@ SimConfig uniform_config(int num_stages, int chunks_per_rank, double forward_s, 
   return c;
 }
 
+namespace {
+
+// A placement that names every stage's rank, each a rank of the schedule: what lowering and the
+// simulation index by.
+Result<void> check_placement(const schedule::Schedule& s) {
+  if (s.placement.empty()) {
+    return {};
+  }
+  if (static_cast<int>(s.placement.size()) != s.num_stages) {
+    return make_error(Errc::kInvalidArgument, s.name + ": a placement of " + std::to_string(s.placement.size()) +
+                                                  " stages, the schedule has " + std::to_string(s.num_stages));
+  }
+  for (int st = 0; st < s.num_stages; ++st) {
+    if (s.placement[st] < 0 || s.placement[st] >= s.num_ranks) {
+      return make_error(Errc::kInvalidArgument, s.name + ": stage " + std::to_string(st) + " placed on rank " +
+                                                    std::to_string(s.placement[st]) + ", out of range");
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
 Result<SimResult> simulate(const schedule::Schedule& schedule, const SimConfig& config) {
+  if (auto ok = check_placement(schedule); !ok) {
+    return ok.error();
+  }
   if (!schedule.lowered()) {
     const Schedule lowered = schedule::lower(schedule);
     return Simulation(lowered, config).run();
