@@ -111,21 +111,24 @@ sim::SimConfig iteration_config(const Workload& w, const ScenarioNetwork& net, d
   return config;
 }
 
-// The wire times (from the iteration's start) of the last pipeline::kRecentFrames tensors rank
-// `from` sent `to` in `ran`'s trace: what the receiver times as the link's rate now. Empty without
-// a trace or such tensors.
-std::vector<std::pair<double, double>> last_frames(const sim::SimResult* ran, int from, int to, double latency_s) {
-  std::vector<std::pair<double, double>> out;
+// Per way (from rank, to rank), the wire times (from the iteration's start) of the last
+// pipeline::kRecentFrames tensors sent that way in `ran`'s trace, in one pass over it: what the
+// receiver times as the link's rate now. Empty without a trace.
+std::map<std::pair<int, int>, std::vector<std::pair<double, double>>> last_frames(const sim::SimResult* ran,
+                                                                                  double latency_s) {
+  std::map<std::pair<int, int>, std::vector<std::pair<double, double>>> out;
   if (ran == nullptr) {
     return out;
   }
   for (const sim::TraceEvent& e : ran->trace) {
-    if (e.lane == sim::Lane::kSend && e.rank == from && e.peer_rank == to) {
-      out.emplace_back(e.start_s, std::max(e.start_s, e.end_s - latency_s));
+    if (e.lane == sim::Lane::kSend) {
+      out[{e.rank, e.peer_rank}].emplace_back(e.start_s, std::max(e.start_s, e.end_s - latency_s));
     }
   }
-  std::sort(out.begin(), out.end());
-  out.erase(out.begin(), out.end() - std::min<std::ptrdiff_t>(std::ssize(out), pipeline::kRecentFrames));
+  for (auto& [way, frames] : out) {
+    std::sort(frames.begin(), frames.end());
+    frames.erase(frames.begin(), frames.end() - std::min<std::ptrdiff_t>(std::ssize(frames), pipeline::kRecentFrames));
+  }
   return out;
 }
 
@@ -149,11 +152,13 @@ std::vector<pipeline::StageReport> inband_reports(const Workload& w, const std::
       w.stages, pipeline::StageReport{fwd, bwd, costs.send_s, costs.iteration_s, w.emulated.activation_bytes,
                                       w.emulated.activation_bytes});
   const auto bytes = static_cast<std::uint64_t>(w.microbatches) * w.emulated.activation_bytes;
+  const auto frames_by_way = last_frames(ran, latency_s);
   const auto received = [&](const RateTrace& way, int from, int to) {
     const double bps = std::max(way.bits_between(now, now + seconds) / seconds, 1.0);
     double recent_bits = way.bits_between(now + 0.75 * seconds, now + seconds);
     double recent_s = 0.25 * seconds;
-    if (const auto frames = last_frames(ran, from, to, latency_s); !frames.empty()) {
+    if (const auto found = frames_by_way.find({from, to}); found != frames_by_way.end()) {
+      const auto& frames = found->second;
       // Each frame at the rate the link held while it crossed (at once where a bucket's burst
       // carried it: the rate at that moment), weighted by its time as the receiver's sum is.
       const double frame_bits = 8.0 * static_cast<double>(w.emulated.activation_bytes);

@@ -45,9 +45,9 @@ class LinkEstimates {
     Direction backward;
   };
   // A stall shows only on the sender's clock: a tensor takes it longer than the same tensors took
-  // the wire as their receiver timed them. Below kMinStall, or kMinStallShare of a tensor's wire time, it is the
-  // copy's time or the rate's noise (a rate read 10% off moves the wire time 10%), and the latency
-  // fit's to model.
+  // the wire as their receiver timed them. Below kMinStall, or kMinStallShare of a tensor's wire
+  // time, it is the copy's time or the rate's noise (a rate read 10% off moves the wire time 10%),
+  // and the latency fit's to model.
   static constexpr double kMinStall = 1e-3;
   static constexpr double kMinStallShare = 0.25;
   static void add(Direction& d, const TransferTotals& t, const SendTotals& sent);
